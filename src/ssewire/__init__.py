@@ -1,0 +1,58 @@
+"""ssewire: fast, correct parsing of the streams LLM APIs send.
+
+Scanners frame bytes into events (Server-Sent Events, Gemini's streamed JSON array); normalisers turn each
+provider's events into one vocabulary (:class:`Unified`). See README.md.
+"""
+
+from ._scanner import IMPLEMENTATION, JSONArrayStreamParser, SSEEvent, SSEParser
+from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated
+from .events import UNIFIED_TYPES, Unified
+from .normalizers import (
+    PROVIDERS,
+    AnthropicNormalizer,
+    ChatCompletionsNormalizer,
+    GeminiInteractionsNormalizer,
+    GeminiNormalizer,
+    Normalizer,
+    OpenAINormalizer,
+    XAINormalizer,
+    normalizer_for,
+)
+from .partial_json import PartialJSON, parse_partial_json
+from .result import Accumulator, StreamResult, ToolCall, collect
+from .stream import collect_text, iter_events, iter_unified, parse_sse_bytes
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "IMPLEMENTATION",
+    "PROVIDERS",
+    "UNIFIED_TYPES",
+    "Accumulator",
+    "AnthropicNormalizer",
+    "ChatCompletionsNormalizer",
+    "FramingError",
+    "GeminiInteractionsNormalizer",
+    "GeminiNormalizer",
+    "JSONArrayStreamParser",
+    "Normalizer",
+    "OpenAINormalizer",
+    "PartialJSON",
+    "SSEBufferOverflow",
+    "SSEEvent",
+    "SSEParser",
+    "SSEwireError",
+    "StreamResult",
+    "StreamTruncated",
+    "ToolCall",
+    "Unified",
+    "XAINormalizer",
+    "__version__",
+    "collect",
+    "collect_text",
+    "iter_events",
+    "iter_unified",
+    "normalizer_for",
+    "parse_partial_json",
+    "parse_sse_bytes",
+]

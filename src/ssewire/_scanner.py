@@ -1,0 +1,29 @@
+"""Selects the scanner implementation at import: compiled ``_scanner_c`` when available, else the Python twin.
+
+``SSEWIRE_NO_EXTENSIONS=1`` (any non-empty value) forces the twin; interpreters other than CPython always get
+it. ``IMPLEMENTATION`` says which one is active: ``"cython"`` or ``"python"``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+__all__ = ["IMPLEMENTATION", "NO_EXTENSIONS", "JSONArrayStreamParser", "SSEEvent", "SSEParser"]
+
+NO_EXTENSIONS = bool(os.environ.get("SSEWIRE_NO_EXTENSIONS")) or sys.implementation.name != "cpython"
+
+if TYPE_CHECKING or NO_EXTENSIONS:
+    from ._scanner_py import JSONArrayStreamParser, SSEEvent, SSEParser
+
+    IMPLEMENTATION = "python"
+else:
+    try:
+        from ._scanner_c import JSONArrayStreamParser, SSEEvent, SSEParser
+
+        IMPLEMENTATION = "cython"
+    except ImportError:  # no compiled module for this platform: the twin behaves identically
+        from ._scanner_py import JSONArrayStreamParser, SSEEvent, SSEParser
+
+        IMPLEMENTATION = "python"

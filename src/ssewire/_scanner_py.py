@@ -1,0 +1,462 @@
+"""Pure-Python scanners: the reference twin of the compiled ``_scanner_c`` (identical behaviour, event for event).
+
+``SSEParser`` frames Server-Sent Events (WHATWG HTML 9.2.6); ``JSONArrayStreamParser`` cuts Gemini's streamed
+JSON array into its top-level objects. Both take bytes-like chunks of any size and split, return the events each
+chunk completes, and keep at most one pending event in memory (``max_buffer`` bounds it; larger raises
+:class:`~ssewire.SSEBufferOverflow`). Large chunks are processed in windows, so a 100 MB chunk never gets copied
+whole. An error found after some events were completed in the same call is raised by the next call instead, so
+the good events are not lost; a parser that raised stays failed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Union
+
+from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated
+from .events import SSEEvent
+
+__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser"]
+
+DEFAULT_MAX_BUFFER = 8 * 1024 * 1024
+_WINDOW = 256 * 1024  # bytes processed per step of one feed() call
+_BOM = b"\xef\xbb\xbf"
+
+BytesLike = Union[bytes, bytearray, memoryview]
+
+
+def _as_bytes(data: BytesLike) -> bytes:
+    if type(data) is bytes:
+        return data
+    if isinstance(data, memoryview) and (data.format != "B" or data.ndim != 1):
+        data = data.cast("B")
+    return bytes(data)
+
+
+def _windows(data: BytesLike) -> list[bytes]:
+    """``data`` as bytes, in pieces of at most ``_WINDOW`` bytes."""
+    n = len(data) if not isinstance(data, memoryview) else data.nbytes
+    if n <= _WINDOW:
+        return [_as_bytes(data)]
+    view = memoryview(data).cast("B") if isinstance(data, memoryview) else memoryview(data)
+    return [bytes(view[i : i + _WINDOW]) for i in range(0, n, _WINDOW)]
+
+
+def _overflow(what: str, limit: int) -> SSEBufferOverflow:
+    return SSEBufferOverflow(f"{what} exceeds max_buffer ({limit} bytes)")
+
+
+class SSEParser:
+    """Incremental Server-Sent-Events parser (WHATWG HTML 9.2.6).
+
+    ``feed(chunk)`` -> list of :class:`SSEEvent` completed by the chunk; ``close()`` -> the events the end of
+    the stream completes. Lines end in CRLF, LF or a lone CR (a CRLF split across chunks counts once); a leading
+    BOM is dropped once; UTF-8 is decoded per event (invalid bytes become U+FFFD). Blocks without ``data`` dispatch
+    nothing but still commit ``id``. ``last_event_id`` and ``retry`` expose the stream state for reconnection.
+
+    ``max_buffer`` bounds one event: no single line and no event's joined data may exceed it. With
+    ``flush_incomplete`` (default) ``close()`` dispatches a last event that lacks its blank line; without it that
+    event is discarded, as the specification says.
+    """
+
+    __slots__ = (
+        "max_buffer",
+        "flush_incomplete",
+        "last_event_id",
+        "retry",
+        "events_parsed",
+        "bytes_fed",
+        "_tail",
+        "_data",
+        "_data_size",
+        "_event",
+        "_id",
+        "_started",
+        "_skip_lf",
+        "_error",
+        "_closed",
+        "_names",
+    )
+
+    def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER, *, flush_incomplete: bool = True) -> None:
+        if max_buffer <= 0:
+            raise ValueError("max_buffer must be positive")
+        self.max_buffer = max_buffer
+        self.flush_incomplete = flush_incomplete
+        self.last_event_id: Optional[str] = None
+        self.retry: Optional[int] = None
+        self.events_parsed = 0
+        self.bytes_fed = 0
+        self._tail = bytearray()  # the unterminated last line (or, at stream start, a possible BOM prefix)
+        self._data: list[bytes] = []  # data values of the event being read
+        self._data_size = -1  # bytes of the joined data so far (-1: no data line yet)
+        self._event: Optional[bytes] = None  # event type of the event being read
+        self._id: Optional[str] = None  # the last event ID buffer
+        self._started = False  # the BOM check is done
+        self._skip_lf = False  # the previous chunk ended in CR: an LF right after it belongs to it
+        self._error: Optional[SSEwireError] = None
+        self._closed = False
+        self._names: dict[bytes, str] = {}  # decoded event types, reused
+
+    def feed(self, data: BytesLike) -> list[SSEEvent]:
+        """Scan one chunk; return the events it completes."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise SSEwireError("feed() called after close()")
+        out: list[SSEEvent] = []
+        try:
+            for window in _windows(data):
+                self.bytes_fed += len(window)
+                self._scan(window, out)
+        except SSEwireError as exc:
+            self._fail(exc)
+            if out:
+                return out
+            raise
+        return out
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: the pending line and event, dispatched when ``flush_incomplete`` (else discarded)."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            return []
+        self._closed = True
+        out: list[SSEEvent] = []
+        if not self.flush_incomplete:
+            self._tail = bytearray()
+            self._reset_event()
+            return out
+        tail = bytes(self._tail)
+        self._tail = bytearray()
+        if not self._started and tail.startswith(_BOM):
+            tail = tail[3:]
+        self._started = True
+        try:
+            if tail:
+                self._line(tail, out)
+            self._line(b"", out)
+        except SSEwireError as exc:
+            self._fail(exc)
+            if out:
+                return out
+            raise
+        return out
+
+    def _fail(self, exc: SSEwireError) -> None:
+        self._error = exc
+        self._tail = bytearray()
+        self._reset_event()
+
+    def _reset_event(self) -> None:
+        self._data = []
+        self._data_size = -1
+        self._event = None
+
+    def _scan(self, chunk: bytes, out: list[SSEEvent]) -> None:
+        if self._skip_lf:
+            self._skip_lf = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        if not self._started:
+            head = bytes(self._tail) + chunk
+            if len(head) < 3 and _BOM.startswith(head):
+                self._tail = bytearray(head)  # could still be a BOM: wait for more
+                return
+            self._started = True
+            self._tail = bytearray()
+            chunk = head[3:] if head.startswith(_BOM) else head
+        lf = chunk.rfind(b"\n")
+        cr = chunk.rfind(b"\r")
+        end = lf if lf > cr else cr
+        tail = self._tail
+        if end < 0:
+            tail += chunk
+            if len(tail) > self.max_buffer:
+                raise _overflow("a line", self.max_buffer)
+            return
+        if tail:
+            block = bytes(tail) + chunk[: end + 1]
+            self._tail = bytearray()
+        else:
+            block = chunk[: end + 1] if end + 1 < len(chunk) else chunk
+        rest = chunk[end + 1 :]
+        if rest:
+            if len(rest) > self.max_buffer:
+                raise _overflow("a line", self.max_buffer)
+            self._tail = bytearray(rest)
+        elif end == cr:
+            self._skip_lf = True
+        line = self._line
+        for raw in block.splitlines():
+            line(raw, out)
+
+    def _line(self, raw: bytes, out: list[SSEEvent]) -> None:
+        if not raw:
+            self._dispatch(out)
+            return
+        if len(raw) > self.max_buffer:
+            raise _overflow("a line", self.max_buffer)
+        if raw.startswith(b"data:"):
+            value = raw[6:] if raw[5:6] == b" " else raw[5:]
+            self._add_data(value)
+            return
+        colon = raw.find(b":")
+        if colon == 0:
+            return  # comment
+        if colon < 0:
+            name, value = raw, b""
+        else:
+            name = raw[:colon]
+            value = raw[colon + 2 :] if raw[colon + 1 : colon + 2] == b" " else raw[colon + 1 :]
+        if name == b"event":
+            self._event = value
+        elif name == b"data":
+            self._add_data(value)
+        elif name == b"id":
+            if b"\x00" not in value:
+                self._id = value.decode("utf-8", "replace")
+        elif name == b"retry":
+            # ASCII digits only; absurdly long values (over 18 significant digits) are ignored too
+            if value and value.isdigit() and len(value.lstrip(b"0")) <= 18:
+                self.retry = int(value)
+        # any other field is ignored
+
+    def _add_data(self, value: bytes) -> None:
+        size = self._data_size + 1 + len(value)
+        if size > self.max_buffer:
+            raise _overflow("the data of one event", self.max_buffer)
+        self._data_size = size
+        self._data.append(value)
+
+    def _dispatch(self, out: list[SSEEvent]) -> None:
+        self.last_event_id = self._id
+        if self._data_size < 0:
+            self._event = None
+            return
+        data = self._data
+        joined = data[0] if len(data) == 1 else b"\n".join(data)
+        name = self._event
+        if name is None or not name:
+            event_type = "message"
+        else:
+            event_type = self._names.get(name)  # type: ignore[assignment]
+            if event_type is None:
+                event_type = name.decode("utf-8", "replace")
+                if len(self._names) < 256:
+                    self._names[name] = event_type
+        out.append(SSEEvent(event_type, joined.decode("utf-8", "replace"), self._id, self.retry))
+        self.events_parsed += 1
+        self._data = []
+        self._data_size = -1
+        self._event = None
+
+
+# JSON-array scanner states
+_BEFORE = 0  # before the opening "["
+_FIRST = 1  # after "[": an object or "]"
+_INSIDE = 2  # inside a top-level object
+_AFTER = 3  # after an object: "," or "]"
+_NEXT = 4  # after ",": an object
+_END = 5  # after the closing "]": only whitespace
+
+_WS = b" \t\r\n"
+_STRUCTURAL = re.compile(rb'["{}\[\]]')
+_NON_WS = re.compile(rb"[^ \t\r\n]")
+
+
+def _snippet(data: bytes) -> str:
+    return repr(data[:40])
+
+
+class JSONArrayStreamParser:
+    """Incremental scanner for a streamed JSON array of objects (Gemini ``streamGenerateContent`` without
+    ``alt=sse``).
+
+    ``feed(chunk)`` -> one ``SSEEvent(event=None, data=<object text>)`` per top-level object that the chunk
+    closes, the object's exact text from ``{`` to its matching ``}``. Strings (with escapes) are skipped, so
+    braces inside them do not count. Any whitespace and one comma may separate objects; a leading BOM is allowed.
+    A body that is not an array, a non-object element or data after the closing ``]`` raises
+    :class:`~ssewire.FramingError`; ``close()`` raises :class:`~ssewire.StreamTruncated` if the body ended
+    before the closing ``]``. ``max_buffer`` bounds one element.
+    """
+
+    __slots__ = (
+        "max_buffer",
+        "events_parsed",
+        "bytes_fed",
+        "_state",
+        "_depth",
+        "_in_str",
+        "_esc",
+        "_pending",
+        "_started",
+        "_head",
+        "_error",
+        "_closed",
+    )
+
+    def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:
+        if max_buffer <= 0:
+            raise ValueError("max_buffer must be positive")
+        self.max_buffer = max_buffer
+        self.events_parsed = 0
+        self.bytes_fed = 0
+        self._state = _BEFORE
+        self._depth = 0
+        self._in_str = False
+        self._esc = False
+        self._pending = bytearray()  # bytes of the element being read (from its "{")
+        self._started = False
+        self._head = b""  # stream start held back while it could be a BOM
+        self._error: Optional[SSEwireError] = None
+        self._closed = False
+
+    @property
+    def finished(self) -> bool:
+        """True once the closing ``]`` has been seen."""
+        return self._state == _END
+
+    def feed(self, data: BytesLike) -> list[SSEEvent]:
+        """Scan one chunk; return the elements it completes."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise SSEwireError("feed() called after close()")
+        out: list[SSEEvent] = []
+        try:
+            for window in _windows(data):
+                self.bytes_fed += len(window)
+                self._scan(window, out)
+        except SSEwireError as exc:
+            self._error = exc
+            self._pending = bytearray()
+            if out:
+                return out
+            raise
+        return out
+
+    def close(self) -> list[SSEEvent]:
+        """End of body: ``StreamTruncated`` unless the closing ``]`` was seen."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            return []
+        self._closed = True
+        if self._state != _END:
+            where = "inside an element" if self._state == _INSIDE else "before the closing ']'"
+            self._error = StreamTruncated(f"JSON array body ended {where}")
+            self._pending = bytearray()
+            raise self._error
+        return []
+
+    def _scan(self, chunk: bytes, out: list[SSEEvent]) -> None:
+        if not self._started:
+            head = self._head + chunk
+            if len(head) < 3 and _BOM.startswith(head):
+                self._head = head
+                return
+            self._started = True
+            self._head = b""
+            chunk = head[3:] if head.startswith(_BOM) else head
+        n = len(chunk)
+        pos = 0
+        max_buffer = self.max_buffer
+        while pos < n:
+            state = self._state
+            if state != _INSIDE:
+                m = _NON_WS.search(chunk, pos)
+                if m is None:
+                    return
+                pos = m.start()
+                c = chunk[pos]
+                if state == _BEFORE:
+                    if c != 0x5B:  # "["
+                        raise FramingError(f"body is not a JSON array: starts with {_snippet(chunk[pos:])}")
+                    self._state = _FIRST
+                elif state == _FIRST or state == _NEXT:
+                    if c == 0x7B:  # "{"
+                        self._state = _INSIDE
+                        self._depth = 0
+                        self._pending = bytearray()
+                        continue
+                    if c == 0x5D and state == _FIRST:  # "]" closes an empty array
+                        self._state = _END
+                    else:
+                        raise FramingError(f"JSON array element is not an object: {_snippet(chunk[pos:])}")
+                elif state == _AFTER:
+                    if c == 0x2C:  # ","
+                        self._state = _NEXT
+                    elif c == 0x5D:  # "]"
+                        self._state = _END
+                    else:
+                        raise FramingError(f"expected ',' or ']' between elements: {_snippet(chunk[pos:])}")
+                else:  # _END
+                    raise FramingError(f"data after the closing ']': {_snippet(chunk[pos:])}")
+                pos += 1
+                continue
+            start = pos
+            end = self._scan_element(chunk, pos, n)
+            if end < 0:  # the element continues in the next chunk
+                if len(self._pending) + (n - start) > max_buffer:
+                    raise _overflow("a JSON array element", max_buffer)
+                self._pending += chunk[start:] if start else chunk
+                return
+            if self._pending:
+                if len(self._pending) + (end - start) > max_buffer:
+                    raise _overflow("a JSON array element", max_buffer)
+                element = bytes(self._pending) + chunk[start:end]
+                self._pending = bytearray()
+            else:
+                if end - start > max_buffer:
+                    raise _overflow("a JSON array element", max_buffer)
+                element = chunk[start:end]
+            out.append(SSEEvent(None, element.decode("utf-8", "replace")))
+            self.events_parsed += 1
+            self._state = _AFTER
+            pos = end
+
+    def _scan_element(self, chunk: bytes, pos: int, n: int) -> int:
+        """Advance through an element from ``pos``; return the offset just past its closing brace, or -1."""
+        depth = self._depth
+        find = chunk.find
+        search = _STRUCTURAL.search
+        while True:
+            if self._in_str:
+                if self._esc:
+                    self._esc = False
+                    pos += 1
+                    if pos >= n:
+                        break
+                quote = find(b'"', pos)
+                if quote < 0:
+                    # the string goes on; remember whether the chunk ends in an unfinished escape
+                    k = n
+                    while k > pos and chunk[k - 1] == 0x5C:
+                        k -= 1
+                    self._esc = (n - k) % 2 == 1
+                    break
+                k = quote
+                while k > pos and chunk[k - 1] == 0x5C:
+                    k -= 1
+                pos = quote + 1
+                if (quote - k) % 2 == 0:
+                    self._in_str = False
+                continue
+            m = search(chunk, pos)
+            if m is None:
+                break
+            pos = m.end()
+            c = chunk[pos - 1]
+            if c == 0x22:
+                self._in_str = True
+            elif c == 0x7B or c == 0x5B:
+                depth += 1
+            else:
+                depth -= 1
+                if depth == 0:
+                    self._depth = 0
+                    return pos
+        self._depth = depth
+        return -1

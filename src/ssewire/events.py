@@ -1,0 +1,181 @@
+"""Event types: :class:`SSEEvent` (one framed event) and :class:`Unified` (one normalised event).
+
+Both use ``__slots__``: one of each is created per event on the hot path. ``SSEEvent`` here is the pure-Python
+class; the compiled scanner defines an equivalent type (same attributes, equality, repr and ``json()``), and
+``ssewire.SSEEvent`` is whichever the active scanner produces.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+__all__ = ["SSEEvent", "Unified", "UNIFIED_TYPES"]
+
+#: Every value ``Unified.type`` can take.
+UNIFIED_TYPES = frozenset(
+    {
+        "text_delta",
+        "reasoning_delta",
+        "tool_call_start",
+        "tool_call_delta",
+        "tool_call_done",
+        "usage",
+        "done",
+        "error",
+        "raw",
+    }
+)
+
+
+class SSEEvent:
+    """One dispatched Server-Sent Event (or one JSON-array element, with ``event=None``).
+
+    ``event`` is the event type (``"message"`` when the block set none), ``data`` the data lines joined by
+    ``"\\n"``, ``id`` the last event ID at dispatch (``None`` until the stream set one) and ``retry`` the
+    reconnection time in milliseconds last set by the stream (``None`` until set).
+    """
+
+    __slots__ = ("event", "data", "id", "retry")
+
+    def __init__(
+        self,
+        event: Optional[str] = "message",
+        data: str = "",
+        id: Optional[str] = None,  # noqa: A002 - the SSE field is called id
+        retry: Optional[int] = None,
+    ) -> None:
+        self.event = event
+        self.data = data
+        self.id = id
+        self.retry = retry
+
+    def json(self) -> Any:
+        """``data`` decoded as JSON, or ``None`` when it is not valid JSON (e.g. the ``[DONE]`` sentinel)."""
+        try:
+            return json.loads(self.data)
+        except ValueError:
+            return None
+
+    def _key(self) -> tuple[Optional[str], str, Optional[str], Optional[int]]:
+        return (self.event, self.data, self.id, self.retry)
+
+    def __eq__(self, other: object) -> bool:
+        try:
+            return (self.event, self.data, self.id, self.retry) == (
+                other.event,  # type: ignore[attr-defined]
+                other.data,  # type: ignore[attr-defined]
+                other.id,  # type: ignore[attr-defined]
+                other.retry,  # type: ignore[attr-defined]
+            )
+        except AttributeError:
+            return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"SSEEvent(event={self.event!r}, data={self.data!r}, id={self.id!r}, retry={self.retry!r})"
+
+
+_UNIFIED_DEFAULTS: dict[str, Any] = {
+    "text": "",
+    "tool_call_id": None,
+    "tool_name": None,
+    "arguments_delta": "",
+    "arguments": None,
+    "usage": None,
+    "stop_reason": None,
+    "error": None,
+    "sequence": None,
+    "raw": None,
+    "raw_stop_reason": None,
+    "server": False,
+    "signature": None,
+    "arguments_raw": None,
+}
+
+
+class Unified:
+    """One provider-neutral stream event.
+
+    ``type`` is one of :data:`UNIFIED_TYPES`. Fields that do not apply to a type keep their defaults.
+
+    - ``text``: the text of a ``text_delta`` / ``reasoning_delta``.
+    - ``tool_call_id``, ``tool_name``: identify the call on every ``tool_call_*`` event (parallel calls never share
+      an id); ``server`` is ``True`` for calls the provider executes itself (web search, code execution, MCP ...).
+    - ``arguments_delta``: a fragment of the argument JSON string (``tool_call_delta``).
+    - ``arguments``: the parsed arguments on ``tool_call_done`` (``{}`` for an empty argument string) and
+      ``arguments_raw`` the argument string they were parsed from (``None`` where the provider sent an object).
+    - ``usage``: the provider's usage object (cumulative, merged where the provider splits it) on ``usage``;
+      ``error``: ``{"type", "message", ...}`` on ``error``.
+    - ``stop_reason``: the unified stop reason on ``done`` (``end``, ``max_tokens``, ``tool_use``,
+      ``stop_sequence``, ``refusal``, ``incomplete``, ``failed``, ``cancelled``, ``other``) and
+      ``raw_stop_reason`` the provider's own value.
+    - ``sequence``: the provider's ordering cursor (OpenAI ``sequence_number``) when it has one.
+    - ``signature``: an opaque reasoning signature carried by this event (Gemini ``thoughtSignature``, Anthropic
+      ``signature_delta``, Interactions ``thought_signature``); these must be echoed back verbatim.
+    - ``raw``: the provider's decoded payload this event came from.
+    """
+
+    __slots__ = ("type", *_UNIFIED_DEFAULTS)
+
+    def __init__(
+        self,
+        type: str,  # noqa: A002 - public name kept from the reference
+        text: str = "",
+        tool_call_id: Optional[str] = None,
+        tool_name: Optional[str] = None,
+        arguments_delta: str = "",
+        arguments: Optional[dict[str, Any]] = None,
+        usage: Optional[dict[str, Any]] = None,
+        stop_reason: Optional[str] = None,
+        error: Optional[dict[str, Any]] = None,
+        sequence: Optional[int] = None,
+        raw: Optional[Any] = None,
+        *,
+        raw_stop_reason: Optional[str] = None,
+        server: bool = False,
+        signature: Optional[str] = None,
+        arguments_raw: Optional[str] = None,
+    ) -> None:
+        self.type = type
+        self.text = text
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+        self.arguments_delta = arguments_delta
+        self.arguments = arguments
+        self.usage = usage
+        self.stop_reason = stop_reason
+        self.error = error
+        self.sequence = sequence
+        self.raw = raw
+        self.raw_stop_reason = raw_stop_reason
+        self.server = server
+        self.signature = signature
+        self.arguments_raw = arguments_raw
+
+    def to_dict(self, *, with_raw: bool = False) -> dict[str, Any]:
+        """The event as a JSON-ready dict: ``type`` plus every field that differs from its default.
+
+        ``raw`` is left out unless ``with_raw`` is true.
+        """
+        out: dict[str, Any] = {"type": self.type}
+        for name, default in _UNIFIED_DEFAULTS.items():
+            if name == "raw" and not with_raw:
+                continue
+            value = getattr(self, name)
+            if value != default:
+                out[name] = value
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Unified):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable payloads
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items() if k != "type")
+        return f"Unified({self.type!r}{', ' if fields else ''}{fields})"

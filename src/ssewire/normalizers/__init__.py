@@ -1,0 +1,22 @@
+"""Provider normalisers: framed events in, :class:`~ssewire.Unified` events out."""
+
+from ._base import Normalizer
+from .anthropic import AnthropicNormalizer
+from .chat import ChatCompletionsNormalizer
+from .gemini import GeminiNormalizer
+from .gemini_interactions import GeminiInteractionsNormalizer
+from .openai import OpenAINormalizer
+from .registry import PROVIDERS, normalizer_for
+from .xai import XAINormalizer
+
+__all__ = [
+    "PROVIDERS",
+    "AnthropicNormalizer",
+    "ChatCompletionsNormalizer",
+    "GeminiInteractionsNormalizer",
+    "GeminiNormalizer",
+    "Normalizer",
+    "OpenAINormalizer",
+    "XAINormalizer",
+    "normalizer_for",
+]

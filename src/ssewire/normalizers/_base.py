@@ -1,0 +1,91 @@
+"""What every provider normaliser shares: JSON decoding of framed events, the end-of-stream check, error shape.
+
+A normaliser is a callable ``SSEEvent -> list[Unified]`` holding one stream's state (one instance per stream).
+After the last event, ``finish()`` returns what the stream still owes: calls left open are closed, and a stream
+that never delivered its terminal event gets an ``error`` event of type ``stream_truncated``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Optional
+
+from .._json import loads
+from ..events import SSEEvent, Unified
+
+__all__ = ["Normalizer", "error_payload", "truncated_event"]
+
+
+def error_payload(inner: Any, default_type: str = "error") -> dict[str, Any]:
+    """A unified ``error`` dict from a provider's error object: its fields kept, plus ``type`` and ``message``.
+
+    ``type`` is the provider's error type, else its code or status; ``message`` is always a string.
+    """
+    if not isinstance(inner, dict):
+        return {"type": default_type, "message": "" if inner is None else str(inner)}
+    out = dict(inner)
+    kind = inner.get("type") or inner.get("status") or inner.get("code") or default_type
+    out["type"] = kind if isinstance(kind, str) else str(kind)
+    message = inner.get("message")
+    out["message"] = message if isinstance(message, str) else ("" if message is None else str(message))
+    return out
+
+
+def truncated_event(provider: str, expected: str, usage: Optional[dict[str, Any]] = None) -> Unified:
+    """The ``error`` event for a stream that ended before its terminal event (``expected`` names it)."""
+    return Unified(
+        "error",
+        usage=usage,
+        error={
+            "type": "stream_truncated",
+            "message": f"{provider} stream ended before its terminal event ({expected})",
+        },
+    )
+
+
+class Normalizer:
+    """Base class: decodes each event's JSON and hands dicts to :meth:`payload`.
+
+    Non-JSON data becomes ``raw`` (never an exception); ``[DONE]`` goes to :meth:`sentinel`. Subclasses set
+    ``self.done = True`` when the terminal event (or an in-stream error) arrives and keep ``self.usage`` as the
+    best usage object seen so far, which the truncation error carries.
+    """
+
+    provider: ClassVar[str] = ""
+    #: Human name of the terminal event, for the truncation message.
+    terminal: ClassVar[str] = "terminal event"
+
+    def __init__(self) -> None:
+        self.done = False
+        self.usage: Optional[dict[str, Any]] = None
+
+    def __call__(self, ev: SSEEvent) -> list[Unified]:
+        data = ev.data
+        if data == "[DONE]":
+            return self.sentinel(ev)
+        try:
+            obj = loads(data)
+        except ValueError:
+            return [Unified("raw", raw={"event": ev.event, "data": data})]
+        if type(obj) is not dict:
+            return [Unified("raw", raw={"event": ev.event, "data": obj})]
+        return self.payload(obj, ev.event)
+
+    def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        """Normalise one decoded payload (``event`` is the SSE event name, when the framing had one)."""
+        raise NotImplementedError
+
+    def sentinel(self, ev: SSEEvent) -> list[Unified]:
+        """The ``[DONE]`` sentinel: swallowed unless a subclass gives it meaning."""
+        return []
+
+    def flush(self) -> list[Unified]:
+        """Events still owed at end of stream (e.g. a tool call never closed). Subclasses override."""
+        return []
+
+    def finish(self) -> list[Unified]:
+        """End of stream: :meth:`flush`, then a ``stream_truncated`` error unless the terminal event was seen."""
+        out = self.flush()
+        if not self.done:
+            self.done = True
+            out.append(truncated_event(self.provider, self.terminal, self.usage))
+        return out

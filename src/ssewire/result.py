@@ -1,0 +1,185 @@
+"""The finished result of a stream, built incrementally from unified events.
+
+``Accumulator().add(event)`` for each :class:`~ssewire.Unified` event, then ``.result`` gives a
+:class:`StreamResult`. Building is linear in the stream: text parts and argument fragments are joined once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+from .events import Unified
+from .partial_json import parse_arguments
+
+__all__ = ["Accumulator", "StreamResult", "ToolCall", "collect"]
+
+
+class ToolCall:
+    """One tool call: ``arguments`` parsed, ``arguments_raw`` the JSON string they came from (``None`` where the
+    provider sent an object), ``server`` True when the provider executed it itself."""
+
+    __slots__ = ("id", "name", "arguments", "arguments_raw", "server", "_fragments")
+
+    def __init__(
+        self,
+        id: Optional[str],  # noqa: A002
+        name: Optional[str],
+        arguments: Optional[dict[str, Any]] = None,
+        arguments_raw: Optional[str] = None,
+        server: bool = False,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.arguments = arguments
+        self.arguments_raw = arguments_raw
+        self.server = server
+        self._fragments: list[str] = []
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCall):
+            return NotImplemented
+        return (self.id, self.name, self.arguments, self.arguments_raw, self.server) == (
+            other.id,
+            other.name,
+            other.arguments,
+            other.arguments_raw,
+            other.server,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolCall(id={self.id!r}, name={self.name!r}, arguments={self.arguments!r}, "
+            f"arguments_raw={self.arguments_raw!r}, server={self.server!r})"
+        )
+
+
+class StreamResult:
+    """Everything a stream said, in one object."""
+
+    __slots__ = (
+        "text",
+        "reasoning",
+        "tool_calls",
+        "stop_reason",
+        "raw_stop_reason",
+        "usage",
+        "error",
+        "signatures",
+    )
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.reasoning = ""
+        self.tool_calls: list[ToolCall] = []
+        self.stop_reason: Optional[str] = None
+        self.raw_stop_reason: Optional[str] = None
+        self.usage: Optional[dict[str, Any]] = None
+        self.error: Optional[dict[str, Any]] = None
+        self.signatures: list[str] = []
+
+    @property
+    def client_tool_calls(self) -> list[ToolCall]:
+        """Calls the client must execute (``server`` false)."""
+        return [c for c in self.tool_calls if not c.server]
+
+    @property
+    def server_tool_calls(self) -> list[ToolCall]:
+        """Calls the provider executed itself."""
+        return [c for c in self.tool_calls if c.server]
+
+    @property
+    def last_signature(self) -> Optional[str]:
+        """The most recent reasoning signature, or None."""
+        return self.signatures[-1] if self.signatures else None
+
+    def __repr__(self) -> str:
+        return (
+            f"StreamResult(text={self.text!r}, reasoning={self.reasoning!r}, tool_calls={self.tool_calls!r}, "
+            f"stop_reason={self.stop_reason!r}, raw_stop_reason={self.raw_stop_reason!r}, usage={self.usage!r}, "
+            f"error={self.error!r})"
+        )
+
+
+class Accumulator:
+    """Feeds on unified events (``add``) and builds the :class:`StreamResult` (``result``)."""
+
+    __slots__ = ("_text", "_reasoning", "_calls", "_order", "_result")
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: dict[Optional[str], ToolCall] = {}
+        self._order: list[ToolCall] = []
+        self._result = StreamResult()
+
+    def _call(self, event: Unified) -> ToolCall:
+        call = self._calls.get(event.tool_call_id)
+        if call is None:
+            call = ToolCall(event.tool_call_id, event.tool_name, server=event.server)
+            self._calls[event.tool_call_id] = call
+            self._order.append(call)
+        elif call.name is None and event.tool_name is not None:
+            call.name = event.tool_name
+        return call
+
+    def add(self, event: Unified) -> None:
+        """Take one event into the result."""
+        kind = event.type
+        result = self._result
+        if kind == "text_delta":
+            self._text.append(event.text)
+        elif kind == "reasoning_delta":
+            self._reasoning.append(event.text)
+        elif kind == "tool_call_start":
+            self._call(event)
+        elif kind == "tool_call_delta":
+            if event.arguments_delta:
+                self._call(event)._fragments.append(event.arguments_delta)
+            else:
+                self._call(event)
+        elif kind == "tool_call_done":
+            call = self._call(event)
+            if event.arguments_raw is not None:
+                call.arguments_raw = event.arguments_raw
+            elif call._fragments:
+                call.arguments_raw = "".join(call._fragments)
+            call.arguments = (
+                event.arguments if event.arguments is not None else parse_arguments(call.arguments_raw)
+            )
+            call.server = call.server or event.server
+        elif kind == "usage":
+            if event.usage is not None:
+                result.usage = event.usage
+        elif kind == "done":
+            result.stop_reason = event.stop_reason
+            result.raw_stop_reason = event.raw_stop_reason
+        elif kind == "error":
+            if result.error is None:
+                result.error = event.error
+            if event.usage is not None and result.usage is None:
+                result.usage = event.usage
+        if event.signature is not None:
+            result.signatures.append(event.signature)
+
+    def extend(self, events: Iterable[Unified]) -> Accumulator:
+        """``add`` every event; returns self."""
+        add = self.add
+        for event in events:
+            add(event)
+        return self
+
+    @property
+    def result(self) -> StreamResult:
+        """The result so far (text joined now; calls never closed keep ``arguments`` None)."""
+        result = self._result
+        result.text = "".join(self._text)
+        result.reasoning = "".join(self._reasoning)
+        result.tool_calls = list(self._order)
+        return result
+
+
+def collect(events: Iterable[Unified]) -> StreamResult:
+    """Consume ``events`` and return the finished :class:`StreamResult`."""
+    return Accumulator().extend(events).result

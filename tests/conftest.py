@@ -1,0 +1,58 @@
+"""Shared fixtures: the scanner implementations (every scanner test runs on each) and the shared corpus."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Optional
+
+import pytest
+
+from ssewire import _scanner_py
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+CORPUS = Path(os.environ.get("SSEWIRE_CORPUS", ROOT.parent / "shared" / "corpus"))
+CHUNK_SIZES = (1, 7, 13, 17, 29, 33, 41, 50, 64, 4096, None)  # None: the whole stream in one feed
+
+
+def _compiled() -> Optional[ModuleType]:
+    try:
+        return importlib.import_module("ssewire._scanner_c")
+    except ImportError:
+        return None
+
+
+COMPILED = _compiled()
+IMPLEMENTATIONS = [pytest.param(_scanner_py, id="python")]
+IMPLEMENTATIONS.append(
+    pytest.param(
+        COMPILED,
+        id="cython",
+        marks=pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built"),
+    )
+)
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def scanner(request: pytest.FixtureRequest) -> ModuleType:
+    """The scanner module under test: ``SSEParser``, ``JSONArrayStreamParser`` and ``SSEEvent`` from each twin."""
+    return request.param  # type: ignore[no-any-return]
+
+
+def chunked(data: bytes, size: Optional[int]) -> list[bytes]:
+    """``data`` cut into ``size``-byte chunks (one chunk when ``size`` is None)."""
+    if size is None:
+        return [data]
+    return [data[i : i + size] for i in range(0, len(data), size)] or [b""]
+
+
+def load_manifest() -> list[dict[str, Any]]:
+    """The corpus captures, or an empty list when ``../shared/corpus`` is absent."""
+    manifest = CORPUS / "manifest.json"
+    if not manifest.is_file():
+        return []
+    return list(json.loads(manifest.read_text(encoding="utf-8"))["captures"])

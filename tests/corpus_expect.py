@@ -1,0 +1,50 @@
+"""How a corpus capture's ``expected`` block (provider-native values) maps onto ssewire's results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# (corpus api, corpus provider) -> ssewire provider name
+PROVIDER_FOR = {
+    ("openai-responses", "openai"): "openai",
+    ("openai-responses", "xai"): "xai",
+    ("chat-completions", "openai"): "openai-chat",
+    ("chat-completions", "xai"): "xai",
+    ("anthropic-messages", "anthropic"): "anthropic",
+    ("anthropic-messages", "xai"): "xai",
+    ("gemini-generate-content", "gemini"): "gemini",
+    ("gemini-interactions", "gemini"): "gemini",
+}
+
+_STOP = {
+    "openai-responses": {"completed": "end", "failed": "failed", "incomplete": "incomplete", "cancelled": "cancelled"},
+    "chat-completions": {"stop": "end", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"},
+    "anthropic-messages": {
+        "end_turn": "end",
+        "tool_use": "tool_use",
+        "max_tokens": "max_tokens",
+        "stop_sequence": "stop_sequence",
+        "pause_turn": "incomplete",
+        "refusal": "refusal",
+    },
+    "gemini-generate-content": {"STOP": "end", "MAX_TOKENS": "max_tokens", "SAFETY": "refusal"},
+    "gemini-interactions": {"completed": "end", "requires_action": "tool_use", "failed": "failed"},
+}
+
+
+def provider_for(capture: dict[str, Any]) -> str:
+    return PROVIDER_FOR[(capture["api"], capture["provider"])]
+
+
+def framing_for(capture: dict[str, Any]) -> str:
+    return "json_array" if capture["framing"] == "json-array" else "sse"
+
+
+def unified_stop(capture: dict[str, Any]) -> str:
+    """The unified stop reason the capture must end with: a response that waits for client tool calls is
+    ``tool_use`` whatever the provider's own value says."""
+    expected = capture["expected"]
+    stop = _STOP[capture["api"]][expected["stop"]]
+    if stop == "end" and expected["tool_calls"]:
+        return "tool_use"
+    return stop
