@@ -10,12 +10,17 @@ from types import ModuleType
 from typing import Any, Optional
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from ssewire import _scanner_py
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 CORPUS = Path(os.environ.get("SSEWIRE_CORPUS", ROOT.parent / "shared" / "corpus"))
+# The implementation fixtures hold no state, so function-scoped fixtures are safe under hypothesis.
+settings.register_profile("ssewire", suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+settings.load_profile("ssewire")
+
 CHUNK_SIZES = (1, 7, 13, 17, 29, 33, 41, 50, 64, 4096, None)  # None: the whole stream in one feed
 
 

@@ -11,7 +11,7 @@ the good events are not lost; a parser that raised stays failed.
 from __future__ import annotations
 
 import re
-from typing import Optional, Union
+from typing import Iterator, Optional, Union
 
 from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated
 from .events import SSEEvent
@@ -33,13 +33,17 @@ def _as_bytes(data: BytesLike) -> bytes:
     return bytes(data)
 
 
-def _windows(data: BytesLike) -> list[bytes]:
-    """``data`` as bytes, in pieces of at most ``_WINDOW`` bytes."""
+def _windows(data: BytesLike) -> Iterator[bytes]:
+    """``data`` as bytes, in pieces of at most ``_WINDOW`` bytes, copied one at a time."""
     n = len(data) if not isinstance(data, memoryview) else data.nbytes
     if n <= _WINDOW:
-        return [_as_bytes(data)]
-    view = memoryview(data).cast("B") if isinstance(data, memoryview) else memoryview(data)
-    return [bytes(view[i : i + _WINDOW]) for i in range(0, n, _WINDOW)]
+        yield _as_bytes(data)
+        return
+    view = memoryview(data)
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
+    for i in range(0, n, _WINDOW):
+        yield bytes(view[i : i + _WINDOW])
 
 
 def _overflow(what: str, limit: int) -> SSEBufferOverflow:
@@ -155,9 +159,11 @@ class SSEParser:
         self._event = None
 
     def _scan(self, chunk: bytes, out: list[SSEEvent]) -> None:
+        if not chunk:
+            return
         if self._skip_lf:
             self._skip_lf = False
-            if chunk[:1] == b"\n":
+            if chunk[0] == 0x0A:
                 chunk = chunk[1:]
         if not self._started:
             head = bytes(self._tail) + chunk

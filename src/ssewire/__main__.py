@@ -1,0 +1,7 @@
+"""``python -m ssewire``: the command line (see :mod:`ssewire.cli`)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,36 @@
+"""The payload JSON decoder gives the same values with or without orjson."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import pytest
+
+import ssewire._json as backend
+
+SAMPLES = ['{"a": 1}', "[1, 2.5, null, true]", '"\\ud83c\\udf89"', "123456789012345678901234567890", "NaN", '{"a": "\\ud800"}']
+
+
+def test_same_values_as_the_standard_library() -> None:
+    for text in SAMPLES:
+        got = backend.loads(text)
+        want = json.loads(text)
+        assert got == want or (got != got and want != want)  # NaN != NaN
+
+
+def test_invalid_json_raises_value_error() -> None:
+    for text in ["{", "", "[DONE]", "{'a': 1}"]:
+        with pytest.raises(ValueError):
+            backend.loads(text)
+
+
+def test_env_var_forces_the_standard_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SSEWIRE_NO_ORJSON", "1")
+    reloaded = importlib.reload(backend)
+    try:
+        assert reloaded.BACKEND == "json"
+        assert reloaded.loads('{"a": [1]}') == {"a": [1]}
+    finally:
+        monkeypatch.delenv("SSEWIRE_NO_ORJSON")
+        importlib.reload(backend)

@@ -1,0 +1,99 @@
+"""iter_unified / iter_events / parse_sse_bytes: the glue between scanners and normalisers."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional
+
+import pytest
+
+from ssewire import FramingError, Normalizer, SSEBufferOverflow, StreamTruncated, Unified, collect_text
+from ssewire import iter_events, iter_unified, parse_sse_bytes
+from ssewire.stream import make_scanner
+
+
+class Echo(Normalizer):
+    """Test normaliser: every payload's "t" becomes a text_delta; {"end": true} is the terminal event."""
+
+    provider = "echo"
+    terminal = "end"
+
+    def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        if obj.get("end"):
+            self.done = True
+            return [Unified("done", stop_reason="end", raw_stop_reason="end")]
+        self.usage = {"seen": obj.get("n")}
+        return [Unified("text_delta", text=str(obj.get("t", "")), raw=obj)]
+
+
+def test_iter_unified_with_a_normalizer_instance() -> None:
+    body = b'data: {"t": "a", "n": 1}\n\ndata: {"t": "b", "n": 2}\n\ndata: {"end": true}\n\n'
+    events = list(iter_unified([body[:5], body[5:]], Echo()))
+    assert [e.type for e in events] == ["text_delta", "text_delta", "done"]
+    assert collect_text(events) == "ab"
+
+
+def test_missing_terminal_event_is_reported_with_best_usage() -> None:
+    events = list(iter_unified([b'data: {"t": "a", "n": 7}\n\n'], Echo()))
+    assert [e.type for e in events] == ["text_delta", "error"]
+    assert events[-1].error is not None and events[-1].error["type"] == "stream_truncated"
+    assert events[-1].usage == {"seen": 7}
+
+
+def test_non_json_data_becomes_raw_and_done_sentinel_is_swallowed() -> None:
+    events = list(iter_unified([b"data: not json\n\ndata: [1, 2]\n\ndata: [DONE]\n\ndata: {\"end\": 1}\n\n"], Echo()))
+    assert [e.type for e in events] == ["raw", "raw", "done"]
+    assert events[0].raw == {"event": "message", "data": "not json"}
+    assert events[1].raw == {"event": "message", "data": [1, 2]}
+
+
+def test_json_array_truncation_yields_error_event() -> None:
+    events = list(iter_unified([b'[{"t": "a"}, {"t": "b'], Echo(), "json_array"))
+    assert [e.type for e in events] == ["text_delta", "error"]
+    assert events[-1].error is not None
+    assert events[-1].error["type"] == "stream_truncated"
+    assert "JSON array" in events[-1].error["message"]
+
+
+def test_json_array_without_closing_bracket_after_terminal_is_tolerated() -> None:
+    events = list(iter_unified([b'[{"t": "a"}, {"end": true}'], Echo(), "json_array"))
+    assert [e.type for e in events] == ["text_delta", "done"]
+
+
+def test_framing_errors_raise() -> None:
+    with pytest.raises(FramingError):
+        list(iter_unified([b"<html>oops</html>"], Echo(), "json_array"))
+    with pytest.raises(SSEBufferOverflow):
+        list(iter_unified([b"data: " + b"x" * 100 + b"\n\n"], Echo(), max_buffer=10))
+
+
+def test_backpressure_pulls_one_chunk_per_event() -> None:
+    pulled: list[int] = []
+
+    def chunks() -> Iterator[bytes]:
+        for i in range(5):
+            pulled.append(i)
+            yield b'data: {"t": "%d"}\n\n' % i
+
+    gen = iter_unified(chunks(), Echo())
+    assert pulled == []
+    assert next(gen).text == "0"
+    assert pulled == [0]
+    assert next(gen).text == "1"
+    assert pulled == [0, 1]
+    gen.close()
+
+
+def test_iter_events_and_parse_sse_bytes() -> None:
+    body = b"event: a\ndata: 1\n\ndata: 2"
+    assert [(e.event, e.data) for e in iter_events([body])] == [("a", "1"), ("message", "2")]
+    assert [(e.event, e.data) for e in parse_sse_bytes(body, 3)] == [("a", "1"), ("message", "2")]
+    assert parse_sse_bytes(body) == parse_sse_bytes(body, 1)
+    with pytest.raises(StreamTruncated):
+        list(iter_events([b"[{}"], "json_array"))
+
+
+def test_unknown_framing_and_provider() -> None:
+    with pytest.raises(ValueError, match="framing"):
+        make_scanner("ndjson")
+    with pytest.raises(ValueError, match="provider"):
+        list(iter_unified([b""], "nope"))
