@@ -97,3 +97,24 @@ def test_unknown_framing_and_provider() -> None:
         make_scanner("ndjson")
     with pytest.raises(ValueError, match="provider"):
         list(iter_unified([b""], "nope"))
+
+
+def test_async_twins_give_the_same_events() -> None:
+    import asyncio
+
+    from ssewire import aiter_events, aiter_unified
+
+    body = b'data: {"t": "a"}\n\ndata: {"t": "b"}\n\ndata: {"end": true}\n\n'
+
+    async def chunks() -> Any:
+        for i in range(0, len(body), 5):
+            yield body[i : i + 5]
+
+    async def run() -> tuple[list[Unified], list[Any]]:
+        unified = [e async for e in aiter_unified(chunks(), Echo())]
+        framed = [e async for e in aiter_events(chunks())]
+        return unified, framed
+
+    unified, framed = asyncio.run(run())
+    assert unified == list(iter_unified([body], Echo()))
+    assert framed == list(iter_events([body]))

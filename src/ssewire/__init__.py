@@ -5,7 +5,7 @@ provider's events into one vocabulary (:class:`Unified`). See README.md.
 """
 
 from ._scanner import IMPLEMENTATION, JSONArrayStreamParser, SSEEvent, SSEParser
-from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated
+from .errors import FramingError, ResponseStatusError, SSEBufferOverflow, SSEwireError, StreamTruncated
 from .events import UNIFIED_TYPES, Unified
 from .normalizers import (
     PROVIDERS,
@@ -20,7 +20,15 @@ from .normalizers import (
 )
 from .partial_json import PartialJSON, parse_partial_json
 from .result import Accumulator, StreamResult, ToolCall, collect
-from .stream import collect_text, iter_events, iter_unified, parse_sse_bytes
+from .stream import (
+    StreamDecoder,
+    aiter_events,
+    aiter_unified,
+    collect_text,
+    iter_events,
+    iter_unified,
+    parse_sse_bytes,
+)
 
 __version__ = "0.1.0"
 
@@ -38,6 +46,7 @@ __all__ = [
     "Normalizer",
     "OpenAINormalizer",
     "PartialJSON",
+    "ResponseStatusError",
     "SSEBufferOverflow",
     "SSEEvent",
     "SSEParser",
@@ -48,6 +57,9 @@ __all__ = [
     "Unified",
     "XAINormalizer",
     "__version__",
+    "StreamDecoder",
+    "aiter_events",
+    "aiter_unified",
     "collect",
     "collect_text",
     "iter_events",

@@ -6,7 +6,7 @@ whole family with one ``except`` and code that already catches ``ValueError`` ke
 
 from __future__ import annotations
 
-__all__ = ["FramingError", "SSEBufferOverflow", "SSEwireError", "StreamTruncated"]
+__all__ = ["FramingError", "ResponseStatusError", "SSEBufferOverflow", "SSEwireError", "StreamTruncated"]
 
 
 class SSEwireError(ValueError):
@@ -24,3 +24,13 @@ class FramingError(SSEwireError):
 
 class StreamTruncated(SSEwireError):
     """The stream ended before its framing was complete (inside a JSON-array element or before the closing ``]``)."""
+
+
+class ResponseStatusError(SSEwireError):
+    """An HTTP response that is not a 2xx stream: ``status_code`` and ``body`` (the error body, read with a size
+    bound, as text) say what the server answered instead."""
+
+    def __init__(self, status_code: int, body: str, message: str = "") -> None:
+        self.status_code = status_code
+        self.body = body
+        super().__init__(message or f"HTTP {status_code}: {body[:200]}")

@@ -6,7 +6,7 @@ caller's iterable only when the consumer asks for the next event, and memory is 
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Optional, Union
+from typing import AsyncIterable, AsyncIterator, Iterable, Iterator, Optional, Union
 
 from ._scanner import JSONArrayStreamParser, SSEEvent, SSEParser
 from .errors import StreamTruncated
@@ -14,7 +14,17 @@ from .events import Unified
 from .normalizers._base import Normalizer, truncated_event
 from .normalizers.registry import normalizer_for
 
-__all__ = ["FRAMINGS", "collect_text", "iter_events", "iter_unified", "make_scanner", "parse_sse_bytes"]
+__all__ = [
+    "FRAMINGS",
+    "StreamDecoder",
+    "aiter_events",
+    "aiter_unified",
+    "collect_text",
+    "iter_events",
+    "iter_unified",
+    "make_scanner",
+    "parse_sse_bytes",
+]
 
 Chunk = Union[bytes, bytearray, memoryview]
 Scanner = Union[SSEParser, JSONArrayStreamParser]
@@ -56,6 +66,58 @@ def iter_events(chunks: Iterable[Chunk], framing: str = "sse", max_buffer: int =
     yield from scanner.close()
 
 
+class StreamDecoder:
+    """Push-style pipeline for one stream: byte chunks in (``feed``), unified events out.
+
+    ``feed(chunk)`` returns the events the chunk completes; ``close()`` returns the rest: the scanner's last
+    events, calls left open, and a ``stream_truncated`` error when the terminal event never came (carrying the
+    best usage seen). Framing errors and over-large events raise their typed exceptions. Memory: one event.
+    """
+
+    __slots__ = ("normalizer", "scanner")
+
+    def __init__(
+        self,
+        provider: Union[str, Normalizer],
+        framing: str = "sse",
+        max_buffer: int = DEFAULT_MAX_BUFFER,
+    ) -> None:
+        self.normalizer = normalizer_for(provider) if isinstance(provider, str) else provider
+        self.scanner = make_scanner(framing, max_buffer)
+
+    def feed(self, chunk: Chunk) -> list[Unified]:
+        """Unified events completed by ``chunk``."""
+        events = self.scanner.feed(chunk)
+        if not events:
+            return []
+        normalizer = self.normalizer
+        if len(events) == 1:
+            return normalizer(events[0])
+        out: list[Unified] = []
+        for event in events:
+            out += normalizer(event)
+        return out
+
+    def close(self) -> list[Unified]:
+        """End of stream: the remaining events, ending in ``stream_truncated`` when the stream was cut short."""
+        normalizer = self.normalizer
+        try:
+            tail = self.scanner.close()
+        except StreamTruncated as exc:
+            out = normalizer.flush()
+            if not normalizer.done:
+                normalizer.done = True
+                error = truncated_event(normalizer.provider, normalizer.terminal, normalizer.usage)
+                error.error["message"] += f": {exc}"  # type: ignore[index]
+                out.append(error)
+            return out
+        out = []
+        for event in tail:
+            out += normalizer(event)
+        out += normalizer.finish()
+        return out
+
+
 def iter_unified(
     chunks: Iterable[Chunk],
     provider: Union[str, Normalizer],
@@ -67,27 +129,43 @@ def iter_unified(
 
     ``provider`` is a name for :func:`~ssewire.normalizer_for` or a normaliser instance. A stream that ends
     without its terminal event ends with an ``error`` event of type ``stream_truncated`` (carrying the best
-    usage seen), never silently. Framing errors and over-large events raise their typed exceptions.
+    usage seen), never silently. Framing errors and over-large events raise their typed exceptions. The next
+    chunk is pulled only once every event of the previous one has been consumed.
     """
-    normalizer = normalizer_for(provider) if isinstance(provider, str) else provider
-    scanner = make_scanner(framing, max_buffer)
+    decoder = StreamDecoder(provider, framing, max_buffer)
+    feed = decoder.feed
     for chunk in chunks:
+        yield from feed(chunk)
+    yield from decoder.close()
+
+
+async def aiter_unified(
+    chunks: AsyncIterable[Chunk],
+    provider: Union[str, Normalizer],
+    framing: str = "sse",
+    *,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+) -> AsyncIterator[Unified]:
+    """The async twin of :func:`iter_unified`: the same events from an async iterable of byte chunks."""
+    decoder = StreamDecoder(provider, framing, max_buffer)
+    feed = decoder.feed
+    async for chunk in chunks:
+        for event in feed(chunk):
+            yield event
+    for event in decoder.close():
+        yield event
+
+
+async def aiter_events(
+    chunks: AsyncIterable[Chunk], framing: str = "sse", max_buffer: int = DEFAULT_MAX_BUFFER
+) -> AsyncIterator[SSEEvent]:
+    """The async twin of :func:`iter_events`."""
+    scanner = make_scanner(framing, max_buffer)
+    async for chunk in chunks:
         for event in scanner.feed(chunk):
-            yield from normalizer(event)
-    try:
-        tail = scanner.close()
-    except StreamTruncated as exc:
-        yield from normalizer.flush()
-        if not normalizer.done:
-            normalizer.done = True
-            error = truncated_event(normalizer.provider, normalizer.terminal, normalizer.usage)
-            assert error.error is not None
-            error.error["message"] = f"{error.error['message']}: {exc}"
-            yield error
-        return
-    for event in tail:
-        yield from normalizer(event)
-    yield from normalizer.finish()
+            yield event
+    for event in scanner.close():
+        yield event
 
 
 def collect_text(events: Iterable[Unified]) -> str:
