@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -53,6 +53,17 @@ def chunked(data: bytes, size: Optional[int]) -> list[bytes]:
     if size is None:
         return [data]
     return [data[i : i + size] for i in range(0, len(data), size)] or [b""]
+
+
+def peak_traced(fn: Callable[[], Any]) -> int:
+    """Peak traced memory (bytes) while ``fn()`` runs; skips the test where tracemalloc is missing (PyPy)."""
+    tracemalloc = pytest.importorskip("tracemalloc")
+    tracemalloc.start()
+    try:
+        fn()
+        return int(tracemalloc.get_traced_memory()[1])
+    finally:
+        tracemalloc.stop()
 
 
 def load_manifest() -> list[dict[str, Any]]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import tracemalloc
 from types import ModuleType
 from typing import Any, Optional
 
 import pytest
-from conftest import chunked
+from conftest import chunked, peak_traced
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -292,15 +291,6 @@ def test_huge_chunk_of_small_events_is_fine(scanner: ModuleType) -> None:
     assert parser.close() == []
 
 
-def _peak(fn: Any) -> int:
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_memory_is_bounded_by_one_event_not_by_the_stream(scanner: ModuleType) -> None:
     data = (b"data: " + b"z" * 100 + b"\n\n") * 200_000  # ~21 MB
     parser = scanner.SSEParser()
@@ -313,7 +303,7 @@ def test_memory_is_bounded_by_one_event_not_by_the_stream(scanner: ModuleType) -
             n += len(parser.feed(view[start : start + 16384]))  # events dropped as a consumer would
         counted.append(n)
 
-    peak = _peak(run)
+    peak = peak_traced(run)
     assert counted == [200_000]
     assert peak < 2 * 1024 * 1024, f"peak {peak} bytes"
 
@@ -321,7 +311,7 @@ def test_memory_is_bounded_by_one_event_not_by_the_stream(scanner: ModuleType) -
 def test_memory_is_not_bounded_by_the_chunk_size(scanner: ModuleType) -> None:
     data = (b": keep-alive padding " + b"p" * 100 + b"\n") * 200_000  # ~24 MB that completes no event
     parser = scanner.SSEParser()
-    peak = _peak(lambda: parser.feed(data))
+    peak = peak_traced(lambda: parser.feed(data))
     assert peak < 4 * 1024 * 1024, f"peak {peak} bytes for a {len(data)} byte chunk"
 
 

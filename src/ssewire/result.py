@@ -10,6 +10,7 @@ from typing import Any, Iterable, Optional
 
 from .events import Unified
 from .partial_json import parse_arguments
+from .usage import Usage
 
 __all__ = ["Accumulator", "StreamResult", "ToolCall", "collect"]
 
@@ -67,6 +68,8 @@ class StreamResult:
         "usage",
         "error",
         "signatures",
+        "response_id",
+        "model",
     )
 
     def __init__(self) -> None:
@@ -75,9 +78,11 @@ class StreamResult:
         self.tool_calls: list[ToolCall] = []
         self.stop_reason: Optional[str] = None
         self.raw_stop_reason: Optional[str] = None
-        self.usage: Optional[dict[str, Any]] = None
+        self.usage: Optional[Usage] = None
         self.error: Optional[dict[str, Any]] = None
         self.signatures: list[str] = []
+        self.response_id: Optional[str] = None
+        self.model: Optional[str] = None
 
     @property
     def client_tool_calls(self) -> list[ToolCall]:
@@ -105,7 +110,7 @@ class StreamResult:
 class Accumulator:
     """Feeds on unified events (``add``) and builds the :class:`StreamResult` (``result``)."""
 
-    __slots__ = ("_text", "_reasoning", "_calls", "_order", "_result")
+    __slots__ = ("_text", "_reasoning", "_calls", "_order", "_result", "_usage", "_done", "_meta_found")
 
     def __init__(self) -> None:
         self._text: list[str] = []
@@ -113,6 +118,9 @@ class Accumulator:
         self._calls: dict[Optional[str], ToolCall] = {}
         self._order: list[ToolCall] = []
         self._result = StreamResult()
+        self._usage: Optional[dict[str, Any]] = None  # the provider's latest usage object
+        self._done = False
+        self._meta_found = False
 
     def _call(self, event: Unified) -> ToolCall:
         call = self._calls.get(event.tool_call_id)
@@ -128,6 +136,8 @@ class Accumulator:
         """Take one event into the result."""
         kind = event.type
         result = self._result
+        if not self._meta_found and event.raw is not None:
+            self._meta(event.raw)
         if kind == "text_delta":
             self._text.append(event.text)
         elif kind == "reasoning_delta":
@@ -151,15 +161,16 @@ class Accumulator:
             call.server = call.server or event.server
         elif kind == "usage":
             if event.usage is not None:
-                result.usage = event.usage
+                self._usage = event.usage
         elif kind == "done":
+            self._done = True
             result.stop_reason = event.stop_reason
             result.raw_stop_reason = event.raw_stop_reason
         elif kind == "error":
             if result.error is None:
                 result.error = event.error
-            if event.usage is not None and result.usage is None:
-                result.usage = event.usage
+            if event.usage is not None and self._usage is None:
+                self._usage = event.usage
         if event.signature is not None:
             result.signatures.append(event.signature)
 
@@ -170,13 +181,34 @@ class Accumulator:
             add(event)
         return self
 
+    def _meta(self, raw: Any) -> None:
+        """Response id and model from the first payloads that name them (every provider's own field names)."""
+        if not isinstance(raw, dict):
+            return
+        result = self._result
+        holder = raw.get("response") or raw.get("message") or raw.get("interaction")
+        source = holder if isinstance(holder, dict) else raw
+        if result.response_id is None:
+            rid = source.get("id") if source is not raw or "object" in raw else None
+            rid = rid or raw.get("responseId")
+            if isinstance(rid, str):
+                result.response_id = rid
+        if result.model is None:
+            model = source.get("model") or raw.get("modelVersion") or raw.get("model")
+            if isinstance(model, str):
+                result.model = model
+        self._meta_found = result.response_id is not None and result.model is not None
+
     @property
     def result(self) -> StreamResult:
-        """The result so far (text joined now; calls never closed keep ``arguments`` None)."""
+        """The result so far (text joined now; calls never closed keep ``arguments`` None). ``usage`` is
+        ``partial`` unless the stream delivered its terminal ``done``."""
         result = self._result
         result.text = "".join(self._text)
         result.reasoning = "".join(self._reasoning)
         result.tool_calls = list(self._order)
+        if self._usage is not None:
+            result.usage = Usage.from_raw(self._usage, partial=not self._done or result.error is not None)
         return result
 
 

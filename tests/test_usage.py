@@ -1,0 +1,99 @@
+"""One usage model: the same meaning for every provider's usage object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import load_manifest
+
+from ssewire.usage import Usage
+
+CAPTURES = [c for c in load_manifest() if c["expected"]["usage"] is not None]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (  # OpenAI Responses: input includes cached, output includes reasoning
+            {
+                "input_tokens": 100,
+                "input_tokens_details": {"cached_tokens": 80},
+                "output_tokens": 50,
+                "output_tokens_details": {"reasoning_tokens": 30},
+                "total_tokens": 150,
+            },
+            (100, 80, 0, 50, 30, 150),
+        ),
+        (  # Anthropic: input_tokens excludes both cache counts
+            {"input_tokens": 10, "cache_read_input_tokens": 200, "cache_creation_input_tokens": 40, "output_tokens": 7},
+            (250, 200, 40, 7, None, 257),
+        ),
+        (  # OpenAI chat: completion includes reasoning
+            {
+                "prompt_tokens": 176,
+                "completion_tokens": 228,
+                "total_tokens": 404,
+                "prompt_tokens_details": {"cached_tokens": 100},
+                "completion_tokens_details": {"reasoning_tokens": 192},
+            },
+            (176, 100, 0, 228, 192, 404),
+        ),
+        (  # xAI chat: completion excludes reasoning (total adds it)
+            {
+                "prompt_tokens": 12,
+                "completion_tokens": 2,
+                "total_tokens": 354,
+                "prompt_tokens_details": {"cached_tokens": 11},
+                "completion_tokens_details": {"reasoning_tokens": 340},
+            },
+            (12, 11, 0, 342, 340, 354),
+        ),
+        (  # Gemini: thoughts are outside candidates, tool-use prompt is prompt
+            {
+                "promptTokenCount": 17,
+                "toolUsePromptTokenCount": 102,
+                "candidatesTokenCount": 241,
+                "thoughtsTokenCount": 412,
+                "cachedContentTokenCount": 5,
+                "totalTokenCount": 772,
+            },
+            (119, 5, 0, 653, 412, 772),
+        ),
+        (  # Gemini Interactions
+            {
+                "total_tokens": 133,
+                "total_input_tokens": 53,
+                "total_cached_tokens": 3,
+                "total_output_tokens": 15,
+                "total_tool_use_tokens": 0,
+                "total_thought_tokens": 65,
+            },
+            (53, 3, 0, 80, 65, 133),
+        ),
+    ],
+)
+def test_mapping(raw: dict[str, Any], expected: tuple[Any, ...]) -> None:
+    u = Usage.from_raw(raw)
+    got = (u.input_tokens, u.cached_input_tokens, u.cache_write_tokens, u.output_tokens, u.reasoning_tokens, u.total_tokens)
+    assert got == expected
+    assert u.raw is raw
+    assert not u.partial
+
+
+def test_malformed_values_count_zero() -> None:
+    u = Usage.from_raw({"prompt_tokens": "12", "completion_tokens": None, "prompt_tokens_details": []})
+    assert (u.input_tokens, u.output_tokens, u.total_tokens) == (0, 0, 0)
+
+
+@pytest.mark.skipif(not CAPTURES, reason="../shared/corpus is not present")
+@pytest.mark.parametrize("capture", CAPTURES, ids=[c["file"] for c in CAPTURES])
+def test_corpus_totals_add_up(capture: dict[str, Any]) -> None:
+    raw = capture["expected"]["usage"]
+    u = Usage.from_raw(raw)
+    assert u.input_tokens + u.output_tokens == u.total_tokens
+    provider_total = raw.get("total_tokens", raw.get("totalTokenCount"))
+    if provider_total is not None:  # Anthropic reports no total
+        assert u.total_tokens == provider_total
+    assert u.input_tokens >= u.cached_input_tokens
+    assert u.reasoning_tokens is None or u.output_tokens >= u.reasoning_tokens
