@@ -89,3 +89,72 @@ def test_accumulating_many_fragments_is_linear() -> None:
     for _ in range(200_000):
         acc.append("k", "ab")
     assert len(acc.get("k")) == 400_000
+
+
+_json_docs = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(10**6), 10**6),
+        st.floats(allow_nan=False, allow_infinity=False, width=32),
+        st.text(alphabet='ab"\\/\n\té{}[],: '),
+    ),
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(alphabet='k"\\é', max_size=4), c, max_size=4),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_json_docs, ascii_only=st.booleans(), data=st.data())
+def test_incremental_preview_equals_reparsing_every_prefix(value: Any, ascii_only: bool, data: st.DataObject) -> None:
+    from ssewire import IncrementalJSON
+
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    sizes = data.draw(st.lists(st.integers(1, 9), min_size=1, max_size=30))
+    parser = IncrementalJSON()
+    pos = 0
+    step = 0
+    while pos < len(text):
+        end = pos + sizes[step % len(sizes)]
+        parser.feed(text[pos:end])
+        pos = min(end, len(text))
+        step += 1
+        assert json.dumps(parser.value()) == json.dumps(parse_partial_json(text[:pos])), text[:pos]
+    assert parser.value() == value
+    assert not parser.failed
+
+
+def test_incremental_escapes_split_anywhere() -> None:
+    from ssewire import IncrementalJSON
+
+    text = '{"s": "a\\"b\\\\c\\u00e9\\ud83c\\udf89\\n"}'
+    for cut in range(len(text) + 1):
+        parser = IncrementalJSON()
+        parser.feed(text[:cut])
+        parser.value()
+        parser.feed(text[cut:])
+        assert parser.value() == {"s": 'a"b\\cé🎉\n'}, cut
+
+
+def test_incremental_invalid_json_freezes_without_raising() -> None:
+    from ssewire import IncrementalJSON
+
+    parser = IncrementalJSON()
+    parser.feed('{"a": [1, 2], "b": tru')
+    parser.feed("x, 3]")
+    assert parser.failed
+    assert parser.value() == {"a": [1, 2]}
+    parser.feed("more")
+    assert parser.value() == {"a": [1, 2]}
+
+
+def test_partial_json_preview_is_incremental_and_live() -> None:
+    acc = PartialJSON()
+    acc.append("k", '{"path": "/tm')
+    first = acc.preview("k")
+    assert first == {"path": "/tm"}
+    acc.append("k", 'p", "n": 4')
+    assert acc.preview("k") == {"path": "/tmp", "n": 4}
+    acc.append("k", "2}")
+    assert acc.preview("k") == {"path": "/tmp", "n": 42}
+    assert acc.finish("k") == {"path": "/tmp", "n": 42}

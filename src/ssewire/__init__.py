@@ -18,7 +18,7 @@ from .normalizers import (
     XAINormalizer,
     normalizer_for,
 )
-from .partial_json import PartialJSON, parse_partial_json
+from .partial_json import IncrementalJSON, PartialJSON, parse_partial_json
 from .result import Accumulator, StreamResult, ToolCall, collect
 from .stream import (
     StreamDecoder,
@@ -42,6 +42,7 @@ __all__ = [
     "FramingError",
     "GeminiInteractionsNormalizer",
     "GeminiNormalizer",
+    "IncrementalJSON",
     "JSONArrayStreamParser",
     "Normalizer",
     "OpenAINormalizer",
