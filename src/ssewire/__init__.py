@@ -26,9 +26,12 @@ from .stream import (
     aiter_unified,
     collect_text,
     iter_events,
+    iter_resumable,
     iter_unified,
     parse_sse_bytes,
 )
+from .resume import ResumeCursor
+from .usage import Usage
 
 __version__ = "0.1.0"
 
@@ -47,6 +50,7 @@ __all__ = [
     "Normalizer",
     "OpenAINormalizer",
     "PartialJSON",
+    "ResumeCursor",
     "ResponseStatusError",
     "SSEBufferOverflow",
     "SSEEvent",
@@ -56,6 +60,7 @@ __all__ = [
     "StreamTruncated",
     "ToolCall",
     "Unified",
+    "Usage",
     "XAINormalizer",
     "__version__",
     "StreamDecoder",
@@ -64,6 +69,7 @@ __all__ = [
     "collect",
     "collect_text",
     "iter_events",
+    "iter_resumable",
     "iter_unified",
     "normalizer_for",
     "parse_partial_json",

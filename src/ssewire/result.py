@@ -70,6 +70,7 @@ class StreamResult:
         "signatures",
         "response_id",
         "model",
+        "last_sequence",
     )
 
     def __init__(self) -> None:
@@ -83,6 +84,7 @@ class StreamResult:
         self.signatures: list[str] = []
         self.response_id: Optional[str] = None
         self.model: Optional[str] = None
+        self.last_sequence: Optional[int] = None  # resume cursor: the last sequence_number seen
 
     @property
     def client_tool_calls(self) -> list[ToolCall]:
@@ -138,6 +140,8 @@ class Accumulator:
         result = self._result
         if not self._meta_found and event.raw is not None:
             self._meta(event.raw)
+        if event.sequence is not None:
+            result.last_sequence = event.sequence
         if kind == "text_delta":
             self._text.append(event.text)
         elif kind == "reasoning_delta":

@@ -6,13 +6,14 @@ caller's iterable only when the consumer asks for the next event, and memory is 
 
 from __future__ import annotations
 
-from typing import AsyncIterable, AsyncIterator, Iterable, Iterator, Optional, Union
+from typing import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Optional, Union
 
 from ._scanner import JSONArrayStreamParser, SSEEvent, SSEParser
 from .errors import StreamTruncated
 from .events import Unified
 from .normalizers._base import Normalizer, truncated_event
 from .normalizers.registry import normalizer_for
+from .resume import ReplayFilter, ResumeCursor, recent_id_window
 
 __all__ = [
     "FRAMINGS",
@@ -21,6 +22,7 @@ __all__ = [
     "aiter_unified",
     "collect_text",
     "iter_events",
+    "iter_resumable",
     "iter_unified",
     "make_scanner",
     "parse_sse_bytes",
@@ -74,7 +76,7 @@ class StreamDecoder:
     best usage seen). Framing errors and over-large events raise their typed exceptions. Memory: one event.
     """
 
-    __slots__ = ("normalizer", "scanner")
+    __slots__ = ("_framing", "_ids", "_max_buffer", "_replay", "_sequence", "normalizer", "scanner")
 
     def __init__(
         self,
@@ -84,19 +86,62 @@ class StreamDecoder:
     ) -> None:
         self.normalizer = normalizer_for(provider) if isinstance(provider, str) else provider
         self.scanner = make_scanner(framing, max_buffer)
+        self._framing = framing
+        self._max_buffer = max_buffer
+        self._sequence: Optional[int] = None  # last sequence number delivered
+        self._ids: list[str] = []  # recent non-numeric event ids, for replay detection after a reconnect
+        self._replay: Optional[ReplayFilter] = None
 
     def feed(self, chunk: Chunk) -> list[Unified]:
         """Unified events completed by ``chunk``."""
         events = self.scanner.feed(chunk)
         if not events:
             return []
+        if self._replay is not None:
+            events = self._drop_replays(events)
         normalizer = self.normalizer
         if len(events) == 1:
-            return normalizer(events[0])
-        out: list[Unified] = []
-        for event in events:
-            out += normalizer(event)
+            out = normalizer(events[0])
+        else:
+            out = []
+            for event in events:
+                out += normalizer(event)
+        if out:
+            sequence = out[-1].sequence
+            if sequence is not None:
+                self._sequence = sequence
+            last_id = events[-1].id if events else None
+            if last_id is not None and not last_id.isdigit() and (not self._ids or self._ids[-1] != last_id):
+                self._ids.append(last_id)
+                if len(self._ids) > recent_id_window():
+                    del self._ids[: len(self._ids) // 2]
         return out
+
+    def _drop_replays(self, events: list[SSEEvent]) -> list[SSEEvent]:
+        replay = self._replay
+        assert replay is not None
+        kept = [event for event in events if not replay.is_replay(event)]
+        if not replay.armed:
+            self._replay = None
+        return kept
+
+    def cursor(self) -> ResumeCursor:
+        """Where the stream stands now: what to reconnect with (see :class:`~ssewire.resume.ResumeCursor`)."""
+        normalizer = self.normalizer
+        response_id = getattr(normalizer, "response_id", None) or getattr(normalizer, "interaction_id", None)
+        last_event_id = getattr(self.scanner, "last_event_id", None)
+        return ResumeCursor(normalizer.provider, response_id, self._sequence, last_event_id)
+
+    def reconnect(self) -> ResumeCursor:
+        """Start reading a new connection for the same stream: a fresh scanner, the same normaliser (so open
+        tool calls and usage carry on), and the events the new connection replays dropped. Returns the cursor
+        to resume from."""
+        cursor = self.cursor()
+        self.scanner = make_scanner(self._framing, self._max_buffer)
+        self._replay = ReplayFilter(cursor, self._ids)
+        if not self._replay.armed:
+            self._replay = None
+        return cursor
 
     def close(self) -> list[Unified]:
         """End of stream: the remaining events, ending in ``stream_truncated`` when the stream was cut short."""
@@ -136,6 +181,39 @@ def iter_unified(
     feed = decoder.feed
     for chunk in chunks:
         yield from feed(chunk)
+    yield from decoder.close()
+
+
+def iter_resumable(
+    open_stream: Callable[[Optional[ResumeCursor]], Iterable[Chunk]],
+    provider: Union[str, Normalizer],
+    framing: str = "sse",
+    *,
+    max_reconnects: int = 3,
+    reconnect_on: tuple[type[BaseException], ...] = (OSError, ConnectionError),
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+) -> Iterator[Unified]:
+    """Unified events of a stream that is reopened where it stopped when its connection drops.
+
+    ``open_stream(cursor)`` returns the byte chunks of a connection: ``cursor`` is None the first time, then the
+    :class:`~ssewire.resume.ResumeCursor` to resume from (``cursor.query_params()``). A connection that raises one
+    of ``reconnect_on``, or ends before the terminal event, is reopened up to ``max_reconnects`` times while the
+    stream has a cursor (a sequence number or an event id); replayed events are dropped, so each event is seen
+    once. When the stream cannot be resumed it ends with the ``stream_truncated`` error, as :func:`iter_unified`.
+    """
+    decoder = StreamDecoder(provider, framing, max_buffer)
+    cursor: Optional[ResumeCursor] = None
+    reconnects = 0
+    while True:
+        try:
+            for chunk in open_stream(cursor):
+                yield from decoder.feed(chunk)
+        except reconnect_on:
+            pass
+        if decoder.normalizer.done or reconnects >= max_reconnects or not decoder.cursor().resumable:
+            break
+        reconnects += 1
+        cursor = decoder.reconnect()
     yield from decoder.close()
 
 

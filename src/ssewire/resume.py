@@ -1,0 +1,107 @@
+"""Resuming a dropped stream: the cursor to reconnect with, and dropping what the new connection replays.
+
+:class:`ResumeCursor` holds what a provider needs to continue a stream: the OpenAI/xAI Responses ``response_id``
+and last ``sequence_number`` (for ``starting_after``), the SSE last event ID (``Last-Event-ID``; Gemini
+Interactions ``last_event_id``). :class:`ReplayFilter` drops the framed events a resumed connection repeats, so
+the consumer sees each event once. :func:`iter_resumable` does the whole loop for a caller that can reopen the
+stream. Providers without a cursor (Anthropic, Gemini generateContent) cannot resume: restart the request.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ._json import loads
+from .events import SSEEvent
+
+__all__ = ["ReplayFilter", "ResumeCursor"]
+
+_RECENT_IDS = 1024  # non-numeric event ids remembered for replay detection
+
+
+class ResumeCursor:
+    """Where a stream stopped: ``sequence`` (last ``sequence_number`` delivered), ``response_id`` (the response
+    or interaction id), ``last_event_id`` (the SSE ``id`` last dispatched)."""
+
+    __slots__ = ("last_event_id", "provider", "response_id", "sequence")
+
+    def __init__(
+        self,
+        provider: str,
+        response_id: Optional[str] = None,
+        sequence: Optional[int] = None,
+        last_event_id: Optional[str] = None,
+    ) -> None:
+        self.provider = provider
+        self.response_id = response_id
+        self.sequence = sequence
+        self.last_event_id = last_event_id
+
+    @property
+    def resumable(self) -> bool:
+        """True when the provider can continue from here (a sequence number or an event id is known)."""
+        return self.sequence is not None or self.last_event_id is not None
+
+    def query_params(self) -> dict[str, Any]:
+        """The query parameters that resume the stream: ``starting_after`` (OpenAI Responses) and/or
+        ``last_event_id`` (Gemini Interactions); send ``last_event_id`` as the ``Last-Event-ID`` header for plain
+        SSE servers."""
+        params: dict[str, Any] = {}
+        if self.sequence is not None:
+            params["starting_after"] = self.sequence
+        if self.last_event_id is not None:
+            params["last_event_id"] = self.last_event_id
+        return params
+
+    def __repr__(self) -> str:
+        return (
+            f"ResumeCursor(provider={self.provider!r}, response_id={self.response_id!r}, "
+            f"sequence={self.sequence!r}, last_event_id={self.last_event_id!r})"
+        )
+
+
+class ReplayFilter:
+    """Decides, event by event, whether a resumed connection is still replaying what was delivered.
+
+    An event is a replay when its payload's ``sequence_number`` is at most the cursor's, or when its SSE id is
+    at most the cursor's (numeric ids) or was delivered recently (other ids). Replays form a prefix of the new
+    connection: the first event that is not one disarms the filter, and everything after it passes unchecked.
+    """
+
+    __slots__ = ("_numeric_id", "_recent", "_sequence", "armed")
+
+    def __init__(self, cursor: ResumeCursor, recent_ids: Optional[list[str]] = None) -> None:
+        self._sequence = cursor.sequence
+        last = cursor.last_event_id
+        self._numeric_id = int(last) if last is not None and last.isdigit() and len(last) < 19 else None
+        self._recent = set(recent_ids or ())
+        if last is not None:
+            self._recent.add(last)
+        self.armed = self._sequence is not None or bool(self._recent)
+
+    def is_replay(self, event: SSEEvent) -> bool:
+        """True to drop ``event``; once an event is kept the filter disarms."""
+        if not self.armed:
+            return False
+        if self._sequence is not None and '"sequence_number"' in event.data:
+            try:
+                payload = loads(event.data)
+            except ValueError:
+                payload = None
+            seq = payload.get("sequence_number") if isinstance(payload, dict) else None
+            if type(seq) is int and seq <= self._sequence:
+                return True
+        eid = event.id
+        if eid is not None and self._recent:
+            if self._numeric_id is not None and eid.isdigit() and len(eid) < 19:
+                if int(eid) <= self._numeric_id:
+                    return True
+            elif eid in self._recent:
+                return True
+        self.armed = False
+        return False
+
+
+def recent_id_window() -> int:
+    """How many non-numeric event ids are remembered for replay detection."""
+    return _RECENT_IDS
