@@ -13,6 +13,7 @@ PROVIDER_FOR = {
     ("anthropic-messages", "anthropic"): "anthropic",
     ("anthropic-messages", "xai"): "xai",
     ("gemini-generate-content", "gemini"): "gemini",
+    ("gemini-generate-content", "gemini-vertex"): "gemini",
     ("gemini-interactions", "gemini"): "gemini",
 }
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
+from conftest import FIXTURES
 from ssewire.cli import main
 
 RESPONSES = (
@@ -54,8 +54,9 @@ def test_truncated_stream_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_bad_framing_and_missing_file_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page = tmp_path / "page.json"
     page.write_bytes(b"<html>502</html>")
-    assert main([str(page), "-p", "gemini"]) == 2
+    assert main([str(page), "-p", "gemini", "--framing", "json_array"]) == 2
     assert "FramingError" in capsys.readouterr().err
+    assert main([str(page)]) == 1  # auto: not an array, so SSE, which holds no event: a truncated stream
     assert main([str(tmp_path / "missing.sse"), "-p", "gemini"]) == 2
 
 

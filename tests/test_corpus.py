@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import CHUNK_SIZES, CORPUS, chunked, load_manifest
 from corpus_expect import framing_for, provider_for, unified_stop
-
 from ssewire import StreamResult, Unified, collect, iter_unified
 
 CAPTURES = load_manifest()

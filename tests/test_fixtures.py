@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHUNK_SIZES, FIXTURES, chunked
 
+from conftest import CHUNK_SIZES, FIXTURES, chunked
 from ssewire import collect, iter_unified
 
 EXPECTED = sorted(FIXTURES.glob("*.expected.json"))

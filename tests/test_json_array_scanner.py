@@ -7,10 +7,10 @@ from types import ModuleType
 from typing import Optional
 
 import pytest
-from conftest import chunked
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import chunked
 from ssewire import FramingError, SSEBufferOverflow, StreamTruncated
 
 

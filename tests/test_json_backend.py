@@ -9,7 +9,14 @@ import pytest
 
 import ssewire._json as backend
 
-SAMPLES = ['{"a": 1}', "[1, 2.5, null, true]", '"\\ud83c\\udf89"', "123456789012345678901234567890", "NaN", '{"a": "\\ud800"}']
+SAMPLES = [
+    '{"a": 1}',
+    "[1, 2.5, null, true]",
+    '"\\ud83c\\udf89"',
+    "123456789012345678901234567890",
+    "NaN",
+    '{"a": "\\ud800"}',
+]
 
 
 def test_same_values_as_the_standard_library() -> None:

@@ -15,9 +15,12 @@ pytestmark = pytest.mark.skipif(not PYPROJECT.is_file(), reason="needs the sourc
 
 VERSIONS = ["cp39", "cp310", "cp311", "cp312", "cp313", "cp314", "cp314t"]
 INTENDED = {
-    "linux": {f"{v}-{libc}_{arch}" for v in VERSIONS for libc in ("manylinux", "musllinux") for arch in ("x86_64", "aarch64")},
+    "linux": {
+        f"{v}-{libc}_{arch}" for v in VERSIONS for libc in ("manylinux", "musllinux") for arch in ("x86_64", "aarch64")
+    },
     "macos": {f"{v}-macosx_{arch}" for v in VERSIONS for arch in ("x86_64", "arm64")},
-    "windows": {f"{v}-win_amd64" for v in VERSIONS} | {f"{v}-win_arm64" for v in VERSIONS if v not in ("cp39", "cp310")},
+    "windows": {f"{v}-win_amd64" for v in VERSIONS}
+    | {f"{v}-win_arm64" for v in VERSIONS if v not in ("cp39", "cp310")},
 }
 
 
@@ -69,7 +72,9 @@ def test_metadata_is_complete() -> None:
 
 
 def test_cython_is_pinned_by_one_constraints_file() -> None:
-    pins = [line for line in (ROOT / "requirements" / "cython.txt").read_text().splitlines() if line.startswith("Cython")]
+    pins = [
+        line for line in (ROOT / "requirements" / "cython.txt").read_text().splitlines() if line.startswith("Cython")
+    ]
     assert len(pins) == 1 and pins[0].startswith("Cython==")
     env = _load_pyproject()["tool"]["cibuildwheel"]["environment"]
     assert env["PIP_CONSTRAINT"] == env["PIP_BUILD_CONSTRAINT"] == "requirements/cython.txt"

@@ -6,10 +6,10 @@ from types import ModuleType
 from typing import Any, Optional
 
 import pytest
-from conftest import chunked, peak_traced
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import chunked, peak_traced
 from ssewire import SSEBufferOverflow, SSEwireError
 
 
@@ -109,7 +109,10 @@ def test_comments_and_keepalives_dispatch_nothing(scanner: ModuleType) -> None:
 
 
 def test_field_without_colon_has_empty_value(scanner: ModuleType) -> None:
-    assert every_split(scanner, b"data\n\ndata\ndata\n\n") == [("message", "", None, None), ("message", "\n", None, None)]
+    assert every_split(scanner, b"data\n\ndata\ndata\n\n") == [
+        ("message", "", None, None),
+        ("message", "\n", None, None),
+    ]
 
 
 def test_only_one_leading_space_stripped(scanner: ModuleType) -> None:
@@ -143,7 +146,11 @@ def test_empty_event_name_is_message(scanner: ModuleType) -> None:
 
 def test_id_persists_and_empty_id_resets(scanner: ModuleType) -> None:
     data = b"id: 1\ndata: a\n\ndata: b\n\nid\ndata: c\n\n"
-    assert every_split(scanner, data) == [("message", "a", "1", None), ("message", "b", "1", None), ("message", "c", "", None)]
+    assert every_split(scanner, data) == [
+        ("message", "a", "1", None),
+        ("message", "b", "1", None),
+        ("message", "c", "", None),
+    ]
 
 
 def test_id_with_nul_is_ignored(scanner: ModuleType) -> None:
@@ -264,7 +271,9 @@ def test_accumulated_data_lines_are_bounded(scanner: ModuleType) -> None:
     with pytest.raises(SSEBufferOverflow):
         parser.feed(data)
     # just under the bound: 9 lines of 10 bytes + 8 newlines = 98 bytes
-    assert parse(scanner, b"data: 0123456789\n" * 9 + b"\n", max_buffer=98) == [("message", "\n".join(["0123456789"] * 9), None, None)]
+    assert parse(scanner, b"data: 0123456789\n" * 9 + b"\n", max_buffer=98) == [
+        ("message", "\n".join(["0123456789"] * 9), None, None)
+    ]
 
 
 def test_overflowing_comment_line_raises(scanner: ModuleType) -> None:

@@ -6,8 +6,17 @@ from typing import Any, Iterator, Optional
 
 import pytest
 
-from ssewire import FramingError, Normalizer, SSEBufferOverflow, StreamTruncated, Unified, collect_text
-from ssewire import iter_events, iter_unified, parse_sse_bytes
+from ssewire import (
+    FramingError,
+    Normalizer,
+    SSEBufferOverflow,
+    StreamTruncated,
+    Unified,
+    collect_text,
+    iter_events,
+    iter_unified,
+    parse_sse_bytes,
+)
 from ssewire.stream import make_scanner
 
 
@@ -40,7 +49,7 @@ def test_missing_terminal_event_is_reported_with_best_usage() -> None:
 
 
 def test_non_json_data_becomes_raw_and_done_sentinel_is_swallowed() -> None:
-    events = list(iter_unified([b"data: not json\n\ndata: [1, 2]\n\ndata: [DONE]\n\ndata: {\"end\": 1}\n\n"], Echo()))
+    events = list(iter_unified([b'data: not json\n\ndata: [1, 2]\n\ndata: [DONE]\n\ndata: {"end": 1}\n\n'], Echo()))
     assert [e.type for e in events] == ["raw", "raw", "done"]
     assert events[0].raw == {"event": "message", "data": "not json"}
     assert events[1].raw == {"event": "message", "data": [1, 2]}

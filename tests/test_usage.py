@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import load_manifest
 
+from conftest import load_manifest
 from ssewire.usage import Usage
 
 CAPTURES = [c for c in load_manifest() if c["expected"]["usage"] is not None]
@@ -75,7 +75,14 @@ CAPTURES = [c for c in load_manifest() if c["expected"]["usage"] is not None]
 )
 def test_mapping(raw: dict[str, Any], expected: tuple[Any, ...]) -> None:
     u = Usage.from_raw(raw)
-    got = (u.input_tokens, u.cached_input_tokens, u.cache_write_tokens, u.output_tokens, u.reasoning_tokens, u.total_tokens)
+    got = (
+        u.input_tokens,
+        u.cached_input_tokens,
+        u.cache_write_tokens,
+        u.output_tokens,
+        u.reasoning_tokens,
+        u.total_tokens,
+    )
     assert got == expected
     assert u.raw is raw
     assert not u.partial

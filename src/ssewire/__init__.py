@@ -5,7 +5,7 @@ provider's events into one vocabulary (:class:`Unified`). See README.md.
 """
 
 from ._scanner import IMPLEMENTATION, JSONArrayStreamParser, SSEEvent, SSEParser
-from .errors import FramingError, ResponseStatusError, SSEBufferOverflow, SSEwireError, StreamTruncated
+from .errors import DetectionError, FramingError, ResponseStatusError, SSEBufferOverflow, SSEwireError, StreamTruncated
 from .events import UNIFIED_TYPES, Unified
 from .normalizers import (
     PROVIDERS,
@@ -20,6 +20,7 @@ from .normalizers import (
 )
 from .partial_json import IncrementalJSON, PartialJSON, parse_partial_json
 from .result import Accumulator, StreamResult, ToolCall, collect
+from .resume import ResumeCursor
 from .stream import (
     StreamDecoder,
     aiter_events,
@@ -30,7 +31,6 @@ from .stream import (
     iter_unified,
     parse_sse_bytes,
 )
-from .resume import ResumeCursor
 from .usage import Usage
 
 __version__ = "0.1.0"
@@ -42,6 +42,7 @@ __all__ = [
     "Accumulator",
     "AnthropicNormalizer",
     "ChatCompletionsNormalizer",
+    "DetectionError",
     "FramingError",
     "GeminiInteractionsNormalizer",
     "GeminiNormalizer",

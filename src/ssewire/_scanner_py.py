@@ -64,22 +64,22 @@ class SSEParser:
     """
 
     __slots__ = (
-        "max_buffer",
-        "flush_incomplete",
-        "last_event_id",
-        "retry",
-        "events_parsed",
-        "bytes_fed",
-        "_tail",
+        "_closed",
         "_data",
         "_data_size",
+        "_error",
         "_event",
         "_id",
-        "_started",
-        "_skip_lf",
-        "_error",
-        "_closed",
         "_names",
+        "_skip_lf",
+        "_started",
+        "_tail",
+        "bytes_fed",
+        "events_parsed",
+        "flush_incomplete",
+        "last_event_id",
+        "max_buffer",
+        "retry",
     )
 
     def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER, *, flush_incomplete: bool = True) -> None:
@@ -187,16 +187,16 @@ class SSEParser:
             self._tail = bytearray()
         else:
             block = chunk[: end + 1] if end + 1 < len(chunk) else chunk
+        line = self._line
+        for raw in block.splitlines():
+            line(raw, out)
         rest = chunk[end + 1 :]
-        if rest:
+        if rest:  # checked after the complete lines: the events they finish are returned before the error
             if len(rest) > self.max_buffer:
                 raise _overflow("a line", self.max_buffer)
             self._tail = bytearray(rest)
         elif end == cr:
             self._skip_lf = True
-        line = self._line
-        for raw in block.splitlines():
-            line(raw, out)
 
     def _line(self, raw: bytes, out: list[SSEEvent]) -> None:
         if not raw:
@@ -289,18 +289,18 @@ class JSONArrayStreamParser:
     """
 
     __slots__ = (
-        "max_buffer",
-        "events_parsed",
-        "bytes_fed",
-        "_state",
+        "_closed",
         "_depth",
-        "_in_str",
+        "_error",
         "_esc",
+        "_head",
+        "_in_str",
         "_pending",
         "_started",
-        "_head",
-        "_error",
-        "_closed",
+        "_state",
+        "bytes_fed",
+        "events_parsed",
+        "max_buffer",
     )
 
     def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:

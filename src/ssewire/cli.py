@@ -35,20 +35,20 @@ def _parser() -> argparse.ArgumentParser:
         description="Parse a recorded LLM stream and print its unified events as JSON lines.",
     )
     parser.add_argument("file", help="the recorded response body (SSE or a Gemini JSON array); - for stdin")
-    parser.add_argument("--provider", "-p", required=True, choices=sorted(PROVIDERS), help="whose stream it is")
-    parser.add_argument("--framing", "-f", choices=FRAMINGS, help="default: json_array for *.json files, else sse")
+    parser.add_argument(
+        "--provider", "-p", default="auto", choices=sorted(PROVIDERS), help="whose stream it is (default: detect)"
+    )
+    parser.add_argument("--framing", "-f", default="auto", choices=FRAMINGS, help="default: detect from the body")
     parser.add_argument("--with-raw", action="store_true", help="include each event's raw provider payload")
     parser.add_argument("--framed", action="store_true", help="print the framed SSE events instead")
-    parser.add_argument(
-        "--version", action="version", version=f"ssewire {__version__} ({IMPLEMENTATION} scanner)"
-    )
+    parser.add_argument("--version", action="version", version=f"ssewire {__version__} ({IMPLEMENTATION} scanner)")
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
-    framing = args.framing or ("json_array" if args.file.endswith(".json") else "sse")
+    framing = args.framing
     out = sys.stdout
     dumps = json.dumps
     saw_error = False

@@ -6,7 +6,14 @@ whole family with one ``except`` and code that already catches ``ValueError`` ke
 
 from __future__ import annotations
 
-__all__ = ["FramingError", "ResponseStatusError", "SSEBufferOverflow", "SSEwireError", "StreamTruncated"]
+__all__ = [
+    "DetectionError",
+    "FramingError",
+    "ResponseStatusError",
+    "SSEBufferOverflow",
+    "SSEwireError",
+    "StreamTruncated",
+]
 
 
 class SSEwireError(ValueError):
@@ -34,3 +41,7 @@ class ResponseStatusError(SSEwireError):
         self.status_code = status_code
         self.body = body
         super().__init__(message or f"HTTP {status_code}: {body[:200]}")
+
+
+class DetectionError(SSEwireError):
+    """``provider="auto"`` met a payload that belongs to no known provider: it never guesses."""

@@ -36,7 +36,7 @@ class SSEEvent:
     reconnection time in milliseconds last set by the stream (``None`` until set).
     """
 
-    __slots__ = ("event", "data", "id", "retry")
+    __slots__ = ("data", "event", "id", "retry")
 
     def __init__(
         self,

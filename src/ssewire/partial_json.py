@@ -199,15 +199,15 @@ class IncrementalJSON:
     """
 
     __slots__ = (
-        "_root",
-        "_stack",
-        "_expect",
-        "_token",
         "_buf",
-        "_slot",
         "_escape",
+        "_expect",
         "_high",
         "_provisional",
+        "_root",
+        "_slot",
+        "_stack",
+        "_token",
         "failed",
     )
 
@@ -468,7 +468,7 @@ class PartialJSON:
     ``append`` is amortised O(len(fragment)); ``finish`` parses once and forgets the key.
     """
 
-    __slots__ = ("buffers", "_previews")
+    __slots__ = ("_previews", "buffers")
 
     def __init__(self) -> None:
         self.buffers: dict[str, str] = {}

@@ -19,7 +19,7 @@ class ToolCall:
     """One tool call: ``arguments`` parsed, ``arguments_raw`` the JSON string they came from (``None`` where the
     provider sent an object), ``server`` True when the provider executed it itself."""
 
-    __slots__ = ("id", "name", "arguments", "arguments_raw", "server", "_fragments")
+    __slots__ = ("_fragments", "arguments", "arguments_raw", "id", "name", "server")
 
     def __init__(
         self,
@@ -60,17 +60,17 @@ class StreamResult:
     """Everything a stream said, in one object."""
 
     __slots__ = (
-        "text",
-        "reasoning",
-        "tool_calls",
-        "stop_reason",
-        "raw_stop_reason",
-        "usage",
         "error",
-        "signatures",
-        "response_id",
-        "model",
         "last_sequence",
+        "model",
+        "raw_stop_reason",
+        "reasoning",
+        "response_id",
+        "signatures",
+        "stop_reason",
+        "text",
+        "tool_calls",
+        "usage",
     )
 
     def __init__(self) -> None:
@@ -112,7 +112,7 @@ class StreamResult:
 class Accumulator:
     """Feeds on unified events (``add``) and builds the :class:`StreamResult` (``result``)."""
 
-    __slots__ = ("_text", "_reasoning", "_calls", "_order", "_result", "_usage", "_done", "_meta_found")
+    __slots__ = ("_calls", "_done", "_meta_found", "_order", "_reasoning", "_result", "_text", "_usage")
 
     def __init__(self) -> None:
         self._text: list[str] = []
@@ -159,9 +159,7 @@ class Accumulator:
                 call.arguments_raw = event.arguments_raw
             elif call._fragments:
                 call.arguments_raw = "".join(call._fragments)
-            call.arguments = (
-                event.arguments if event.arguments is not None else parse_arguments(call.arguments_raw)
-            )
+            call.arguments = event.arguments if event.arguments is not None else parse_arguments(call.arguments_raw)
             call.server = call.server or event.server
         elif kind == "usage":
             if event.usage is not None:

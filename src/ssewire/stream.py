@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Optional, Union
 
 from ._scanner import JSONArrayStreamParser, SSEEvent, SSEParser
-from .errors import StreamTruncated
+from .errors import SSEBufferOverflow, StreamTruncated
 from .events import Unified
 from .normalizers._base import Normalizer, truncated_event
 from .normalizers.registry import normalizer_for
@@ -31,18 +31,73 @@ __all__ = [
 Chunk = Union[bytes, bytearray, memoryview]
 Scanner = Union[SSEParser, JSONArrayStreamParser]
 
-#: The framings a stream can have.
-FRAMINGS = ("sse", "json_array")
+#: The framings a stream can have ("auto": recognised from the first byte).
+FRAMINGS = ("auto", "sse", "json_array")
+_BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_BUFFER = 8 * 1024 * 1024
 
 
+class AutoScanner:
+    """Recognises the framing from the first byte that is not whitespace (after a BOM): ``[`` starts a JSON
+    array, anything else is Server-Sent Events; then behaves as that scanner. Holds at most the leading
+    whitespace (bounded by ``max_buffer``)."""
+
+    __slots__ = ("_held", "_max_buffer", "inner")
+
+    def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:
+        self._max_buffer = max_buffer
+        self._held = b""
+        self.inner: Optional[Scanner] = None
+
+    @property
+    def framing(self) -> Optional[str]:
+        """``"sse"`` or ``"json_array"`` once recognised, else None."""
+        if self.inner is None:
+            return None
+        return "json_array" if isinstance(self.inner, JSONArrayStreamParser) else "sse"
+
+    @property
+    def last_event_id(self) -> Optional[str]:
+        """The SSE scanner's last event ID (None for a JSON array or before the framing is known)."""
+        return getattr(self.inner, "last_event_id", None)
+
+    def feed(self, data: Chunk) -> list[SSEEvent]:
+        """Scan one chunk (see the chosen scanner's ``feed``)."""
+        if self.inner is not None:
+            return self.inner.feed(data)
+        held = self._held + bytes(data)
+        body = held[3:] if held.startswith(_BOM) else held
+        start = len(body) - len(body.lstrip(b" \t\r\n"))
+        if start == len(body) or (len(held) < 3 and _BOM.startswith(held)):
+            if len(held) > self._max_buffer:
+                raise SSEBufferOverflow(f"leading whitespace exceeds max_buffer ({self._max_buffer} bytes)")
+            self._held = held
+            return []
+        framing = "json_array" if body[start] == 0x5B else "sse"
+        self.inner = make_scanner(framing, self._max_buffer)
+        self._held = b""
+        return self.inner.feed(held)
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream (a body that never showed its framing is read as SSE)."""
+        if self.inner is None:
+            self.inner = make_scanner("sse", self._max_buffer)
+            if self._held:
+                self.inner.feed(self._held)
+                self._held = b""
+        return self.inner.close()
+
+
 def make_scanner(framing: str = "sse", max_buffer: int = DEFAULT_MAX_BUFFER) -> Scanner:
-    """A scanner for ``framing`` (``"sse"`` or ``"json_array"``); ``ValueError`` for anything else."""
+    """A scanner for ``framing``: ``"sse"``, ``"json_array"`` or ``"auto"`` (recognised from the first
+    non-whitespace byte); ``ValueError`` for anything else."""
     if framing == "sse":
         return SSEParser(max_buffer)
     if framing == "json_array":
         return JSONArrayStreamParser(max_buffer)
-    raise ValueError(f"unknown framing {framing!r}; expected 'sse' or 'json_array'")
+    if framing == "auto":
+        return AutoScanner(max_buffer)  # type: ignore[return-value]
+    raise ValueError(f"unknown framing {framing!r}; expected 'sse', 'json_array' or 'auto'")
 
 
 def parse_sse_bytes(data: bytes, chunk_size: Optional[int] = None) -> list[SSEEvent]:
@@ -59,7 +114,9 @@ def parse_sse_bytes(data: bytes, chunk_size: Optional[int] = None) -> list[SSEEv
     return out
 
 
-def iter_events(chunks: Iterable[Chunk], framing: str = "sse", max_buffer: int = DEFAULT_MAX_BUFFER) -> Iterator[SSEEvent]:
+def iter_events(
+    chunks: Iterable[Chunk], framing: str = "auto", max_buffer: int = DEFAULT_MAX_BUFFER
+) -> Iterator[SSEEvent]:
     """Framed events from byte chunks. Raises the scanner's typed errors (``StreamTruncated`` for a JSON-array
     body that ends early, ``FramingError``, ``SSEBufferOverflow``)."""
     scanner = make_scanner(framing, max_buffer)
@@ -81,7 +138,7 @@ class StreamDecoder:
     def __init__(
         self,
         provider: Union[str, Normalizer],
-        framing: str = "sse",
+        framing: str = "auto",
         max_buffer: int = DEFAULT_MAX_BUFFER,
     ) -> None:
         self.normalizer = normalizer_for(provider) if isinstance(provider, str) else provider
@@ -166,7 +223,7 @@ class StreamDecoder:
 def iter_unified(
     chunks: Iterable[Chunk],
     provider: Union[str, Normalizer],
-    framing: str = "sse",
+    framing: str = "auto",
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
 ) -> Iterator[Unified]:
@@ -187,7 +244,7 @@ def iter_unified(
 def iter_resumable(
     open_stream: Callable[[Optional[ResumeCursor]], Iterable[Chunk]],
     provider: Union[str, Normalizer],
-    framing: str = "sse",
+    framing: str = "auto",
     *,
     max_reconnects: int = 3,
     reconnect_on: tuple[type[BaseException], ...] = (OSError, ConnectionError),
@@ -220,7 +277,7 @@ def iter_resumable(
 async def aiter_unified(
     chunks: AsyncIterable[Chunk],
     provider: Union[str, Normalizer],
-    framing: str = "sse",
+    framing: str = "auto",
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
 ) -> AsyncIterator[Unified]:
@@ -235,7 +292,7 @@ async def aiter_unified(
 
 
 async def aiter_events(
-    chunks: AsyncIterable[Chunk], framing: str = "sse", max_buffer: int = DEFAULT_MAX_BUFFER
+    chunks: AsyncIterable[Chunk], framing: str = "auto", max_buffer: int = DEFAULT_MAX_BUFFER
 ) -> AsyncIterator[SSEEvent]:
     """The async twin of :func:`iter_events`."""
     scanner = make_scanner(framing, max_buffer)

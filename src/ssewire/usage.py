@@ -33,14 +33,14 @@ class Usage:
     """Token counts with one meaning across providers (see the module docstring)."""
 
     __slots__ = (
-        "input_tokens",
-        "cached_input_tokens",
         "cache_write_tokens",
+        "cached_input_tokens",
+        "input_tokens",
         "output_tokens",
+        "partial",
+        "raw",
         "reasoning_tokens",
         "total_tokens",
-        "raw",
-        "partial",
     )
 
     def __init__(
@@ -102,8 +102,10 @@ class Usage:
                 raw=raw,
                 partial=partial,
             )
-        if "cache_read_input_tokens" in raw or "cache_creation_input_tokens" in raw or (
-            "input_tokens" in raw and "total_tokens" not in raw and "input_tokens_details" not in raw
+        if (
+            "cache_read_input_tokens" in raw
+            or "cache_creation_input_tokens" in raw
+            or ("input_tokens" in raw and "total_tokens" not in raw and "input_tokens_details" not in raw)
         ):  # Anthropic: input_tokens excludes both cache counts
             read = _int(raw.get("cache_read_input_tokens"))
             written = _int(raw.get("cache_creation_input_tokens"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._base import Normalizer
 from .anthropic import AnthropicNormalizer
+from .auto import AutoNormalizer
 from .chat import ChatCompletionsNormalizer
 from .gemini import GeminiNormalizer
 from .openai import OpenAINormalizer
@@ -18,6 +19,7 @@ PROVIDERS: dict[str, type[Normalizer]] = {
     "anthropic": AnthropicNormalizer,
     "xai": XAINormalizer,
     "gemini": GeminiNormalizer,
+    "auto": AutoNormalizer,
 }
 
 

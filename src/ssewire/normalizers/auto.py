@@ -1,0 +1,150 @@
+"""``provider="auto"``: the provider and API are recognised from the first payloads, then one normaliser runs.
+
+Recognised shapes: Gemini Interactions (``event_type``), Gemini generateContent (``candidates``,
+``usageMetadata``, ``promptFeedback``), OpenAI/xAI Responses (``type`` ``response.*``), Anthropic Messages
+(Anthropic event types), Chat Completions chunks (``object: chat.completion.chunk`` or ``choices``). An error
+payload that could be any provider's is held (at most a few) until a recognisable payload arrives, then replayed
+to that provider's normaliser; if none arrives its ``error`` events are emitted at the end. A JSON payload that
+matches no provider raises :class:`~ssewire.errors.DetectionError`: detection never guesses.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .._json import loads
+from ..errors import DetectionError
+from ..events import SSEEvent, Unified
+from ._base import Normalizer, error_payload, truncated_event
+from .anthropic import MESSAGE_EVENTS
+
+__all__ = ["AutoNormalizer", "detect_provider"]
+
+_INTERACTION_EVENTS = frozenset(
+    {
+        "interaction.created",
+        "interaction.status_update",
+        "interaction.completed",
+        "interaction.complete",
+        "step.start",
+        "step.delta",
+        "step.stop",
+        "content.start",
+        "content.delta",
+        "content.stop",
+    }
+)
+_GEMINI_KEYS = ("candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId")
+_MAX_HELD = 8
+
+
+def detect_provider(obj: dict[str, Any], event: Optional[str] = None) -> Optional[str]:
+    """The provider name whose normaliser handles ``obj`` (``None`` when it could be anyone's, e.g. a bare
+    error); raises :class:`DetectionError` for a payload no provider sends."""
+    if "event_type" in obj or event in _INTERACTION_EVENTS:
+        return "gemini"
+    kind = obj.get("type")
+    if type(kind) is str:
+        if kind.startswith("response."):
+            return "openai"
+        if kind in MESSAGE_EVENTS:
+            return "anthropic"
+        if kind == "error":
+            return None
+    if obj.get("object") == "chat.completion.chunk" or "choices" in obj:
+        return "openai-chat"
+    for key in _GEMINI_KEYS:
+        if key in obj:
+            return "gemini"
+    if "error" in obj:
+        return None
+    sample = ", ".join(sorted(obj)[:8])
+    raise DetectionError(f"cannot tell which provider sent a payload with keys: {sample}")
+
+
+class AutoNormalizer(Normalizer):
+    """Detects the provider from the first recognisable payload and hands every event to its normaliser."""
+
+    provider = "auto"
+    terminal = "terminal event"
+
+    def __init__(self) -> None:
+        self.inner: Optional[Normalizer] = None
+        self._held: list[SSEEvent] = []  # error payloads seen before detection
+        self._done = False
+        super().__init__()
+
+    @property
+    def detected(self) -> Optional[str]:
+        """The provider recognised so far (None before the first recognisable payload)."""
+        return None if self.inner is None else self.inner.provider
+
+    def __call__(self, ev: SSEEvent) -> list[Unified]:
+        inner = self.inner
+        if inner is not None:
+            return inner(ev)
+        data = ev.data
+        if data == "[DONE]":
+            return []
+        try:
+            obj = loads(data)
+        except ValueError:
+            return [Unified("raw", raw={"event": ev.event, "data": data})]
+        if type(obj) is not dict:
+            return [Unified("raw", raw={"event": ev.event, "data": obj})]
+        name = detect_provider(obj, ev.event)
+        if name is None:
+            if len(self._held) >= _MAX_HELD:
+                raise DetectionError("only error payloads so far: cannot tell which provider sent the stream")
+            self._held.append(ev)
+            return []
+        from .registry import normalizer_for  # the registry imports this module
+
+        inner = self.inner = normalizer_for(name)
+        out: list[Unified] = []
+        for held in self._held:
+            out += inner(held)
+        self._held = []
+        out += inner(ev)
+        return out
+
+    @property  # type: ignore[override]
+    def done(self) -> bool:
+        return self._done if self.inner is None else self.inner.done
+
+    @done.setter
+    def done(self, value: bool) -> None:
+        if self.inner is None:
+            self._done = value
+        else:
+            self.inner.done = value
+
+    @property  # type: ignore[override]
+    def usage(self) -> Optional[dict[str, Any]]:
+        return None if self.inner is None else self.inner.usage
+
+    @usage.setter
+    def usage(self, value: Optional[dict[str, Any]]) -> None:
+        if self.inner is not None:
+            self.inner.usage = value
+
+    def flush(self) -> list[Unified]:
+        if self.inner is not None:
+            return self.inner.flush()
+        out = []
+        for held in self._held:
+            obj = loads(held.data)
+            out.append(Unified("error", error=error_payload(obj.get("error", obj)), raw=obj))
+        if out:
+            self._done = True
+        self._held = []
+        return out
+
+    def finish(self) -> list[Unified]:
+        if self.inner is not None:
+            return self.inner.finish()
+        out = self.flush()
+        if not self._done:
+            self._done = True
+            out.append(truncated_event("auto", "any payload"))
+        return out

@@ -1,0 +1,107 @@
+"""provider="auto" and framing="auto": recognised from the stream itself, never guessed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conftest import CORPUS, FIXTURES, chunked, load_manifest
+from corpus_expect import framing_for, provider_for
+from ssewire import DetectionError, collect, iter_unified
+from ssewire.normalizers.auto import AutoNormalizer, detect_provider
+from ssewire.stream import AutoScanner
+
+CAPTURES = load_manifest()
+
+
+@pytest.mark.skipif(not CAPTURES, reason="../shared/corpus is not present")
+@pytest.mark.parametrize("capture", CAPTURES, ids=[c["file"] for c in CAPTURES])
+@pytest.mark.parametrize("size", [7, None])
+def test_auto_gives_the_same_events_as_the_named_provider(capture: dict[str, Any], size: Any) -> None:
+    data = (CORPUS / capture["file"]).read_bytes()
+    named = list(iter_unified(chunked(data, size), provider_for(capture), framing_for(capture)))
+    auto = list(iter_unified(chunked(data, size), "auto"))
+    assert [e.to_dict(with_raw=True) for e in auto] == [e.to_dict(with_raw=True) for e in named]
+
+
+def test_auto_on_every_fixture() -> None:
+    for stream in sorted(FIXTURES.glob("*.sse")) + sorted(FIXTURES.glob("*.json")):
+        if stream.name.endswith(".expected.json"):
+            continue
+        result = collect(iter_unified([stream.read_bytes()], "auto"))
+        assert result.text or result.tool_calls or result.error or result.reasoning, stream.name
+
+
+@pytest.mark.parametrize(
+    ("payload", "event", "provider"),
+    [
+        ({"type": "response.created", "response": {}}, None, "openai"),
+        ({"type": "message_start", "message": {}}, "message_start", "anthropic"),
+        ({"type": "ping"}, "ping", "anthropic"),
+        ({"object": "chat.completion.chunk", "choices": []}, None, "openai-chat"),
+        ({"choices": [{"delta": {"content": "x"}}]}, None, "openai-chat"),
+        ({"candidates": [{"content": {"parts": [{"text": "x"}]}}]}, None, "gemini"),
+        ({"usageMetadata": {}}, None, "gemini"),
+        ({"event_type": "interaction.created", "interaction": {}}, None, "gemini"),
+        ({"index": 0}, "step.start", "gemini"),
+        ({"type": "error", "error": {"type": "overloaded_error"}}, "error", None),
+        ({"error": {"code": 500, "message": "x"}}, None, None),
+    ],
+)
+def test_detect_provider(payload: dict[str, Any], event: Any, provider: Any) -> None:
+    assert detect_provider(payload, event) == provider
+
+
+def test_unknown_payload_raises_instead_of_guessing() -> None:
+    with pytest.raises(DetectionError, match="keys"):
+        list(iter_unified([b'data: {"hello": "world"}\n\n'], "auto"))
+
+
+def test_leading_error_is_replayed_to_the_detected_normaliser() -> None:
+    body = (
+        b'event: error\ndata: {"type":"error","sequence_number":0,"error":{"type":"server_error","code":"x",'
+        b'"message":"boom"}}\n\n'
+        b'event: response.failed\ndata: {"type":"response.failed","sequence_number":1,"response":{"id":"r",'
+        b'"status":"failed","error":{"code":"x","message":"boom"}}}\n\n'
+    )
+    events = list(iter_unified([body], "auto"))
+    errors = [e for e in events if e.type == "error"]
+    assert errors and errors[0].error["message"] == "boom"  # type: ignore[index]
+    assert events[-1].type == "done" and events[-1].stop_reason == "failed"
+
+
+def test_stream_of_only_an_error_reports_it() -> None:
+    body = b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    events = list(iter_unified([body], "auto"))
+    assert [e.type for e in events] == ["error"]
+    assert events[0].error == {"type": "overloaded_error", "message": "Overloaded"}
+
+
+def test_empty_stream_is_truncated() -> None:
+    events = list(iter_unified([b""], "auto"))
+    assert events[-1].type == "error" and events[-1].error["type"] == "stream_truncated"  # type: ignore[index]
+    normalizer = AutoNormalizer()
+    assert normalizer.detected is None
+
+
+@pytest.mark.parametrize(
+    ("body", "framing"),
+    [
+        (b"[{}]", "json_array"),
+        (b"  \r\n\t[{}]", "json_array"),
+        (b"\xef\xbb\xbf\n[{}]", "json_array"),
+        (b"data: x\n\n", "sse"),
+        (b"\xef\xbb\xbfdata: x\n\n", "sse"),
+        (b": comment\n\n", "sse"),
+    ],
+)
+def test_framing_from_the_first_byte_at_any_chunking(body: bytes, framing: str) -> None:
+    for size in (1, 2, None):
+        scanner = AutoScanner()
+        events = []
+        for chunk in chunked(body, size):
+            events += scanner.feed(chunk)
+        events += scanner.close()
+        assert scanner.framing == framing
+        assert len(events) == (1 if framing == "json_array" or b"data" in body else 0)
