@@ -31,6 +31,7 @@ from .stream import (
     iter_unified,
     parse_sse_bytes,
 )
+from .tap import StreamTap, TapMetrics
 from .usage import Usage
 
 __version__ = "0.1.0"
@@ -58,7 +59,9 @@ __all__ = [
     "SSEParser",
     "SSEwireError",
     "StreamResult",
+    "StreamTap",
     "StreamTruncated",
+    "TapMetrics",
     "ToolCall",
     "Unified",
     "Usage",

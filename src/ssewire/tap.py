@@ -1,0 +1,164 @@
+"""A pass-through tap for gateways: forward upstream chunks untouched while the stream is parsed on the side.
+
+``tap.feed(chunk)`` returns nothing and never modifies or holds the chunk: the gateway forwards the very bytes
+it received. The tap builds the :class:`~ssewire.result.StreamResult` (``tap.result``) and :class:`TapMetrics`
+(``tap.metrics``): bytes, events, time to first token, gaps between deltas, time to done. Timing is read once
+per chunk, not per event. A tap never raises into the forwarding path: a stream it cannot parse is recorded in
+``tap.failure`` and the tap stops parsing (the bytes keep flowing).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Optional, Union
+
+from .errors import SSEwireError
+from .normalizers._base import Normalizer
+from .result import Accumulator, StreamResult
+from .stream import DEFAULT_MAX_BUFFER, Chunk, StreamDecoder
+
+__all__ = ["StreamTap", "TapMetrics"]
+
+_DELTAS = frozenset({"text_delta", "reasoning_delta", "tool_call_start", "tool_call_delta"})
+_MAX_GAPS = 65536  # gaps kept for percentiles; beyond that every other one is dropped
+
+
+def _percentile(ordered: list[float], q: float) -> Optional[float]:
+    if not ordered:
+        return None
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+class TapMetrics:
+    """What a tapped stream did. Times are seconds from the tap's creation (``started``); gaps are between
+    chunks that carried deltas."""
+
+    __slots__ = ("bytes", "chunks", "done_at", "events", "first_byte_at", "first_token_at", "gaps", "last_delta_at")
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.chunks = 0
+        self.events = 0
+        self.first_byte_at: Optional[float] = None
+        self.first_token_at: Optional[float] = None
+        self.last_delta_at: Optional[float] = None
+        self.done_at: Optional[float] = None
+        self.gaps: list[float] = []
+
+    @property
+    def time_to_first_token(self) -> Optional[float]:
+        """Seconds until the first text, reasoning or tool-call delta."""
+        return self.first_token_at
+
+    @property
+    def time_to_done(self) -> Optional[float]:
+        """Seconds until the stream's terminal event (None if it never came)."""
+        return self.done_at
+
+    def gap_stats(self) -> dict[str, Optional[float]]:
+        """``max``, ``p50`` and ``p95`` of the gaps between deltas (None without two delta chunks)."""
+        ordered = sorted(self.gaps)
+        return {
+            "max": ordered[-1] if ordered else None,
+            "p50": _percentile(ordered, 0.50),
+            "p95": _percentile(ordered, 0.95),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything as a JSON-ready dict."""
+        return {
+            "bytes": self.bytes,
+            "chunks": self.chunks,
+            "events": self.events,
+            "time_to_first_byte": self.first_byte_at,
+            "time_to_first_token": self.first_token_at,
+            "time_to_done": self.done_at,
+            "gaps": self.gap_stats(),
+        }
+
+
+class StreamTap:
+    """Watches one stream that is forwarded unchanged (see the module docstring)."""
+
+    __slots__ = ("_accumulator", "_clock", "_decoder", "_started", "closed", "failure", "metrics")
+
+    def __init__(
+        self,
+        provider: Union[str, Normalizer] = "auto",
+        framing: str = "auto",
+        *,
+        max_buffer: int = DEFAULT_MAX_BUFFER,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._decoder: Optional[StreamDecoder] = StreamDecoder(provider, framing, max_buffer)
+        self._accumulator = Accumulator()
+        self._clock = clock
+        self._started = clock()
+        self.metrics = TapMetrics()
+        self.failure: Optional[SSEwireError] = None
+        self.closed = False
+
+    def feed(self, chunk: Chunk) -> None:
+        """Observe one upstream chunk. Returns nothing; the chunk is neither modified nor kept."""
+        metrics = self.metrics
+        size = len(chunk)
+        metrics.bytes += size
+        metrics.chunks += 1
+        decoder = self._decoder
+        if decoder is None:
+            return
+        now = self._clock() - self._started
+        if metrics.first_byte_at is None:
+            metrics.first_byte_at = now
+        try:
+            events = decoder.feed(chunk)
+        except SSEwireError as exc:
+            self._fail(exc)
+            return
+        if events:
+            self._observe(events, now)
+
+    def _observe(self, events: list[Any], now: float) -> None:
+        metrics = self.metrics
+        metrics.events += len(events)
+        add = self._accumulator.add
+        delta = False
+        for event in events:
+            add(event)
+            kind = event.type
+            if kind in _DELTAS:
+                delta = True
+            elif kind == "done" and metrics.done_at is None:
+                metrics.done_at = now
+        if delta:
+            if metrics.first_token_at is None:
+                metrics.first_token_at = now
+            elif metrics.last_delta_at is not None:
+                gaps = metrics.gaps
+                gaps.append(now - metrics.last_delta_at)
+                if len(gaps) >= _MAX_GAPS:
+                    del gaps[::2]
+            metrics.last_delta_at = now
+
+    def _fail(self, exc: SSEwireError) -> None:
+        self.failure = exc
+        self._decoder = None
+
+    def close(self) -> StreamResult:
+        """End of the upstream stream: finish parsing (a stream cut short records ``stream_truncated``)."""
+        if not self.closed:
+            self.closed = True
+            decoder = self._decoder
+            if decoder is not None:
+                try:
+                    tail = decoder.close()
+                except SSEwireError as exc:
+                    self._fail(exc)
+                else:
+                    self._observe(tail, self._clock() - self._started)
+        return self.result
+
+    @property
+    def result(self) -> StreamResult:
+        """The stream's result so far."""
+        return self._accumulator.result
