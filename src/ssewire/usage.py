@@ -68,9 +68,10 @@ class Usage:
         """The :class:`Usage` a provider's usage object describes (an unknown shape counts zero, raw kept)."""
         if "promptTokenCount" in raw or "candidatesTokenCount" in raw or "totalTokenCount" in raw:  # Gemini
             thoughts = _int(raw.get("thoughtsTokenCount"))
+            candidates = raw.get("candidatesTokenCount", raw.get("responseTokenCount"))  # Live says "response"
             return cls(
                 _int(raw.get("promptTokenCount")) + _int(raw.get("toolUsePromptTokenCount")),
-                _int(raw.get("candidatesTokenCount")) + thoughts,
+                _int(candidates) + thoughts,
                 cached_input_tokens=_int(raw.get("cachedContentTokenCount")),
                 reasoning_tokens=thoughts,
                 raw=raw,

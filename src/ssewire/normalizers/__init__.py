@@ -2,9 +2,11 @@
 
 from ._base import Normalizer
 from .anthropic import AnthropicNormalizer
+from .auto import AutoNormalizer
 from .chat import ChatCompletionsNormalizer
 from .gemini import GeminiNormalizer
 from .gemini_interactions import GeminiInteractionsNormalizer
+from .gemini_live import GeminiLiveNormalizer
 from .openai import OpenAINormalizer
 from .registry import PROVIDERS, normalizer_for
 from .xai import XAINormalizer
@@ -12,8 +14,10 @@ from .xai import XAINormalizer
 __all__ = [
     "PROVIDERS",
     "AnthropicNormalizer",
+    "AutoNormalizer",
     "ChatCompletionsNormalizer",
     "GeminiInteractionsNormalizer",
+    "GeminiLiveNormalizer",
     "GeminiNormalizer",
     "Normalizer",
     "OpenAINormalizer",

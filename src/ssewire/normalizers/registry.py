@@ -7,6 +7,7 @@ from .anthropic import AnthropicNormalizer
 from .auto import AutoNormalizer
 from .chat import ChatCompletionsNormalizer
 from .gemini import GeminiNormalizer
+from .gemini_live import GeminiLiveNormalizer
 from .openai import OpenAINormalizer
 from .xai import XAINormalizer
 
@@ -19,6 +20,7 @@ PROVIDERS: dict[str, type[Normalizer]] = {
     "anthropic": AnthropicNormalizer,
     "xai": XAINormalizer,
     "gemini": GeminiNormalizer,
+    "gemini-live": GeminiLiveNormalizer,
     "auto": AutoNormalizer,
 }
 

@@ -1,0 +1,111 @@
+"""Gemini Live API (``BidiGenerateContent`` over WebSocket) server messages -> :class:`~ssewire.Unified`.
+
+No SSE framing: feed each WebSocket frame's JSON with :meth:`GeminiLiveNormalizer.frame` (text, bytes or an
+already decoded dict). A Live session holds many turns, so ``done`` is per turn:
+
+- ``serverContent.modelTurn.parts``: text -> ``text_delta`` (``thought: true`` -> ``reasoning_delta``); audio
+  ``inlineData``, code and other parts -> ``raw`` (never dropped); ``turnComplete`` -> ``usage`` (when known) +
+  ``done`` (``end``); ``interrupted`` (user barge-in), ``generationComplete`` and transcriptions -> ``raw``.
+- ``toolCall.functionCalls`` -> ``tool_call_start`` / ``tool_call_delta`` / ``tool_call_done`` per call (arguments
+  arrive whole), then ``done`` (``tool_use``): the model waits for a ``toolResponse``.
+- ``toolCallCancellation`` (discard that in-flight tool work), ``goAway`` (reconnect with the resumption handle
+  before ``timeLeft``), ``sessionResumptionUpdate`` (``resumption_handle`` kept) and ``setupComplete`` -> ``raw``
+  with the payload kept.
+- ``usageMetadata`` -> ``usage`` (cumulative for the session; the latest wins).
+
+A session that ends in the middle of a turn ends with the ``stream_truncated`` error from :meth:`finish`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional, Union
+
+from ..events import SSEEvent, Unified
+from ._base import Normalizer
+
+__all__ = ["GeminiLiveNormalizer"]
+
+
+class GeminiLiveNormalizer(Normalizer):
+    """One Live session's server messages -> Unified (see the module docstring)."""
+
+    provider = "gemini-live"
+    terminal = "turnComplete"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.done = True  # no turn is open before the model speaks
+        self.resumption_handle: Optional[str] = None
+        self.go_away: Optional[dict[str, Any]] = None
+        self._calls = 0
+
+    def frame(self, message: Union[str, bytes, dict[str, Any]]) -> list[Unified]:
+        """Normalise one WebSocket frame (its JSON text or bytes, or the decoded object)."""
+        if isinstance(message, dict):
+            return self.payload(message)
+        text = message.decode("utf-8", "replace") if isinstance(message, (bytes, bytearray)) else message
+        return self(SSEEvent(None, text))
+
+    def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        out: list[Unified] = []
+        content = obj.get("serverContent")
+        if isinstance(content, dict):
+            self._content(obj, content, out)
+        tool_call = obj.get("toolCall")
+        if isinstance(tool_call, dict):
+            self._tool_call(obj, tool_call, out)
+        update = obj.get("sessionResumptionUpdate")
+        if isinstance(update, dict) and isinstance(update.get("newHandle"), str):
+            self.resumption_handle = update["newHandle"]
+        if isinstance(obj.get("goAway"), dict):
+            self.go_away = obj["goAway"]
+        usage = obj.get("usageMetadata")
+        if isinstance(usage, dict):
+            self.usage = usage
+            out.append(Unified("usage", usage=dict(usage), raw=obj))
+        if isinstance(content, dict) and content.get("turnComplete") is True:
+            self.done = True
+            out.append(Unified("done", stop_reason="end", raw_stop_reason="turnComplete", raw=obj))
+        return out or [Unified("raw", raw=obj)]
+
+    def _content(self, obj: dict[str, Any], content: dict[str, Any], out: list[Unified]) -> None:
+        turn = content.get("modelTurn")
+        parts = turn.get("parts") if isinstance(turn, dict) else None
+        if not isinstance(parts, list):
+            return
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            text = part.get("text")
+            if type(text) is str and text:
+                self.done = False
+                kind = "reasoning_delta" if part.get("thought") is True else "text_delta"
+                out.append(Unified(kind, text=text, raw=obj))
+            else:
+                out.append(Unified("raw", raw=obj))  # audio inlineData, executableCode, ...
+
+    def _tool_call(self, obj: dict[str, Any], tool_call: dict[str, Any], out: list[Unified]) -> None:
+        calls = tool_call.get("functionCalls")
+        if not isinstance(calls, list):
+            return
+        for call in calls:
+            if not isinstance(call, dict):
+                continue
+            self._calls += 1
+            call_id = call.get("id") if isinstance(call.get("id"), str) else f"live_call_{self._calls}"
+            name = call.get("name") if isinstance(call.get("name"), str) else None
+            args = call.get("args") if isinstance(call.get("args"), dict) else {}
+            out.append(Unified("tool_call_start", tool_call_id=call_id, tool_name=name, raw=obj))
+            out.append(
+                Unified(
+                    "tool_call_delta",
+                    tool_call_id=call_id,
+                    tool_name=name,
+                    arguments_delta=json.dumps(args, separators=(",", ":"), ensure_ascii=False),
+                    raw=obj,
+                )
+            )
+            out.append(Unified("tool_call_done", tool_call_id=call_id, tool_name=name, arguments=args, raw=obj))
+        self.done = True
+        out.append(Unified("done", stop_reason="tool_use", raw_stop_reason="toolCall", raw=obj))
