@@ -1,15 +1,235 @@
-"""PLACEHOLDER - to be written."""
+"""Anthropic Messages API events (also xAI's Anthropic-compatible ``/v1/messages``) -> Unified.
+
+Contract (one instance per stream; every event made from a payload carries ``raw``; ``message_id``, ``model`` and
+``stop_reason`` are kept):
+
+- ``text_delta`` -> ``text_delta``; ``thinking_delta`` -> ``reasoning_delta`` (non-empty strings only, otherwise
+  ``raw``); ``signature_delta`` -> ``raw`` with ``signature``; ``redacted_thinking`` blocks, ``citations_delta``,
+  ``ping``, ``message_start`` and unknown events -> ``raw``.
+- ``tool_use`` (client), ``server_tool_use`` and ``mcp_tool_use`` (``server=True``) blocks are keyed by block
+  ``index``: ``content_block_start`` -> ``tool_call_start``, each non-empty ``input_json_delta`` ->
+  ``tool_call_delta``, ``content_block_stop`` -> ``tool_call_done`` with ``arguments_raw`` = the concatenated
+  ``partial_json`` ("" when none; ``None`` when the arguments came whole in the block's ``input`` and no delta did).
+  A block started at an index whose tool call is still open closes that call first (never merged).
+- xAI quirks: a delta or stop without ``index`` applies to the block started last; a thinking and a text block may
+  share index 0.
+- Usage: ``message_start.message.usage`` updated key by key with each ``message_delta.usage``; every
+  ``message_delta`` with usage -> a ``usage`` event carrying a fresh dict. ``self.usage`` is the merge so far.
+- ``message_stop`` -> ``done`` (exactly one, after closing calls left open): ``raw_stop_reason`` = ``stop_reason``;
+  end_turn -> end (tool_use when client calls were made), max_tokens and model_context_window_exceeded ->
+  max_tokens, tool_use, stop_sequence, refusal, pause_turn -> incomplete, none -> end, unknown -> other.
+- ``error`` (``{"type": "error", "error": {"type": "overloaded_error", ...}}``) -> ``error`` carrying the usage
+  merged so far; it ends the stream (no truncation error follows).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, ClassVar, Optional
 
 from ..events import Unified
-from ._base import Normalizer
+from ._base import Normalizer, error_payload
+from .chat import _Call
+
+__all__ = ["ANTHROPIC_STOP", "MESSAGE_EVENTS", "AnthropicNormalizer"]
+
+#: Anthropic ``stop_reason`` -> unified stop reason (anything else maps to ``other``).
+ANTHROPIC_STOP: dict[str, str] = {
+    "end_turn": "end",
+    "max_tokens": "max_tokens",
+    "tool_use": "tool_use",
+    "stop_sequence": "stop_sequence",
+    "refusal": "refusal",
+    "pause_turn": "incomplete",
+    "model_context_window_exceeded": "max_tokens",
+}
+#: The event types of the Messages stream.
+MESSAGE_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "ping",
+    }
+)
+_TOOL_BLOCKS = {"tool_use": False, "server_tool_use": True, "mcp_tool_use": True}  # block type -> server
+_NO_INDEX = object()
+
+Handler = Callable[["AnthropicNormalizer", dict[str, Any]], list[Unified]]
+
+
+def _index(obj: dict[str, Any]) -> Any:
+    """The block index of an event (an int or str), or ``_NO_INDEX``."""
+    index = obj.get("index")
+    return index if type(index) is int or type(index) is str else _NO_INDEX
 
 
 class AnthropicNormalizer(Normalizer):
+    """Messages API events -> Unified (see the module docstring for the full contract)."""
+
     provider = "anthropic"
+    terminal = "message_stop"
+    _HANDLERS: ClassVar[dict[str, Handler]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.message_id: Optional[str] = None
+        self.model: Optional[str] = None
+        #: The provider's ``stop_reason`` from the last ``message_delta``.
+        self.stop_reason: Optional[str] = None
+        self._calls: dict[Any, _Call] = {}  # open tool calls by block index
+        self._current: Any = None  # index of the block started last
+        self._count = 0
+        self._client_calls = False
+        self._finished = False
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        """Normalise one event."""
+        kind = obj.get("type")
+        if type(kind) is not str:
+            kind = event
+        handler = self._HANDLERS.get(kind) if kind is not None else None
+        if handler is None:
+            return [Unified("raw", raw=obj)]
+        return handler(self, obj)
+
+    def _message_start(self, obj: dict[str, Any]) -> list[Unified]:
+        message = obj.get("message")
+        if type(message) is dict:
+            message_id = message.get("id")
+            if type(message_id) is str:
+                self.message_id = message_id
+            model = message.get("model")
+            if type(model) is str:
+                self.model = model
+            usage = message.get("usage")
+            if type(usage) is dict:
+                self.usage = dict(usage)
         return [Unified("raw", raw=obj)]
+
+    def _block_start(self, obj: dict[str, Any]) -> list[Unified]:
+        index = _index(obj)
+        if index is _NO_INDEX:
+            index = self._current if self._current is not None else 0
+        out: list[Unified] = []
+        previous = self._calls.pop(index, None)
+        if previous is not None:  # a new block at an index whose call is still open: close it, never merge
+            out.append(previous.close(obj))
+        self._current = index
+        block = obj.get("content_block")
+        if type(block) is not dict:
+            out.append(Unified("raw", raw=obj))
+            return out
+        kind = block.get("type")
+        server = _TOOL_BLOCKS.get(kind) if type(kind) is str else None
+        if server is None:
+            out.append(Unified("raw", raw=obj))
+            return out
+        given_id = block.get("id")
+        provided = type(given_id) is str and bool(given_id)
+        if provided:
+            call_id = str(given_id)
+        else:
+            self._count += 1
+            call_id = f"{self.message_id or 'msg'}-tool-{self._count}"
+        name = block.get("name")
+        call = _Call(call_id, name if type(name) is str else None, server, provided)
+        given = block.get("input")
+        if type(given) is dict and given:
+            call.fallback = given
+        self._calls[index] = call
+        if not server:
+            self._client_calls = True
+        out.append(call.start(obj))
+        return out
+
+    def _block_delta(self, obj: dict[str, Any]) -> list[Unified]:
+        delta = obj.get("delta")
+        if type(delta) is not dict:
+            return [Unified("raw", raw=obj)]
+        kind = delta.get("type")
+        if kind == "text_delta":
+            text = delta.get("text")
+            if type(text) is str and text:
+                return [Unified("text_delta", text=text, raw=obj)]
+        elif kind == "thinking_delta":
+            text = delta.get("thinking")
+            if type(text) is str and text:
+                return [Unified("reasoning_delta", text=text, raw=obj)]
+        elif kind == "input_json_delta":
+            fragment = delta.get("partial_json")
+            if type(fragment) is str and fragment:
+                index = _index(obj)
+                call = self._calls.get(self._current if index is _NO_INDEX else index)
+                if call is not None:
+                    return [call.delta(fragment, obj)]
+        elif kind == "signature_delta":
+            signature = delta.get("signature")
+            if type(signature) is str and signature:
+                return [Unified("raw", raw=obj, signature=signature)]
+        return [Unified("raw", raw=obj)]
+
+    def _block_stop(self, obj: dict[str, Any]) -> list[Unified]:
+        index = _index(obj)
+        call = self._calls.pop(self._current if index is _NO_INDEX else index, None)
+        if call is None:
+            return [Unified("raw", raw=obj)]
+        return [call.close(obj)]
+
+    def _message_delta(self, obj: dict[str, Any]) -> list[Unified]:
+        delta = obj.get("delta")
+        if type(delta) is dict:
+            stop = delta.get("stop_reason")
+            if type(stop) is str:
+                self.stop_reason = stop
+        usage = obj.get("usage")
+        if type(usage) is not dict:
+            return [Unified("raw", raw=obj)]
+        if self.usage is None:
+            self.usage = {}
+        self.usage.update(usage)  # our own copy (message_start's was copied), updated key by key
+        return [Unified("usage", usage=dict(self.usage), raw=obj)]
+
+    def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:
+        if self._finished:
+            return [Unified("raw", raw=obj)]
+        out = [call.close(obj) for call in self._calls.values()]
+        self._calls.clear()
+        raw_stop = self.stop_reason
+        stop = "end" if raw_stop is None else ANTHROPIC_STOP.get(raw_stop, "other")
+        if stop == "end" and self._client_calls:
+            stop = "tool_use"
+        self._finished = True
+        self.done = True
+        out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
+        return out
+
+    def _error(self, obj: dict[str, Any]) -> list[Unified]:
+        inner = obj.get("error")
+        if type(inner) is not dict:
+            flat = {k: v for k, v in obj.items() if k not in ("type", "error")}
+            if type(inner) is str and "message" not in flat:
+                flat["message"] = inner
+            inner = flat
+        self.done = True
+        usage = dict(self.usage) if self.usage else None  # the best usage so far, as a truncation would carry
+        return [Unified("error", error=error_payload(inner), usage=usage, raw=obj)]
+
+    def flush(self) -> list[Unified]:
+        """Close the tool calls still open (with the arguments that arrived)."""
+        out = [call.close(None) for call in self._calls.values()]
+        self._calls.clear()
+        return out
+
+
+AnthropicNormalizer._HANDLERS = {
+    "message_start": AnthropicNormalizer._message_start,
+    "content_block_start": AnthropicNormalizer._block_start,
+    "content_block_delta": AnthropicNormalizer._block_delta,
+    "content_block_stop": AnthropicNormalizer._block_stop,
+    "message_delta": AnthropicNormalizer._message_delta,
+    "message_stop": AnthropicNormalizer._message_stop,
+    "error": AnthropicNormalizer._error,
+}

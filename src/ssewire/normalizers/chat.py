@@ -1,15 +1,275 @@
-"""PLACEHOLDER - to be written."""
+"""Chat Completions chunks (OpenAI ``/v1/chat/completions``, xAI and other OpenAI-compatible servers) -> Unified.
+
+Contract (one instance per stream):
+
+- ``choices[].delta.reasoning_content`` (else ``delta.reasoning``) -> ``reasoning_delta``; ``delta.content`` and
+  ``delta.refusal`` -> ``text_delta``. Only non-empty strings become deltas; a chunk that yields nothing (role-only,
+  empty content, ``finish_reason`` with no open call) is one ``raw`` event.
+- ``delta.tool_calls[]`` are keyed by (choice index, ``tool_calls[].index``; the position in the list when there is
+  no index). The first fragment of a key opens the call (``tool_call_start``), each non-empty ``arguments`` fragment is
+  a ``tool_call_delta``. A fragment carrying a *different* non-empty id at a key whose open call has an id closes that
+  call and opens a new one, so calls never merge (all-``index: 0`` servers); an id already open under another key
+  continues that call (now at this key), so ids never repeat. Open calls of a choice are closed (``tool_call_done``)
+  by its ``finish_reason``, else by ``[DONE]``, else by :meth:`flush`. xAI sends each call whole in one chunk: it
+  takes the same start -> delta -> done path.
+- Every chunk with a non-null ``usage`` -> ``usage`` (verbatim; OpenAI puts it in a final ``choices: []`` chunk,
+  Grok sometimes earlier); ``self.usage`` keeps the last one.
+- ``data: [DONE]`` -> ``done`` (exactly one): ``raw_stop_reason`` is the last ``finish_reason`` seen, ``stop_reason``
+  its unified value (``stop`` -> end, ``length`` -> max_tokens, ``tool_calls``/``function_call`` -> tool_use,
+  ``content_filter`` -> refusal, none -> end, other -> other; end becomes tool_use when client calls were made).
+- A chunk ``{"error": ...}`` (OpenAI-compatible servers report late failures this way) -> ``error`` carrying the
+  last usage seen; it ends the stream (``self.done``), so no truncation error follows.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..events import Unified
-from ._base import Normalizer
+from ..events import SSEEvent, Unified
+from ..partial_json import parse_arguments
+from ._base import Normalizer, error_payload
+
+__all__ = ["CHAT_STOP", "ChatCompletionsNormalizer", "unified_chat_stop"]
+
+#: Chat ``finish_reason`` -> unified stop reason (anything else maps to ``other``).
+CHAT_STOP: dict[str, str] = {
+    "stop": "end",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "refusal",
+}
+
+_EMPTY: dict[str, Any] = {}
+
+
+def unified_chat_stop(finish_reason: Optional[str], client_calls: bool) -> str:
+    """The unified stop reason for a chat ``finish_reason`` (``None``: the stream ended without one)."""
+    stop = "end" if finish_reason is None else CHAT_STOP.get(finish_reason, "other")
+    return "tool_use" if stop == "end" and client_calls else stop
+
+
+class _Call:
+    """One open tool call (shared by the chat, Responses and Anthropic normalisers).
+
+    ``parts`` holds the argument fragments (joined once, at the end); ``fallback`` an argument object the provider
+    sent whole (Anthropic ``input``), used when no fragment arrived; ``provider_id`` whether the id came from the
+    provider (False when synthesised).
+    """
+
+    __slots__ = ("fallback", "id", "name", "parts", "provider_id", "server")
+
+    def __init__(self, call_id: str, name: Optional[str], server: bool = False, provider_id: bool = True) -> None:
+        self.id = call_id
+        self.name = name
+        self.server = server
+        self.parts: list[str] = []
+        self.fallback: Optional[dict[str, Any]] = None
+        self.provider_id = provider_id
+
+    def start(self, raw: Any, sequence: Optional[int] = None) -> Unified:
+        """The ``tool_call_start`` event."""
+        return Unified(
+            "tool_call_start", tool_call_id=self.id, tool_name=self.name, sequence=sequence, raw=raw, server=self.server
+        )
+
+    def delta(self, fragment: str, raw: Any, sequence: Optional[int] = None) -> Unified:
+        """Record ``fragment`` and return its ``tool_call_delta`` event."""
+        self.parts.append(fragment)
+        return Unified(
+            "tool_call_delta",
+            tool_call_id=self.id,
+            tool_name=self.name,
+            arguments_delta=fragment,
+            sequence=sequence,
+            raw=raw,
+            server=self.server,
+        )
+
+    def done(self, raw: Any, final: Optional[str] = None, sequence: Optional[int] = None) -> Unified:
+        """The ``tool_call_done`` event: ``final`` (the provider's authoritative string) or the joined fragments."""
+        text = final if final is not None else "".join(self.parts)
+        return Unified(
+            "tool_call_done",
+            tool_call_id=self.id,
+            tool_name=self.name,
+            arguments=parse_arguments(text),
+            sequence=sequence,
+            raw=raw,
+            server=self.server,
+            arguments_raw=text,
+        )
+
+    def done_object(self, arguments: dict[str, Any], raw: Any, sequence: Optional[int] = None) -> Unified:
+        """The ``tool_call_done`` event for arguments the provider sent as an object (``arguments_raw`` None)."""
+        return Unified(
+            "tool_call_done",
+            tool_call_id=self.id,
+            tool_name=self.name,
+            arguments=arguments,
+            sequence=sequence,
+            raw=raw,
+            server=self.server,
+        )
+
+    def close(self, raw: Any, sequence: Optional[int] = None) -> Unified:
+        """``tool_call_done`` from what arrived: the fragments, else the whole ``fallback`` object, else ``{}``."""
+        if not self.parts and self.fallback:
+            return self.done_object(self.fallback, raw, sequence)
+        return self.done(raw, None, sequence)
 
 
 class ChatCompletionsNormalizer(Normalizer):
+    """Chat Completions chunks -> Unified (see the module docstring for the full contract)."""
+
     provider = "openai-chat"
+    terminal = "data: [DONE]"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chat_id: Optional[str] = None
+        self.model: Optional[str] = None
+        #: The last ``finish_reason`` seen (the provider's own value).
+        self.finish_reason: Optional[str] = None
+        self._calls: dict[tuple[int, int], _Call] = {}
+        self._count = 0
+        self._client_calls = False
+        self._finished = False
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
-        return [Unified("raw", raw=obj)]
+        """Normalise one chunk."""
+        error = obj.get("error")
+        if error and (type(error) is dict or type(error) is str):
+            return [self._error(obj, error)]
+        if self.chat_id is None:  # constant over a stream: read once
+            chat_id = obj.get("id")
+            if type(chat_id) is str:
+                self.chat_id = chat_id
+        if self.model is None:
+            model = obj.get("model")
+            if type(model) is str:
+                self.model = model
+        out: list[Unified] = []
+        choices = obj.get("choices")
+        if type(choices) is list:
+            for choice in choices:
+                if type(choice) is dict:
+                    self._choice(choice, obj, out)
+        usage = obj.get("usage")
+        if type(usage) is dict:
+            self.usage = usage
+            out.append(Unified("usage", usage=usage, raw=obj))
+        if not out:
+            out.append(Unified("raw", raw=obj))
+        return out
+
+    def _choice(self, choice: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
+        index = choice.get("index")
+        if type(index) is not int:
+            index = 0
+        delta = choice.get("delta")
+        if type(delta) is dict:
+            reasoning = delta.get("reasoning_content")
+            if type(reasoning) is not str or not reasoning:
+                reasoning = delta.get("reasoning")  # vLLM / OpenRouter spelling; never both counted
+            if type(reasoning) is str and reasoning:
+                out.append(Unified("reasoning_delta", text=reasoning, raw=obj))
+            content = delta.get("content")
+            if type(content) is str and content:
+                out.append(Unified("text_delta", text=content, raw=obj))
+            refusal = delta.get("refusal")
+            if type(refusal) is str and refusal:
+                out.append(Unified("text_delta", text=refusal, raw=obj))
+            tool_calls = delta.get("tool_calls")
+            if type(tool_calls) is list:
+                for position, fragment in enumerate(tool_calls):
+                    if type(fragment) is dict:
+                        self._tool(index, position, fragment, fragment.get("function"), obj, out)
+            legacy = delta.get("function_call")  # the pre-tools ``functions`` API: one call per choice
+            if type(legacy) is dict:
+                self._tool(index, -1, _EMPTY, legacy, obj, out)
+        finish = choice.get("finish_reason")
+        if type(finish) is str and finish:
+            self.finish_reason = finish
+            if self._calls:
+                for key in [k for k in self._calls if k[0] == index]:
+                    out.append(self._calls.pop(key).close(obj))
+
+    def _tool(
+        self,
+        choice: int,
+        position: int,
+        fragment: dict[str, Any],
+        function: Any,
+        obj: dict[str, Any],
+        out: list[Unified],
+    ) -> None:
+        index = fragment.get("index")
+        key = (choice, index if type(index) is int else position)
+        if type(function) is not dict:
+            function = _EMPTY
+        call_id = fragment.get("id")
+        if type(call_id) is not str or not call_id:
+            call_id = None
+        name = function.get("name")
+        if type(name) is not str or not name:
+            name = None
+        calls = self._calls
+        call = calls.get(key)
+        if call_id is not None:
+            if call is None:  # the same id under another index is the same call, moved here (ids never repeat)
+                moved = next((k for k, c in calls.items() if c.id == call_id), None)
+                if moved is not None:
+                    call = calls[key] = calls.pop(moved)
+            elif call.provider_id and call_id != call.id:
+                out.append(calls.pop(key).close(obj))  # a new call at an occupied index: never merge
+                call = None
+        if call is None:
+            self._count += 1
+            if call_id is None:
+                call = _Call(f"{self.chat_id or 'chatcmpl'}-call-{self._count}", name, provider_id=False)
+            else:
+                call = _Call(call_id, name)
+            calls[key] = call
+            self._client_calls = True
+            out.append(call.start(obj))
+        elif call.name is None and name is not None:
+            call.name = name
+        arguments = function.get("arguments")
+        if type(arguments) is str and arguments:
+            out.append(call.delta(arguments, obj))
+
+    def _error(self, obj: dict[str, Any], error: Any) -> Unified:
+        if type(error) is not dict:
+            inner = {k: v for k, v in obj.items() if k != "error"}
+            inner["message"] = error
+            error = inner
+        self.done = True
+        return Unified("error", error=error_payload(error), usage=self.usage, raw=obj)
+
+    def sentinel(self, ev: SSEEvent) -> list[Unified]:
+        """``data: [DONE]``: close open calls, then the one ``done`` event."""
+        if self._finished:
+            return []
+        raw = {"event": ev.event, "data": ev.data}
+        out = self._close_all(raw)
+        self._finished = True
+        self.done = True
+        out.append(
+            Unified(
+                "done",
+                stop_reason=unified_chat_stop(self.finish_reason, self._client_calls),
+                raw=raw,
+                raw_stop_reason=self.finish_reason,
+            )
+        )
+        return out
+
+    def _close_all(self, raw: Any) -> list[Unified]:
+        out = [call.close(raw) for call in self._calls.values()]
+        self._calls.clear()
+        return out
+
+    def flush(self) -> list[Unified]:
+        """Close the calls still open (with the arguments that arrived)."""
+        return self._close_all(None)

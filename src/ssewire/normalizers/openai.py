@@ -1,15 +1,390 @@
-"""PLACEHOLDER - to be written."""
+"""OpenAI Responses API events (also xAI ``/v1/responses``) -> Unified.
+
+Contract (one instance per stream; every event made from a payload carries ``raw`` and ``sequence`` =
+``sequence_number`` when present; ``last_sequence``, ``response_id`` and ``model`` are kept for resume):
+
+- ``response.output_text.delta`` / ``response.refusal.delta`` -> ``text_delta``;
+  ``response.reasoning_summary_text.delta`` / ``response.reasoning_text.delta`` -> ``reasoning_delta``. Only
+  non-empty string deltas become deltas; everything else is ``raw``.
+- Tool calls are output items whose type ends in ``_call``. ``function_call``, ``custom_tool_call``,
+  ``computer_call``, ``local_shell_call``, ``shell_call`` and ``apply_patch_call`` are client calls (id = ``call_id``);
+  every other ``*_call`` item (web/file search, code interpreter, MCP, image generation ...) is executed by the
+  provider (``server=True``, id = the item ``id``). Calls are keyed by ``item_id`` (``output_index`` as fallback), so
+  parallel calls never merge. ``output_item.added`` -> ``tool_call_start``; ``function_call_arguments.delta`` /
+  ``custom_tool_call_input.delta`` / ``mcp_call_arguments.delta`` -> ``tool_call_delta``; the first of
+  ``*.done`` (``arguments``/``input``, authoritative) or ``output_item.done`` (item ``arguments``/``input``, else the
+  fragments, else the item's ``action`` / ``code`` / ``queries`` object) -> the one ``tool_call_done``. A call seen
+  only in a done event still gets start and done. Calls open at the terminal event are closed before ``done``
+  (arguments from ``response.output`` when it has them); :meth:`flush` closes the rest at end of stream.
+- Terminal ``response.completed/incomplete/failed/cancelled`` -> [``error``] [``usage``] ``done`` (exactly one):
+  ``raw_stop_reason`` = ``response.status``; completed -> end (tool_use when client calls were made), incomplete ->
+  max_tokens / refusal / incomplete by ``incomplete_details.reason``, failed, cancelled. ``response.failed`` adds an
+  ``error`` from ``response.error`` unless an ``error`` event came first.
+- ``error`` events (nested ``{"error": {...}}`` or flat ``{"type": "error", "code", "message"}``) -> ``error``; they end
+  the stream (``self.done``) but a later terminal event still yields its ``done``.
+- Chat Completions chunks (``object == "chat.completion.chunk"`` or ``choices`` without ``type``) go to a
+  :class:`~ssewire.normalizers.chat.ChatCompletionsNormalizer` delegate, so one instance handles either OpenAI API.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, ClassVar, Optional
 
-from ..events import Unified
-from ._base import Normalizer
+from ..events import SSEEvent, Unified
+from ._base import Normalizer, error_payload, truncated_event
+from .chat import ChatCompletionsNormalizer, _Call
+
+__all__ = ["CLIENT_CALL_ITEMS", "OpenAINormalizer"]
+
+#: Output item types the client executes; every other ``*_call`` item is run by the provider.
+CLIENT_CALL_ITEMS = frozenset(
+    {"function_call", "custom_tool_call", "computer_call", "local_shell_call", "shell_call", "apply_patch_call"}
+)
+_TERMINAL_STOP = {"completed": "end", "failed": "failed", "cancelled": "cancelled", "incomplete": "incomplete"}
+_INCOMPLETE_STOP = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
+_NAMED_ITEMS = frozenset({"function_call", "custom_tool_call", "mcp_call"})  # their name is the tool's
+_EMPTY: dict[str, Any] = {}
+
+Handler = Callable[["OpenAINormalizer", dict[str, Any], Optional[int]], list[Unified]]
+
+
+def _is_chat_chunk(obj: dict[str, Any]) -> bool:
+    return obj.get("object") == "chat.completion.chunk" or (
+        "type" not in obj and (type(obj.get("choices")) is list or "error" in obj)
+    )
+
+
+def _item_arguments(item: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """Arguments an item carries as an object (computer/shell ``action``, code interpreter ``code`` ...)."""
+    action = item.get("action")
+    if type(action) is dict:
+        return action
+    out = {key: item[key] for key in ("code", "queries", "operation") if item.get(key) is not None}
+    return out or None
 
 
 class OpenAINormalizer(Normalizer):
+    """Responses API events -> Unified (see the module docstring for the full contract)."""
+
     provider = "openai"
+    terminal = "response.completed"
+    _HANDLERS: ClassVar[dict[str, Handler]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last_sequence: Optional[int] = None
+        self.response_id: Optional[str] = None
+        self.model: Optional[str] = None
+        #: The final ``response.status`` once the terminal event arrived.
+        self.status: Optional[str] = None
+        #: The Chat Completions delegate, created when the first chat chunk arrives.
+        self.chat: Optional[ChatCompletionsNormalizer] = None
+        self._calls: dict[str, _Call] = {}  # open calls by item key
+        self._closed: set[str] = set()  # item keys whose tool_call_done was emitted
+        self._keys: dict[int, str] = {}  # output_index -> item key
+        self._client_calls = False
+        self._errored = False
+        self._finished = False
+        self._event_kind: Optional[str] = None
+
+    # -- dispatch ---------------------------------------------------------------------------------------------
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
-        return [Unified("raw", raw=obj)]
+        """Normalise one Responses event (or, via the delegate, one chat chunk)."""
+        kind = obj.get("type")
+        if type(kind) is not str:
+            if _is_chat_chunk(obj):
+                return self._to_chat(obj, event)
+            kind = self._event_kind = event  # data without "type": the SSE event name decides
+        seq = obj.get("sequence_number")
+        if type(seq) is int:
+            self.last_sequence = seq
+        else:
+            seq = None
+        handler = self._HANDLERS.get(kind) if kind is not None else None
+        if handler is None:
+            if obj.get("object") == "chat.completion.chunk":
+                return self._to_chat(obj, event)
+            return [Unified("raw", sequence=seq, raw=obj)]
+        return handler(self, obj, seq)
+
+    def _to_chat(self, obj: dict[str, Any], event: Optional[str]) -> list[Unified]:
+        chat = self.chat
+        if chat is None:
+            chat = self.chat = ChatCompletionsNormalizer()
+        out = chat.payload(obj, event)
+        self.done = chat.done
+        self.usage = chat.usage
+        return out
+
+    def sentinel(self, ev: SSEEvent) -> list[Unified]:
+        """``[DONE]`` ends a chat stream; after Responses events it means nothing and is swallowed."""
+        chat = self.chat
+        if chat is None:
+            return []
+        out = chat.sentinel(ev)
+        self.done = chat.done
+        return out
+
+    # -- text and reasoning -----------------------------------------------------------------------------------
+
+    def _text(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        delta = obj.get("delta")
+        if type(delta) is str and delta:
+            return [Unified("text_delta", text=delta, sequence=seq, raw=obj)]
+        return [Unified("raw", sequence=seq, raw=obj)]
+
+    def _reasoning(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        delta = obj.get("delta")
+        if type(delta) is str and delta:
+            return [Unified("reasoning_delta", text=delta, sequence=seq, raw=obj)]
+        return [Unified("raw", sequence=seq, raw=obj)]
+
+    # -- tool calls -------------------------------------------------------------------------------------------
+
+    def _item_key(self, item_id: Any, output_index: Any) -> str:
+        """The key of the item an event refers to: its id; the output index only for events or items without one
+        (an id never resolves to another item's call, so items that share an output index still never merge)."""
+        if type(item_id) is str and item_id:
+            if item_id not in self._calls and item_id not in self._closed and type(output_index) is int:
+                known = self._keys.get(output_index)
+                if known is not None and known[0] == "#":  # that call was opened without an id
+                    return known
+            return item_id
+        if type(output_index) is int:
+            known = self._keys.get(output_index)
+            return known if known is not None else f"#{output_index}"
+        return "#"
+
+    def _open(self, key: str, kind: str, item: dict[str, Any], output_index: Any = None) -> _Call:
+        server = kind not in CLIENT_CALL_ITEMS
+        item_id = item.get("id")
+        call_id = item.get("call_id")
+        if server:
+            given = item_id if type(item_id) is str and item_id else call_id
+        else:
+            given = call_id if type(call_id) is str and call_id else item_id
+        provided = type(given) is str and bool(given)
+        ident = str(given) if provided else f"{self.response_id or 'resp'}-{key}"
+        name = item.get("name")
+        if type(name) is not str or not name:
+            name = None if kind in _NAMED_ITEMS else kind[:-5]  # "web_search_call" -> "web_search"
+        call = _Call(ident, name, server, provided)
+        self._calls[key] = call
+        if type(output_index) is int:
+            self._keys[output_index] = key
+        if not server:
+            self._client_calls = True
+        return call
+
+    def _item_added(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        item = obj.get("item")
+        if type(item) is not dict:
+            return [Unified("raw", sequence=seq, raw=obj)]
+        kind = item.get("type")
+        if type(kind) is not str or not kind.endswith("_call"):
+            return [Unified("raw", sequence=seq, raw=obj)]
+        key = self._item_key(item.get("id"), obj.get("output_index"))
+        if key in self._calls or key in self._closed:
+            return [Unified("raw", sequence=seq, raw=obj)]  # a repeated announcement
+        return [self._open(key, kind, item, obj.get("output_index")).start(obj, seq)]
+
+    def _implicit(self, key: str, obj: dict[str, Any], seq: Optional[int], out: list[Unified]) -> _Call:
+        """A call whose ``output_item.added`` never came (e.g. a resumed stream): open it now."""
+        kind = obj.get("type")
+        item_kind = "mcp_call" if type(kind) is str and kind.startswith("response.mcp_call") else "function_call"
+        if type(kind) is str and kind.startswith("response.custom_tool_call"):
+            item_kind = "custom_tool_call"
+        item_id = obj.get("item_id")
+        item = {"id": item_id, "name": obj.get("name")}
+        call = self._open(key, item_kind, item, obj.get("output_index"))
+        out.append(call.start(obj, seq))
+        return call
+
+    def _args_delta(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        key = self._item_key(obj.get("item_id"), obj.get("output_index"))
+        out: list[Unified] = []
+        call = self._calls.get(key)
+        if call is None:
+            if key in self._closed:
+                return [Unified("raw", sequence=seq, raw=obj)]
+            call = self._implicit(key, obj, seq, out)
+        delta = obj.get("delta")
+        if type(delta) is str and delta:
+            out.append(call.delta(delta, obj, seq))
+        return out or [Unified("raw", sequence=seq, raw=obj)]
+
+    def _args_done(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        key = self._item_key(obj.get("item_id"), obj.get("output_index"))
+        out: list[Unified] = []
+        call = self._calls.pop(key, None)
+        if call is None:
+            if key in self._closed:
+                return [Unified("raw", sequence=seq, raw=obj)]
+            call = self._implicit(key, obj, seq, out)
+            del self._calls[key]
+        if call.name is None:
+            name = obj.get("name")
+            if type(name) is str and name:
+                call.name = name
+        final = obj.get("arguments")
+        if type(final) is not str:
+            final = obj.get("input")
+        out.append(call.done(obj, final if type(final) is str else None, seq))
+        self._closed.add(key)
+        return out
+
+    def _finish_item(self, call: _Call, item: dict[str, Any], raw: Any, seq: Optional[int]) -> Unified:
+        final = item.get("arguments")
+        if type(final) is not str:
+            final = item.get("input")
+        if type(final) is str:
+            return call.done(raw, final, seq)
+        if not call.parts:
+            whole = _item_arguments(item)
+            if whole is not None:
+                return call.done_object(whole, raw, seq)
+        return call.done(raw, None, seq)
+
+    def _item_done(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        item = obj.get("item")
+        if type(item) is not dict:
+            return [Unified("raw", sequence=seq, raw=obj)]
+        kind = item.get("type")
+        if type(kind) is not str or not kind.endswith("_call"):
+            return [Unified("raw", sequence=seq, raw=obj)]
+        key = self._item_key(item.get("id"), obj.get("output_index"))
+        out: list[Unified] = []
+        call = self._calls.pop(key, None)
+        if call is None:
+            if key in self._closed:
+                return [Unified("raw", sequence=seq, raw=obj)]  # already closed by the *.done event
+            call = self._open(key, kind, item, obj.get("output_index"))
+            del self._calls[key]
+            out.append(call.start(obj, seq))
+        out.append(self._finish_item(call, item, obj, seq))
+        self._closed.add(key)
+        return out
+
+    def _close_open(self, obj: dict[str, Any], seq: Optional[int], output: Any) -> list[Unified]:
+        """Close the calls still open at the terminal event, taking arguments from ``response.output`` if there."""
+        items: dict[str, dict[str, Any]] = {}
+        if type(output) is list:
+            for item in output:
+                if type(item) is dict and type(item.get("id")) is str:
+                    items[item["id"]] = item
+        out = []
+        for key, call in self._calls.items():
+            item = items.get(key)
+            out.append(self._finish_item(call, item, obj, seq) if item is not None else call.done(obj, None, seq))
+            self._closed.add(key)
+        self._calls.clear()
+        return out
+
+    # -- lifecycle --------------------------------------------------------------------------------------------
+
+    def _meta(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """``obj["response"]`` (or an empty dict), keeping its id and model."""
+        response = obj.get("response")
+        if type(response) is not dict:
+            return _EMPTY
+        response_id = response.get("id")
+        if type(response_id) is str:
+            self.response_id = response_id
+        model = response.get("model")
+        if type(model) is str:
+            self.model = model
+        return response
+
+    def _created(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        self._meta(obj)
+        return [Unified("raw", sequence=seq, raw=obj)]
+
+    def _terminal(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        if self._finished:
+            return [Unified("raw", sequence=seq, raw=obj)]  # a repeated terminal event
+        response = self._meta(obj)
+        out = self._close_open(obj, seq, response.get("output")) if self._calls else []
+        status = response.get("status")
+        if type(status) is not str:
+            kind = obj.get("type")
+            if type(kind) is not str:
+                kind = self._event_kind or "response.completed"
+            status = kind[9:]  # "response.completed" -> "completed"
+        stop = _TERMINAL_STOP.get(status, "other")
+        if stop == "incomplete":
+            details = response.get("incomplete_details")
+            reason = details.get("reason") if type(details) is dict else None
+            if type(reason) is str:
+                stop = _INCOMPLETE_STOP.get(reason, "incomplete")
+        elif stop == "end" and self._client_calls:
+            stop = "tool_use"
+        if status == "failed" and not self._errored:
+            error = response.get("error")
+            if error is not None:
+                self._errored = True
+                out.append(Unified("error", error=error_payload(error), sequence=seq, raw=obj))
+        usage = response.get("usage")
+        if type(usage) is dict:
+            self.usage = usage
+            out.append(Unified("usage", usage=usage, sequence=seq, raw=obj))
+        self.status = status
+        self._finished = True
+        self.done = True
+        out.append(Unified("done", stop_reason=stop, sequence=seq, raw=obj, raw_stop_reason=status))
+        return out
+
+    def _error(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        inner = obj.get("error")
+        if type(inner) is not dict:  # flat: {"type": "error", "code", "message", "param"}
+            flat = {k: v for k, v in obj.items() if k not in ("type", "sequence_number", "error")}
+            if type(inner) is str and "message" not in flat:
+                flat["message"] = inner
+            inner = flat
+        self._errored = True
+        self.done = True
+        return [Unified("error", error=error_payload(inner), usage=self.usage, sequence=seq, raw=obj)]
+
+    # -- end of stream ----------------------------------------------------------------------------------------
+
+    def flush(self) -> list[Unified]:
+        """Close the calls still open (Responses and chat delegate) with the arguments that arrived."""
+        out = [call.close(None) for call in self._calls.values()]
+        self._closed.update(self._calls)
+        self._calls.clear()
+        if self.chat is not None:
+            out += self.chat.flush()
+        return out
+
+    def finish(self) -> list[Unified]:
+        """:meth:`flush`, then ``stream_truncated`` unless the terminal event (of whichever API) arrived."""
+        out = self.flush()
+        if not self.done:
+            self.done = True
+            expected = self.chat.terminal if self.chat is not None and self.response_id is None else self.terminal
+            out.append(truncated_event(self.provider, expected, self.usage))
+        return out
+
+
+OpenAINormalizer._HANDLERS = {
+    "response.output_text.delta": OpenAINormalizer._text,
+    "response.refusal.delta": OpenAINormalizer._text,
+    "response.reasoning_summary_text.delta": OpenAINormalizer._reasoning,
+    "response.reasoning_text.delta": OpenAINormalizer._reasoning,
+    "response.output_item.added": OpenAINormalizer._item_added,
+    "response.output_item.done": OpenAINormalizer._item_done,
+    "response.function_call_arguments.delta": OpenAINormalizer._args_delta,
+    "response.custom_tool_call_input.delta": OpenAINormalizer._args_delta,
+    "response.mcp_call_arguments.delta": OpenAINormalizer._args_delta,
+    "response.function_call_arguments.done": OpenAINormalizer._args_done,
+    "response.custom_tool_call_input.done": OpenAINormalizer._args_done,
+    "response.mcp_call_arguments.done": OpenAINormalizer._args_done,
+    "response.created": OpenAINormalizer._created,
+    "response.in_progress": OpenAINormalizer._created,
+    "response.queued": OpenAINormalizer._created,
+    "response.completed": OpenAINormalizer._terminal,
+    "response.incomplete": OpenAINormalizer._terminal,
+    "response.failed": OpenAINormalizer._terminal,
+    "response.cancelled": OpenAINormalizer._terminal,
+    "error": OpenAINormalizer._error,
+}

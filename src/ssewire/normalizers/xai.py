@@ -1,15 +1,114 @@
-"""PLACEHOLDER - to be written."""
+"""xAI streams -> Unified: one instance handles any xAI endpoint by dispatching each payload on its shape.
+
+- Chat Completions chunks (``object == "chat.completion.chunk"``, or ``choices`` / ``error`` without ``type``) and
+  ``[DONE]`` -> a :class:`~ssewire.normalizers.chat.ChatCompletionsNormalizer` delegate (reasoning in
+  ``delta.reasoning_content``; each tool call arrives whole in one chunk; usage in a ``choices: []`` chunk).
+- ``response.*`` events -> an :class:`~ssewire.normalizers.openai.OpenAINormalizer` delegate (xAI's X-search tools
+  arrive as ordinary ``custom_tool_call`` items and stay client calls; ``web_search_call`` items are server calls).
+- Anthropic event names (``message_start``, ``content_block_*`` ...) -> an
+  :class:`~ssewire.normalizers.anthropic.AnthropicNormalizer` delegate (which tolerates xAI's missing ``index``).
+- ``error`` goes to the delegate in use (the Responses one when none is yet).
+
+``done``, ``usage``, :meth:`flush` and :meth:`finish` reflect the delegate actually used (``delegate``).
+"""
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..events import Unified
-from ._base import Normalizer
+from ..events import SSEEvent, Unified
+from ._base import Normalizer, truncated_event
+from .anthropic import MESSAGE_EVENTS, AnthropicNormalizer
+from .chat import ChatCompletionsNormalizer
+from .openai import OpenAINormalizer
+
+__all__ = ["XAINormalizer"]
 
 
 class XAINormalizer(Normalizer):
+    """Any xAI stream -> Unified, through the delegate its payloads call for (see the module docstring)."""
+
     provider = "xai"
+    terminal = "terminal event ([DONE], response.completed or message_stop)"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chat: Optional[ChatCompletionsNormalizer] = None
+        self.responses: Optional[OpenAINormalizer] = None
+        self.messages: Optional[AnthropicNormalizer] = None
+        #: The delegate that handled the last payload (None before the first one).
+        self.delegate: Optional[Normalizer] = None
+
+    def _chat(self) -> ChatCompletionsNormalizer:
+        if self.chat is None:
+            self.chat = ChatCompletionsNormalizer()
+        return self.chat
+
+    def _responses(self) -> OpenAINormalizer:
+        if self.responses is None:
+            self.responses = OpenAINormalizer()
+        return self.responses
+
+    def _messages(self) -> AnthropicNormalizer:
+        if self.messages is None:
+            self.messages = AnthropicNormalizer()
+        return self.messages
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
-        return [Unified("raw", raw=obj)]
+        """Route one payload to the delegate its shape calls for."""
+        kind = obj.get("type")
+        delegate: Optional[Normalizer]
+        if type(kind) is str:
+            if kind.startswith("response."):
+                delegate = self._responses()
+            elif kind in MESSAGE_EVENTS:
+                delegate = self._messages()
+            elif kind == "error":
+                delegate = self.delegate if self.delegate is not None else self._responses()
+            elif obj.get("object") == "chat.completion.chunk":
+                delegate = self._chat()
+            else:
+                delegate = None
+        elif obj.get("object") == "chat.completion.chunk" or "choices" in obj or "error" in obj:
+            delegate = self._chat()
+        elif event is not None and event.startswith("response."):  # data without "type": the event name decides
+            delegate = self._responses()
+        elif event in MESSAGE_EVENTS:
+            delegate = self._messages()
+        elif event == "error":
+            delegate = self.delegate if self.delegate is not None else self._responses()
+        else:
+            delegate = None
+        if delegate is None:
+            return [Unified("raw", raw=obj)]
+        self.delegate = delegate
+        out = delegate.payload(obj, event)
+        self.done = delegate.done
+        self.usage = delegate.usage
+        return out
+
+    def sentinel(self, ev: SSEEvent) -> list[Unified]:
+        """``[DONE]`` ends a chat stream; with the other endpoints (no chat chunk seen) it is swallowed."""
+        chat = self.chat
+        if chat is None:
+            return []
+        out = chat.sentinel(ev)
+        self.done = chat.done
+        return out
+
+    def flush(self) -> list[Unified]:
+        """Close the tool calls every delegate still has open."""
+        out: list[Unified] = []
+        for delegate in (self.chat, self.responses, self.messages):
+            if delegate is not None:
+                out += delegate.flush()
+        return out
+
+    def finish(self) -> list[Unified]:
+        """:meth:`flush`, then ``stream_truncated`` naming the delegate's terminal event unless it arrived."""
+        out = self.flush()
+        if not self.done:
+            self.done = True
+            expected = self.delegate.terminal if self.delegate is not None else self.terminal
+            out.append(truncated_event(self.provider, expected, self.usage))
+        return out
