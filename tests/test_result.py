@@ -26,8 +26,8 @@ def test_text_reasoning_and_calls_in_order() -> None:
     result = collect(events)
     assert (result.text, result.reasoning) == ("Hello", "think hard")
     assert result.tool_calls == [
-        ToolCall("b", "second", {}, "{}"),
-        ToolCall("a", "first", {"x": 1}, '{"x": 1}'),
+        ToolCall("b", "second", {}, None),  # done carried parsed arguments and no raw string: an object
+        ToolCall("a", "first", {"x": 1}, None),
         ToolCall("s", "web_search", {"q": "x"}, None, server=True),
     ]
     assert [c.id for c in result.client_tool_calls] == ["b", "a"]

@@ -155,11 +155,17 @@ class Accumulator:
                 self._call(event)
         elif kind == "tool_call_done":
             call = self._call(event)
-            if event.arguments_raw is not None:
+            if event.arguments is not None:
+                # the normaliser's verdict; arguments_raw is None where the provider sent an object
+                call.arguments = event.arguments
                 call.arguments_raw = event.arguments_raw
-            elif call._fragments:
-                call.arguments_raw = "".join(call._fragments)
-            call.arguments = event.arguments if event.arguments is not None else parse_arguments(call.arguments_raw)
+            else:
+                if event.arguments_raw is not None:
+                    call.arguments_raw = event.arguments_raw
+                elif call._fragments:
+                    call.arguments_raw = "".join(call._fragments)
+                call.arguments = parse_arguments(call.arguments_raw)
+            call._fragments = []
             call.server = call.server or event.server
         elif kind == "usage":
             if event.usage is not None:

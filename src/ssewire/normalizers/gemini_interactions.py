@@ -1,15 +1,374 @@
-"""PLACEHOLDER - to be written."""
+"""Gemini Interactions API stream (``POST /v1beta/interactions`` with ``stream: true``) -> :class:`Unified` events.
+
+The event type is the payload's ``event_type`` (else the SSE event name); the older names ``content.start`` /
+``content.delta`` / ``content.stop``, ``interaction.start`` and ``interaction.complete`` are accepted as aliases.
+
+- ``interaction.created`` / ``status_update`` / ``in_progress`` -> ``raw`` (``interaction_id`` kept).
+- ``step.start``: ``function_call`` -> ``tool_call_start`` (id = step id); other ``*_call`` steps (run by the
+  server: ``google_search_call``, ``code_execution_call``, ...) -> ``tool_call_start`` with ``server=True``; any
+  other step -> ``raw``. A step's non-empty ``signature`` rides on that event.
+- ``step.delta``: ``text`` -> ``text_delta``; ``thought_summary`` -> ``reasoning_delta`` (``content.text``);
+  ``thought_signature`` -> ``raw`` with ``signature``; ``arguments_delta`` -> ``tool_call_delta``; others -> ``raw``.
+- ``step.stop`` of a call step -> ``tool_call_done`` (arguments parsed from the accumulated deltas, with
+  ``arguments_raw`` that string, else the step's ``arguments`` object); other steps -> ``raw``.
+- ``interaction.completed`` -> open calls closed, ``usage`` (``interaction.usage`` verbatim) and one ``done``
+  (``completed`` -> ``end``, or ``tool_use`` after client calls; ``requires_action`` -> ``tool_use``;
+  ``incomplete`` / ``failed`` / ``cancelled`` as named; anything else -> ``other``). A later, changed usage gets
+  another ``usage`` event.
+- ``error`` -> ``error`` (``done`` set); ``event: done`` / ``data: [DONE]`` -> nothing.
+
+Attributes for resume and replay: ``interaction_id``, ``last_event_index`` (last step index),
+``last_event_id`` (last ``event_id``, the resume cursor), ``last_signature``, ``model_version``, ``usage``.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import json
+from typing import Any, ClassVar, Optional, Union
 
 from ..events import Unified
-from ._base import Normalizer
+from ..partial_json import parse_arguments
+from ._base import Normalizer, error_payload
+
+__all__ = ["GeminiInteractionsNormalizer", "interactions_stop_reason"]
+
+_ALIASES = {
+    "content.start": "step.start",
+    "content.delta": "step.delta",
+    "content.stop": "step.stop",
+    "interaction.start": "interaction.created",
+    "interaction.complete": "interaction.completed",
+}
+_META_EVENTS = frozenset({"interaction.created", "interaction.status_update", "interaction.in_progress"})
+_STATUS = {
+    "completed": "end",
+    "requires_action": "tool_use",
+    "incomplete": "incomplete",
+    "failed": "failed",
+    "cancelled": "cancelled",
+}
+
+_CLIENT, _SERVER, _OTHER = 0, 1, 2
+
+StepKey = Union[int, str]
+
+
+def interactions_stop_reason(status: Optional[str], client_calls: bool) -> str:
+    """The unified stop reason for an interaction ``status`` (``completed`` is ``tool_use`` after client calls)."""
+    if status is None:
+        return "tool_use" if client_calls else "end"
+    stop = _STATUS.get(status, "other")
+    return "tool_use" if stop == "end" and client_calls else stop
+
+
+def _text(value: Any) -> Optional[str]:
+    """``value`` when it is a non-empty string, else None."""
+    return value if type(value) is str and value else None
+
+
+class _Step:
+    """One started step: its kind (client call, server call, other), call id and name, streamed argument
+    fragments and the ``arguments`` object the step (or a delta) carried."""
+
+    __slots__ = ("arguments", "fragments", "id", "kind", "name")
+
+    def __init__(
+        self, kind: int, call_id: Optional[str] = None, name: Optional[str] = None, arguments: Any = None
+    ) -> None:
+        self.kind = kind
+        self.id = call_id
+        self.name = name
+        self.fragments: list[str] = []
+        self.arguments = arguments
 
 
 class GeminiInteractionsNormalizer(Normalizer):
-    provider = "gemini"
+    """Gemini Interactions API events -> unified events (one instance per stream)."""
+
+    provider: ClassVar[str] = "gemini"
+    terminal: ClassVar[str] = "interaction.completed"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.interaction_id: Optional[str] = None
+        self.response_id: Optional[str] = None
+        self.model_version: Optional[str] = None
+        self.status: Optional[str] = None
+        self.last_signature: Optional[str] = None
+        self.last_event_index: Optional[int] = None
+        self.last_event_id: Optional[str] = None
+        self._steps: dict[StepKey, _Step] = {}
+        self._current: Optional[StepKey] = None
+        self._anonymous = 0
+        self._done_sent = False
+        self._sent_usage: Optional[dict[str, Any]] = None
+        self._client_calls = False
+        self._counter = 0
+        self._ids: set[str] = set()
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        """Normalise one Interactions event payload."""
+        kind = obj.get("event_type")
+        if type(kind) is not str:
+            kind = event or ""
+        kind = _ALIASES.get(kind, kind)
+        value = obj.get("event_id")
+        if type(value) is str:
+            self.last_event_id = value
+        index = obj.get("index")
+        if type(index) is int:
+            self.last_event_index = index
+        else:
+            index = None
+        if kind == "step.delta":
+            return self._delta(obj, index)
+        if kind == "step.start":
+            return self._start(obj, index)
+        if kind == "step.stop":
+            return self._stop(obj, index)
+        if kind in _META_EVENTS:
+            self._meta(obj)
+            return [Unified("raw", raw=obj)]
+        if kind == "interaction.completed":
+            return self._completed(obj)
+        if kind == "error":
+            out = self._close_all(obj)
+            self.done = True
+            inner = obj.get("error")
+            usage = None if self.usage is None else dict(self.usage)
+            out.append(Unified("error", error=error_payload(inner if inner is not None else obj), usage=usage, raw=obj))
+            return out
+        if kind == "done":
+            return []
+        self._meta(obj)
         return [Unified("raw", raw=obj)]
+
+    def flush(self) -> list[Unified]:
+        """Close call steps that never got their ``step.stop``."""
+        return self._close_all(None)
+
+    # -- helpers ------------------------------------------------------------------------------------------------
+
+    def _meta(self, obj: dict[str, Any]) -> None:
+        """Keep the interaction id, model and status of interaction-level events."""
+        interaction = obj.get("interaction")
+        if isinstance(interaction, dict):
+            value = interaction.get("id")
+            if type(value) is str:
+                self.interaction_id = self.response_id = value
+            value = interaction.get("model")
+            if type(value) is str:
+                self.model_version = value
+            value = interaction.get("status")
+            if type(value) is str:
+                self.status = value
+        value = obj.get("interaction_id")
+        if type(value) is str:
+            self.interaction_id = self.response_id = value
+        value = obj.get("status")
+        if type(value) is str:
+            self.status = value
+
+    def _new_id(self, given: Any) -> str:
+        """The step's call id, else a synthetic one never used before in this stream."""
+        if type(given) is str and given:
+            self._ids.add(given)
+            return given
+        while True:
+            candidate = f"call_{self._counter}"
+            self._counter += 1
+            if candidate not in self._ids:
+                self._ids.add(candidate)
+                return candidate
+
+    def _key(self, index: Optional[int]) -> Optional[StepKey]:
+        """The step an event belongs to: its ``index``, else the step started last."""
+        return index if index is not None else self._current
+
+    def _start(self, obj: dict[str, Any], index: Optional[int]) -> list[Unified]:
+        """``step.start``: a call step opens a tool call (``server`` for ``*_call`` steps), others are raw."""
+        step = obj.get("step")
+        if not isinstance(step, dict):
+            step = obj.get("content")  # the pre-rename content.start shape
+        if not isinstance(step, dict):
+            return [Unified("raw", raw=obj)]
+        key: StepKey
+        if index is not None:
+            key = index
+        else:
+            self._anonymous += 1
+            key = f"_{self._anonymous}"
+        out: list[Unified] = []
+        if key in self._steps:  # a step index reused before its stop: close the old one first
+            out += self._close(key, obj)
+        self._current = key
+        signature = _text(step.get("signature"))
+        if signature is not None:
+            self.last_signature = signature
+        stype = step.get("type")
+        if stype == "function_call":
+            self._client_calls = True
+            call = _Step(_CLIENT, self._new_id(step.get("id")), _text(step.get("name")), step.get("arguments"))
+            self._steps[key] = call
+            out.append(
+                Unified("tool_call_start", tool_call_id=call.id, tool_name=call.name, raw=obj, signature=signature)
+            )
+        elif type(stype) is str and stype.endswith("_call"):
+            call = _Step(_SERVER, self._new_id(step.get("id")), _text(step.get("name")) or stype, step.get("arguments"))
+            self._steps[key] = call
+            out.append(
+                Unified(
+                    "tool_call_start",
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    server=True,
+                    raw=obj,
+                    signature=signature,
+                )
+            )
+        else:
+            self._steps[key] = _Step(_OTHER)
+            out.append(Unified("raw", raw=obj, signature=signature))
+        return out
+
+    def _delta(self, obj: dict[str, Any], index: Optional[int]) -> list[Unified]:
+        """``step.delta``: text, reasoning, signature or argument fragment; anything else raw."""
+        delta = obj.get("delta")
+        if not isinstance(delta, dict):
+            return [Unified("raw", raw=obj)]
+        dtype = delta.get("type")
+        if dtype == "text":
+            text = _text(delta.get("text"))
+            return [Unified("text_delta", text=text, raw=obj) if text else Unified("raw", raw=obj)]
+        if dtype == "thought_summary" or dtype == "thought":
+            content = delta.get("content")
+            text = _text(content.get("text") if isinstance(content, dict) else delta.get("text"))
+            signature = _text(delta.get("signature"))
+            if signature is not None:
+                self.last_signature = signature
+            if text:
+                return [Unified("reasoning_delta", text=text, raw=obj, signature=signature)]
+            return [Unified("raw", raw=obj, signature=signature)]
+        if dtype == "thought_signature":
+            signature = _text(delta.get("signature"))
+            if signature is not None:
+                self.last_signature = signature
+            return [Unified("raw", raw=obj, signature=signature)]
+        key = self._key(index)
+        step = self._steps.get(key) if key is not None else None
+        if dtype == "arguments_delta":
+            fragment = delta.get("arguments")
+            if step is None or step.kind == _OTHER or type(fragment) is not str:
+                return [Unified("raw", raw=obj)]
+            step.fragments.append(fragment)
+            return [
+                Unified(
+                    "tool_call_delta",
+                    tool_call_id=step.id,
+                    tool_name=step.name,
+                    arguments_delta=fragment,
+                    server=step.kind == _SERVER,
+                    raw=obj,
+                )
+            ]
+        if dtype == "function_call":  # the pre-rename shape: a whole call in one content.delta
+            return self._legacy_call(obj, delta, key, step)
+        if step is not None and step.kind == _SERVER and isinstance(delta.get("arguments"), dict):
+            step.arguments = delta["arguments"]
+        return [Unified("raw", raw=obj)]
+
+    def _legacy_call(
+        self, obj: dict[str, Any], delta: dict[str, Any], key: Optional[StepKey], step: Optional[_Step]
+    ) -> list[Unified]:
+        """A pre-rename ``function_call`` delta: the whole call at once (opens the step when needed)."""
+        out: list[Unified] = []
+        if step is None or step.kind != _CLIENT:
+            if key is None:
+                self._anonymous += 1
+                key = self._current = f"_{self._anonymous}"
+            self._client_calls = True
+            step = self._steps[key] = _Step(_CLIENT, self._new_id(delta.get("id")), _text(delta.get("name")))
+            out.append(Unified("tool_call_start", tool_call_id=step.id, tool_name=step.name, raw=obj))
+        arguments = delta.get("arguments")
+        if type(arguments) is str:
+            step.fragments.append(arguments)
+            text = arguments
+        elif isinstance(arguments, dict):
+            step.arguments = arguments
+            text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+        else:
+            text = ""
+        out.append(Unified("tool_call_delta", tool_call_id=step.id, tool_name=step.name, arguments_delta=text, raw=obj))
+        return out
+
+    def _stop(self, obj: dict[str, Any], index: Optional[int]) -> list[Unified]:
+        """``step.stop``: ``tool_call_done`` for call steps, raw otherwise."""
+        key = self._key(index)
+        if key is None or key not in self._steps:
+            return [Unified("raw", raw=obj)]
+        final = obj.get("step")
+        step = self._steps[key]
+        if isinstance(final, dict) and step.kind != _OTHER and "arguments" in final:
+            step.arguments = final["arguments"]
+        return self._close(key, obj)
+
+    def _close(self, key: StepKey, obj: Optional[dict[str, Any]]) -> list[Unified]:
+        """The event that ends step ``key`` (``tool_call_done`` for calls, ``raw`` otherwise)."""
+        step = self._steps.pop(key)
+        if step.kind == _OTHER:
+            return [Unified("raw", raw=obj)] if obj is not None else []
+        raw_args: Optional[str] = None
+        if step.fragments:
+            raw_args = "".join(step.fragments)
+            arguments = parse_arguments(raw_args)
+        elif isinstance(step.arguments, dict):
+            arguments = step.arguments
+        elif type(step.arguments) is str:
+            raw_args = step.arguments
+            arguments = parse_arguments(raw_args)
+        else:
+            arguments = {}
+        return [
+            Unified(
+                "tool_call_done",
+                tool_call_id=step.id,
+                tool_name=step.name,
+                arguments=arguments,
+                arguments_raw=raw_args,
+                server=step.kind == _SERVER,
+                raw=obj,
+            )
+        ]
+
+    def _close_all(self, obj: Optional[dict[str, Any]]) -> list[Unified]:
+        """``tool_call_done`` for every call step still open, in start order; other open steps are dropped."""
+        out: list[Unified] = []
+        for key in [k for k, s in self._steps.items() if s.kind != _OTHER]:
+            out += self._close(key, obj)
+        self._steps.clear()
+        return out
+
+    def _completed(self, obj: dict[str, Any]) -> list[Unified]:
+        """``interaction.completed``: open calls closed, then usage and the one ``done``."""
+        self._meta(obj)
+        out = self._close_all(obj)
+        interaction = obj.get("interaction")
+        usage = interaction.get("usage") if isinstance(interaction, dict) else None
+        if isinstance(usage, dict):
+            self.usage = usage
+        if not self._done_sent:
+            if self.usage is not None:
+                self._sent_usage = self.usage
+                out.append(Unified("usage", usage=dict(self.usage), raw=obj))
+            status = interaction.get("status") if isinstance(interaction, dict) else None
+            status = status if type(status) is str else None
+            stop = interactions_stop_reason(status, self._client_calls)
+            out.append(Unified("done", stop_reason=stop, raw_stop_reason=status, raw=obj))
+            self._done_sent = True
+            self.done = True
+        elif self.usage is not None and self.usage != self._sent_usage:
+            self._sent_usage = self.usage
+            out.append(Unified("usage", usage=dict(self.usage), raw=obj))
+        if not out:
+            out.append(Unified("raw", raw=obj))
+        return out
