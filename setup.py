@@ -58,7 +58,11 @@ def _extensions() -> list:  # type: ignore[type-arg]
     from setuptools import Extension
 
     ext = Extension("ssewire._scanner_c", [source], extra_compile_args=["-O3"] if os.name != "nt" else [])
-    return cythonize([ext], compiler_directives=CYTHON_DIRECTIVES, quiet=True)
+    try:
+        return cythonize([ext], compiler_directives=CYTHON_DIRECTIVES, quiet=True)
+    except Exception as exc:
+        _skip(f"Cython could not translate {source}: {exc}")
+        return []
 
 
 setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from conftest import CHUNK_SIZES, FIXTURES, chunked
+from result_check import check_fixture_result
 from ssewire import collect, iter_unified
 
 EXPECTED = sorted(FIXTURES.glob("*.expected.json"))
@@ -46,32 +47,7 @@ def test_fixture_gives_expected_result(expected_file: Path) -> None:
     expected = json.loads(expected_file.read_text(encoding="utf-8"))
     data = _stream_for(expected_file).read_bytes()
     events = _run(expected, data, None)
-    result = collect(events)
-    assert result.text == expected["text"]
-    assert result.reasoning == expected["reasoning"]
-    calls = result.client_tool_calls
-    assert [(c.name, c.arguments) for c in calls] == [(c["name"], c["arguments"]) for c in expected["tool_calls"]]
-    for got, want in zip(calls, expected["tool_calls"]):
-        if want.get("id") is not None:
-            assert got.id == want["id"]
-        if "arguments_raw" in want:  # null where the provider sent parsed arguments
-            assert got.arguments_raw == want["arguments_raw"]
-    assert len({c.id for c in result.tool_calls}) == len(result.tool_calls)
-    assert [c.id for c in result.server_tool_calls] == [c["id"] for c in expected.get("server_tool_calls", [])]
-    assert result.raw_stop_reason == expected["stop"]
-    assert result.stop_reason == expected["unified_stop"]
-    assert (result.usage.raw if result.usage else None) == expected["usage"]
-    if expected["error"] is None:
-        assert result.error is None
-    else:
-        assert result.error is not None
-        assert result.error["type"] == expected["error"]["type"]
-        assert expected["error"]["message"] in result.error["message"]
-    assert result.signatures == expected.get("signatures", [])
-    truncated = [e for e in events if e.type == "error" and e.error and e.error["type"] == "stream_truncated"]
-    assert bool(truncated) == expected["truncated"]
-    if truncated:
-        assert events[-1] is truncated[0]
+    check_fixture_result(collect(events), events, expected)
 
 
 @pytest.mark.parametrize("expected_file", EXPECTED, ids=[_stream_for(p).name for p in EXPECTED])

@@ -13,7 +13,8 @@ SAMPLES = [
     '{"a": 1}',
     "[1, 2.5, null, true]",
     '"\\ud83c\\udf89"',
-    "123456789012345678901234567890",
+    "9223372036854775807",
+    "-9223372036854775808",
     "NaN",
     '{"a": "\\ud800"}',
 ]
@@ -41,3 +42,11 @@ def test_env_var_forces_the_standard_library(monkeypatch: pytest.MonkeyPatch) ->
     finally:
         monkeypatch.delenv("SSEWIRE_NO_ORJSON")
         importlib.reload(backend)
+
+
+def test_integers_beyond_64_bits_are_the_documented_difference() -> None:
+    value = backend.loads("123456789012345678901234567890")
+    if backend.BACKEND == "orjson":
+        assert value == float(123456789012345678901234567890)
+    else:
+        assert value == 123456789012345678901234567890

@@ -5,6 +5,7 @@ provider's events into one vocabulary (:class:`Unified`). See README.md.
 """
 
 from ._scanner import IMPLEMENTATION, JSONArrayStreamParser, SSEEvent, SSEParser
+from .adapters import aiter_response, aiter_response_events, iter_response, iter_response_events
 from .errors import DetectionError, FramingError, ResponseStatusError, SSEBufferOverflow, SSEwireError, StreamTruncated
 from .events import UNIFIED_TYPES, Unified
 from .normalizers import (
@@ -71,10 +72,14 @@ __all__ = [
     "__version__",
     "StreamDecoder",
     "aiter_events",
+    "aiter_response",
+    "aiter_response_events",
     "aiter_unified",
     "collect",
     "collect_text",
     "iter_events",
+    "iter_response",
+    "iter_response_events",
     "iter_resumable",
     "iter_unified",
     "normalizer_for",

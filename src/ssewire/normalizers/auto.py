@@ -108,7 +108,7 @@ class AutoNormalizer(Normalizer):
         out += inner(ev)
         return out
 
-    @property  # type: ignore[override]
+    @property
     def done(self) -> bool:
         return self._done if self.inner is None else self.inner.done
 
@@ -119,7 +119,7 @@ class AutoNormalizer(Normalizer):
         else:
             self.inner.done = value
 
-    @property  # type: ignore[override]
+    @property
     def usage(self) -> Optional[dict[str, Any]]:
         return None if self.inner is None else self.inner.usage
 

@@ -544,13 +544,13 @@ class GeminiNormalizer(Normalizer):
     def _new_id(self, given: Any) -> str:
         """The provider's call id, else a synthetic one never used before in this stream."""
         if type(given) is str and given:
-            self._ids.add(given)
+            if given.startswith("call_"):  # only ids shaped like ours can collide: remember just those
+                self._ids.add(given)
             return given
-        while True:
+        while True:  # the counter never repeats, so only provider ids need checking
             candidate = f"call_{self._counter}"
             self._counter += 1
             if candidate not in self._ids:
-                self._ids.add(candidate)
                 return candidate
 
     def _function_call(self, fc: Any, obj: dict[str, Any], signature: Optional[str], out: list[Unified]) -> None:

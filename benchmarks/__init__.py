@@ -1,0 +1,1 @@
+"""ssewire's benchmarks: ``python -m benchmarks`` (see benchmarks/README.md) and ``pytest benchmarks/``."""

@@ -1,0 +1,101 @@
+"""The CI gate: speed ratios measured in the same run must stay above conservative floors.
+
+Only ratios are checked, never absolute times, so a slow or busy machine does not fail the gate. A ratio
+whose compiled contender is not built is skipped with a warning; a ratio that cannot be computed because a
+contender failed or produced different output fails (the harness would otherwise hide a broken contender).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from .contenders import FRAMING
+from .measure import StreamResult
+
+__all__ = ["FLOORS", "Floor", "Verdict", "evaluate"]
+
+SMALL_EVENT_SSE = ("openai-responses", "anthropic-messages", "openai-chat", "xai-chat", "gemini-sse")
+ALL_SSE = (*SMALL_EVENT_SSE, "large-payload", "multiline")
+
+
+@dataclass(frozen=True)
+class Floor:
+    """``speed(faster) / speed(slower) >= floor`` in ``group`` on each of ``streams`` (those measured), or, with
+    ``geomean``, on the geometric mean of the ratios over those streams (one verdict, less noisy)."""
+
+    label: str
+    faster: str
+    slower: str
+    streams: tuple[str, ...]
+    floor: float
+    group: str = FRAMING
+    geomean: bool = False
+
+
+_C, _PY = "ssewire[cython]", "ssewire[python]"
+FLOORS: tuple[Floor, ...] = (
+    Floor("compiled vs pure twin, SSE framing", _C, _PY, SMALL_EVENT_SSE, 3.0, geomean=True),
+    Floor("compiled vs pure twin, SSE framing", _C, _PY, SMALL_EVENT_SSE, 2.0),
+    # one huge line, or thousands of tiny ones: the twin spends its time in bytes.find / bytes.splitlines too
+    Floor("compiled vs pure twin, SSE framing", _C, _PY, ("large-payload", "multiline"), 1.0),
+    Floor("compiled vs pure twin, JSON array framing", _C, _PY, ("gemini-array",), 10.0),
+    Floor("compiled vs httpx-sse, SSE framing", _C, "httpx-sse", ALL_SSE, 1.0),
+    Floor("pure twin vs httpx-sse, SSE framing", _PY, "httpx-sse", ALL_SSE, 0.8),
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One floor on one stream (or on the geometric mean): ``status`` is ``pass``, ``fail`` or ``skip``."""
+
+    label: str
+    stream: str
+    ratio: Optional[float]
+    floor: float
+    status: str
+    reason: str = ""
+
+
+def _ratio(result: StreamResult, floor: Floor) -> tuple[Optional[float], str, str]:
+    """``(ratio, status, reason)`` for one stream; status ``""`` when the ratio was measured."""
+    rows = {row.contender: row for row in result.rows if row.group == floor.group}
+    fast, slow = rows.get(floor.faster), rows.get(floor.slower)
+    if fast is None or slow is None:
+        return None, "skip", "contender not run on this stream"
+    skipped = [r for r in (fast, slow) if r.status == "unavailable"]
+    if skipped:
+        return None, "skip", skipped[0].note
+    if fast.median is None or slow.median is None:
+        bad = fast if fast.median is None else slow
+        return None, "fail", f"{bad.contender}: {bad.status} {bad.note}".strip()
+    return slow.median / fast.median, "", ""  # speed ratio = time of the slower one / time of the faster one
+
+
+def evaluate(results: list[StreamResult], floors: tuple[Floor, ...] = FLOORS) -> list[Verdict]:
+    """The :class:`Verdict` of every floor on the streams measured in ``results``."""
+    verdicts: list[Verdict] = []
+    for floor in floors:
+        measured = [(r.stream.name, *_ratio(r, floor)) for r in results if r.stream.name in floor.streams]
+        if floor.geomean:
+            if not measured:
+                continue
+            label = f"{floor.label} (geomean)"
+            where = f"geomean of {len(measured)}"
+            problems = [m for m in measured if m[2]]
+            if problems:
+                name, _, status, reason = next((m for m in problems if m[2] == "fail"), problems[0])
+                verdicts.append(Verdict(label, where, None, floor.floor, status, f"{name}: {reason}"))
+                continue
+            ratio = math.exp(sum(math.log(m[1]) for m in measured) / len(measured))  # type: ignore[arg-type]
+            verdicts.append(Verdict(label, where, ratio, floor.floor, "pass" if ratio >= floor.floor else "fail"))
+            continue
+        for name, ratio, status, reason in measured:
+            if ratio is None:
+                verdicts.append(Verdict(floor.label, name, None, floor.floor, status, reason))
+            else:
+                verdicts.append(
+                    Verdict(floor.label, name, ratio, floor.floor, "pass" if ratio >= floor.floor else "fail")
+                )
+    return verdicts

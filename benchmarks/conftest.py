@@ -1,0 +1,49 @@
+"""Fixtures for the pytest-benchmark suites (``pytest benchmarks/ --benchmark-only``).
+
+Streams are generated once per session at ``SSEWIRE_BENCH_MB`` megabytes (default 4) and fed in 16 KiB chunks;
+each benchmark runs ``SSEWIRE_BENCH_ROUNDS`` rounds (default 15) after one warm-up, with its output checked
+against the pure twin's first. The compiled parameter is skipped, with the reason, when it is not built.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+import pytest
+
+from ssewire import _scanner_py
+
+from .contenders import Case, compiled_scanner, prepare
+from .generate import STREAMS, load
+from .measure import Reference, reference
+
+SIZE = int(float(os.environ.get("SSEWIRE_BENCH_MB", "4")) * 1_000_000)
+ROUNDS = int(os.environ.get("SSEWIRE_BENCH_ROUNDS", "15"))
+
+COMPILED, WHY_NOT = compiled_scanner()
+IMPLEMENTATIONS = [
+    pytest.param("cython", id="cython", marks=pytest.mark.skipif(COMPILED is None, reason=str(WHY_NOT))),
+    pytest.param("python", id="python"),
+]
+
+_cases: dict[str, tuple[Case, Reference]] = {}
+
+
+def _case(name: str) -> tuple[Case, Reference]:
+    if name not in _cases:
+        case = prepare(load(name, SIZE))
+        _cases[name] = (case, reference(case))
+    return _cases[name]
+
+
+@pytest.fixture(params=list(STREAMS))
+def stream_case(request: pytest.FixtureRequest) -> tuple[Case, Reference]:
+    """One generated stream (cut into chunks) and the pure twin's reference output on it."""
+    return _case(request.param)
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def scanner_module(request: pytest.FixtureRequest) -> ModuleType:
+    """The scanner implementation under test: ``ssewire._scanner_c`` or ``ssewire._scanner_py``."""
+    return COMPILED if request.param == "cython" else _scanner_py  # type: ignore[return-value]

@@ -1,0 +1,303 @@
+"""The contenders: ssewire (compiled and pure twin) and what users run today, each as ``run(case) -> Outcome``.
+
+Every contender gets the same :class:`Case` (the same bytes in the same 16 KiB chunks, or the same payload texts
+for the JSON floors), consumes every event it produces (counting events and data characters, the same cheap work
+for all) and returns an :class:`Outcome` that ``measure`` checks against ssewire's before any time counts.
+Groups: ``framing`` (bytes -> events) and ``end-to-end`` (bytes -> decoded payloads / unified events).
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable, Iterator, Optional
+
+from .generate import Stream
+
+__all__ = [
+    "CHUNK_SIZE",
+    "E2E",
+    "FRAMING",
+    "MAX_BUFFER",
+    "Case",
+    "Contender",
+    "Outcome",
+    "compiled_scanner",
+    "contenders",
+    "prepare",
+    "ssewire_e2e",
+    "ssewire_framing",
+]
+
+CHUNK_SIZE = 16 * 1024
+MAX_BUFFER = 8 << 20
+FRAMING = "framing"
+E2E = "end-to-end"
+
+
+@dataclass
+class Case:
+    """One stream ready to run: its bytes cut into ``chunk_size`` chunks (cut once, outside any timing), and the
+    data text of every framed event (filled by the reference run; used by the JSON-decoding floors)."""
+
+    stream: Stream
+    chunks: list[bytes]
+    payloads: list[str] = field(default_factory=list)
+
+    @property
+    def data(self) -> bytes:
+        return self.stream.data
+
+
+def prepare(stream: Stream, chunk_size: int = CHUNK_SIZE) -> Case:
+    """A :class:`Case` for ``stream`` fed in ``chunk_size`` chunks."""
+    data = stream.data
+    return Case(stream, [data[i : i + chunk_size] for i in range(0, len(data), chunk_size)])
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a contender produced. ``chars`` is ``None`` for contenders that yield decoded objects (then ``last``
+    holds the last object); ``unified`` counts :class:`ssewire.Unified` events (ssewire end to end only)."""
+
+    events: int
+    chars: Optional[int] = None
+    unified: Optional[int] = None
+    last: Any = None
+
+
+@dataclass(frozen=True)
+class Contender:
+    """A named way of doing one group's work on streams of the given framings."""
+
+    name: str
+    group: str
+    framings: tuple[str, ...]
+    run: Callable[[Case], Outcome]
+    floor: bool = False  # a lower bound on the cost, not a parser anyone would use
+    implementation: Optional[str] = None  # "cython" / "python" for ssewire rows
+    unavailable: Optional[str] = None  # why it cannot run here
+
+    @property
+    def is_ssewire(self) -> bool:
+        return self.implementation is not None
+
+
+def compiled_scanner() -> tuple[Optional[ModuleType], Optional[str]]:
+    """``(ssewire._scanner_c, None)``, or ``(None, reason)`` when the compiled module is not built (or
+    ``SSEWIRE_NO_EXTENSIONS`` asks for the pure twin only)."""
+    if os.environ.get("SSEWIRE_NO_EXTENSIONS"):
+        return None, "compiled scanner disabled by SSEWIRE_NO_EXTENSIONS"
+    try:
+        return importlib.import_module("ssewire._scanner_c"), None
+    except ImportError as exc:
+        return None, f"compiled scanner not built ({exc})"
+
+
+def _scanner(module: ModuleType, framing: str) -> Any:
+    return module.SSEParser(MAX_BUFFER) if framing == "sse" else module.JSONArrayStreamParser(MAX_BUFFER)
+
+
+def ssewire_framing(module: ModuleType) -> Callable[[Case], Outcome]:
+    """Framing alone with one scanner implementation: ``feed()`` every chunk, then ``close()``."""
+
+    def run(case: Case) -> Outcome:
+        parser = _scanner(module, case.stream.framing)
+        feed = parser.feed
+        n = chars = 0
+        for chunk in case.chunks:
+            for ev in feed(chunk):
+                n += 1
+                chars += len(ev.data)
+        for ev in parser.close():
+            n += 1
+            chars += len(ev.data)
+        return Outcome(n, chars)
+
+    return run
+
+
+def ssewire_e2e(module: ModuleType) -> Callable[[Case], Outcome]:
+    """``iter_unified`` built by hand on one scanner implementation: scanner -> provider normaliser -> finish()."""
+    from ssewire.normalizers import normalizer_for
+
+    def run(case: Case) -> Outcome:
+        parser = _scanner(module, case.stream.framing)
+        norm = normalizer_for(case.stream.provider)
+        feed = parser.feed
+        n = chars = unified = 0
+        for chunk in case.chunks:
+            for ev in feed(chunk):
+                n += 1
+                chars += len(ev.data)
+                unified += len(norm(ev))
+        for ev in parser.close():
+            n += 1
+            chars += len(ev.data)
+            unified += len(norm(ev))
+        unified += len(norm.finish())
+        return Outcome(n, chars, unified)
+
+    return run
+
+
+# --- what users run today ---------------------------------------------------------------------------------------
+
+
+def _count(events: Iterator[Any], decode: Optional[Callable[[str], Any]] = None) -> Outcome:
+    n = chars = 0
+    for ev in events:
+        data = ev.data
+        n += 1
+        chars += len(data)
+        if decode is not None and data != "[DONE]":
+            decode(data)
+    return Outcome(n, chars)
+
+
+def _httpx_events(case: Case) -> Iterator[Any]:
+    import httpx
+    from httpx_sse import EventSource
+
+    class Chunks(httpx.SyncByteStream):
+        def __iter__(self) -> Iterator[bytes]:
+            return iter(case.chunks)
+
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Chunks())
+    return EventSource(response).iter_sse()
+
+
+def _httpx_sse(case: Case) -> Outcome:
+    return _count(_httpx_events(case))
+
+
+def _httpx_sse_json(case: Case) -> Outcome:
+    return _count(_httpx_events(case), json.loads)
+
+
+def _openai_sdk(case: Case) -> Outcome:
+    from openai._streaming import SSEDecoder
+
+    return _count(SSEDecoder().iter_bytes(iter(case.chunks)))
+
+
+def _openai_sdk_json(case: Case) -> Outcome:
+    from openai._streaming import SSEDecoder
+
+    return _count(SSEDecoder().iter_bytes(iter(case.chunks)), json.loads)
+
+
+def _anthropic_sdk(case: Case) -> Outcome:
+    from anthropic._streaming import SSEDecoder
+
+    return _count(SSEDecoder().iter_bytes(iter(case.chunks)))
+
+
+def _sseclient(case: Case) -> Outcome:
+    from sseclient import SSEClient
+
+    class Source:
+        def __iter__(self) -> Iterator[bytes]:
+            return iter(case.chunks)
+
+        def close(self) -> None:
+            pass
+
+    return _count(SSEClient(Source()).events())
+
+
+def _ijson_c(case: Case) -> Outcome:
+    import ijson
+
+    backend = ijson.get_backend("yajl2_c")
+    n, last = 0, None
+    for obj in backend.items(io.BytesIO(case.data), "item", buf_size=CHUNK_SIZE, use_float=True):
+        n += 1
+        last = obj
+    return Outcome(n, None, last=last)
+
+
+# --- floors -----------------------------------------------------------------------------------------------------
+
+
+def _memchr(case: Case) -> Outcome:
+    """Count event separators with ``bytes.find``: no parsing at all."""
+    data = case.data
+    if case.stream.framing == "json_array":
+        sep, n = b"\n,\n", (1 if data.strip() not in (b"", b"[]") else 0)
+    else:
+        sep, n = (b"\r\n\r\n" if b"\r\n" in data[:4096] else b"\n\n"), 0
+    find, step, pos = data.find, len(sep), 0
+    while True:
+        pos = find(sep, pos)
+        if pos < 0:
+            return Outcome(n)
+        n += 1
+        pos += step
+
+
+def _decode_all(loads: Callable[[str], Any]) -> Callable[[Case], Outcome]:
+    def run(case: Case) -> Outcome:
+        chars = 0
+        for data in case.payloads:
+            chars += len(data)
+            if data != "[DONE]":
+                loads(data)
+        return Outcome(len(case.payloads), chars)
+
+    return run
+
+
+def _orjson_body(case: Case) -> Outcome:
+    import orjson
+
+    items = orjson.loads(case.data)
+    return Outcome(len(items), None, last=items[-1] if items else None)
+
+
+def contenders() -> list[Contender]:
+    """Every contender, in table order; the compiled rows carry ``unavailable`` when it is not built. Imports
+    every library up front, so no import lands inside a measurement."""
+    for module in ("httpx", "httpx_sse", "openai._streaming", "anthropic._streaming", "sseclient", "ijson"):
+        importlib.import_module(module)
+    import orjson
+
+    from ssewire import _scanner_py
+
+    compiled, why = compiled_scanner()
+    sse, arr, both = ("sse",), ("json_array",), ("sse", "json_array")
+    out: list[Contender] = []
+    for group, make in ((FRAMING, ssewire_framing), (E2E, ssewire_e2e)):
+        if compiled is not None:
+            out.append(Contender("ssewire[cython]", group, both, make(compiled), implementation="cython"))
+        else:
+            out.append(
+                Contender("ssewire[cython]", group, both, _unavailable, implementation="cython", unavailable=why)
+            )
+        out.append(Contender("ssewire[python]", group, both, make(_scanner_py), implementation="python"))
+        if group == FRAMING:
+            out += [
+                Contender("httpx-sse", FRAMING, sse, _httpx_sse),
+                Contender("openai SDK SSEDecoder", FRAMING, sse, _openai_sdk),
+                Contender("anthropic SDK SSEDecoder", FRAMING, sse, _anthropic_sdk),
+                Contender("sseclient-py", FRAMING, sse, _sseclient),
+                Contender("floor: bytes.find scan", FRAMING, both, _memchr, floor=True),
+            ]
+        else:
+            out += [
+                Contender("httpx-sse + json.loads", E2E, sse, _httpx_sse_json),
+                Contender("openai SDK + json.loads", E2E, sse, _openai_sdk_json),
+                Contender("ijson yajl2_c items", E2E, arr, _ijson_c),
+                Contender("floor: json.loads payloads", E2E, both, _decode_all(json.loads), floor=True),
+                Contender("floor: orjson payloads", E2E, both, _decode_all(orjson.loads), floor=True),
+                Contender("floor: orjson whole body", E2E, arr, _orjson_body, floor=True),
+            ]
+    return out
+
+
+def _unavailable(case: Case) -> Outcome:
+    raise RuntimeError("contender unavailable")

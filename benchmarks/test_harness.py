@@ -1,0 +1,75 @@
+"""The harness itself (plain tests, skipped under ``--benchmark-only``): generated streams are deterministic and
+valid for their provider, every contender reproduces ssewire's output, and the CI floors and README block work."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import ssewire
+
+from .check import Floor, evaluate
+from .contenders import contenders, prepare
+from .generate import STREAMS, generate
+from .measure import Settings, bench_stream
+from .report import README_END, README_START, update_readme
+
+SMALL = 300_000
+
+
+@pytest.mark.parametrize("name", list(STREAMS))
+def test_generator_is_deterministic_and_sized(name: str) -> None:
+    a, b = generate(name, SMALL), generate(name, SMALL)
+    assert a.data == b.data
+    assert a.sha256 == b.sha256
+    assert generate(name, SMALL, seed=1).data != a.data
+    big = generate(name, 3_000_000)
+    assert abs(big.size - 3_000_000) < 400_000
+
+
+@pytest.mark.parametrize("name", list(STREAMS))
+def test_generated_stream_is_complete_for_its_provider(name: str) -> None:
+    """The real normaliser finds the whole text, every tool call and the terminal event, with no error."""
+    stream = generate(name, SMALL)
+    spec = STREAMS[name]
+    chunks = [stream.data[i : i + 16384] for i in range(0, stream.size, 16384)]
+    events = list(ssewire.iter_unified(chunks, spec.provider, framing=spec.framing))
+    kinds = Counter(e.type for e in events)
+    assert kinds["error"] == 0, [e.error for e in events if e.type == "error"]
+    assert events[-1].type == "done"
+    assert sum(len(e.text) for e in events if e.type == "text_delta") == stream.text_chars
+    assert kinds["tool_call_done"] == stream.tool_calls
+
+
+@pytest.mark.parametrize("name", list(STREAMS))
+def test_every_contender_reproduces_ssewire_output(name: str) -> None:
+    result = bench_stream(prepare(generate(name, SMALL)), contenders(), Settings(repeats=1, budget=0.1, memory=False))
+    assert not result.notes
+    bad = {row.contender: row.note for row in result.rows if row.status not in ("ok", "unavailable")}
+    assert not bad
+    assert all(row.median is not None for row in result.rows if row.status == "ok")
+
+
+def test_floor_verdicts() -> None:
+    result = bench_stream(
+        prepare(generate("openai-chat", SMALL)), contenders(), Settings(repeats=1, budget=0.1, memory=False)
+    )
+    impossible = Floor("x", "floor: bytes.find scan", "sseclient-py", ("openai-chat",), 1e9)
+    easy = Floor("y", "floor: bytes.find scan", "sseclient-py", ("openai-chat",), 1.0, geomean=True)
+    absent = Floor("z", "floor: bytes.find scan", "sseclient-py", ("gemini-sse",), 1.0)
+    verdicts = evaluate([result], (impossible, easy, absent))
+    assert [v.status for v in verdicts] == ["fail", "pass"]
+
+
+def test_readme_block_is_replaced_only_between_markers(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{README_START}\nold\n{README_END}\noutro\n")
+    block = f"{README_START}\nnew\n{README_END}"
+    assert update_readme(readme, block)
+    assert readme.read_text() == f"intro\n{block}\noutro\n"
+    missing = tmp_path / "OTHER.md"
+    missing.write_text("no markers\n")
+    assert not update_readme(missing, block)
+    assert missing.read_text() == "no markers\n"

@@ -1,0 +1,48 @@
+"""Type stub of the compiled scanners (``_scanner_c.pyx``); the pure-Python twin ``_scanner_py`` is the reference."""
+
+from typing import Any, Final, Optional, Union
+
+__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser"]
+
+BytesLike = Union[bytes, bytearray, memoryview]
+
+DEFAULT_MAX_BUFFER: Final[int]
+
+class SSEEvent:
+    event: Optional[str]
+    data: str
+    id: Optional[str]
+    retry: Optional[int]
+    def __init__(
+        self,
+        event: Optional[str] = "message",
+        data: str = "",
+        id: Optional[str] = None,  # noqa: A002
+        retry: Optional[int] = None,
+    ) -> None: ...
+    def json(self) -> Any: ...
+    def _key(self) -> tuple[Optional[str], str, Optional[str], Optional[int]]: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __ne__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class SSEParser:
+    max_buffer: int
+    flush_incomplete: bool
+    last_event_id: Optional[str]
+    retry: Optional[int]
+    events_parsed: int
+    bytes_fed: int
+    def __init__(self, max_buffer: int = ..., *, flush_incomplete: bool = True) -> None: ...
+    def feed(self, data: BytesLike) -> list[SSEEvent]: ...
+    def close(self) -> list[SSEEvent]: ...
+
+class JSONArrayStreamParser:
+    max_buffer: int
+    events_parsed: int
+    bytes_fed: int
+    def __init__(self, max_buffer: int = ...) -> None: ...
+    @property
+    def finished(self) -> bool: ...
+    def feed(self, data: BytesLike) -> list[SSEEvent]: ...
+    def close(self) -> list[SSEEvent]: ...

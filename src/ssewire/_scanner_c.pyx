@@ -1,0 +1,1053 @@
+# Compiled scanners: the C twin of ``_scanner_py`` (identical behaviour, event for event, state for state).
+# Compiler directives live in one place: setup.py (CYTHON_DIRECTIVES).
+"""Compiled scanners: ``SSEParser`` (WHATWG HTML 9.2.6 event-stream framing) and ``JSONArrayStreamParser``
+(Gemini's streamed JSON array), plus the compiled ``SSEEvent`` type.
+
+Behaviour is defined by the pure-Python twin ``ssewire._scanner_py``; this module does the same work in C:
+
+- chunks are read in place through the buffer protocol (``bytes``, ``bytearray``, contiguous ``memoryview``;
+  anything else goes through the twin's copying path), in the twin's 256 KiB windows, so nothing is copied
+  whole and ``bytes_fed`` advances exactly as in the twin;
+- line ends (``memchr``) and JSON structure are found with the GIL released for windows of 4 KiB or more, so
+  threads that parse different streams run in parallel; the GIL is taken back only to build the event objects;
+- event data is decoded straight from the chunk with ``PyUnicode_DecodeUTF8(..., "replace")``; only the pending
+  line/event/element that continues into the next chunk is copied, into buffers bounded by ``max_buffer``.
+
+A parser instance belongs to one stream and must not be used from two threads at once (``feed`` from a second
+thread while one is running raises ``RuntimeError``).
+"""
+
+cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_GET_ITEM
+from cpython.mem cimport PyMem_RawFree, PyMem_RawRealloc
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.math cimport floor
+from libc.stdint cimport uint32_t
+from libc.string cimport memchr, memcmp, memcpy
+
+import json as _json
+
+from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated
+from ._scanner_py import _windows
+
+cdef extern from "Python.h":
+    const Py_ssize_t PY_SSIZE_T_MAX
+
+__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser"]
+
+DEFAULT_MAX_BUFFER = 8 * 1024 * 1024
+
+cdef enum:
+    WINDOW = 256 * 1024  # bytes per step of one feed() call (as the twin's _WINDOW)
+    NOGIL_MIN = 4096  # release the GIL to scan windows at least this long
+    LINE_BATCH = 512  # line ends found per GIL-free scan
+    SPAN_BATCH = 256  # JSON elements found per GIL-free scan
+    RETAIN = 1024 * 1024  # buffers larger than this are freed once emptied
+    NAME_SLOTS = 128  # event-name cache (open addressing), at most NAME_SLOTS // 2 names
+    NAME_MASK = NAME_SLOTS - 1
+
+cdef const char* BOM = b"\xef\xbb\xbf"
+cdef const char* REPLACE = b"replace"
+_json_loads = _json.loads
+
+
+# --- growable byte buffers (PyMem_Raw*: usable without the GIL, seen by tracemalloc) ------------------------
+
+cdef struct Buf:
+    char* p
+    Py_ssize_t len
+    Py_ssize_t cap
+
+
+cdef int buf_reserve(Buf* b, Py_ssize_t need) noexcept nogil:
+    """Make room for ``need`` bytes; 0, or -1 when out of memory."""
+    cdef Py_ssize_t cap
+    cdef char* p
+    if need <= b.cap:
+        return 0
+    cap = b.cap * 2 if b.cap else 256
+    if cap < need:
+        cap = need
+    p = <char*>PyMem_RawRealloc(b.p, <size_t>cap)
+    if p == NULL:
+        return -1
+    b.p = p
+    b.cap = cap
+    return 0
+
+
+cdef inline int buf_append(Buf* b, const char* s, Py_ssize_t n) noexcept nogil:
+    if b.len + n > b.cap and buf_reserve(b, b.len + n) < 0:
+        return -1
+    if n:
+        memcpy(b.p + b.len, s, <size_t>n)
+    b.len += n
+    return 0
+
+
+cdef inline void buf_trim(Buf* b) noexcept nogil:
+    """Empty the buffer; give its memory back when it grew large."""
+    b.len = 0
+    if b.cap > RETAIN:
+        PyMem_RawFree(b.p)
+        b.p = NULL
+        b.cap = 0
+
+
+cdef inline void buf_free(Buf* b) noexcept nogil:
+    PyMem_RawFree(b.p)
+    b.p = NULL
+    b.len = 0
+    b.cap = 0
+
+
+cdef Py_ssize_t _clamp(object value) except? -1:
+    """``max_buffer`` as a C size: ``length > value`` holds exactly when ``length > _clamp(value)``."""
+    cdef double f
+    if isinstance(value, int):
+        if value > PY_SSIZE_T_MAX:
+            return PY_SSIZE_T_MAX
+        if value < -PY_SSIZE_T_MAX:
+            return -PY_SSIZE_T_MAX
+        return value
+    f = float(value)
+    if f != f or f >= 9.0e18:  # NaN: no length is ever greater
+        return PY_SSIZE_T_MAX
+    if f <= -9.0e18:
+        return -PY_SSIZE_T_MAX
+    return <Py_ssize_t>floor(f)
+
+
+def _overflow(what, limit):
+    return SSEBufferOverflow(f"{what} exceeds max_buffer ({limit} bytes)")
+
+
+# --- SSEEvent -------------------------------------------------------------------------------------------------
+
+@cython.freelist(256)
+cdef class SSEEvent:
+    """One dispatched Server-Sent Event (or one JSON-array element, with ``event=None``).
+
+    ``event`` is the event type (``"message"`` when the block set none), ``data`` the data lines joined by
+    ``"\\n"``, ``id`` the last event ID at dispatch (``None`` until the stream set one) and ``retry`` the
+    reconnection time in milliseconds last set by the stream (``None`` until set). Compiled twin of
+    ``ssewire.events.SSEEvent``: same attributes, equality (with either type), hash, repr and ``json()``.
+    """
+
+    cdef public object event
+    cdef public object data
+    cdef public object id
+    cdef public object retry
+
+    def __init__(self, event="message", data="", id=None, retry=None):
+        self.event = event
+        self.data = data
+        self.id = id
+        self.retry = retry
+
+    def json(self):
+        """``data`` decoded as JSON, or ``None`` when it is not valid JSON (e.g. the ``[DONE]`` sentinel)."""
+        try:
+            return _json_loads(self.data)
+        except ValueError:
+            return None
+
+    def _key(self):
+        return (self.event, self.data, self.id, self.retry)
+
+    def __eq__(self, other):
+        cdef SSEEvent o
+        if type(other) is SSEEvent:
+            o = <SSEEvent>other
+            return (self.event, self.data, self.id, self.retry) == (o.event, o.data, o.id, o.retry)
+        try:
+            return (self.event, self.data, self.id, self.retry) == (other.event, other.data, other.id, other.retry)
+        except AttributeError:
+            return NotImplemented
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        if result is NotImplemented:
+            return result
+        return not result
+
+    def __hash__(self):
+        return hash((self.event, self.data, self.id, self.retry))
+
+    def __repr__(self):
+        return f"SSEEvent(event={self.event!r}, data={self.data!r}, id={self.id!r}, retry={self.retry!r})"
+
+    def __reduce__(self):
+        return (type(self), (self.event, self.data, self.id, self.retry))
+
+
+cdef inline SSEEvent _new_event(object event, object data, object id, object retry):
+    cdef SSEEvent ev = SSEEvent.__new__(SSEEvent)  # no __init__ call
+    ev.event = event
+    ev.data = data
+    ev.id = id
+    ev.retry = retry
+    return ev
+
+
+# --- SSE ------------------------------------------------------------------------------------------------------
+
+cdef Py_ssize_t _find_line_ends(const char* p, Py_ssize_t pos, Py_ssize_t n, uint32_t* ends,
+                                Py_ssize_t* next_lf, Py_ssize_t* next_cr) noexcept nogil:
+    """Record up to LINE_BATCH line ends (CR, LF or CRLF, at the CR) in ``p[pos:n]``; return how many.
+
+    ``next_lf``/``next_cr`` carry the next known LF/CR positions between calls (``n``: none; below ``pos``:
+    unknown), so each byte is searched once per kind.
+    """
+    cdef Py_ssize_t lf = next_lf[0], cr = next_cr[0], e, count = 0
+    cdef const char* q
+    while count < LINE_BATCH:
+        if lf < pos:
+            if pos < n and p[pos] == b'\n':  # a blank line: no call needed
+                lf = pos
+            else:
+                q = <const char*>memchr(p + pos, b'\n', <size_t>(n - pos))
+                lf = q - p if q != NULL else n
+        if cr < pos:
+            q = <const char*>memchr(p + pos, b'\r', <size_t>(n - pos))
+            cr = q - p if q != NULL else n
+        e = lf if lf < cr else cr
+        if e >= n:
+            break
+        ends[count] = <uint32_t>e
+        count += 1
+        pos = e + 1
+        if e == cr and pos < n and p[pos] == b'\n':
+            pos += 1
+    next_lf[0] = lf
+    next_cr[0] = cr
+    return count
+
+
+cdef class SSEParser:
+    """Incremental Server-Sent-Events parser (WHATWG HTML 9.2.6), compiled twin of ``_scanner_py.SSEParser``.
+
+    ``feed(chunk)`` -> list of :class:`SSEEvent` completed by the chunk; ``close()`` -> the events the end of
+    the stream completes. Lines end in CRLF, LF or a lone CR (a CRLF split across chunks counts once); a leading
+    BOM is dropped once; UTF-8 is decoded per event (invalid bytes become U+FFFD). Blocks without ``data`` dispatch
+    nothing but still commit ``id``. ``last_event_id`` and ``retry`` expose the stream state for reconnection.
+
+    ``max_buffer`` bounds one event: no single line and no event's joined data may exceed it. With
+    ``flush_incomplete`` (default) ``close()`` dispatches a last event that lacks its blank line; without it that
+    event is discarded, as the specification says. One instance parses one stream, from one thread at a time.
+    """
+
+    cdef public object flush_incomplete
+    cdef public object last_event_id
+    cdef public object retry
+    cdef public Py_ssize_t events_parsed
+    cdef public long long bytes_fed
+    cdef object _max_obj
+    cdef Py_ssize_t _max
+    cdef Buf _tail  # the unterminated last line (or, at stream start, a possible BOM prefix)
+    cdef Buf _dat  # joined data of the pending event, at _dat.p[_doff:_doff + _data_size] (unless _dref)
+    cdef Buf _ev  # event type of the pending event (empty: "message")
+    cdef Py_ssize_t _doff
+    cdef Py_ssize_t _data_size  # -1: no data line yet
+    cdef const char* _dref  # the pending event's single data line, still inside the caller's chunk
+    cdef bint _dref_mode
+    cdef object _id  # the last event ID buffer
+    cdef bint _started
+    cdef bint _skip_lf
+    cdef bint _closed
+    cdef bint _busy
+    cdef object _error
+    cdef list _name_keys  # event-name cache: raw bytes -> decoded str
+    cdef list _name_values
+    cdef Py_ssize_t _name_count
+    cdef Py_ssize_t _name_last  # slot of the type found last
+
+    def __init__(self, max_buffer=DEFAULT_MAX_BUFFER, *, flush_incomplete=True):
+        if max_buffer <= 0:
+            raise ValueError("max_buffer must be positive")
+        if self._busy:
+            raise RuntimeError("SSEParser.__init__() called while the parser is feeding")
+        self.max_buffer = max_buffer
+        self.flush_incomplete = flush_incomplete
+        self.last_event_id = None
+        self.retry = None
+        self.events_parsed = 0
+        self.bytes_fed = 0
+        self._tail.len = 0
+        self._reset_event()
+        self._id = None
+        self._started = False
+        self._skip_lf = False
+        self._error = None
+        self._closed = False
+        self._name_keys = None
+        self._name_values = None
+        self._name_count = 0
+        self._name_last = 0
+
+    def __dealloc__(self):
+        buf_free(&self._tail)
+        buf_free(&self._dat)
+        buf_free(&self._ev)
+
+    @property
+    def max_buffer(self):
+        """Largest line, and largest joined data of one event, in bytes."""
+        return self._max_obj
+
+    @max_buffer.setter
+    def max_buffer(self, value):
+        self._max = _clamp(value)
+        self._max_obj = value
+
+    def feed(self, data):
+        """Scan one chunk (bytes-like); return the events it completes."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise SSEwireError("feed() called after close()")
+        if self._busy:
+            raise RuntimeError("SSEParser.feed() re-entered: a parser belongs to one stream and one thread")
+        cdef list out = []
+        cdef Py_buffer view
+        cdef bint have_view = False
+        cdef object t = type(data)
+        self._busy = True
+        try:
+            if t is bytes or t is bytearray or t is memoryview:
+                try:
+                    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+                    have_view = True
+                except BufferError:  # a non-contiguous memoryview: the twin's copying path
+                    pass
+            try:
+                if have_view:
+                    self._feed_windows(<const char*>view.buf, view.len, out)
+                else:
+                    for window in _windows(data):
+                        self._feed_windows(PyBytes_AS_STRING(window), PyBytes_GET_SIZE(window), out)
+                        if self._dref_mode:  # the window is freed on the next step: keep a copy
+                            self._unref()
+            except SSEwireError as exc:
+                self._fail(exc)
+                if out:
+                    return out
+                raise
+            finally:
+                if self._dref_mode:  # the pending data still points into the chunk: keep a copy
+                    self._unref()
+        finally:
+            if have_view:
+                PyBuffer_Release(&view)
+            self._busy = False
+        return out
+
+    def close(self):
+        """End of stream: the pending line and event, dispatched when ``flush_incomplete`` (else discarded)."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            return []
+        if self._busy:
+            raise RuntimeError("SSEParser.close() called while the parser is feeding")
+        self._closed = True
+        cdef list out = []
+        if not self.flush_incomplete:
+            self._release()
+            return out
+        self._started = True
+        try:
+            if self._tail.len:
+                self._line(self._tail.p, self._tail.len, True, out)
+                self._tail.len = 0
+            self._dispatch(out)
+        except SSEwireError as exc:
+            self._fail(exc)
+            if out:
+                return out
+            raise
+        self._release()
+        return out
+
+    cdef void _reset_event(self) noexcept:
+        self._data_size = -1
+        self._dref_mode = False
+        self._dref = NULL
+        self._dat.len = 0
+        self._doff = 0
+        self._ev.len = 0
+
+    cdef void _release(self) noexcept:
+        """Drop the pending line and event and give their memory back."""
+        self._reset_event()
+        buf_free(&self._tail)
+        buf_free(&self._dat)
+        buf_free(&self._ev)
+
+    cdef void _fail(self, exc) noexcept:
+        self._error = exc
+        self._release()
+
+    cdef void _unref(self) noexcept:
+        if buf_append(&self._dat, self._dref, self._data_size) < 0:  # out of memory: the event is lost
+            self._reset_event()
+            return
+        self._doff = 0
+        self._dref_mode = False
+        self._dref = NULL
+
+    cdef int _feed_windows(self, const char* p, Py_ssize_t n, list out) except -1:
+        cdef Py_ssize_t pos = 0, w
+        while True:
+            w = n - pos
+            if w > WINDOW:
+                w = WINDOW
+            self.bytes_fed += w
+            self._scan(p + pos, w, out)
+            pos += w
+            if pos >= n:
+                return 0
+
+    cdef int _scan(self, const char* p, Py_ssize_t n, list out) except -1:
+        cdef Py_ssize_t t, pos = 0, start, e, count, i, next_lf = -1, next_cr = -1
+        cdef uint32_t ends[LINE_BATCH]
+        cdef int appended
+        if n == 0:
+            return 0
+        if self._skip_lf:
+            self._skip_lf = False
+            if p[0] == b'\n':
+                p += 1
+                n -= 1
+        if not self._started:
+            t = self._tail.len  # a BOM prefix held back
+            if t + n < 3 and memcmp(BOM + t, p, <size_t>n) == 0:
+                if buf_append(&self._tail, p, n) < 0:
+                    raise MemoryError()
+                return 0
+            self._started = True
+            if t + n >= 3 and memcmp(BOM + t, p, <size_t>(3 - t)) == 0:
+                self._tail.len = 0
+                p += 3 - t
+                n -= 3 - t
+            # otherwise the held bytes are the start of the first line
+        while True:
+            appended = 0
+            if n - pos >= NOGIL_MIN:
+                with nogil:
+                    count = _find_line_ends(p, pos, n, ends, &next_lf, &next_cr)
+                    if count == 0 and self._tail.len + (n - pos) <= self._max:
+                        # no line end in the rest of the window: it all continues the pending line
+                        appended = 1 if buf_append(&self._tail, p + pos, n - pos) == 0 else -1
+            else:
+                count = _find_line_ends(p, pos, n, ends, &next_lf, &next_cr)
+            if appended < 0:
+                raise MemoryError()
+            if appended:
+                return 0
+            for i in range(count):
+                e = ends[i]
+                start = pos
+                pos = e + 1
+                if p[e] == b'\r' and pos < n and p[pos] == b'\n':
+                    pos += 1
+                if self._tail.len:  # the line began in an earlier chunk
+                    if self._tail.len + (e - start) > self._max:
+                        raise _overflow("a line", self._max_obj)
+                    if buf_append(&self._tail, p + start, e - start) < 0:
+                        raise MemoryError()
+                    self._line(self._tail.p, self._tail.len, True, out)
+                    self._tail.len = 0
+                elif e == start:
+                    self._dispatch(out)
+                else:
+                    self._line(p + start, e - start, False, out)
+            if count < LINE_BATCH:
+                break
+        if pos < n:  # the unterminated last line, checked after the complete lines were processed
+            if self._tail.len + (n - pos) > self._max:
+                raise _overflow("a line", self._max_obj)
+            if buf_append(&self._tail, p + pos, n - pos) < 0:
+                raise MemoryError()
+        elif n > 0 and p[n - 1] == b'\r':
+            self._skip_lf = True  # an LF at the start of the next chunk belongs to this CR
+        return 0
+
+    cdef int _line(self, const char* s, Py_ssize_t n, bint from_tail, list out) except -1:
+        cdef const char* colon
+        cdef const char* v
+        cdef Py_ssize_t name_len, vlen, k, zeros
+        cdef long long number
+        if n > self._max:
+            raise _overflow("a line", self._max_obj)
+        if n >= 5 and s[0] == b'd' and s[1] == b'a' and s[2] == b't' and s[3] == b'a' and s[4] == b':':
+            if n > 5 and s[5] == b' ':
+                return self._add_data(s + 6, n - 6, from_tail)
+            return self._add_data(s + 5, n - 5, from_tail)
+        if n >= 6 and s[0] == b'e' and s[5] == b':' and memcmp(s, b"event", 5) == 0:
+            colon = s + 5
+        else:
+            colon = <const char*>memchr(s, b':', <size_t>n)
+        if colon == s:
+            return 0  # comment
+        if colon == NULL:
+            name_len = n
+            v = s + n
+        else:
+            name_len = colon - s
+            v = colon + 1
+            if v < s + n and v[0] == b' ':
+                v += 1
+        vlen = s + n - v
+        if name_len == 5:
+            if memcmp(s, b"event", 5) == 0:
+                self._ev.len = 0
+                if buf_append(&self._ev, v, vlen) < 0:
+                    raise MemoryError()
+            elif memcmp(s, b"retry", 5) == 0:
+                # ASCII digits only; absurdly long values (over 18 significant digits) are ignored too
+                if vlen == 0:
+                    return 0
+                zeros = 0
+                while zeros < vlen and v[zeros] == b'0':
+                    zeros += 1
+                if vlen - zeros > 18:
+                    return 0
+                number = 0
+                for k in range(vlen):
+                    if v[k] < b'0' or v[k] > b'9':
+                        return 0
+                    number = number * 10 + (v[k] - 48)  # '0'
+                self.retry = number
+        elif name_len == 4:
+            if memcmp(s, b"data", 4) == 0:
+                return self._add_data(v, vlen, from_tail)
+        elif name_len == 2:
+            if s[0] == b'i' and s[1] == b'd' and memchr(v, 0, <size_t>vlen) == NULL:
+                self._id = PyUnicode_DecodeUTF8(<char*>v, vlen, <char*>REPLACE)
+        return 0  # any other field is ignored
+
+    cdef int _add_data(self, const char* v, Py_ssize_t vlen, bint from_tail) except -1:
+        cdef Py_ssize_t size = self._data_size + 1 + vlen
+        cdef Buf swap
+        if size > self._max:
+            raise _overflow("the data of one event", self._max_obj)
+        if self._data_size < 0:
+            if from_tail:  # the line sits in the tail buffer: make it the data buffer instead of copying
+                swap = self._dat
+                self._dat = self._tail
+                self._tail = swap
+                self._tail.len = 0
+                self._doff = v - self._dat.p
+                self._dat.len = self._doff + vlen
+            else:
+                self._dref = v
+                self._dref_mode = True
+        else:
+            if self._dref_mode:
+                self._dat.len = 0
+                self._unref()
+                if self._data_size < 0:
+                    raise MemoryError()
+            if buf_reserve(&self._dat, self._dat.len + 1 + vlen) < 0:
+                raise MemoryError()
+            self._dat.p[self._dat.len] = b'\n'
+            if vlen:
+                memcpy(self._dat.p + self._dat.len + 1, v, <size_t>vlen)
+            self._dat.len += 1 + vlen
+        self._data_size = size
+        return 0
+
+    cdef int _dispatch(self, list out) except -1:
+        cdef object data, name
+        self.last_event_id = self._id
+        if self._data_size < 0:
+            self._ev.len = 0
+            return 0
+        if self._dref_mode:
+            data = PyUnicode_DecodeUTF8(<char*>self._dref, self._data_size, <char*>REPLACE)
+        else:
+            data = PyUnicode_DecodeUTF8(self._dat.p + self._doff, self._data_size, <char*>REPLACE)
+        if self._ev.len == 0:
+            name = "message"
+        else:
+            name = self._name(self._ev.p, self._ev.len)
+        out.append(_new_event(name, data, self._id, self.retry))
+        self.events_parsed += 1
+        self._data_size = -1
+        self._dref_mode = False
+        self._dref = NULL
+        self._doff = 0
+        buf_trim(&self._dat)
+        self._ev.len = 0
+        return 0
+
+    cdef object _name(self, const char* s, Py_ssize_t n):
+        """The decoded event type, from a small cache keyed by the raw bytes."""
+        cdef unsigned long long h, a = 0, b = 0
+        cdef Py_ssize_t slot
+        cdef object key, name
+        if self._name_keys is None:
+            self._name_keys = [None] * NAME_SLOTS
+            self._name_values = [None] * NAME_SLOTS
+        else:  # streams mostly repeat the previous type
+            key = <object>PyList_GET_ITEM(self._name_keys, self._name_last)
+            if key is not None and PyBytes_GET_SIZE(key) == n and memcmp(PyBytes_AS_STRING(key), s, <size_t>n) == 0:
+                return <object>PyList_GET_ITEM(self._name_values, self._name_last)
+        # hash of the length and the first and last (up to) 8 bytes
+        if n >= 8:
+            memcpy(&a, s, 8)
+            memcpy(&b, s + n - 8, 8)
+        else:
+            memcpy(&a, s, <size_t>n)
+        h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ <unsigned long long>n
+        h ^= h >> 29
+        slot = <Py_ssize_t>(h & NAME_MASK)
+        while True:
+            key = <object>PyList_GET_ITEM(self._name_keys, slot)
+            if key is None:
+                break
+            if PyBytes_GET_SIZE(key) == n and memcmp(PyBytes_AS_STRING(key), s, <size_t>n) == 0:
+                self._name_last = slot
+                return <object>PyList_GET_ITEM(self._name_values, slot)
+            slot = (slot + 1) & NAME_MASK
+        name = PyUnicode_DecodeUTF8(<char*>s, n, <char*>REPLACE)
+        if self._name_count < NAME_SLOTS // 2:
+            self._name_keys[slot] = PyBytes_FromStringAndSize(s, n)
+            self._name_values[slot] = name
+            self._name_count += 1
+            self._name_last = slot
+        return name
+
+
+# --- JSON array -----------------------------------------------------------------------------------------------
+
+cdef enum:
+    BEFORE = 0  # before the opening "["
+    FIRST = 1  # after "[": an object or "]"
+    INSIDE = 2  # inside a top-level object
+    AFTER = 3  # after an object: "," or "]"
+    NEXT = 4  # after ",": an object
+    END = 5  # after the closing "]": only whitespace
+
+cdef enum:
+    E_NONE = 0
+    E_NOT_ARRAY = 1
+    E_NOT_OBJECT = 2
+    E_SEPARATOR = 3
+    E_AFTER_END = 4
+    E_OVERFLOW = 5
+    E_NOMEM = 6
+
+cdef struct Span:
+    Py_ssize_t start  # -1: the element is in the pending buffer
+    Py_ssize_t end
+
+cdef unsigned char IS_WS[256]
+cdef unsigned char IS_STRUCT[256]
+
+cdef extern from *:
+    """
+    #if defined(__SSE2__) && defined(__GNUC__)
+    #include <emmintrin.h>
+    /* Walk an element outside strings 16 bytes at a time: quotes pair up by parity (a block holding a
+       backslash is left to the byte-wise path), braces/brackets outside strings move the depth. Returns the
+       offset reached; *done is set when the element closed (the offset is just past its closing byte), *in_str
+       when a string is still open at the returned offset. */
+    static inline Py_ssize_t ssewire_skim(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n,
+                                          Py_ssize_t *depth, int *in_str, int *done) {
+        const __m128i quote = _mm_set1_epi8(0x22), backslash = _mm_set1_epi8(0x5C), lower = _mm_set1_epi8(0x20);
+        const __m128i opening = _mm_set1_epi8(0x7B), closing = _mm_set1_epi8(0x7D);  /* '{' and '}' */
+        Py_ssize_t d = *depth;
+        while (pos + 16 <= n) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(p + pos));
+            __m128i y;
+            unsigned q, strings, open, close, s;
+            if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, backslash)))
+                break;
+            q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, quote));
+            y = _mm_or_si128(x, lower); /* '[' -> '{' and ']' -> '}'; no other byte maps onto them */
+            open = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(y, opening));
+            close = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(y, closing));
+            strings = q;  /* prefix XOR: bits from an opening quote up to before its closing quote */
+            strings ^= strings << 1;
+            strings ^= strings << 2;
+            strings ^= strings << 4;
+            strings ^= strings << 8;
+            open &= ~strings;
+            close &= ~strings;
+            s = open | close;
+            while (s) {
+                unsigned bit = s & (0u - s);
+                if (open & bit) {
+                    d++;
+                } else if (--d == 0) {
+                    *depth = 0;
+                    *done = 1;
+                    return pos + __builtin_ctz(bit) + 1;
+                }
+                s &= s - 1;
+            }
+            pos += 16;
+            if (__builtin_popcount(q) & 1) {
+                *in_str = 1;
+                break;
+            }
+        }
+        *depth = d;
+        return pos;
+    }
+    #else
+    static inline Py_ssize_t ssewire_skim(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n,
+                                          Py_ssize_t *depth, int *in_str, int *done) {
+        (void)p; (void)n; (void)depth; (void)in_str; (void)done;
+        return pos;
+    }
+    #endif
+    """
+    Py_ssize_t ssewire_skim(const unsigned char* p, Py_ssize_t pos, Py_ssize_t n, Py_ssize_t* depth,
+                            int* in_str, int* done) noexcept nogil
+
+IS_WS[0x20] = IS_WS[0x09] = IS_WS[0x0D] = IS_WS[0x0A] = 1  # space, tab, CR, LF
+IS_STRUCT[0x22] = IS_STRUCT[0x7B] = IS_STRUCT[0x7D] = IS_STRUCT[0x5B] = IS_STRUCT[0x5D] = 1  # " { } [ ]
+
+
+cdef class JSONArrayStreamParser:
+    """Incremental scanner for a streamed JSON array of objects (Gemini ``streamGenerateContent`` without
+    ``alt=sse``), compiled twin of ``_scanner_py.JSONArrayStreamParser``.
+
+    ``feed(chunk)`` -> one ``SSEEvent(event=None, data=<object text>)`` per top-level object that the chunk
+    closes, the object's exact text from ``{`` to its matching ``}``. Strings (with escapes) are skipped, so
+    braces inside them do not count. Any whitespace and one comma may separate objects; a leading BOM is allowed.
+    A body that is not an array, a non-object element or data after the closing ``]`` raises
+    :class:`~ssewire.FramingError`; ``close()`` raises :class:`~ssewire.StreamTruncated` if the body ended
+    before the closing ``]``. ``max_buffer`` bounds one element. One instance parses one stream, from one thread
+    at a time.
+    """
+
+    cdef public Py_ssize_t events_parsed
+    cdef public long long bytes_fed
+    cdef object _max_obj
+    cdef Py_ssize_t _max
+    cdef int _state
+    cdef Py_ssize_t _depth
+    cdef bint _in_str
+    cdef bint _esc
+    cdef Buf _pending  # bytes of the element being read (from its "{")
+    cdef bint _started
+    cdef char _head[3]  # stream start held back while it could be a BOM
+    cdef Py_ssize_t _head_len
+    cdef object _error
+    cdef bint _closed
+    cdef bint _busy
+
+    def __init__(self, max_buffer=DEFAULT_MAX_BUFFER):
+        if max_buffer <= 0:
+            raise ValueError("max_buffer must be positive")
+        if self._busy:
+            raise RuntimeError("JSONArrayStreamParser.__init__() called while the parser is feeding")
+        self.max_buffer = max_buffer
+        self.events_parsed = 0
+        self.bytes_fed = 0
+        self._state = BEFORE
+        self._depth = 0
+        self._in_str = False
+        self._esc = False
+        self._pending.len = 0
+        self._started = False
+        self._head_len = 0
+        self._error = None
+        self._closed = False
+
+    def __dealloc__(self):
+        buf_free(&self._pending)
+
+    @property
+    def max_buffer(self):
+        """Largest element, in bytes."""
+        return self._max_obj
+
+    @max_buffer.setter
+    def max_buffer(self, value):
+        self._max = _clamp(value)
+        self._max_obj = value
+
+    @property
+    def finished(self):
+        """True once the closing ``]`` has been seen."""
+        return self._state == END
+
+    def feed(self, data):
+        """Scan one chunk (bytes-like); return the elements it completes."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise SSEwireError("feed() called after close()")
+        if self._busy:
+            raise RuntimeError(
+                "JSONArrayStreamParser.feed() re-entered: a parser belongs to one stream and one thread"
+            )
+        cdef list out = []
+        cdef Py_buffer view
+        cdef bint have_view = False
+        cdef object t = type(data)
+        self._busy = True
+        try:
+            if t is bytes or t is bytearray or t is memoryview:
+                try:
+                    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+                    have_view = True
+                except BufferError:  # a non-contiguous memoryview: the twin's copying path
+                    pass
+            try:
+                if have_view:
+                    self._feed_windows(<const unsigned char*>view.buf, view.len, out)
+                else:
+                    for window in _windows(data):
+                        self._feed_windows(<const unsigned char*>PyBytes_AS_STRING(window),
+                                           PyBytes_GET_SIZE(window), out)
+            except SSEwireError as exc:
+                self._error = exc
+                buf_free(&self._pending)
+                if out:
+                    return out
+                raise
+        finally:
+            if have_view:
+                PyBuffer_Release(&view)
+            self._busy = False
+        return out
+
+    def close(self):
+        """End of body: ``StreamTruncated`` unless the closing ``]`` was seen."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            return []
+        if self._busy:
+            raise RuntimeError("JSONArrayStreamParser.close() called while the parser is feeding")
+        self._closed = True
+        buf_free(&self._pending)
+        if self._state != END:
+            where = "inside an element" if self._state == INSIDE else "before the closing ']'"
+            self._error = StreamTruncated(f"JSON array body ended {where}")
+            raise self._error
+        return []
+
+    cdef int _feed_windows(self, const unsigned char* p, Py_ssize_t n, list out) except -1:
+        cdef Py_ssize_t pos = 0, w
+        while True:
+            w = n - pos
+            if w > WINDOW:
+                w = WINDOW
+            self.bytes_fed += w
+            self._scan(p + pos, w, out)
+            pos += w
+            if pos >= n:
+                return 0
+
+    cdef int _scan(self, const unsigned char* p, Py_ssize_t n, list out) except -1:
+        cdef Py_ssize_t t, pos = 0, count, i
+        cdef int err
+        cdef Span spans[SPAN_BATCH]
+        cdef SSEEvent ev
+        cdef object head
+        if not self._started:
+            t = self._head_len
+            if t + n < 3 and memcmp(BOM + t, p, <size_t>n) == 0:
+                memcpy(self._head + t, p, <size_t>n)
+                self._head_len = t + n
+                return 0
+            self._started = True
+            self._head_len = 0
+            if t + n >= 3 and memcmp(BOM + t, p, <size_t>(3 - t)) == 0:
+                p += 3 - t
+                n -= 3 - t
+            elif t:  # the held bytes open the body, and they are no "["
+                head = PyBytes_FromStringAndSize(self._head, t) + PyBytes_FromStringAndSize(
+                    <const char*>p, n if n < 40 else 40
+                )
+                raise FramingError(f"body is not a JSON array: starts with {head[:40]!r}")
+        while pos < n:
+            count = 0
+            err = E_NONE
+            if n - pos >= NOGIL_MIN:
+                with nogil:
+                    pos = self._run(p, pos, n, spans, &count, &err)
+            else:
+                pos = self._run(p, pos, n, spans, &count, &err)
+            for i in range(count):
+                ev = SSEEvent.__new__(SSEEvent)
+                if spans[i].start < 0:
+                    ev.data = PyUnicode_DecodeUTF8(self._pending.p, self._pending.len, <char*>REPLACE)
+                    buf_trim(&self._pending)
+                else:
+                    ev.data = PyUnicode_DecodeUTF8(
+                        <const char*>p + spans[i].start, spans[i].end - spans[i].start, <char*>REPLACE
+                    )
+                out.append(ev)
+                self.events_parsed += 1
+            if err != E_NONE:
+                self._raise(err, p, pos, n)
+        return 0
+
+    cdef int _raise(self, int err, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n) except -1:
+        if err == E_OVERFLOW:
+            raise _overflow("a JSON array element", self._max_obj)
+        if err == E_NOMEM:
+            raise MemoryError()
+        snippet = repr(PyBytes_FromStringAndSize(<const char*>p + pos, n - pos if n - pos < 40 else 40))
+        if err == E_NOT_ARRAY:
+            raise FramingError(f"body is not a JSON array: starts with {snippet}")
+        if err == E_NOT_OBJECT:
+            raise FramingError(f"JSON array element is not an object: {snippet}")
+        if err == E_SEPARATOR:
+            raise FramingError(f"expected ',' or ']' between elements: {snippet}")
+        raise FramingError(f"data after the closing ']': {snippet}")
+
+    cdef Py_ssize_t _run(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n, Span* spans,
+                         Py_ssize_t* count, int* err) noexcept nogil:
+        """Scan from ``pos``: record completed elements in ``spans``; stop at the window end, a full batch, an
+        element completed in the pending buffer (emitted before anything else is read) or an error."""
+        cdef Py_ssize_t start, end, k = 0
+        cdef int state
+        cdef unsigned char c
+        while pos < n:
+            state = self._state
+            if state != INSIDE:
+                while pos < n and IS_WS[p[pos]]:
+                    pos += 1
+                if pos >= n:
+                    break
+                c = p[pos]
+                if state == BEFORE:
+                    if c != b'[':
+                        err[0] = E_NOT_ARRAY
+                        break
+                    self._state = FIRST
+                elif state == FIRST or state == NEXT:
+                    if c == b'{':
+                        self._state = INSIDE
+                        self._depth = 0
+                        self._pending.len = 0
+                        continue
+                    if c == b']' and state == FIRST:  # an empty array
+                        self._state = END
+                    else:
+                        err[0] = E_NOT_OBJECT
+                        break
+                elif state == AFTER:
+                    if c == b',':
+                        self._state = NEXT
+                    elif c == b']':
+                        self._state = END
+                    else:
+                        err[0] = E_SEPARATOR
+                        break
+                else:
+                    err[0] = E_AFTER_END
+                    break
+                pos += 1
+                continue
+            start = pos
+            end = self._element(p, pos, n)
+            if end < 0:  # the element continues in the next chunk
+                if self._pending.len + (n - start) > self._max:
+                    err[0] = E_OVERFLOW
+                    break
+                if buf_append(&self._pending, <const char*>p + start, n - start) < 0:
+                    err[0] = E_NOMEM
+                    break
+                pos = n
+                break
+            if self._pending.len:
+                if self._pending.len + (end - start) > self._max:
+                    err[0] = E_OVERFLOW
+                    break
+                if buf_append(&self._pending, <const char*>p + start, end - start) < 0:
+                    err[0] = E_NOMEM
+                    break
+                spans[k].start = -1
+                spans[k].end = 0
+                k += 1
+                self._state = AFTER
+                pos = end
+                break
+            if end - start > self._max:
+                err[0] = E_OVERFLOW
+                break
+            spans[k].start = start
+            spans[k].end = end
+            k += 1
+            self._state = AFTER
+            pos = end
+            if k == SPAN_BATCH:
+                break
+        count[0] = k
+        return pos
+
+    cdef Py_ssize_t _element(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n) noexcept nogil:
+        """Advance through an element from ``pos``; return the offset just past its closing brace, or -1."""
+        cdef Py_ssize_t depth = self._depth, k, q
+        cdef bint in_str = self._in_str, esc = self._esc
+        cdef int done, opened
+        cdef const unsigned char* found
+        cdef unsigned char c
+        while True:
+            if in_str:
+                if esc:
+                    esc = False
+                    pos += 1
+                    if pos >= n:
+                        break
+                found = <const unsigned char*>memchr(p + pos, b'"', <size_t>(n - pos))
+                if found == NULL:
+                    # the string goes on; remember whether the chunk ends in an unfinished escape
+                    k = n
+                    while k > pos and p[k - 1] == b'\\':
+                        k -= 1
+                    esc = ((n - k) & 1) == 1
+                    break
+                q = found - p
+                k = q
+                while k > pos and p[k - 1] == b'\\':
+                    k -= 1
+                pos = q + 1
+                if ((q - k) & 1) == 0:
+                    in_str = False
+                continue
+            if n - pos >= 16:
+                done = 0
+                opened = 0
+                pos = ssewire_skim(p, pos, n, &depth, &opened, &done)
+                in_str = opened
+                if done:
+                    self._depth = 0
+                    self._in_str = False
+                    self._esc = False
+                    return pos
+                if in_str:
+                    continue
+            while pos < n and not IS_STRUCT[p[pos]]:
+                pos += 1
+            if pos >= n:
+                break
+            c = p[pos]
+            pos += 1
+            if c == b'"':
+                in_str = True
+            elif c == b'{' or c == b'[':
+                depth += 1
+            else:
+                depth -= 1
+                if depth == 0:
+                    self._depth = 0
+                    self._in_str = False
+                    self._esc = False
+                    return pos
+        self._depth = depth
+        self._in_str = in_str
+        self._esc = esc
+        return -1

@@ -1,0 +1,429 @@
+"""Events straight from a streaming HTTP response of httpx, aiohttp or requests.
+
+:func:`iter_response` / :func:`aiter_response` yield unified events, :func:`iter_response_events` /
+:func:`aiter_response_events` the framed events, from a response whose body has not been read yet:
+
+- httpx ``Response`` from ``client.stream(...)`` (sync or async), read with ``iter_bytes()`` / ``aiter_bytes()``;
+- aiohttp ``ClientResponse`` (async only), read with ``content.readany()`` as data arrives;
+- requests ``Response`` from ``stream=True`` (sync only), read with ``iter_content(chunk_size=None)`` (chunked
+  bodies) or one ``read1()`` per chunk (bodies without chunked encoding, which ``iter_content`` would read whole).
+
+Bodies are read in the client's own chunking with any ``Content-Encoding`` removed. The client is recognised by
+the module of the response's type (then by duck typing); ssewire never imports a client itself.
+
+Contract:
+
+- The framing comes from ``Content-Type`` when not given: ``application/json`` is Gemini's JSON array
+  (``json_array``), anything else (``text/event-stream`` included) is ``sse``.
+- A non-2xx response raises :class:`~ssewire.ResponseStatusError` (``status_code``, ``body``: the first 64 KiB of
+  the error body as text) on the first iteration, and is closed.
+- Backpressure: the next chunk is read only after every event of the previous one has been taken.
+- The response is closed (its connection released) when the body ends, when the consumer stops early (``break``,
+  ``close()`` / ``aclose()``, task cancellation) and when an error is raised. For async iteration, wrap the
+  generator in ``contextlib.aclosing`` to release the connection at once after a ``break`` (otherwise it is
+  released when the generator is finalised).
+- A connection lost mid-body (the client's transport errors) is never a silent end: unified iteration ends
+  with the ``stream_truncated`` error event (its message names the transport error; the event being read is
+  discarded) unless the terminal event had already arrived; framed iteration raises
+  :class:`~ssewire.StreamTruncated` from the transport error.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import importlib
+from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Generator, Iterator, Optional, Union
+
+from ._scanner import SSEEvent, SSEParser
+from .errors import ResponseStatusError, StreamTruncated
+from .events import Unified
+from .normalizers import Normalizer
+from .stream import DEFAULT_MAX_BUFFER, StreamDecoder, make_scanner
+
+if TYPE_CHECKING:
+    import aiohttp
+    import httpx
+    import requests
+
+    SyncResponse = Union[httpx.Response, requests.Response]
+    AsyncResponse = Union[httpx.Response, aiohttp.ClientResponse]
+
+__all__ = [
+    "ERROR_BODY_LIMIT",
+    "aiter_response",
+    "aiter_response_events",
+    "framing_for_content_type",
+    "iter_response",
+    "iter_response_events",
+]
+
+#: Bytes of a non-2xx body kept in :attr:`ResponseStatusError.body`.
+ERROR_BODY_LIMIT = 64 * 1024
+_READ1_SIZE = 64 * 1024
+_ExcTypes = tuple[type[BaseException], ...]
+
+
+def framing_for_content_type(content_type: Optional[str]) -> str:
+    """``"json_array"`` for ``application/json`` (Gemini's default streamed array), else ``"sse"``."""
+    if content_type and content_type.partition(";")[0].strip().lower() == "application/json":
+        return "json_array"
+    return "sse"
+
+
+# ---------------------------------------------------------------------------------------------- client detection
+
+
+def _client_of(response: object) -> str:
+    """``"httpx"``, ``"aiohttp"`` or ``"requests"`` (the response's module, then duck typing); else TypeError."""
+    for cls in type(response).__mro__:
+        root = cls.__module__.partition(".")[0]
+        if root in ("httpx", "aiohttp", "requests"):
+            return root
+    if hasattr(response, "aiter_bytes") and hasattr(response, "iter_bytes"):
+        return "httpx"
+    if hasattr(response, "iter_content") and hasattr(response, "raw"):
+        return "requests"
+    if hasattr(getattr(response, "content", None), "readany"):
+        return "aiohttp"
+    raise TypeError(
+        f"unsupported response type {type(response).__module__}.{type(response).__qualname__}: expected an httpx "
+        "Response, an aiohttp ClientResponse or a requests Response"
+    )
+
+
+def _module(response: object) -> Any:
+    return importlib.import_module(type(response).__module__.partition(".")[0])
+
+
+def _transport_errors(response: object, client: str) -> _ExcTypes:
+    """The client's exceptions that mean "the body could not be read to its end"."""
+    if client == "httpx":
+        error = getattr(_module(response), "TransportError", None)  # also covers API-compatible forks
+        return (error,) if isinstance(error, type) else ()
+    if client == "aiohttp":
+        aiohttp = importlib.import_module("aiohttp")
+        return (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError)
+    requests_exc = importlib.import_module("requests.exceptions")
+    errors: _ExcTypes = (requests_exc.ChunkedEncodingError, requests_exc.ConnectionError)
+    try:  # the read1() path sees urllib3's own errors
+        urllib3_exc = importlib.import_module("urllib3.exceptions")
+        errors += (urllib3_exc.ProtocolError, urllib3_exc.ReadTimeoutError)
+    except ImportError:  # pragma: no cover - requests always brings urllib3
+        pass
+    return errors
+
+
+def _status(response: Any, client: str) -> int:
+    return int(response.status if client == "aiohttp" else response.status_code)
+
+
+def _content_type(response: Any) -> Optional[str]:
+    value = response.headers.get("content-type")
+    return str(value) if value is not None else None
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _error_text(data: bytes, content_type: Optional[str], truncated: bool) -> str:
+    encoding = "utf-8"
+    for param in (content_type or "").split(";")[1:]:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset":
+            with contextlib.suppress(LookupError):  # an unknown charset: UTF-8
+                encoding = codecs.lookup(value.strip().strip("\"'")).name
+    return codecs.getincrementaldecoder(encoding)("replace").decode(data, final=not truncated)
+
+
+def _status_error(response: Any, client: str, data: bytes, truncated: bool) -> ResponseStatusError:
+    return ResponseStatusError(_status(response, client), _error_text(data, _content_type(response), truncated))
+
+
+# ------------------------------------------------------------------------------------------------- byte sources
+
+
+class _SyncSource:
+    """The body of a sync response as byte chunks, plus how to close it."""
+
+    __slots__ = ("chunks", "client", "closed", "errors", "response")
+
+    def __init__(self, response: Any) -> None:
+        client = _client_of(response)
+        if client == "aiohttp":
+            raise TypeError("aiohttp responses are asynchronous: use aiter_response / aiter_response_events")
+        self.response = response
+        self.client = client
+        self.errors = _transport_errors(response, client)
+        self.closed = False
+        self.chunks: Iterator[bytes]
+        if client == "httpx":
+            self.chunks = response.iter_bytes()
+        else:
+            raw = getattr(response, "raw", None)
+            consumed = getattr(response, "_content_consumed", False)
+            if not consumed and raw is not None and not getattr(raw, "chunked", True) and hasattr(raw, "read1"):
+                self.chunks = _read1_chunks(raw)  # iter_content(None) would read this body whole
+            else:
+                self.chunks = response.iter_content(chunk_size=None)
+
+    def close(self) -> None:
+        """Close the chunk iterator and the response (idempotent); an unread body closes the connection."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            close = getattr(self.chunks, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self.response.close()
+
+    def status_error(self) -> Optional[ResponseStatusError]:
+        """The error to raise for a non-2xx response (its body read with a bound, then closed), else None."""
+        if 200 <= _status(self.response, self.client) < 300:
+            return None
+        buf = bytearray()
+        try:
+            for chunk in self.chunks:
+                buf += chunk
+                if len(buf) >= ERROR_BODY_LIMIT:
+                    break
+        except self.errors:
+            pass
+        finally:
+            self.close()
+        return _status_error(self.response, self.client, bytes(buf[:ERROR_BODY_LIMIT]), len(buf) > ERROR_BODY_LIMIT)
+
+
+def _read1_chunks(raw: Any) -> Iterator[bytes]:
+    while True:
+        data = raw.read1(_READ1_SIZE, decode_content=True)
+        if not data:
+            return
+        yield data
+
+
+class _AsyncSource:
+    """The body of an async response as byte chunks, plus how to close it."""
+
+    __slots__ = ("aiter", "client", "closed", "errors", "response")
+
+    def __init__(self, response: Any) -> None:
+        client = _client_of(response)
+        if client == "requests":
+            raise TypeError("requests responses are synchronous: use iter_response / iter_response_events")
+        self.response = response
+        self.client = client
+        self.errors = _transport_errors(response, client)
+        self.closed = False
+        self.aiter: Optional[AsyncIterator[bytes]] = response.aiter_bytes() if client == "httpx" else None
+
+    async def read(self) -> bytes:
+        """The next chunk; ``b""`` at the end of the body."""
+        if self.aiter is None:
+            return bytes(await self.response.content.readany())
+        try:
+            return await self.aiter.__anext__()
+        except StopAsyncIteration:
+            return b""
+
+    async def aclose(self, complete: bool = False) -> None:
+        """Close the response (idempotent). ``complete``: the body was read to its end, the connection may be
+        reused (aiohttp ``release()``); otherwise it is closed."""
+        if self.closed:
+            return
+        self.closed = True
+        response = self.response
+        if self.client == "aiohttp":
+            if complete:
+                response.release()
+            else:
+                response.close()
+            return
+        try:
+            aclose = getattr(self.aiter, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        finally:
+            await response.aclose()
+
+    async def status_error(self) -> Optional[ResponseStatusError]:
+        """The async twin of :meth:`_SyncSource.status_error`."""
+        if 200 <= _status(self.response, self.client) < 300:
+            return None
+        buf = bytearray()
+        try:
+            while len(buf) < ERROR_BODY_LIMIT:
+                chunk = await self.read()
+                if not chunk:
+                    break
+                buf += chunk
+        except self.errors:
+            pass
+        finally:
+            await self.aclose()
+        return _status_error(self.response, self.client, bytes(buf[:ERROR_BODY_LIMIT]), len(buf) > ERROR_BODY_LIMIT)
+
+
+# ---------------------------------------------------------------------------------------------------- pipelines
+
+
+def _resolve_framing(response: Any, framing: Optional[str]) -> str:
+    return framing if framing is not None else framing_for_content_type(_content_type(response))
+
+
+def _connection_lost(decoder: StreamDecoder, exc: BaseException) -> list[Unified]:
+    """End a stream whose connection dropped: the event being read is discarded (it never completed), and the
+    ``stream_truncated`` error, if the terminal event had not come yet, names the transport error."""
+    scanner = decoder.scanner
+    if isinstance(scanner, SSEParser):
+        with contextlib.suppress(AttributeError):  # a read-only flag: the pending event is flushed instead
+            scanner.flush_incomplete = False
+    events = decoder.close()
+    for event in events:
+        error = event.error
+        if event.type == "error" and error is not None and error.get("type") == "stream_truncated":
+            error["message"] = f"{error.get('message', '')} (connection lost: {_describe(exc)})"
+    return events
+
+
+def _truncated(exc: BaseException) -> StreamTruncated:
+    return StreamTruncated(f"connection lost mid-stream ({_describe(exc)})")
+
+
+def iter_response(
+    response: SyncResponse,
+    provider: Union[str, Normalizer],
+    framing: Optional[str] = None,
+    *,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+) -> Generator[Unified, None, None]:
+    """Unified events from a streaming sync response (httpx ``Response`` or requests ``Response``, not yet read).
+
+    ``provider`` as for :func:`~ssewire.iter_unified`; ``framing`` defaults from ``Content-Type``. Raises
+    :class:`~ssewire.ResponseStatusError` for a non-2xx response. A dropped connection ends with the
+    ``stream_truncated`` error event. The response is closed when iteration ends, stops or fails.
+    """
+    source = _SyncSource(response)
+    try:
+        error = source.status_error()
+        if error is not None:
+            raise error
+        decoder = StreamDecoder(provider, _resolve_framing(response, framing), max_buffer)
+        chunks, feed, errors = source.chunks, decoder.feed, source.errors
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                break
+            except errors as exc:
+                source.close()
+                yield from _connection_lost(decoder, exc)
+                return
+            if chunk:
+                yield from feed(chunk)
+        source.close()
+        yield from decoder.close()
+    finally:
+        source.close()
+
+
+async def aiter_response(
+    response: AsyncResponse,
+    provider: Union[str, Normalizer],
+    framing: Optional[str] = None,
+    *,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+) -> AsyncGenerator[Unified, None]:
+    """The async twin of :func:`iter_response`, for an httpx ``Response`` from an ``AsyncClient`` or an aiohttp
+    ``ClientResponse``. ``aclose()`` and task cancellation close the response."""
+    source = _AsyncSource(response)
+    try:
+        error = await source.status_error()
+        if error is not None:
+            raise error
+        decoder = StreamDecoder(provider, _resolve_framing(response, framing), max_buffer)
+        read, feed, errors = source.read, decoder.feed, source.errors
+        while True:
+            try:
+                chunk = await read()
+            except errors as exc:
+                await source.aclose()
+                for event in _connection_lost(decoder, exc):
+                    yield event
+                return
+            if not chunk:
+                break
+            for event in feed(chunk):
+                yield event
+        await source.aclose(complete=True)
+        for event in decoder.close():
+            yield event
+    finally:
+        await source.aclose()
+
+
+def iter_response_events(
+    response: SyncResponse,
+    framing: Optional[str] = None,
+    *,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+) -> Generator[SSEEvent, None, None]:
+    """Framed events (:class:`~ssewire.SSEEvent`) from a streaming sync response, not normalised.
+
+    Raises :class:`~ssewire.ResponseStatusError` for a non-2xx response and :class:`~ssewire.StreamTruncated`
+    when the connection drops mid-body (or a JSON-array body ends early).
+    """
+    source = _SyncSource(response)
+    try:
+        error = source.status_error()
+        if error is not None:
+            raise error
+        scanner = make_scanner(_resolve_framing(response, framing), max_buffer)
+        chunks, feed, errors = source.chunks, scanner.feed, source.errors
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                break
+            except errors as exc:
+                raise _truncated(exc) from exc
+            if chunk:
+                yield from feed(chunk)
+        source.close()
+        yield from scanner.close()
+    finally:
+        source.close()
+
+
+async def aiter_response_events(
+    response: AsyncResponse,
+    framing: Optional[str] = None,
+    *,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+) -> AsyncGenerator[SSEEvent, None]:
+    """The async twin of :func:`iter_response_events`."""
+    source = _AsyncSource(response)
+    try:
+        error = await source.status_error()
+        if error is not None:
+            raise error
+        scanner = make_scanner(_resolve_framing(response, framing), max_buffer)
+        read, feed, errors = source.read, scanner.feed, source.errors
+        while True:
+            try:
+                chunk = await read()
+            except errors as exc:
+                raise _truncated(exc) from exc
+            if not chunk:
+                break
+            for event in feed(chunk):
+                yield event
+        await source.aclose(complete=True)
+        for event in scanner.close():
+            yield event
+    finally:
+        await source.aclose()

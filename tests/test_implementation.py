@@ -1,0 +1,161 @@
+"""Which scanner is active, how to force the twin, and the compiled types behaving like the twin's."""
+
+from __future__ import annotations
+
+import copy
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import time
+from types import ModuleType
+
+import pytest
+
+import ssewire
+from conftest import COMPILED
+from ssewire import _scanner_py
+
+NAMES = ("DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser")
+needs_compiled = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
+
+
+def _run(code: str, **env: str) -> str:
+    environ = {k: v for k, v in os.environ.items() if k != "SSEWIRE_NO_EXTENSIONS"}
+    environ.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def test_compiled_scanner_is_active_when_required() -> None:
+    """CI sets SSEWIRE_REQUIRE_EXTENSIONS=1: a silently missing compiled module must fail the build."""
+    if not os.environ.get("SSEWIRE_REQUIRE_EXTENSIONS"):
+        pytest.skip("SSEWIRE_REQUIRE_EXTENSIONS is not set")
+    assert COMPILED is not None, "ssewire._scanner_c cannot be imported"
+    assert ssewire.IMPLEMENTATION == "cython"
+
+
+def test_implementation_names_the_active_module() -> None:
+    module = COMPILED if ssewire.IMPLEMENTATION == "cython" else _scanner_py
+    assert ssewire.IMPLEMENTATION in ("cython", "python")
+    assert module is not None
+    assert ssewire.SSEParser is module.SSEParser
+    assert ssewire.JSONArrayStreamParser is module.JSONArrayStreamParser
+    assert ssewire.SSEEvent is module.SSEEvent
+    if COMPILED is not None and not os.environ.get("SSEWIRE_NO_EXTENSIONS"):
+        assert ssewire.IMPLEMENTATION == "cython"
+
+
+def test_no_extensions_env_forces_the_twin() -> None:
+    code = "import ssewire; print(ssewire.IMPLEMENTATION, ssewire.SSEParser.__module__)"
+    assert _run(code, SSEWIRE_NO_EXTENSIONS="1") == "python ssewire._scanner_py"
+
+
+@needs_compiled
+def test_default_is_the_compiled_scanner_in_a_fresh_interpreter() -> None:
+    assert _run("import ssewire; print(ssewire.IMPLEMENTATION)") == "cython"
+
+
+def test_package_works_when_the_compiled_module_cannot_be_imported() -> None:
+    code = (
+        "import sys; sys.modules['ssewire._scanner_c'] = None\n"  # makes the import raise ImportError
+        "import ssewire\n"
+        "events = ssewire.SSEParser().feed(b'data: hi\\n\\n')\n"
+        "print(ssewire.IMPLEMENTATION, events[0].data)"
+    )
+    assert _run(code) == "python hi"
+
+
+@needs_compiled
+def test_both_modules_export_the_same_names() -> None:
+    assert COMPILED is not None
+    assert sorted(COMPILED.__all__) == sorted(_scanner_py.__all__) == sorted(NAMES)
+    assert COMPILED.DEFAULT_MAX_BUFFER == _scanner_py.DEFAULT_MAX_BUFFER
+
+
+def test_event_attributes_are_writable(scanner: ModuleType) -> None:
+    [event] = scanner.SSEParser().feed(b"event: a\ndata: 1\nid: 7\nretry: 5\n\n")
+    event.event, event.data, event.id, event.retry = "b", "[2]", None, None
+    assert (event.event, event.data, event.id, event.retry) == ("b", "[2]", None, None)
+    assert event.json() == [2]
+    with pytest.raises(AttributeError):
+        event.other = 1  # slots only, as in the twin
+
+
+def test_event_copy_and_pickle(scanner: ModuleType) -> None:
+    event = scanner.SSEEvent("x", '{"a": 1}', "3", 100)
+    for clone in (copy.copy(event), copy.deepcopy(event), pickle.loads(pickle.dumps(event))):
+        assert type(clone) is type(event)
+        assert clone == event
+        assert repr(clone) == repr(event)
+
+
+def test_event_defaults_and_comparisons(scanner: ModuleType) -> None:
+    assert scanner.SSEEvent() == _scanner_py.SSEEvent("message", "", None, None)
+    assert scanner.SSEEvent(data="x") != object()
+    assert (scanner.SSEEvent() == 1) is False
+    assert len({scanner.SSEEvent("a", "b"), _scanner_py.SSEEvent("a", "b")}) == 1
+
+
+def test_parser_attributes_read_and_write_like_the_twin(scanner: ModuleType) -> None:
+    parser = scanner.SSEParser(100, flush_incomplete=False)
+    assert (parser.max_buffer, parser.flush_incomplete, parser.last_event_id, parser.retry) == (100, False, None, None)
+    assert (parser.events_parsed, parser.bytes_fed) == (0, 0)
+    parser.retry = 5
+    parser.max_buffer = 12
+    assert parser.feed(b"data: 1234\n\n")[0].retry == 5
+    with pytest.raises(ssewire.SSEBufferOverflow):
+        parser.feed(b"data: 123456789\n\n")
+    json_parser = scanner.JSONArrayStreamParser(10)
+    assert (json_parser.max_buffer, json_parser.finished, json_parser.events_parsed) == (10, False, 0)
+    with pytest.raises(ValueError, match="positive"):
+        scanner.JSONArrayStreamParser(0)
+    with pytest.raises(ValueError, match="positive"):
+        scanner.SSEParser(-1)
+
+
+def test_input_types(scanner: ModuleType) -> None:
+    data = b"data: a\n\n"
+    for chunk in (data, bytearray(data), memoryview(data), memoryview(bytearray(data * 2))[::2][:0]):
+        parser = scanner.SSEParser()
+        parser.feed(chunk)
+    with pytest.raises(TypeError):
+        scanner.SSEParser().feed("data: a\n\n")
+    with pytest.raises(TypeError):
+        scanner.JSONArrayStreamParser().feed(None)
+
+
+@needs_compiled
+def test_compiled_scanner_releases_the_gil_while_scanning() -> None:
+    """Another thread runs during a large feed(): with a switch interval far longer than the feed, it can only
+    run when the scanner releases the GIL itself."""
+    assert COMPILED is not None
+    data = (b"data: " + b"a" * 200_000 + b"\n\n") * 300  # 60 MB: the GIL is released for each 256 KiB window
+    counter = [0]
+    started = threading.Event()
+    stop = threading.Event()
+
+    def count() -> None:
+        started.set()
+        while not stop.is_set():
+            counter[0] += 1
+            if counter[0] % 200 == 0:
+                time.sleep(0)  # hand the GIL back promptly once the scanner wants it again
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(30.0)
+    thread = threading.Thread(target=count)
+    try:
+        thread.start()
+        started.wait()
+        before = counter[0]
+        events = COMPILED.SSEParser().feed(data)
+        during = counter[0] - before
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    assert len(events) == 300
+    assert during > 0, "no other thread ran while the compiled scanner worked on 60 MB"

@@ -1,0 +1,168 @@
+"""No leaks, and one pending event at most: memory stays flat over repeated parses, and the ``max_buffer`` bound
+holds in both implementations (the ``scanner`` fixture)."""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import tracemalloc
+from types import ModuleType
+from typing import Any, Callable
+
+import pytest
+
+from conftest import COMPILED
+from ssewire import FramingError, SSEBufferOverflow, StreamTruncated, _scanner_py
+
+needs_compiled = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
+
+
+def _sse_stream() -> bytes:
+    parts = []
+    for i in range(20_000):
+        payload = json.dumps({"type": "response.output_text.delta", "sequence_number": i, "delta": " tok\u00e9"})
+        parts.append(f"event: response.output_text.delta\nid: {i}\nretry: 3000\ndata: {payload}\n\n".encode())
+        if i % 100 == 0:
+            parts.append(b": keep-alive\r\ndata: a\rdata: b\r\n\r\nevent: " + str(i).encode() + b"\ndata: x\n\n")
+    return b"\xef\xbb\xbf" + b"".join(parts) + b"data: " + b"z" * 300_000 + b"\n\ndata: unterminated"
+
+
+def _json_body() -> bytes:
+    element = json.dumps({"candidates": [{"content": {"parts": [{"text": 'x "}{" \\ ' * 20}]}}]}, indent=2).encode()
+    return b"[" + b",\r\n".join([element] * 6_000) + b"]"
+
+
+def _parse_all(parser: Any, data: bytes, size: int) -> int:
+    view = memoryview(data)
+    count = 0
+    for start in range(0, len(data), size):
+        count += len(parser.feed(view[start : start + size]))
+    return count + len(parser.close())
+
+
+def _failing_runs(mod: ModuleType) -> None:
+    """The error paths: overflow, framing errors, truncation, feeding after an error."""
+    for data, make in (
+        (b"data: ok\n\ndata: " + b"o" * 5000, lambda: mod.SSEParser(1024)),
+        (b"data: 1\n" * 2000, lambda: mod.SSEParser(1024)),
+        (b'[{"a": 1}, 2]', mod.JSONArrayStreamParser),
+        (b'[{"a": "' + b"b" * 5000, lambda: mod.JSONArrayStreamParser(1024)),
+        (b'[{"a": 1}', mod.JSONArrayStreamParser),
+    ):
+        for size in (7, 4096, len(data)):
+            parser = make()
+            with pytest.raises((SSEBufferOverflow, FramingError, StreamTruncated)):
+                _parse_all(parser, data, size)
+            with pytest.raises((SSEBufferOverflow, FramingError, StreamTruncated)):
+                parser.feed(b"more")
+
+
+def _flat(run: Callable[[], None], rounds: int = 12) -> tuple[int, int]:
+    """Allocated blocks and traced bytes grown from round 3 to the last round of ``run``."""
+    for _ in range(2):  # warm caches (interned strings, free lists)
+        run()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        blocks = sys.getallocatedblocks()
+        traced = tracemalloc.get_traced_memory()[0]
+        for _ in range(rounds):
+            run()
+        gc.collect()
+        return sys.getallocatedblocks() - blocks, tracemalloc.get_traced_memory()[0] - traced
+    finally:
+        tracemalloc.stop()
+
+
+@needs_compiled
+def test_compiled_scanner_memory_is_flat_over_many_parses() -> None:
+    assert COMPILED is not None
+    sse, body = _sse_stream(), _json_body()
+    assert len(sse) > 3_000_000 and len(body) > 2_000_000
+
+    def run() -> None:
+        for size in (16384, 1 << 20):
+            assert _parse_all(COMPILED.SSEParser(), sse, size) == 20_000 + 400 + 2
+        assert _parse_all(COMPILED.JSONArrayStreamParser(), body, 16384) == 6_000
+        _failing_runs(COMPILED)  # type: ignore[arg-type]
+
+    blocks, traced = _flat(run)
+    assert blocks < 200, f"{blocks} allocated blocks leaked"
+    assert traced < 64 * 1024, f"{traced} traced bytes leaked"
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+@needs_compiled
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+def test_compiled_scanner_rss_is_flat() -> None:
+    assert COMPILED is not None
+    sse = _sse_stream()
+    for _ in range(3):
+        _parse_all(COMPILED.SSEParser(), sse, 16384)
+    gc.collect()
+    before = _rss()
+    for _ in range(25):
+        _parse_all(COMPILED.SSEParser(), sse, 16384)
+        _parse_all(COMPILED.SSEParser(), sse, len(sse))
+    gc.collect()
+    assert _rss() - before < 8 * 1024 * 1024
+
+
+def _feed_bytewise(parser: Any, view: memoryview) -> None:
+    for i in range(len(view)):
+        parser.feed(view[i : i + 1])
+
+
+def test_one_byte_chunks_of_a_huge_line_overflow_right_past_max_buffer(scanner: ModuleType) -> None:
+    limit = 64 * 1024
+    parser = scanner.SSEParser(limit)
+    line = b"data: " + b"x" * (limit * 2)
+    view = memoryview(line)
+    with pytest.raises(SSEBufferOverflow):
+        _feed_bytewise(parser, view)
+    assert parser.bytes_fed == limit + 1  # the pending line just went past the bound
+    with pytest.raises(SSEBufferOverflow):
+        parser.feed(b"\n\n")
+
+
+def test_one_byte_chunks_of_a_huge_element_overflow_right_past_max_buffer(scanner: ModuleType) -> None:
+    limit = 64 * 1024
+    parser = scanner.JSONArrayStreamParser(limit)
+    body = b'[{"t": "' + b"x" * (limit * 2)
+    view = memoryview(body)
+    with pytest.raises(SSEBufferOverflow):
+        _feed_bytewise(parser, view)
+    assert parser.bytes_fed == limit + 2  # "[" then the element's limit + 1 bytes
+
+
+@pytest.mark.parametrize(
+    "scanner",
+    [
+        pytest.param(_scanner_py, id="python", marks=pytest.mark.slow),  # > 10 s under tracemalloc
+        pytest.param(COMPILED, id="cython", marks=needs_compiled),
+    ],
+)
+def test_a_hundred_megabytes_of_small_events_in_one_call(scanner: ModuleType) -> None:
+    event = (
+        b"event: response.output_text.delta\n"
+        b'data: {"type":"response.output_text.delta","sequence_number":1,"item_id":"msg_0123456789abcdef",'
+        b'"output_index":0,"content_index":0,"delta":" word","logprobs":[]}\n\n'
+    )
+    data = event * (100 * 1024 * 1024 // len(event))
+    parser = scanner.SSEParser(max_buffer=64 * 1024)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        events = parser.feed(data)
+        retained, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(events) == len(data) // len(event)
+    assert events[-1].data == events[0].data
+    # beyond the events it returns, the parser never held more than a window's worth: no copy of the chunk
+    assert peak - retained < 16 * 1024 * 1024, f"peak {peak} retained {retained}"
