@@ -11,7 +11,7 @@ the good events are not lost; a parser that raised stays failed.
 from __future__ import annotations
 
 import re
-from typing import Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated
 from .events import SSEEvent
@@ -44,6 +44,26 @@ def _windows(data: BytesLike) -> Iterator[bytes]:
         view = view.cast("B")
     for i in range(0, n, _WINDOW):
         yield bytes(view[i : i + _WINDOW])
+
+
+def _feed(parser: Any, data: BytesLike) -> list[SSEEvent]:
+    """``feed()`` as both scanners do it: a failed parser stays failed, a closed one refuses more, the chunk is
+    scanned window by window, and events completed before an error are returned (the error comes next call)."""
+    if parser._error is not None:
+        raise parser._error
+    if parser._closed:
+        raise SSEwireError("feed() called after close()")
+    out: list[SSEEvent] = []
+    try:
+        for window in _windows(data):
+            parser.bytes_fed += len(window)
+            parser._scan(window, out)
+    except SSEwireError as exc:
+        parser._fail(exc)
+        if out:
+            return out
+        raise
+    return out
 
 
 def _overflow(what: str, limit: int) -> SSEBufferOverflow:
@@ -104,21 +124,7 @@ class SSEParser:
 
     def feed(self, data: BytesLike) -> list[SSEEvent]:
         """Scan one chunk; return the events it completes."""
-        if self._error is not None:
-            raise self._error
-        if self._closed:
-            raise SSEwireError("feed() called after close()")
-        out: list[SSEEvent] = []
-        try:
-            for window in _windows(data):
-                self.bytes_fed += len(window)
-                self._scan(window, out)
-        except SSEwireError as exc:
-            self._fail(exc)
-            if out:
-                return out
-            raise
-        return out
+        return _feed(self, data)
 
     def close(self) -> list[SSEEvent]:
         """End of stream: the pending line and event, dispatched when ``flush_incomplete`` (else discarded)."""
@@ -326,22 +332,11 @@ class JSONArrayStreamParser:
 
     def feed(self, data: BytesLike) -> list[SSEEvent]:
         """Scan one chunk; return the elements it completes."""
-        if self._error is not None:
-            raise self._error
-        if self._closed:
-            raise SSEwireError("feed() called after close()")
-        out: list[SSEEvent] = []
-        try:
-            for window in _windows(data):
-                self.bytes_fed += len(window)
-                self._scan(window, out)
-        except SSEwireError as exc:
-            self._error = exc
-            self._pending = bytearray()
-            if out:
-                return out
-            raise
-        return out
+        return _feed(self, data)
+
+    def _fail(self, exc: SSEwireError) -> None:
+        self._error = exc
+        self._pending = bytearray()
 
     def close(self) -> list[SSEEvent]:
         """End of body: ``StreamTruncated`` unless the closing ``]`` was seen."""
