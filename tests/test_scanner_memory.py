@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 import json
 import sys
-import tracemalloc
 from types import ModuleType
 from typing import Any, Callable
 
@@ -14,6 +13,8 @@ import pytest
 
 from conftest import COMPILED
 from ssewire import FramingError, SSEBufferOverflow, StreamTruncated, _scanner_py
+
+tracemalloc = pytest.importorskip("tracemalloc")  # CPython's; PyPy has none
 
 needs_compiled = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
 
