@@ -105,3 +105,21 @@ def test_framing_from_the_first_byte_at_any_chunking(body: bytes, framing: str) 
         events += scanner.close()
         assert scanner.framing == framing
         assert len(events) == (1 if framing == "json_array" or b"data" in body else 0)
+
+
+@pytest.mark.parametrize(
+    ("body", "provider"),
+    [
+        (
+            b'event: error\ndata: {"type":"error","sequence_number":2,"code":"server_error","message":"boom"}\n\n',
+            "openai",
+        ),
+        (b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"O"}}\n\n', "anthropic"),
+        (b'data: {"error": {"code": 503, "message": "x", "status": "UNAVAILABLE"}}\r\n\r\n', "gemini"),
+        (b'data: {"error": {"message": "rate limited", "code": 429}}\n\n', "openai-chat"),
+    ],
+)
+def test_error_only_streams_read_like_their_provider(body: bytes, provider: str) -> None:
+    assert [e.to_dict(with_raw=True) for e in iter_unified([body], "auto")] == [
+        e.to_dict(with_raw=True) for e in iter_unified([body], provider)
+    ]

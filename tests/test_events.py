@@ -46,3 +46,18 @@ def test_python_sse_event() -> None:
     assert SSEEvent("x", "1") != "x"
     assert SSEEvent("x", '{"a": 1}').json() == {"a": 1}
     assert SSEEvent("x", "{").json() is None
+
+
+def test_fast_constructors_match_the_keyword_constructor() -> None:
+    from ssewire.events import new_event, new_tool_event
+
+    raw = {"a": 1}
+    assert new_event("raw", raw) == Unified("raw", raw=raw)
+    assert new_event("text_delta", raw, "hi", 7, "sig") == Unified(
+        "text_delta", text="hi", sequence=7, raw=raw, signature="sig"
+    )
+    start = new_tool_event("tool_call_start", "c1", "f", raw, "", 3, True)
+    assert start == Unified("tool_call_start", tool_call_id="c1", tool_name="f", sequence=3, raw=raw, server=True)
+    delta = new_tool_event("tool_call_delta", "c1", None, raw, '{"x"')
+    assert delta == Unified("tool_call_delta", tool_call_id="c1", arguments_delta='{"x"', raw=raw)
+    assert type(delta) is Unified and all(hasattr(delta, name) for name in Unified.__slots__)

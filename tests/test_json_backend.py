@@ -50,3 +50,20 @@ def test_integers_beyond_64_bits_are_the_documented_difference() -> None:
         assert value == float(123456789012345678901234567890)
     else:
         assert value == 123456789012345678901234567890
+
+
+def test_two_step_decode_gives_the_same_values_as_loads() -> None:
+    def two_step(text: str) -> object:
+        try:
+            return backend.loads_first(text)
+        except ValueError:
+            if backend.loads_retry is None:
+                raise
+            return backend.loads_retry(text)
+
+    for text in SAMPLES:
+        got, want = two_step(text), backend.loads(text)
+        assert got == want or (got != got and want != want)
+    for text in ["{", "", "[DONE]"]:
+        with pytest.raises(ValueError):
+            two_step(text)

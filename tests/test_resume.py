@@ -127,3 +127,12 @@ def test_stream_without_cursor_is_not_reopened() -> None:
     events = list(iter_resumable(open_stream, Seq()))
     assert calls == [None]
     assert events[-1].type == "error"
+
+
+def test_unicode_digit_ids_are_opaque_not_numbers() -> None:
+    decoder = StreamDecoder(Seq())
+    decoder.feed('id: ²\ndata: {"t": "a "}\n\n'.encode())
+    cursor = decoder.reconnect()  # must not try int("²")
+    assert cursor.last_event_id == "²"
+    out = decoder.feed('id: ²\ndata: {"t": "a "}\n\nid: ³\ndata: {"t": "b "}\n\n'.encode())
+    assert text_of(out) == "b "

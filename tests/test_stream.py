@@ -127,3 +127,17 @@ def test_async_twins_give_the_same_events() -> None:
     unified, framed = asyncio.run(run())
     assert unified == list(iter_unified([body], Echo()))
     assert framed == list(iter_events([body]))
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"a":' + b"[" * 1100 + b"]" * 1100 + b"}",  # valid JSON nested deeper than the decoders go
+        b"[" * 100_000,
+    ],
+)
+@pytest.mark.parametrize("provider", ["openai", "openai-chat", "anthropic", "xai", "gemini", "auto"])
+def test_pathological_nesting_becomes_raw_never_an_exception(payload: bytes, provider: str) -> None:
+    events = list(iter_unified([b"data: " + payload + b"\n\n"], provider))
+    assert events[-1].type == "error"  # the stream never finished
+    assert all(e.type in ("raw", "error") for e in events)

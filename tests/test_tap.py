@@ -95,3 +95,11 @@ def test_tap_on_corpus_streams_matches_collect() -> None:
             direct.stop_reason,
         )
         assert [(c.id, c.arguments) for c in tapped.tool_calls] == [(c.id, c.arguments) for c in direct.tool_calls]
+
+
+def test_tap_survives_payloads_that_break_decoders() -> None:
+    deep = b'data: {"choices":[],"x":' + b"[" * 1100 + b"]" * 1100 + b"}\n\n"
+    tap = StreamTap("auto")
+    assert tap.feed(deep) is None
+    assert tap.feed(b"data: [DONE]\n\n") is None
+    tap.close()  # never raises either

@@ -151,7 +151,7 @@ cdef class SSEEvent:
         """``data`` decoded as JSON, or ``None`` when it is not valid JSON (e.g. the ``[DONE]`` sentinel)."""
         try:
             return _json_loads(self.data)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
 
     def _key(self):

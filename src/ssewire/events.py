@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-__all__ = ["SSEEvent", "Unified", "UNIFIED_TYPES"]
+__all__ = ["SSEEvent", "Unified", "UNIFIED_TYPES", "new_event", "new_tool_event"]
 
 #: Every value ``Unified.type`` can take.
 UNIFIED_TYPES = frozenset(
@@ -54,7 +54,7 @@ class SSEEvent:
         """``data`` decoded as JSON, or ``None`` when it is not valid JSON (e.g. the ``[DONE]`` sentinel)."""
         try:
             return json.loads(self.data)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
 
     def _key(self) -> tuple[Optional[str], str, Optional[str], Optional[int]]:
@@ -179,3 +179,65 @@ class Unified:
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items() if k != "type")
         return f"Unified({self.type!r}{', ' if fields else ''}{fields})"
+
+
+# -- fast constructors for the per-event hot paths --------------------------------------------------------------
+#
+# ``Unified(...)`` with keyword arguments costs about twice as much as the event's JSON decode; the normalisers
+# build one per event, so they use these positional factories instead. Each sets every slot exactly as
+# ``Unified.__init__`` does (tests/test_events.py checks they agree field for field).
+
+_new = object.__new__
+
+
+def new_event(
+    kind: str, raw: Any, text: str = "", sequence: Optional[int] = None, signature: Optional[str] = None
+) -> Unified:
+    """``Unified(kind, text=text, sequence=sequence, raw=raw, signature=signature)``, built without keywords."""
+    event: Unified = _new(Unified)
+    event.type = kind
+    event.text = text
+    event.tool_call_id = None
+    event.tool_name = None
+    event.arguments_delta = ""
+    event.arguments = None
+    event.usage = None
+    event.stop_reason = None
+    event.error = None
+    event.sequence = sequence
+    event.raw = raw
+    event.raw_stop_reason = None
+    event.server = False
+    event.signature = signature
+    event.arguments_raw = None
+    return event
+
+
+def new_tool_event(
+    kind: str,
+    call_id: Optional[str],
+    name: Optional[str],
+    raw: Any,
+    arguments_delta: str = "",
+    sequence: Optional[int] = None,
+    server: bool = False,
+) -> Unified:
+    """``Unified(kind, tool_call_id=call_id, tool_name=name, arguments_delta=arguments_delta, sequence=sequence,
+    raw=raw, server=server)``, built without keywords (``tool_call_start`` / ``tool_call_delta``)."""
+    event: Unified = _new(Unified)
+    event.type = kind
+    event.text = ""
+    event.tool_call_id = call_id
+    event.tool_name = name
+    event.arguments_delta = arguments_delta
+    event.arguments = None
+    event.usage = None
+    event.stop_reason = None
+    event.error = None
+    event.sequence = sequence
+    event.raw = raw
+    event.raw_stop_reason = None
+    event.server = server
+    event.signature = None
+    event.arguments_raw = None
+    return event

@@ -8,7 +8,6 @@ fragments per tool call, previews them incrementally and gives the authoritative
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Optional
 
@@ -57,22 +56,26 @@ def _closers(stack: list[str]) -> str:
     return "".join("}" if c == "{" else "]" for c in reversed(stack))
 
 
+def _cut(text: str, good: Optional[tuple[int, str]]) -> Optional[str]:
+    return None if good is None else text[: good[0]] + good[1]
+
+
 def _repair(text: str) -> Optional[str]:
     """Return the longest valid JSON document that ``text`` (a truncated document) implies, or None."""
     n = len(text)
     stack: list[str] = []  # open containers, "{" or "["
     expect: list[str] = []  # per container: key | colon | value | comma
-    good: Optional[str] = None
+    good: Optional[tuple[int, str]] = None  # the last valid cut: (end offset, the closers it needs)
     top_done = False
     i = 0
 
-    def complete_value(end: int) -> Optional[str]:
+    def complete_value(end: int) -> tuple[int, str]:
         nonlocal top_done
         if not expect:
             top_done = True
-            return text[:end]
+            return (end, "")
         expect[-1] = "comma"
-        return text[:end] + _closers(stack)
+        return (end, _closers(stack))
 
     while i < n:
         c = text[i]
@@ -86,7 +89,7 @@ def _repair(text: str) -> Optional[str]:
             end = _string_end(text, i)
             if end < 0 or end > n:  # unterminated string at the end of the text
                 if state != "value":
-                    return good  # a partial key promises nothing
+                    return _cut(text, good)  # a partial key promises nothing
                 body = _trim_partial_escape(text[i:])
                 return text[:i] + body + '"' + _closers(stack)
             i = end
@@ -95,21 +98,21 @@ def _repair(text: str) -> Optional[str]:
             elif state == "value":
                 good = complete_value(i)
             else:
-                return good
+                return _cut(text, good)
             continue
         if c == "{" or c == "[":
             if state != "value":
-                return good
+                return _cut(text, good)
             stack.append(c)
             expect.append("key" if c == "{" else "value")
             i += 1
-            good = text[:i] + _closers(stack)
+            good = (i, _closers(stack))
             continue
         if c == "}" or c == "]":
             if not stack or stack[-1] != ("{" if c == "}" else "["):
-                return good
+                return _cut(text, good)
             if state not in ("key", "value", "comma"):
-                return good
+                return _cut(text, good)
             stack.pop()
             expect.pop()
             i += 1
@@ -117,18 +120,18 @@ def _repair(text: str) -> Optional[str]:
             continue
         if c == ":":
             if state != "colon":
-                return good
+                return _cut(text, good)
             expect[-1] = "value"
             i += 1
             continue
         if c == ",":
             if state != "comma":
-                return good
+                return _cut(text, good)
             expect[-1] = "key" if stack[-1] == "{" else "value"
             i += 1
             continue
         if state != "value":
-            return good
+            return _cut(text, good)
         m = _NUMBER.match(text, i)
         run_end = _NUMBER_CHARS.match(text, i).end()  # type: ignore[union-attr]
         if m is not None and m.end() == run_end:
@@ -136,15 +139,15 @@ def _repair(text: str) -> Optional[str]:
             good = complete_value(i)
             continue
         if run_end > i and run_end == n:  # a number cut short ("12.", "-", "1e")
-            return (text[:i] + m.group() + _closers(stack)) if m is not None else good
+            return (text[:i] + m.group() + _closers(stack)) if m is not None else _cut(text, good)
         for literal in _LITERALS:
             if text.startswith(literal, i):
                 i += len(literal)
                 good = complete_value(i)
                 break
         else:
-            return good  # partial literal or junk: keep what was complete
-    return good
+            return _cut(text, good)  # partial literal or junk: keep what was complete
+    return _cut(text, good)
 
 
 def parse_partial_json(text: str) -> Any:
@@ -163,7 +166,7 @@ def parse_partial_json(text: str) -> Any:
     if repaired is None:
         return None
     try:
-        return json.loads(repaired)
+        return loads(repaired)
     except ValueError:
         return None
 

@@ -14,9 +14,14 @@ from typing import Any, Optional
 from ._json import loads
 from .events import SSEEvent
 
-__all__ = ["ReplayFilter", "ResumeCursor"]
+__all__ = ["ReplayFilter", "ResumeCursor", "is_number_id"]
 
 _RECENT_IDS = 1024  # non-numeric event ids remembered for replay detection
+
+
+def is_number_id(event_id: str) -> bool:
+    """True for an id made of ASCII digits only, short enough to compare as an integer."""
+    return event_id.isascii() and event_id.isdigit() and len(event_id) < 19
 
 
 class ResumeCursor:
@@ -73,7 +78,7 @@ class ReplayFilter:
     def __init__(self, cursor: ResumeCursor, recent_ids: Optional[list[str]] = None) -> None:
         self._sequence = cursor.sequence
         last = cursor.last_event_id
-        self._numeric_id = int(last) if last is not None and last.isdigit() and len(last) < 19 else None
+        self._numeric_id = int(last) if last is not None and is_number_id(last) else None
         self._recent = set(recent_ids or ())
         if last is not None:
             self._recent.add(last)
@@ -86,14 +91,14 @@ class ReplayFilter:
         if self._sequence is not None and '"sequence_number"' in event.data:
             try:
                 payload = loads(event.data)
-            except ValueError:
+            except (ValueError, RecursionError):
                 payload = None
             seq = payload.get("sequence_number") if isinstance(payload, dict) else None
             if type(seq) is int and seq <= self._sequence:
                 return True
         eid = event.id
         if eid is not None and self._recent:
-            if self._numeric_id is not None and eid.isdigit() and len(eid) < 19:
+            if self._numeric_id is not None and is_number_id(eid):
                 if int(eid) <= self._numeric_id:
                     return True
             elif eid in self._recent:

@@ -13,7 +13,7 @@ from .errors import SSEBufferOverflow, StreamTruncated
 from .events import Unified
 from .normalizers._base import Normalizer, truncated_event
 from .normalizers.registry import normalizer_for
-from .resume import ReplayFilter, ResumeCursor, recent_id_window
+from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
 
 __all__ = [
     "FRAMINGS",
@@ -168,7 +168,7 @@ class StreamDecoder:
             if sequence is not None:
                 self._sequence = sequence
             last_id = events[-1].id if events else None
-            if last_id is not None and not last_id.isdigit() and (not self._ids or self._ids[-1] != last_id):
+            if last_id is not None and not is_number_id(last_id) and (not self._ids or self._ids[-1] != last_id):
                 self._ids.append(last_id)
                 if len(self._ids) > recent_id_window():
                     del self._ids[: len(self._ids) // 2]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional, Union
 
-from .errors import SSEwireError
 from .normalizers._base import Normalizer
 from .result import Accumulator, StreamResult
 from .stream import DEFAULT_MAX_BUFFER, Chunk, StreamDecoder
@@ -95,7 +94,7 @@ class StreamTap:
         self._clock = clock
         self._started = clock()
         self.metrics = TapMetrics()
-        self.failure: Optional[SSEwireError] = None
+        self.failure: Optional[Exception] = None  # why parsing stopped (the bytes kept flowing)
         self.closed = False
 
     def feed(self, chunk: Chunk) -> None:
@@ -112,7 +111,7 @@ class StreamTap:
             metrics.first_byte_at = now
         try:
             events = decoder.feed(chunk)
-        except SSEwireError as exc:
+        except Exception as exc:  # nothing may reach the forwarding path
             self._fail(exc)
             return
         if events:
@@ -140,7 +139,7 @@ class StreamTap:
                     del gaps[::2]
             metrics.last_delta_at = now
 
-    def _fail(self, exc: SSEwireError) -> None:
+    def _fail(self, exc: Exception) -> None:
         self.failure = exc
         self._decoder = None
 
@@ -152,7 +151,7 @@ class StreamTap:
             if decoder is not None:
                 try:
                     tail = decoder.close()
-                except SSEwireError as exc:
+                except Exception as exc:  # likewise
                     self._fail(exc)
                 else:
                     self._observe(tail, self._clock() - self._started)

@@ -9,10 +9,24 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Optional
 
-from .._json import loads
-from ..events import SSEEvent, Unified
+from .._json import loads_first, loads_retry
+from ..events import SSEEvent, Unified, new_event
 
 __all__ = ["Normalizer", "error_payload", "truncated_event"]
+
+
+_NOT_JSON = object()
+
+
+def _retry_loads(data: str) -> Any:
+    """The second step of :func:`ssewire._json.loads` after ``loads_first`` rejected ``data``: the decoded value,
+    or ``_NOT_JSON``."""
+    if loads_retry is None:
+        return _NOT_JSON
+    try:
+        return loads_retry(data)
+    except ValueError:
+        return _NOT_JSON
 
 
 def error_payload(inner: Any, default_type: str = "error") -> dict[str, Any]:
@@ -59,15 +73,18 @@ class Normalizer:
         self.usage: Optional[dict[str, Any]] = None
 
     def __call__(self, ev: SSEEvent) -> list[Unified]:
+        """The events of one framed event (the per-event hot path: JSON decode, then :meth:`payload`)."""
         data = ev.data
         if data == "[DONE]":
             return self.sentinel(ev)
         try:
-            obj = loads(data)
-        except ValueError:
-            return [Unified("raw", raw={"event": ev.event, "data": data})]
+            obj = loads_first(data)
+        except (ValueError, RecursionError):
+            obj = _retry_loads(data)
+            if obj is _NOT_JSON:
+                return [new_event("raw", {"event": ev.event, "data": data})]
         if type(obj) is not dict:
-            return [Unified("raw", raw={"event": ev.event, "data": obj})]
+            return [new_event("raw", {"event": ev.event, "data": obj})]
         return self.payload(obj, ev.event)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:

@@ -24,9 +24,9 @@ Contract (one instance per stream; every event made from a payload carries ``raw
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, Optional
 
-from ..events import Unified
+from ..events import Unified, new_event
 from ._base import Normalizer, error_payload
 from .chat import _Call
 
@@ -71,7 +71,6 @@ class AnthropicNormalizer(Normalizer):
 
     provider = "anthropic"
     terminal = "message_stop"
-    _HANDLERS: ClassVar[dict[str, Handler]]
 
     def __init__(self) -> None:
         super().__init__()
@@ -88,11 +87,18 @@ class AnthropicNormalizer(Normalizer):
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""
         kind = obj.get("type")
+        if kind == "content_block_delta":  # the bulk of a stream: text deltas here, the rest in _block_delta
+            delta = obj.get("delta")
+            if type(delta) is dict and delta.get("type") == "text_delta":
+                text = delta.get("text")
+                if type(text) is str and text:
+                    return [new_event("text_delta", obj, text)]
+            return self._block_delta(obj)
         if type(kind) is not str:
             kind = event
-        handler = self._HANDLERS.get(kind) if kind is not None else None
+        handler = _HANDLERS.get(kind) if kind is not None else None
         if handler is None:
-            return [Unified("raw", raw=obj)]
+            return [new_event("raw", obj)]
         return handler(self, obj)
 
     def _message_start(self, obj: dict[str, Any]) -> list[Unified]:
@@ -107,7 +113,7 @@ class AnthropicNormalizer(Normalizer):
             usage = message.get("usage")
             if type(usage) is dict:
                 self.usage = dict(usage)
-        return [Unified("raw", raw=obj)]
+        return [new_event("raw", obj)]
 
     def _block_start(self, obj: dict[str, Any]) -> list[Unified]:
         index = _index(obj)
@@ -120,12 +126,12 @@ class AnthropicNormalizer(Normalizer):
         self._current = index
         block = obj.get("content_block")
         if type(block) is not dict:
-            out.append(Unified("raw", raw=obj))
+            out.append(new_event("raw", obj))
             return out
         kind = block.get("type")
         server = _TOOL_BLOCKS.get(kind) if type(kind) is str else None
         if server is None:
-            out.append(Unified("raw", raw=obj))
+            out.append(new_event("raw", obj))
             return out
         given_id = block.get("id")
         provided = type(given_id) is str and bool(given_id)
@@ -148,16 +154,16 @@ class AnthropicNormalizer(Normalizer):
     def _block_delta(self, obj: dict[str, Any]) -> list[Unified]:
         delta = obj.get("delta")
         if type(delta) is not dict:
-            return [Unified("raw", raw=obj)]
+            return [new_event("raw", obj)]
         kind = delta.get("type")
         if kind == "text_delta":
             text = delta.get("text")
             if type(text) is str and text:
-                return [Unified("text_delta", text=text, raw=obj)]
+                return [new_event("text_delta", obj, text)]
         elif kind == "thinking_delta":
             text = delta.get("thinking")
             if type(text) is str and text:
-                return [Unified("reasoning_delta", text=text, raw=obj)]
+                return [new_event("reasoning_delta", obj, text)]
         elif kind == "input_json_delta":
             fragment = delta.get("partial_json")
             if type(fragment) is str and fragment:
@@ -168,14 +174,14 @@ class AnthropicNormalizer(Normalizer):
         elif kind == "signature_delta":
             signature = delta.get("signature")
             if type(signature) is str and signature:
-                return [Unified("raw", raw=obj, signature=signature)]
-        return [Unified("raw", raw=obj)]
+                return [new_event("raw", obj, "", None, signature)]
+        return [new_event("raw", obj)]
 
     def _block_stop(self, obj: dict[str, Any]) -> list[Unified]:
         index = _index(obj)
         call = self._calls.pop(self._current if index is _NO_INDEX else index, None)
         if call is None:
-            return [Unified("raw", raw=obj)]
+            return [new_event("raw", obj)]
         return [call.close(obj)]
 
     def _message_delta(self, obj: dict[str, Any]) -> list[Unified]:
@@ -186,7 +192,7 @@ class AnthropicNormalizer(Normalizer):
                 self.stop_reason = stop
         usage = obj.get("usage")
         if type(usage) is not dict:
-            return [Unified("raw", raw=obj)]
+            return [new_event("raw", obj)]
         if self.usage is None:
             self.usage = {}
         self.usage.update(usage)  # our own copy (message_start's was copied), updated key by key
@@ -194,7 +200,7 @@ class AnthropicNormalizer(Normalizer):
 
     def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:
         if self._finished:
-            return [Unified("raw", raw=obj)]
+            return [new_event("raw", obj)]
         out = [call.close(obj) for call in self._calls.values()]
         self._calls.clear()
         raw_stop = self.stop_reason
@@ -224,7 +230,8 @@ class AnthropicNormalizer(Normalizer):
         return out
 
 
-AnthropicNormalizer._HANDLERS = {
+#: Event type -> handler (the dispatch of :meth:`AnthropicNormalizer.payload`).
+_HANDLERS: dict[str, Handler] = {
     "message_start": AnthropicNormalizer._message_start,
     "content_block_start": AnthropicNormalizer._block_start,
     "content_block_delta": AnthropicNormalizer._block_delta,

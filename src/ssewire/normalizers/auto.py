@@ -15,7 +15,7 @@ from typing import Any, Optional
 from .._json import loads
 from ..errors import DetectionError
 from ..events import SSEEvent, Unified
-from ._base import Normalizer, error_payload, truncated_event
+from ._base import Normalizer, truncated_event
 from .anthropic import MESSAGE_EVENTS
 
 __all__ = ["AutoNormalizer", "detect_provider"]
@@ -60,6 +60,15 @@ def detect_provider(obj: dict[str, Any], event: Optional[str] = None) -> Optiona
         return None
     sample = ", ".join(sorted(obj)[:8])
     raise DetectionError(f"cannot tell which provider sent a payload with keys: {sample}")
+
+
+def _error_provider(obj: dict[str, Any]) -> str:
+    """The provider whose error event ``obj`` looks like (it is only a tie-breaker: any of them reports it)."""
+    if obj.get("type") == "error":
+        # OpenAI numbers its events and may put code/message at the top; Anthropic nests {"error": {...}}
+        return "openai" if "sequence_number" in obj or "code" in obj else "anthropic"
+    inner = obj.get("error")
+    return "gemini" if isinstance(inner, dict) and "status" in inner else "openai-chat"
 
 
 class AutoNormalizer(Normalizer):
@@ -131,13 +140,17 @@ class AutoNormalizer(Normalizer):
     def flush(self) -> list[Unified]:
         if self.inner is not None:
             return self.inner.flush()
-        out = []
+        if not self._held:
+            return []
+        # only errors came: read them as the provider whose error shape they have
+        from .registry import normalizer_for
+
+        inner = normalizer_for(_error_provider(loads(self._held[0].data)))
+        out: list[Unified] = []
         for held in self._held:
-            obj = loads(held.data)
-            out.append(Unified("error", error=error_payload(obj.get("error", obj)), raw=obj))
-        if out:
-            self._done = True
+            out += inner(held)
         self._held = []
+        self._done = True
         return out
 
     def finish(self) -> list[Unified]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..events import SSEEvent, Unified
+from ..events import SSEEvent, Unified, new_event, new_tool_event
 from ..partial_json import parse_arguments
 from ._base import Normalizer, error_payload
 
@@ -41,6 +41,19 @@ CHAT_STOP: dict[str, str] = {
 }
 
 _EMPTY: dict[str, Any] = {}
+#: The one key of a delta that is a single text or reasoning fragment -> the event it makes.
+_SINGLE_KEY: dict[Optional[str], str] = {
+    "content": "text_delta",
+    "refusal": "text_delta",
+    "reasoning_content": "reasoning_delta",
+    "reasoning": "reasoning_delta",
+}
+
+
+def _choice_index(choice: dict[str, Any]) -> int:
+    """A choice's ``index`` (0 when missing or not an int)."""
+    index = choice.get("index")
+    return index if type(index) is int else 0
 
 
 def unified_chat_stop(finish_reason: Optional[str], client_calls: bool) -> str:
@@ -69,22 +82,12 @@ class _Call:
 
     def start(self, raw: Any, sequence: Optional[int] = None) -> Unified:
         """The ``tool_call_start`` event."""
-        return Unified(
-            "tool_call_start", tool_call_id=self.id, tool_name=self.name, sequence=sequence, raw=raw, server=self.server
-        )
+        return new_tool_event("tool_call_start", self.id, self.name, raw, "", sequence, self.server)
 
     def delta(self, fragment: str, raw: Any, sequence: Optional[int] = None) -> Unified:
         """Record ``fragment`` and return its ``tool_call_delta`` event."""
         self.parts.append(fragment)
-        return Unified(
-            "tool_call_delta",
-            tool_call_id=self.id,
-            tool_name=self.name,
-            arguments_delta=fragment,
-            sequence=sequence,
-            raw=raw,
-            server=self.server,
-        )
+        return new_tool_event("tool_call_delta", self.id, self.name, raw, fragment, sequence, self.server)
 
     def done(self, raw: Any, final: Optional[str] = None, sequence: Optional[int] = None) -> Unified:
         """The ``tool_call_done`` event: ``final`` (the provider's authoritative string) or the joined fragments."""
@@ -160,40 +163,51 @@ class ChatCompletionsNormalizer(Normalizer):
             self.usage = usage
             out.append(Unified("usage", usage=usage, raw=obj))
         if not out:
-            out.append(Unified("raw", raw=obj))
+            out.append(new_event("raw", obj))
         return out
 
     def _choice(self, choice: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
-        index = choice.get("index")
-        if type(index) is not int:
-            index = 0
+        """Append the events of one choice: its delta, then the calls its ``finish_reason`` closes."""
         delta = choice.get("delta")
-        if type(delta) is dict:
-            reasoning = delta.get("reasoning_content")
-            if type(reasoning) is not str or not reasoning:
-                reasoning = delta.get("reasoning")  # vLLM / OpenRouter spelling; never both counted
-            if type(reasoning) is str and reasoning:
-                out.append(Unified("reasoning_delta", text=reasoning, raw=obj))
-            content = delta.get("content")
-            if type(content) is str and content:
-                out.append(Unified("text_delta", text=content, raw=obj))
-            refusal = delta.get("refusal")
-            if type(refusal) is str and refusal:
-                out.append(Unified("text_delta", text=refusal, raw=obj))
-            tool_calls = delta.get("tool_calls")
-            if type(tool_calls) is list:
-                for position, fragment in enumerate(tool_calls):
-                    if type(fragment) is dict:
-                        self._tool(index, position, fragment, fragment.get("function"), obj, out)
-            legacy = delta.get("function_call")  # the pre-tools ``functions`` API: one call per choice
-            if type(legacy) is dict:
-                self._tool(index, -1, _EMPTY, legacy, obj, out)
+        if type(delta) is dict and delta:
+            # the bulk of a stream is a one-key delta, {"content": "..."} or {"reasoning_content": "..."}
+            key = next(iter(delta)) if len(delta) == 1 else None
+            kind = _SINGLE_KEY.get(key)
+            if kind is None:
+                self._delta(_choice_index(choice), delta, obj, out)
+            else:
+                value = delta[key]
+                if type(value) is str and value:
+                    out.append(new_event(kind, obj, value))
         finish = choice.get("finish_reason")
         if type(finish) is str and finish:
             self.finish_reason = finish
             if self._calls:
+                index = _choice_index(choice)
                 for key in [k for k in self._calls if k[0] == index]:
                     out.append(self._calls.pop(key).close(obj))
+
+    def _delta(self, index: int, delta: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
+        """Append the events of the delta of choice ``index``: reasoning, content, refusal, tool call fragments."""
+        reasoning = delta.get("reasoning_content")
+        if type(reasoning) is not str or not reasoning:
+            reasoning = delta.get("reasoning")  # vLLM / OpenRouter spelling; never both counted
+        if type(reasoning) is str and reasoning:
+            out.append(new_event("reasoning_delta", obj, reasoning))
+        content = delta.get("content")
+        if type(content) is str and content:
+            out.append(new_event("text_delta", obj, content))
+        refusal = delta.get("refusal")
+        if type(refusal) is str and refusal:
+            out.append(new_event("text_delta", obj, refusal))
+        tool_calls = delta.get("tool_calls")
+        if type(tool_calls) is list:
+            for position, fragment in enumerate(tool_calls):
+                if type(fragment) is dict:
+                    self._tool(index, position, fragment, fragment.get("function"), obj, out)
+        legacy = delta.get("function_call")  # the pre-tools ``functions`` API: one call per choice
+        if type(legacy) is dict:
+            self._tool(index, -1, _EMPTY, legacy, obj, out)
 
     def _tool(
         self,

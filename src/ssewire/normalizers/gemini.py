@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Optional, Union
 
-from ..events import Unified
+from ..events import Unified, new_event
 from ..partial_json import parse_arguments
 from ._base import Normalizer, error_payload
 from .gemini_interactions import GeminiInteractionsNormalizer
@@ -440,7 +440,11 @@ class GeminiNormalizer(Normalizer):
         delegate = self._interactions
         if delegate is None and (
             "event_type" in obj
-            or (event is not None and (event in _INTERACTION_EVENTS or event.startswith("interaction.")))
+            or (
+                event is not None
+                and event != "message"  # the SSE default, the name of every generateContent chunk
+                and (event in _INTERACTION_EVENTS or event.startswith("interaction."))
+            )
         ):
             delegate = self._interactions = GeminiInteractionsNormalizer()
             delegate.done = self._done
@@ -490,7 +494,11 @@ class GeminiNormalizer(Normalizer):
             parts = content.get("parts") if isinstance(content, dict) else None
             if isinstance(parts, list):
                 for part in parts:
-                    self._part(part, obj, out)
+                    text = part.get("text") if type(part) is dict and len(part) == 1 else None
+                    if type(text) is str and text:  # the bulk of a stream: a part that is just {"text": ...}
+                        out.append(new_event("text_delta", obj, text))
+                    else:
+                        self._part(part, obj, out)
             value = candidate.get("finishReason")
             if type(value) is str and value:
                 finish = value
@@ -508,7 +516,7 @@ class GeminiNormalizer(Normalizer):
             self._sent_usage = self._usage
             out.append(Unified("usage", usage=dict(self._usage), raw=obj))
         if not out:
-            out.append(Unified("raw", raw=obj))
+            out.append(new_event("raw", obj))
         return out
 
     def _terminate(self, obj: dict[str, Any], raw_stop: str, stop: str, out: list[Unified]) -> None:
@@ -537,9 +545,9 @@ class GeminiNormalizer(Normalizer):
         text = part.get("text")
         if type(text) is str and text:
             kind = "reasoning_delta" if part.get("thought") is True else "text_delta"
-            out.append(Unified(kind, text=text, raw=obj, signature=signature))
+            out.append(new_event(kind, obj, text, None, signature))
         else:
-            out.append(Unified("raw", raw=obj, signature=signature))
+            out.append(new_event("raw", obj, "", None, signature))
 
     def _new_id(self, given: Any) -> str:
         """The provider's call id, else a synthetic one never used before in this stream."""

@@ -28,9 +28,9 @@ Contract (one instance per stream; every event made from a payload carries ``raw
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, Optional
 
-from ..events import SSEEvent, Unified
+from ..events import SSEEvent, Unified, new_event
 from ._base import Normalizer, error_payload, truncated_event
 from .chat import ChatCompletionsNormalizer, _Call
 
@@ -44,6 +44,13 @@ _TERMINAL_STOP = {"completed": "end", "failed": "failed", "cancelled": "cancelle
 _INCOMPLETE_STOP = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
 _NAMED_ITEMS = frozenset({"function_call", "custom_tool_call", "mcp_call"})  # their name is the tool's
 _EMPTY: dict[str, Any] = {}
+#: Delta event type -> the event a non-empty string ``delta`` makes (anything else is ``raw``).
+_DELTAS = {
+    "response.output_text.delta": "text_delta",
+    "response.refusal.delta": "text_delta",
+    "response.reasoning_summary_text.delta": "reasoning_delta",
+    "response.reasoning_text.delta": "reasoning_delta",
+}
 
 Handler = Callable[["OpenAINormalizer", dict[str, Any], Optional[int]], list[Unified]]
 
@@ -68,7 +75,6 @@ class OpenAINormalizer(Normalizer):
 
     provider = "openai"
     terminal = "response.completed"
-    _HANDLERS: ClassVar[dict[str, Handler]]
 
     def __init__(self) -> None:
         super().__init__()
@@ -101,11 +107,19 @@ class OpenAINormalizer(Normalizer):
             self.last_sequence = seq
         else:
             seq = None
-        handler = self._HANDLERS.get(kind) if kind is not None else None
+        if kind is None:
+            handler = None
+        elif kind in _DELTAS:  # the bulk of a stream: text and reasoning deltas, without a handler call
+            delta = obj.get("delta")
+            if type(delta) is str and delta:
+                return [new_event(_DELTAS[kind], obj, delta, seq)]
+            return [new_event("raw", obj, "", seq)]
+        else:
+            handler = _HANDLERS.get(kind)
         if handler is None:
             if obj.get("object") == "chat.completion.chunk":
                 return self._to_chat(obj, event)
-            return [Unified("raw", sequence=seq, raw=obj)]
+            return [new_event("raw", obj, "", seq)]
         return handler(self, obj, seq)
 
     def _to_chat(self, obj: dict[str, Any], event: Optional[str]) -> list[Unified]:
@@ -125,20 +139,6 @@ class OpenAINormalizer(Normalizer):
         out = chat.sentinel(ev)
         self.done = chat.done
         return out
-
-    # -- text and reasoning -----------------------------------------------------------------------------------
-
-    def _text(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
-        delta = obj.get("delta")
-        if type(delta) is str and delta:
-            return [Unified("text_delta", text=delta, sequence=seq, raw=obj)]
-        return [Unified("raw", sequence=seq, raw=obj)]
-
-    def _reasoning(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
-        delta = obj.get("delta")
-        if type(delta) is str and delta:
-            return [Unified("reasoning_delta", text=delta, sequence=seq, raw=obj)]
-        return [Unified("raw", sequence=seq, raw=obj)]
 
     # -- tool calls -------------------------------------------------------------------------------------------
 
@@ -180,13 +180,13 @@ class OpenAINormalizer(Normalizer):
     def _item_added(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         item = obj.get("item")
         if type(item) is not dict:
-            return [Unified("raw", sequence=seq, raw=obj)]
+            return [new_event("raw", obj, "", seq)]
         kind = item.get("type")
         if type(kind) is not str or not kind.endswith("_call"):
-            return [Unified("raw", sequence=seq, raw=obj)]
+            return [new_event("raw", obj, "", seq)]
         key = self._item_key(item.get("id"), obj.get("output_index"))
         if key in self._calls or key in self._closed:
-            return [Unified("raw", sequence=seq, raw=obj)]  # a repeated announcement
+            return [new_event("raw", obj, "", seq)]  # a repeated announcement
         return [self._open(key, kind, item, obj.get("output_index")).start(obj, seq)]
 
     def _implicit(self, key: str, obj: dict[str, Any], seq: Optional[int], out: list[Unified]) -> _Call:
@@ -207,12 +207,12 @@ class OpenAINormalizer(Normalizer):
         call = self._calls.get(key)
         if call is None:
             if key in self._closed:
-                return [Unified("raw", sequence=seq, raw=obj)]
+                return [new_event("raw", obj, "", seq)]
             call = self._implicit(key, obj, seq, out)
         delta = obj.get("delta")
         if type(delta) is str and delta:
             out.append(call.delta(delta, obj, seq))
-        return out or [Unified("raw", sequence=seq, raw=obj)]
+        return out or [new_event("raw", obj, "", seq)]
 
     def _args_done(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         key = self._item_key(obj.get("item_id"), obj.get("output_index"))
@@ -220,7 +220,7 @@ class OpenAINormalizer(Normalizer):
         call = self._calls.pop(key, None)
         if call is None:
             if key in self._closed:
-                return [Unified("raw", sequence=seq, raw=obj)]
+                return [new_event("raw", obj, "", seq)]
             call = self._implicit(key, obj, seq, out)
             del self._calls[key]
         if call.name is None:
@@ -249,16 +249,16 @@ class OpenAINormalizer(Normalizer):
     def _item_done(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         item = obj.get("item")
         if type(item) is not dict:
-            return [Unified("raw", sequence=seq, raw=obj)]
+            return [new_event("raw", obj, "", seq)]
         kind = item.get("type")
         if type(kind) is not str or not kind.endswith("_call"):
-            return [Unified("raw", sequence=seq, raw=obj)]
+            return [new_event("raw", obj, "", seq)]
         key = self._item_key(item.get("id"), obj.get("output_index"))
         out: list[Unified] = []
         call = self._calls.pop(key, None)
         if call is None:
             if key in self._closed:
-                return [Unified("raw", sequence=seq, raw=obj)]  # already closed by the *.done event
+                return [new_event("raw", obj, "", seq)]  # already closed by the *.done event
             call = self._open(key, kind, item, obj.get("output_index"))
             del self._calls[key]
             out.append(call.start(obj, seq))
@@ -298,11 +298,11 @@ class OpenAINormalizer(Normalizer):
 
     def _created(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         self._meta(obj)
-        return [Unified("raw", sequence=seq, raw=obj)]
+        return [new_event("raw", obj, "", seq)]
 
     def _terminal(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         if self._finished:
-            return [Unified("raw", sequence=seq, raw=obj)]  # a repeated terminal event
+            return [new_event("raw", obj, "", seq)]  # a repeated terminal event
         response = self._meta(obj)
         out = self._close_open(obj, seq, response.get("output")) if self._calls else []
         status = response.get("status")
@@ -366,11 +366,8 @@ class OpenAINormalizer(Normalizer):
         return out
 
 
-OpenAINormalizer._HANDLERS = {
-    "response.output_text.delta": OpenAINormalizer._text,
-    "response.refusal.delta": OpenAINormalizer._text,
-    "response.reasoning_summary_text.delta": OpenAINormalizer._reasoning,
-    "response.reasoning_text.delta": OpenAINormalizer._reasoning,
+#: Event type -> handler (the dispatch of :meth:`OpenAINormalizer.payload`).
+_HANDLERS: dict[str, Handler] = {
     "response.output_item.added": OpenAINormalizer._item_added,
     "response.output_item.done": OpenAINormalizer._item_done,
     "response.function_call_arguments.delta": OpenAINormalizer._args_delta,

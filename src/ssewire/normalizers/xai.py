@@ -70,7 +70,7 @@ class XAINormalizer(Normalizer):
             else:
                 delegate = None
         elif obj.get("object") == "chat.completion.chunk" or "choices" in obj or "error" in obj:
-            delegate = self._chat()
+            delegate = self.chat or self._chat()  # the bulk of a chat stream: no call once it exists
         elif event is not None and event.startswith("response."):  # data without "type": the event name decides
             delegate = self._responses()
         elif event in MESSAGE_EVENTS:
