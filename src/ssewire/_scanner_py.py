@@ -112,7 +112,7 @@ class SSEParser:
         self.events_parsed = 0
         self.bytes_fed = 0
         self._tail = bytearray()  # the unterminated last line (or, at stream start, a possible BOM prefix)
-        self._data: list[bytes] = []  # data values of the event being read
+        self._data: list[Union[bytes, bytearray]] = []  # data values of the event being read
         self._data_size = -1  # bytes of the joined data so far (-1: no data line yet)
         self._event: Optional[bytes] = None  # event type of the event being read
         self._id: Optional[str] = None  # the last event ID buffer
@@ -188,8 +188,10 @@ class SSEParser:
             if len(tail) > self.max_buffer:
                 raise _overflow("a line", self.max_buffer)
             return
+        block: Union[bytes, bytearray]
         if tail:
-            block = bytes(tail) + chunk[: end + 1]
+            tail += chunk[: end + 1]  # the long line grows in place: no copy of what was held
+            block = tail
             self._tail = bytearray()
         else:
             block = chunk[: end + 1] if end + 1 < len(chunk) else chunk
@@ -204,7 +206,7 @@ class SSEParser:
         elif end == cr:
             self._skip_lf = True
 
-    def _line(self, raw: bytes, out: list[SSEEvent]) -> None:
+    def _line(self, raw: Union[bytes, bytearray], out: list[SSEEvent]) -> None:
         if not raw:
             self._dispatch(out)
             return
@@ -223,7 +225,7 @@ class SSEParser:
             name = raw[:colon]
             value = raw[colon + 2 :] if raw[colon + 1 : colon + 2] == b" " else raw[colon + 1 :]
         if name == b"event":
-            self._event = value
+            self._event = bytes(value)  # a dict key later (lines can be bytearray slices)
         elif name == b"data":
             self._add_data(value)
         elif name == b"id":
@@ -235,7 +237,7 @@ class SSEParser:
                 self.retry = int(value)
         # any other field is ignored
 
-    def _add_data(self, value: bytes) -> None:
+    def _add_data(self, value: Union[bytes, bytearray]) -> None:
         size = self._data_size + 1 + len(value)
         if size > self.max_buffer:
             raise _overflow("the data of one event", self.max_buffer)
