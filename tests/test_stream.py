@@ -7,6 +7,7 @@ from typing import Any, Iterator, Optional
 import pytest
 
 from ssewire import (
+    DetectionError,
     FramingError,
     Normalizer,
     SSEBufferOverflow,
@@ -138,6 +139,11 @@ def test_async_twins_give_the_same_events() -> None:
 )
 @pytest.mark.parametrize("provider", ["openai", "openai-chat", "anthropic", "xai", "gemini", "auto"])
 def test_pathological_nesting_becomes_raw_never_an_exception(payload: bytes, provider: str) -> None:
-    events = list(iter_unified([b"data: " + payload + b"\n\n"], provider))
+    try:
+        events = list(iter_unified([b"data: " + payload + b"\n\n"], provider))
+    except DetectionError:
+        # "auto" on an interpreter whose json module decodes this depth (PyPy): an object no provider sends
+        assert provider == "auto" and payload.startswith(b"{")
+        return
     assert events[-1].type == "error"  # the stream never finished
     assert all(e.type in ("raw", "error") for e in events)
