@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Optional
 from .._json import loads_first, loads_retry
 from ..events import SSEEvent, Unified, new_event
 
-__all__ = ["Normalizer", "error_payload", "truncated_event"]
+__all__ = ["DelegatingNormalizer", "Normalizer", "error_payload", "truncated_event"]
 
 
 _NOT_JSON = object()
@@ -106,3 +106,39 @@ class Normalizer:
             self.done = True
             out.append(truncated_event(self.provider, self.terminal, self.usage))
         return out
+
+
+class DelegatingNormalizer(Normalizer):
+    """A normaliser that may hand its stream to another one (``delegate``: xAI per endpoint, Gemini to the
+    Interactions normaliser, ``auto`` once detected). Once a delegate is set, ``done`` and ``usage`` are the
+    delegate's, so the stream glue and the truncation check see one state."""
+
+    def __init__(self) -> None:
+        self.delegate: Optional[Normalizer] = None
+        self._done = False
+        self._usage: Optional[dict[str, Any]] = None
+        super().__init__()
+
+    @property
+    def done(self) -> bool:
+        """True once the terminal event (or an in-stream error) was seen (the delegate's, when there is one)."""
+        return self._done if self.delegate is None else self.delegate.done
+
+    @done.setter
+    def done(self, value: bool) -> None:
+        if self.delegate is None:
+            self._done = value
+        else:
+            self.delegate.done = value
+
+    @property
+    def usage(self) -> Optional[dict[str, Any]]:
+        """The best usage object seen so far (the delegate's, when there is one)."""
+        return self._usage if self.delegate is None else self.delegate.usage
+
+    @usage.setter
+    def usage(self, value: Optional[dict[str, Any]]) -> None:
+        if self.delegate is None:
+            self._usage = value
+        else:
+            self.delegate.usage = value

@@ -15,7 +15,7 @@ from typing import Any, Optional
 from .._json import loads
 from ..errors import DetectionError
 from ..events import SSEEvent, Unified
-from ._base import Normalizer, truncated_event
+from ._base import DelegatingNormalizer, truncated_event
 from .anthropic import MESSAGE_EVENTS
 
 __all__ = ["AutoNormalizer", "detect_provider"]
@@ -71,25 +71,23 @@ def _error_provider(obj: dict[str, Any]) -> str:
     return "gemini" if isinstance(inner, dict) and "status" in inner else "openai-chat"
 
 
-class AutoNormalizer(Normalizer):
+class AutoNormalizer(DelegatingNormalizer):
     """Detects the provider from the first recognisable payload and hands every event to its normaliser."""
 
     provider = "auto"
     terminal = "terminal event"
 
     def __init__(self) -> None:
-        self.inner: Optional[Normalizer] = None
-        self._held: list[SSEEvent] = []  # error payloads seen before detection
-        self._done = False
         super().__init__()
+        self._held: list[SSEEvent] = []  # error payloads seen before detection
 
     @property
     def detected(self) -> Optional[str]:
         """The provider recognised so far (None before the first recognisable payload)."""
-        return None if self.inner is None else self.inner.provider
+        return None if self.delegate is None else self.delegate.provider
 
     def __call__(self, ev: SSEEvent) -> list[Unified]:
-        inner = self.inner
+        inner = self.delegate
         if inner is not None:
             return inner(ev)
         data = ev.data
@@ -109,7 +107,7 @@ class AutoNormalizer(Normalizer):
             return []
         from .registry import normalizer_for  # the registry imports this module
 
-        inner = self.inner = normalizer_for(name)
+        inner = self.delegate = normalizer_for(name)
         out: list[Unified] = []
         for held in self._held:
             out += inner(held)
@@ -117,29 +115,9 @@ class AutoNormalizer(Normalizer):
         out += inner(ev)
         return out
 
-    @property
-    def done(self) -> bool:
-        return self._done if self.inner is None else self.inner.done
-
-    @done.setter
-    def done(self, value: bool) -> None:
-        if self.inner is None:
-            self._done = value
-        else:
-            self.inner.done = value
-
-    @property
-    def usage(self) -> Optional[dict[str, Any]]:
-        return None if self.inner is None else self.inner.usage
-
-    @usage.setter
-    def usage(self, value: Optional[dict[str, Any]]) -> None:
-        if self.inner is not None:
-            self.inner.usage = value
-
     def flush(self) -> list[Unified]:
-        if self.inner is not None:
-            return self.inner.flush()
+        if self.delegate is not None:
+            return self.delegate.flush()
         if not self._held:
             return []
         # only errors came: read them as the provider whose error shape they have
@@ -154,8 +132,8 @@ class AutoNormalizer(Normalizer):
         return out
 
     def finish(self) -> list[Unified]:
-        if self.inner is not None:
-            return self.inner.finish()
+        if self.delegate is not None:
+            return self.delegate.finish()
         out = self.flush()
         if not self._done:
             self._done = True

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Optional, Union
 
 from ..events import Unified, new_event
 from ..partial_json import parse_arguments
-from ._base import Normalizer, error_payload
+from ._base import DelegatingNormalizer, error_payload
 from .gemini_interactions import GeminiInteractionsNormalizer
 
 __all__ = ["GeminiNormalizer", "gemini_stop_reason"]
@@ -348,7 +348,7 @@ def _put(node: Any, seg: Segment, value: Any) -> bool:
     return True
 
 
-class GeminiNormalizer(Normalizer):
+class GeminiNormalizer(DelegatingNormalizer):
     """Gemini generateContent stream (SSE or JSON array) -> unified events; Interactions payloads are delegated.
 
     Attributes: ``response_id``, ``model_version``, ``last_signature`` (the latest ``thoughtSignature``),
@@ -360,10 +360,8 @@ class GeminiNormalizer(Normalizer):
     terminal: ClassVar[str] = "a chunk with finishReason"
 
     def __init__(self) -> None:
-        self._interactions: Optional[GeminiInteractionsNormalizer] = None
-        self._done = False
-        self._usage: Optional[dict[str, Any]] = None
         super().__init__()
+        self._interactions: Optional[GeminiInteractionsNormalizer] = None  # the delegate, typed
         self._response_id: Optional[str] = None
         self._model_version: Optional[str] = None
         self._last_signature: Optional[str] = None
@@ -376,30 +374,6 @@ class GeminiNormalizer(Normalizer):
         self._open: Optional[_StreamedCall] = None
 
     # -- state shared with the Interactions delegate ------------------------------------------------------------
-
-    @property
-    def done(self) -> bool:
-        """True once the terminal event (or an in-stream error) was seen (the delegate's, when one is used)."""
-        return self._done if self._interactions is None else self._interactions.done
-
-    @done.setter
-    def done(self, value: bool) -> None:
-        if self._interactions is None:
-            self._done = value
-        else:
-            self._interactions.done = value
-
-    @property
-    def usage(self) -> Optional[dict[str, Any]]:
-        """The last usage object seen (the delegate's, when one is used)."""
-        return self._usage if self._interactions is None else self._interactions.usage
-
-    @usage.setter
-    def usage(self, value: Optional[dict[str, Any]]) -> None:
-        if self._interactions is None:
-            self._usage = value
-        else:
-            self._interactions.usage = value
 
     @property
     def response_id(self) -> Optional[str]:
@@ -448,6 +422,7 @@ class GeminiNormalizer(Normalizer):
         ):
             delegate = self._interactions = GeminiInteractionsNormalizer()
             delegate.done = self._done
+            self.delegate = delegate
         if delegate is not None:
             return delegate.payload(obj, event)
         return self._chunk(obj)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..events import SSEEvent, Unified
-from ._base import Normalizer, truncated_event
+from ._base import DelegatingNormalizer, Normalizer, truncated_event
 from .anthropic import MESSAGE_EVENTS, AnthropicNormalizer
 from .chat import ChatCompletionsNormalizer
 from .openai import OpenAINormalizer
@@ -25,7 +25,7 @@ from .openai import OpenAINormalizer
 __all__ = ["XAINormalizer"]
 
 
-class XAINormalizer(Normalizer):
+class XAINormalizer(DelegatingNormalizer):
     """Any xAI stream -> Unified, through the delegate its payloads call for (see the module docstring)."""
 
     provider = "xai"
@@ -36,8 +36,7 @@ class XAINormalizer(Normalizer):
         self.chat: Optional[ChatCompletionsNormalizer] = None
         self.responses: Optional[OpenAINormalizer] = None
         self.messages: Optional[AnthropicNormalizer] = None
-        #: The delegate that handled the last payload (None before the first one).
-        self.delegate: Optional[Normalizer] = None
+        # self.delegate (DelegatingNormalizer): the one that handled the last payload, None before the first
 
     def _chat(self) -> ChatCompletionsNormalizer:
         if self.chat is None:
@@ -82,19 +81,15 @@ class XAINormalizer(Normalizer):
         if delegate is None:
             return [Unified("raw", raw=obj)]
         self.delegate = delegate
-        out = delegate.payload(obj, event)
-        self.done = delegate.done
-        self.usage = delegate.usage
-        return out
+        return delegate.payload(obj, event)
 
     def sentinel(self, ev: SSEEvent) -> list[Unified]:
         """``[DONE]`` ends a chat stream; with the other endpoints (no chat chunk seen) it is swallowed."""
         chat = self.chat
         if chat is None:
             return []
-        out = chat.sentinel(ev)
-        self.done = chat.done
-        return out
+        self.delegate = chat
+        return chat.sentinel(ev)
 
     def flush(self) -> list[Unified]:
         """Close the tool calls every delegate still has open."""
