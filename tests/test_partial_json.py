@@ -158,3 +158,12 @@ def test_partial_json_preview_is_incremental_and_live() -> None:
     acc.append("k", "2}")
     assert acc.preview("k") == {"path": "/tmp", "n": 42}
     assert acc.finish("k") == {"path": "/tmp", "n": 42}
+
+
+def test_argument_integers_are_exact_beyond_64_bits() -> None:
+    big = 123456789012345678901234567890
+    assert parse_arguments(f'{{"id": {big}}}') == {"id": big}
+    assert parse_partial_json(f'{{"id": {big}, "n') == {"id": big}
+    acc = PartialJSON()
+    acc.append("k", f'{{"id": {big}, ')
+    assert acc.preview("k") == {"id": big}

@@ -3,7 +3,8 @@
 ``loads(text)`` returns the decoded value or raises ``ValueError``. Whatever orjson rejects that the standard
 library accepts (``NaN``, lone surrogates) is retried with ``json.loads``, so the results are the same with or
 without the extra, with one documented exception: orjson decodes an integer beyond the 64-bit range as a float
-(no provider sends such numbers; scanning every payload for them would cost more than decoding it).
+(no provider sends such numbers in its own fields; scanning every payload for them would cost more than decoding
+it). Tool-argument strings are parsed with ``loads_exact`` (the standard library), so their integers stay exact.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import os
 from typing import Any, Callable, Optional
 
-__all__ = ["BACKEND", "loads", "loads_first", "loads_retry"]
+__all__ = ["BACKEND", "loads", "loads_exact", "loads_first", "loads_retry"]
 
 
 def _std_loads(text: str) -> Any:
@@ -47,3 +48,7 @@ def _make_loads() -> tuple[Callable[[str], Any], Callable[[str], Any], Optional[
 #: result is ``loads_retry(text)`` (which raises ``ValueError`` for text that is not JSON). Same values as
 #: :func:`loads`, which itself only ever raises ``ValueError``.
 loads, loads_first, loads_retry, BACKEND = _make_loads()
+
+#: The standard library's decoder (``ValueError`` only): exact integers of any size, for values parsed once per
+#: tool call (arguments), where precision matters more than speed.
+loads_exact: Callable[[str], Any] = _std_loads

@@ -27,6 +27,163 @@ from libc.math cimport floor
 from libc.stdint cimport uint32_t
 from libc.string cimport memchr, memcmp, memcpy
 
+cdef extern from *:
+    """
+    #if defined(__SSE2__) && defined(__GNUC__)
+    #include <emmintrin.h>
+    #define SSEWIRE_SIMD 1
+    #endif
+    /* The valid UTF-8 sequence starting at non-ASCII byte *p: its length (code point in *cp), or 0 if invalid
+       or truncated (CPython's strict rules: no overlongs, no surrogates, nothing above U+10FFFF). */
+    static inline int ssewire_seq(const unsigned char *p, const unsigned char *end, Py_UCS4 *cp) {
+        unsigned c = p[0], c1, c2, c3;
+        if (c < 0xC2)
+            return 0;
+        if (c < 0xE0) {
+            if (end - p < 2 || (p[1] & 0xC0) != 0x80)
+                return 0;
+            *cp = ((c & 0x1Fu) << 6) | (p[1] & 0x3Fu);
+            return 2;
+        }
+        if (c < 0xF0) {
+            if (end - p < 3)
+                return 0;
+            c1 = p[1]; c2 = p[2];
+            if ((c1 & 0xC0) != 0x80 || (c2 & 0xC0) != 0x80 || (c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F))
+                return 0;
+            *cp = ((c & 0x0Fu) << 12) | ((c1 & 0x3Fu) << 6) | (c2 & 0x3Fu);
+            return 3;
+        }
+        if (c < 0xF5) {
+            if (end - p < 4)
+                return 0;
+            c1 = p[1]; c2 = p[2]; c3 = p[3];
+            if ((c1 & 0xC0) != 0x80 || (c2 & 0xC0) != 0x80 || (c3 & 0xC0) != 0x80 || (c == 0xF0 && c1 < 0x90)
+                || (c == 0xF4 && c1 > 0x8F))
+                return 0;
+            *cp = ((c & 0x07u) << 18) | ((c1 & 0x3Fu) << 12) | ((c2 & 0x3Fu) << 6) | (c3 & 0x3Fu);
+            return 4;
+        }
+        return 0;
+    }
+
+    /* Offset of the first CR or LF in p[pos:n] (n if none): one pass for both. */
+    static inline Py_ssize_t ssewire_eol(const char *p, Py_ssize_t pos, Py_ssize_t n) {
+    #ifdef SSEWIRE_SIMD
+        const __m128i cr = _mm_set1_epi8(0x0D), lf = _mm_set1_epi8(0x0A);
+        while (n - pos >= 32) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(p + pos));
+            __m128i b = _mm_loadu_si128((const __m128i *)(p + pos + 16));
+            unsigned ma = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(a, cr), _mm_cmpeq_epi8(a, lf)));
+            unsigned mb = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(b, cr), _mm_cmpeq_epi8(b, lf)));
+            if (ma | mb)
+                return pos + __builtin_ctz(ma | (mb << 16));
+            pos += 32;
+        }
+    #endif
+        while (pos < n && p[pos] != 0x0D && p[pos] != 0x0A)
+            pos++;
+        return pos;
+    }
+
+    /* Offset of the first non-ASCII byte in p[0:n] (n if none). */
+    static inline Py_ssize_t ssewire_ascii_run(const unsigned char *p, Py_ssize_t n) {
+        Py_ssize_t i = 0;
+    #ifdef SSEWIRE_SIMD
+        while (n - i >= 16) {
+            unsigned m = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(p + i)));
+            if (m)
+                return i + __builtin_ctz(m);
+            i += 16;
+        }
+    #endif
+        while (i < n && p[i] < 0x80)
+            i++;
+        return i;
+    }
+
+    /* str(s[0:n], "utf-8", "replace"), exactly as PyUnicode_DecodeUTF8 builds it: one validating pass counts the
+       code points and finds the widest, a second writes them into a str of the final kind (no widening copies).
+       Invalid input goes to PyUnicode_DecodeUTF8, which makes the replacements. */
+    static PyObject *ssewire_decode(const char *s, Py_ssize_t n) {
+        const unsigned char *p = (const unsigned char *)s, *end = p + n;
+        Py_ssize_t chars = n, i = 0;
+        Py_UCS4 maxc = 0x7F, cp = 0;
+        PyObject *u;
+        int k, kind;
+        void *out;
+        if (n < 32)
+            return PyUnicode_DecodeUTF8(s, n, "replace");
+        while (p < end) {
+            p += ssewire_ascii_run(p, end - p);
+            if (p >= end)
+                break;
+            k = ssewire_seq(p, end, &cp);
+            if (!k)
+                return PyUnicode_DecodeUTF8(s, n, "replace");
+            if (cp > maxc)
+                maxc = cp;
+            chars -= k - 1;
+            p += k;
+        }
+        u = PyUnicode_New(chars, maxc);
+        if (u == NULL)
+            return NULL;
+        out = PyUnicode_DATA(u);
+        if (maxc < 0x80) {
+            memcpy(out, s, (size_t)n);
+            return u;
+        }
+        kind = PyUnicode_KIND(u);
+        p = (const unsigned char *)s;
+        while (p < end) {
+            Py_ssize_t run = ssewire_ascii_run(p, end - p), j = 0;
+            if (kind == PyUnicode_1BYTE_KIND) {
+                memcpy((Py_UCS1 *)out + i, p, (size_t)run);
+            } else if (kind == PyUnicode_2BYTE_KIND) {
+                Py_UCS2 *o = (Py_UCS2 *)out + i;
+    #ifdef SSEWIRE_SIMD
+                const __m128i zero = _mm_setzero_si128();
+                for (; run - j >= 16; j += 16) {
+                    __m128i x = _mm_loadu_si128((const __m128i *)(p + j));
+                    _mm_storeu_si128((__m128i *)(o + j), _mm_unpacklo_epi8(x, zero));
+                    _mm_storeu_si128((__m128i *)(o + j + 8), _mm_unpackhi_epi8(x, zero));
+                }
+    #endif
+                for (; j < run; j++)
+                    o[j] = p[j];
+            } else {
+                Py_UCS4 *o = (Py_UCS4 *)out + i;
+    #ifdef SSEWIRE_SIMD
+                const __m128i zero = _mm_setzero_si128();
+                for (; run - j >= 16; j += 16) {
+                    __m128i x = _mm_loadu_si128((const __m128i *)(p + j));
+                    __m128i lo = _mm_unpacklo_epi8(x, zero), hi = _mm_unpackhi_epi8(x, zero);
+                    _mm_storeu_si128((__m128i *)(o + j), _mm_unpacklo_epi16(lo, zero));
+                    _mm_storeu_si128((__m128i *)(o + j + 4), _mm_unpackhi_epi16(lo, zero));
+                    _mm_storeu_si128((__m128i *)(o + j + 8), _mm_unpacklo_epi16(hi, zero));
+                    _mm_storeu_si128((__m128i *)(o + j + 12), _mm_unpackhi_epi16(hi, zero));
+                }
+    #endif
+                for (; j < run; j++)
+                    o[j] = p[j];
+            }
+            i += run;
+            p += run;
+            if (p >= end)
+                break;
+            k = ssewire_seq(p, end, &cp);  /* valid: checked in the first pass */
+            PyUnicode_WRITE(kind, out, i, cp);
+            i++;
+            p += k;
+        }
+        return u;
+    }
+    """
+    object ssewire_decode(const char* s, Py_ssize_t n)
+    Py_ssize_t ssewire_eol(const char* p, Py_ssize_t pos, Py_ssize_t n) noexcept nogil
+
+
 import json as _json
 
 from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated
@@ -203,7 +360,25 @@ cdef Py_ssize_t _find_line_ends(const char* p, Py_ssize_t pos, Py_ssize_t n, uin
     """
     cdef Py_ssize_t lf = next_lf[0], cr = next_cr[0], e, count = 0
     cdef const char* q
+    cdef bint after_cr = False
     while count < LINE_BATCH:
+        if after_cr and lf < pos and cr < pos:
+            # CR-terminated lines (CRLF streams): find the next CR or LF in one pass, not one pass each
+            e = ssewire_eol(p, pos, n)
+            if e >= n:
+                lf = cr = n
+                break
+            if p[e] == b'\r':
+                cr = e
+            else:
+                lf = e
+                after_cr = False
+            ends[count] = <uint32_t>e
+            count += 1
+            pos = e + 1
+            if e == cr and pos < n and p[pos] == b'\n':
+                pos += 1
+            continue
         if lf < pos:
             if pos < n and p[pos] == b'\n':  # a blank line: no call needed
                 lf = pos
@@ -219,8 +394,10 @@ cdef Py_ssize_t _find_line_ends(const char* p, Py_ssize_t pos, Py_ssize_t n, uin
         ends[count] = <uint32_t>e
         count += 1
         pos = e + 1
-        if e == cr and pos < n and p[pos] == b'\n':
-            pos += 1
+        if e == cr:
+            after_cr = True
+            if pos < n and p[pos] == b'\n':
+                pos += 1
     next_lf[0] = lf
     next_cr[0] = cr
     return count
@@ -567,9 +744,9 @@ cdef class SSEParser:
             self._ev.len = 0
             return 0
         if self._dref_mode:
-            data = PyUnicode_DecodeUTF8(<char*>self._dref, self._data_size, <char*>REPLACE)
+            data = ssewire_decode(self._dref, self._data_size)
         else:
-            data = PyUnicode_DecodeUTF8(self._dat.p + self._doff, self._data_size, <char*>REPLACE)
+            data = ssewire_decode(self._dat.p + self._doff, self._data_size)
         if self._ev.len == 0:
             name = "message"
         else:
@@ -881,12 +1058,10 @@ cdef class JSONArrayStreamParser:
             for i in range(count):
                 ev = SSEEvent.__new__(SSEEvent)
                 if spans[i].start < 0:
-                    ev.data = PyUnicode_DecodeUTF8(self._pending.p, self._pending.len, <char*>REPLACE)
+                    ev.data = ssewire_decode(self._pending.p, self._pending.len)
                     buf_trim(&self._pending)
                 else:
-                    ev.data = PyUnicode_DecodeUTF8(
-                        <const char*>p + spans[i].start, spans[i].end - spans[i].start, <char*>REPLACE
-                    )
+                    ev.data = ssewire_decode(<const char*>p + spans[i].start, spans[i].end - spans[i].start)
                 out.append(ev)
                 self.events_parsed += 1
             if err != E_NONE:

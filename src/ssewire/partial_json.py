@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ._json import loads
+from ._json import loads_exact as loads  # tool arguments: exact integers of any size
 
 __all__ = ["IncrementalJSON", "PartialJSON", "parse_arguments", "parse_partial_json"]
 
