@@ -368,3 +368,15 @@ def test_any_rechunking_gives_the_same_events(
         prev = cut
     events += parser.close()
     assert [(e.event, e.data, e.id, e.retry) for e in events] == whole
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+@pytest.mark.parametrize("size", [None, 4096, 16384])
+def test_few_long_lines_with_every_line_end(scanner: ModuleType, eol: bytes, size: Optional[int]) -> None:
+    # blocks of a few long lines take a search-based split in the twin; results must not change
+    long_a, long_b = b"a" * 6000, b"b" * 9000
+    data = b"event: big" + eol + b"data: " + long_a + eol + b"data: " + long_b + eol + eol + b"data: x" + eol + eol
+    assert parse(scanner, data, size) == [
+        ("big", "a" * 6000 + "\n" + "b" * 9000, None, None),
+        ("message", "x", None, None),
+    ]

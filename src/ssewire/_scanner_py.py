@@ -11,7 +11,7 @@ the good events are not lost; a parser that raised stays failed.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Sequence, Union
 
 from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated
 from .events import SSEEvent
@@ -64,6 +64,23 @@ def _feed(parser: Any, data: BytesLike) -> list[SSEEvent]:
             return out
         raise
     return out
+
+
+def _few_lines(block: Union[bytes, bytearray]) -> list[Union[bytes, bytearray]]:
+    """``block.splitlines()`` (CR, LF or CRLF; ``block`` ends with a line end) by searching, for few long lines."""
+    lines = []
+    pos, n = 0, len(block)
+    find = block.find
+    while pos < n:
+        cr = find(b"\r", pos)
+        lf = find(b"\n", pos)
+        if cr < 0 or 0 <= lf < cr:
+            lines.append(block[pos:lf])
+            pos = lf + 1
+        else:
+            lines.append(block[pos:cr])
+            pos = cr + 2 if block[cr + 1 : cr + 2] == b"\n" else cr + 1
+    return lines
 
 
 def _overflow(what: str, limit: int) -> SSEBufferOverflow:
@@ -195,8 +212,19 @@ class SSEParser:
             self._tail = bytearray()
         else:
             block = chunk[: end + 1] if end + 1 < len(chunk) else chunk
+        # splitlines() tests every byte; find/split run at memchr speed: use them for LF-only blocks and for blocks
+        # of a few long lines (e.g. one large CRLF-framed event). The block always ends with its terminator.
+        lines: Sequence[Union[bytes, bytearray]]
+        crs = block.count(b"\r")
+        if not crs:
+            lines = block.split(b"\n")
+            lines.pop()
+        elif crs <= 4 and len(block) > 4096:
+            lines = _few_lines(block)
+        else:
+            lines = block.splitlines()
         line = self._line
-        for raw in block.splitlines():
+        for raw in lines:
             line(raw, out)
         rest = chunk[end + 1 :]
         if rest:  # checked after the complete lines: the events they finish are returned before the error
