@@ -9,6 +9,7 @@ import pytest
 
 from ssewire import AnthropicNormalizer, Unified, collect
 from ssewire.events import SSEEvent
+from unified_helpers import only, types
 
 START_USAGE = {"input_tokens": 20, "cache_read_input_tokens": 0, "output_tokens": 1, "service_tier": "standard"}
 
@@ -58,14 +59,6 @@ def feed(norm: AnthropicNormalizer, *items: dict[str, Any], finish: bool = True)
     if finish:
         out += norm.finish()
     return out
-
-
-def types(events: list[Unified]) -> list[str]:
-    return [e.type for e in events]
-
-
-def only(events: list[Unified], kind: str) -> list[Unified]:
-    return [e for e in events if e.type == kind]
 
 
 def test_text_and_thinking_deltas() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from ssewire import ChatCompletionsNormalizer, SSEEvent, Unified, collect
 from ssewire.events import SSEEvent as PySSEEvent
+from unified_helpers import types
 
 DONE = "[DONE]"
 
@@ -38,10 +39,6 @@ def feed(norm: ChatCompletionsNormalizer, *items: Any, finish: bool = True) -> l
     if finish:
         out += norm.finish()
     return out
-
-
-def types(events: list[Unified]) -> list[str]:
-    return [e.type for e in events]
 
 
 def test_content_is_text_and_role_only_chunks_are_raw() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from ssewire import OpenAINormalizer, Unified, collect
 from ssewire.events import SSEEvent
+from unified_helpers import only, types
 
 DONE = "[DONE]"
 USAGE = {"input_tokens": 10, "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 2}, "total_tokens": 15}
@@ -51,14 +52,6 @@ def feed(norm: OpenAINormalizer, *items: Any, finish: bool = True) -> list[Unifi
     if finish:
         out += norm.finish()
     return out
-
-
-def types(events: list[Unified]) -> list[str]:
-    return [e.type for e in events]
-
-
-def only(events: list[Unified], kind: str) -> list[Unified]:
-    return [e for e in events if e.type == kind]
 
 
 def test_text_and_refusal_deltas_carry_sequence() -> None:

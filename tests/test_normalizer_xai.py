@@ -15,6 +15,7 @@ from ssewire import (
     iter_unified,
 )
 from ssewire.events import SSEEvent
+from unified_helpers import types
 
 DONE = "[DONE]"
 CHAT_USAGE = {"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 40, "cost_in_usd_ticks": 1721250}
@@ -45,10 +46,6 @@ def feed(norm: XAINormalizer, *items: Any, event: bool = False, finish: bool = T
     if finish:
         out += norm.finish()
     return out
-
-
-def types(events: list[Unified]) -> list[str]:
-    return [e.type for e in events]
 
 
 def test_chat_chunks_go_to_the_chat_delegate() -> None:

@@ -17,44 +17,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import COMPILED
+from scanner_trace import CLOSE, event_key, run_calls
 from ssewire import _scanner_py
 
 pytestmark = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
 
 BOM = b"\xef\xbb\xbf"
-CLOSE = object()
 EXAMPLES = 300
 
 # --- running a parser ------------------------------------------------------------------------------------
 
 
-def _as_type(chunk: bytes, kind: int) -> Any:
-    """``chunk`` as bytes, bytearray, a memoryview, a non-contiguous memoryview or a memoryview of another format."""
-    if kind == 1:
-        return bytearray(chunk)
-    if kind == 2:
-        return memoryview(chunk)
-    if kind == 3:
-        doubled = bytearray(len(chunk) * 2)
-        doubled[::2] = chunk
-        return memoryview(doubled)[::2]
-    if kind == 4 and len(chunk) % 2 == 0:
-        return memoryview(chunk).cast("H")
-    return chunk
-
-
 def _make(mod: ModuleType, framing: str, kwargs: dict[str, Any]) -> Any:
     return mod.SSEParser(**kwargs) if framing == "sse" else mod.JSONArrayStreamParser(**kwargs)
-
-
-def _state(parser: Any) -> tuple[Any, ...]:
-    if hasattr(parser, "last_event_id"):
-        return (parser.last_event_id, parser.retry, parser.events_parsed, parser.bytes_fed)
-    return (parser.finished, parser.events_parsed, parser.bytes_fed)
-
-
-def _key(event: Any) -> tuple[Any, ...]:
-    return (event.event, event.data, event.id, event.retry)
 
 
 def trace(
@@ -62,19 +37,11 @@ def trace(
 ) -> list[tuple[Any, ...]]:
     """Every call's outcome: events or exception type, and the parser state after it. After the stream: close,
     feed after close, close again."""
-    parser = _make(mod, framing, kwargs)
-    out: list[tuple[Any, ...]] = []
     calls: list[Any] = [*chunks, CLOSE, b"data: late\n\n", CLOSE]
-    for i, chunk in enumerate(calls):
-        try:
-            if chunk is CLOSE:
-                events = parser.close()
-            else:
-                events = parser.feed(_as_type(chunk, kinds[i % len(kinds)] if kinds else 0))
-            out.append(("ok", [_key(e) for e in events], _state(parser)))
-        except Exception as exc:
-            out.append(("raised", type(exc), _state(parser)))
-    return out
+    return run_calls(
+        _make(mod, framing, kwargs),
+        [c if c is CLOSE else (c, kinds[i % len(kinds)] if kinds else 0) for i, c in enumerate(calls)],
+    )
 
 
 def events_and_error(mod: ModuleType, framing: str, chunks: list[bytes], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -86,7 +53,7 @@ def events_and_error(mod: ModuleType, framing: str, chunks: list[bytes], kwargs:
             got = parser.close() if chunk is CLOSE else parser.feed(chunk)
         except Exception as exc:
             return events, type(exc)
-        events += [_key(e) for e in got]
+        events += [event_key(e) for e in got]
     return events, None
 
 

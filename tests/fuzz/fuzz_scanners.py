@@ -10,49 +10,22 @@ exception type raised by each call, is a crash. The file name keeps pytest from 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import atheris
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: the shared trace helpers
+from scanner_trace import CLOSE, run_calls
+
 with atheris.instrument_imports():
     from ssewire import _scanner_c, _scanner_py
 
-CLOSE = object()
 MAX_BUFFERS = (None, 1, 4, 16, 64, 300, 4096)
 
 
-def _state(parser: Any) -> tuple[Any, ...]:
-    if hasattr(parser, "last_event_id"):
-        return (parser.last_event_id, parser.retry, parser.events_parsed, parser.bytes_fed)
-    return (parser.finished, parser.events_parsed, parser.bytes_fed)
-
-
-def _as_type(chunk: bytes, kind: int) -> Any:
-    if kind == 1:
-        return bytearray(chunk)
-    if kind == 2:
-        return memoryview(chunk)
-    if kind == 3:
-        doubled = bytearray(len(chunk) * 2)
-        doubled[::2] = chunk
-        return memoryview(doubled)[::2]
-    return chunk
-
-
 def _trace(mod: Any, json_array: bool, kwargs: dict[str, Any], calls: list[Any]) -> list[tuple[Any, ...]]:
-    parser = mod.JSONArrayStreamParser(**kwargs) if json_array else mod.SSEParser(**kwargs)
-    out: list[tuple[Any, ...]] = []
-    for call in calls:
-        try:
-            if call is CLOSE:
-                events = parser.close()
-            else:
-                chunk, kind = call
-                events = parser.feed(_as_type(chunk, kind))
-            out.append(("ok", [(e.event, e.data, e.id, e.retry) for e in events], _state(parser)))
-        except Exception as exc:
-            out.append(("raised", type(exc), _state(parser)))
-    return out
+    return run_calls(mod.JSONArrayStreamParser(**kwargs) if json_array else mod.SSEParser(**kwargs), calls)
 
 
 def test_one_input(data: bytes) -> None:

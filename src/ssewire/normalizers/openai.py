@@ -177,14 +177,21 @@ class OpenAINormalizer(Normalizer):
             self._client_calls = True
         return call
 
-    def _item_added(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+    def _call_item(self, obj: dict[str, Any]) -> Optional[tuple[dict[str, Any], str, str]]:
+        """``(item, item type, call key)`` when an ``output_item.*`` event carries a ``*_call`` item, else None."""
         item = obj.get("item")
         if type(item) is not dict:
-            return [new_event("raw", obj, "", seq)]
+            return None
         kind = item.get("type")
         if type(kind) is not str or not kind.endswith("_call"):
+            return None
+        return item, kind, self._item_key(item.get("id"), obj.get("output_index"))
+
+    def _item_added(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        found = self._call_item(obj)
+        if found is None:
             return [new_event("raw", obj, "", seq)]
-        key = self._item_key(item.get("id"), obj.get("output_index"))
+        item, kind, key = found
         if key in self._calls or key in self._closed:
             return [new_event("raw", obj, "", seq)]  # a repeated announcement
         return [self._open(key, kind, item, obj.get("output_index")).start(obj, seq)]
@@ -247,13 +254,10 @@ class OpenAINormalizer(Normalizer):
         return call.done(raw, None, seq)
 
     def _item_done(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
-        item = obj.get("item")
-        if type(item) is not dict:
+        found = self._call_item(obj)
+        if found is None:
             return [new_event("raw", obj, "", seq)]
-        kind = item.get("type")
-        if type(kind) is not str or not kind.endswith("_call"):
-            return [new_event("raw", obj, "", seq)]
-        key = self._item_key(item.get("id"), obj.get("output_index"))
+        item, kind, key = found
         out: list[Unified] = []
         call = self._calls.pop(key, None)
         if call is None:
