@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -32,20 +32,32 @@ def _compiled() -> Optional[ModuleType]:
 
 
 COMPILED = _compiled()
-IMPLEMENTATIONS = [pytest.param(_scanner_py, id="python")]
-IMPLEMENTATIONS.append(
+NO_COMPILED = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
+IMPLEMENTATIONS = [
+    pytest.param((_scanner_py, True), id="python"),
+    pytest.param((COMPILED, True), id="cython", marks=NO_COMPILED),
+    # the compiled scanner's SSE2 loops, where this CPU would otherwise run their AVX2 versions
     pytest.param(
-        COMPILED,
-        id="cython",
-        marks=pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built"),
-    )
-)
+        (COMPILED, False),
+        id="cython-sse2",
+        marks=pytest.mark.skipif(getattr(COMPILED, "SIMD", None) != "avx2", reason="no AVX2 loops to switch off"),
+    ),
+]
 
 
 @pytest.fixture(params=IMPLEMENTATIONS)
-def scanner(request: pytest.FixtureRequest) -> ModuleType:
-    """The scanner module under test: ``SSEParser``, ``JSONArrayStreamParser`` and ``SSEEvent`` from each twin."""
-    return request.param  # type: ignore[no-any-return]
+def scanner(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
+    """The scanner module under test: ``SSEParser``, ``JSONArrayStreamParser`` and ``SSEEvent`` from each twin
+    (and the compiled one once more with only its SSE2 loops, on CPUs where it picks AVX2)."""
+    module, allow_avx2 = request.param
+    if allow_avx2:
+        yield module
+        return
+    module._select_simd(False)
+    try:
+        yield module
+    finally:
+        module._select_simd(True)
 
 
 def chunked(data: bytes, size: Optional[int]) -> list[bytes]:

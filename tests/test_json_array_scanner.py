@@ -50,6 +50,26 @@ def test_gemini_body_elements_exact_text(scanner: ModuleType) -> None:
     assert json.loads(got[1])["usageMetadata"] == {"promptTokenCount": 3}
 
 
+@pytest.mark.parametrize("offset", range(56, 72))
+@pytest.mark.parametrize("run", ["\\", "\\\\", '\\"', '\\\\\\"', "}{][", '"'])
+def test_escapes_and_quotes_around_a_64_byte_boundary(scanner: ModuleType, offset: int, run: str) -> None:
+    # the compiled scanner walks elements in 64-byte blocks: escape runs and quotes across a block edge, and
+    # elements split there, must come out exactly as the text says
+    obj = {"k": "a" * offset + run + "b" * 70, "é": ["}", "\\", {"x": run * 3}]}
+    element = json.dumps(obj, ensure_ascii=False)
+    body = ("[" + element + ",\n" + element + "]").encode()
+    got = every_split(scanner, body)
+    assert got == [element, element]
+    assert json.loads(got[0]) == obj
+
+
+@pytest.mark.parametrize("pad", [0, 40, 62, 63, 64, 65, 130])
+def test_backslash_outside_a_string_is_an_ordinary_byte(scanner: ModuleType, pad: int) -> None:
+    # invalid JSON: outside strings a backslash escapes nothing, so the quote after it opens a string
+    element = b"{" + b" " * pad + b'\\"}"}'
+    assert every_split(scanner, b"[" + element + b"]") == [element.decode()]
+
+
 @pytest.mark.parametrize(
     "body",
     [b"[{}]", b"[ {} ]", b"[\n{}\n,\n{}\n]", b"[{},{}]", b"\t\r\n [{}\n,\r\n{}]\n", b"\xef\xbb\xbf[{}]"],

@@ -71,6 +71,12 @@ def check(framing: str, stream: bytes, chunks: list[bytes], kwargs: dict[str, An
     assert b"".join(chunks) == stream
     expected = trace(_scanner_py, framing, chunks, kwargs, kinds)
     assert trace(COMPILED, framing, chunks, kwargs, kinds) == expected  # type: ignore[arg-type]
+    if COMPILED.SIMD == "avx2":  # type: ignore[union-attr]
+        COMPILED._select_simd(False)  # type: ignore[union-attr]
+        try:  # the SSE2 loops the compiled scanner uses on CPUs without AVX2
+            assert trace(COMPILED, framing, chunks, kwargs, kinds) == expected  # type: ignore[arg-type]
+        finally:
+            COMPILED._select_simd(True)  # type: ignore[union-attr]
     for mod in (_scanner_py, COMPILED):
         whole = events_and_error(mod, framing, [stream], kwargs)  # type: ignore[arg-type]
         assert events_and_error(mod, framing, chunks, kwargs) == whole  # type: ignore[arg-type]
@@ -241,6 +247,32 @@ _json_bytes = st.lists(
 def test_json_array_arbitrary_bytes(body: bytes, cuts: list[int], max_buffer: Optional[int], kinds: list[int]) -> None:
     kwargs = {} if max_buffer is None else {"max_buffer": max_buffer}
     check("json", b"[" + body, split(b"[" + body, cuts), kwargs, kinds)
+
+
+_long_token = st.sampled_from(
+    [b'"', b"\\", b"\\\\", b'\\"', b"{", b"}", b"[", b"]", b" ", b",", b":", b"\n", b"a" * 7, b"x" * 23]
+) | st.sampled_from(["é".encode(), "東".encode(), "🙂".encode(), b"\xff", b"\xc3", b"\x00"])
+
+
+@st.composite
+def long_elements(draw: st.DrawFn) -> bytes:
+    """Arrays of elements longer than the compiled walker's 64-byte blocks, with backslash runs, quotes and braces
+    anywhere (valid strings holding them, and invalid JSON with backslashes outside strings)."""
+    parts = []
+    for _ in range(draw(st.integers(1, 4))):
+        text = b"".join(draw(st.lists(_long_token, min_size=5, max_size=60)))
+        if draw(st.booleans()):
+            text = b'{"k": "' + text.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'", "n": [1, {"a": "}"}]}'
+        else:
+            text = b"{" + text + b"}"
+        parts.append(text)
+    return b"[" + b",\n".join(parts) + draw(st.sampled_from([b"]", b"", b"}]"]))
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(body=long_elements(), cuts=st.lists(st.integers(0, 1500), max_size=6), kinds=_kinds)
+def test_json_array_long_elements_with_escapes(body: bytes, cuts: list[int], kinds: list[int]) -> None:
+    check("json", body, split(body, cuts), {}, kinds)
 
 
 # --- beyond one window (256 KiB) -------------------------------------------------------------------------

@@ -7,6 +7,9 @@ __all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser
 BytesLike = Union[bytes, bytearray, memoryview]
 
 DEFAULT_MAX_BUFFER: Final[int]
+SIMD: str  # "avx2", "sse2" or "none": the vector instructions the scanners use on this CPU
+
+def _select_simd(allow_avx2: bool) -> str: ...
 
 class SSEEvent:
     event: Optional[str]

@@ -32,7 +32,30 @@ cdef extern from *:
     #if defined(__SSE2__) && defined(__GNUC__)
     #include <emmintrin.h>
     #define SSEWIRE_SIMD 1
+    #if defined(__x86_64__) && !defined(SSEWIRE_NO_AVX2)
+    /* AVX2 versions of the hottest loops, compiled for that target only and chosen at run time */
+    #include <immintrin.h>
+    #define SSEWIRE_AVX2 1
+    #define SSEWIRE_TARGET_AVX2 __attribute__((target("avx2")))
     #endif
+    #endif
+    static int ssewire_use_avx2 = 0;  /* set at import by ssewire_select_simd(1) */
+
+    /* Use the AVX2 loops when asked for and the CPU has them; returns the vector level in use: 2 (AVX2),
+       1 (SSE2) or 0 (plain C). */
+    static int ssewire_select_simd(int allow_avx2) {
+    #ifdef SSEWIRE_AVX2
+        __builtin_cpu_init();
+        ssewire_use_avx2 = allow_avx2 && __builtin_cpu_supports("avx2");
+    #else
+        (void)allow_avx2;
+    #endif
+    #ifdef SSEWIRE_SIMD
+        return ssewire_use_avx2 ? 2 : 1;
+    #else
+        return 0;
+    #endif
+    }
     /* The valid UTF-8 sequence starting at non-ASCII byte *p: its length (code point in *cp), or 0 if invalid
        or truncated (CPython's strict rules: no overlongs, no surrogates, nothing above U+10FFFF). */
     static inline int ssewire_seq(const unsigned char *p, const unsigned char *end, Py_UCS4 *cp) {
@@ -67,29 +90,165 @@ cdef extern from *:
         return 0;
     }
 
-    /* Offset of the first CR or LF in p[pos:n] (n if none): one pass for both. */
-    static inline Py_ssize_t ssewire_eol(const char *p, Py_ssize_t pos, Py_ssize_t n) {
+    /* Offset of the first CR or LF in p[pos:n] (n if none), both found in one pass, which also takes the
+       decoder's statistics of the line: its largest byte (*maxb) and its UTF-8 continuation bytes (*cont). */
+    #ifdef SSEWIRE_AVX2
+    SSEWIRE_TARGET_AVX2
+    static Py_ssize_t ssewire_eol_avx2(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, unsigned *maxb,
+                                       Py_ssize_t *cont) {
+        const __m256i cr = _mm256_set1_epi8(0x0D), lf = _mm256_set1_epi8(0x0A), zero = _mm256_setzero_si256();
+        const __m256i limit = _mm256_set1_epi8((char)0xC0);  /* as signed bytes, 0x80-0xBF are the ones below it */
+        const __m256i lane_a = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                                                20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+        const __m256i lane_b = _mm256_add_epi8(lane_a, _mm256_set1_epi8(32));
+        __m256i vmax = zero, counts = zero, sums;
+        __m128i m128;
+        unsigned mx = 0, ch;
+        Py_ssize_t c = 0;
+        int j = 0;
+        while (n - pos >= 64) {
+            __m256i a, b;
+            uint64_t m;
+            _mm_prefetch((const char *)(p + pos + 1024), _MM_HINT_T0);
+            a = _mm256_loadu_si256((const __m256i *)(p + pos));
+            b = _mm256_loadu_si256((const __m256i *)(p + pos + 32));
+            m = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(a, cr), _mm256_cmpeq_epi8(a, lf)))
+                | ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(b, cr), _mm256_cmpeq_epi8(b, lf))) << 32);
+            if (m) {  /* the line ends in this block: zero the bytes from its end on (a zero byte counts for nothing) */
+                const __m256i keep = _mm256_set1_epi8((char)__builtin_ctzll(m));
+                a = _mm256_and_si256(a, _mm256_cmpgt_epi8(keep, lane_a));
+                b = _mm256_and_si256(b, _mm256_cmpgt_epi8(keep, lane_b));
+                pos += __builtin_ctzll(m);
+                n = pos;  /* nothing is left for the byte loop below */
+            } else {
+                pos += 64;
+            }
+            vmax = _mm256_max_epu8(vmax, _mm256_max_epu8(a, b));
+            counts = _mm256_sub_epi8(counts, _mm256_cmpgt_epi8(limit, a));  /* a compare gives -1 per hit */
+            counts = _mm256_sub_epi8(counts, _mm256_cmpgt_epi8(limit, b));
+            if (++j == 127) {  /* sum the per-lane counters before they can wrap */
+                sums = _mm256_sad_epu8(counts, zero);
+                c += _mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1) + _mm256_extract_epi64(sums, 2)
+                    + _mm256_extract_epi64(sums, 3);
+                counts = zero;
+                j = 0;
+            }
+        }
+        if (_mm256_movemask_epi8(vmax)) {  /* any non-ASCII byte: reduce the lanes */
+            sums = _mm256_sad_epu8(counts, zero);
+            c += _mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1) + _mm256_extract_epi64(sums, 2)
+                + _mm256_extract_epi64(sums, 3);
+            m128 = _mm_max_epu8(_mm256_castsi256_si128(vmax), _mm256_extracti128_si256(vmax, 1));
+            m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 8));
+            m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 4));
+            m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 2));
+            m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 1));
+            mx = (unsigned)_mm_cvtsi128_si32(m128) & 0xFFu;
+        }
+        for (; pos < n; pos++) {
+            ch = p[pos];
+            if (ch == 0x0D || ch == 0x0A)
+                break;
+            if (ch > mx)
+                mx = ch;
+            c += (ch & 0xC0) == 0x80;
+        }
+        *maxb = mx;
+        *cont = c;
+        return pos;
+    }
+    #endif
+
+    static inline Py_ssize_t ssewire_eol(const char *s, Py_ssize_t pos, Py_ssize_t n, unsigned *maxb,
+                                         Py_ssize_t *cont) {
+        const unsigned char *p = (const unsigned char *)s;
+        unsigned mx = 0, ch;
+        Py_ssize_t c = 0;
+    #ifdef SSEWIRE_AVX2
+        if (ssewire_use_avx2)
+            return ssewire_eol_avx2(p, pos, n, maxb, cont);
+    #endif
     #ifdef SSEWIRE_SIMD
-        const __m128i cr = _mm_set1_epi8(0x0D), lf = _mm_set1_epi8(0x0A);
+        const __m128i cr = _mm_set1_epi8(0x0D), lf = _mm_set1_epi8(0x0A), zero = _mm_setzero_si128();
+        const __m128i limit = _mm_set1_epi8((char)0xC0);  /* as signed bytes, 0x80-0xBF are the ones below it */
+        __m128i vmax = zero, counts = zero, sums;
+        int j = 0;
         while (n - pos >= 32) {
-            __m128i a = _mm_loadu_si128((const __m128i *)(p + pos));
-            __m128i b = _mm_loadu_si128((const __m128i *)(p + pos + 16));
-            unsigned ma = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(a, cr), _mm_cmpeq_epi8(a, lf)));
-            unsigned mb = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(b, cr), _mm_cmpeq_epi8(b, lf)));
-            if (ma | mb)
-                return pos + __builtin_ctz(ma | (mb << 16));
-            pos += 32;
+            __m128i a, b;
+            unsigned m;
+            _mm_prefetch((const char *)(p + pos + 1024), _MM_HINT_T0);
+            a = _mm_loadu_si128((const __m128i *)(p + pos));
+            b = _mm_loadu_si128((const __m128i *)(p + pos + 16));
+            m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(a, cr), _mm_cmpeq_epi8(a, lf)))
+                | ((unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(b, cr), _mm_cmpeq_epi8(b, lf))) << 16);
+            if (m) {  /* the line ends in this block: zero the bytes from its end on (a zero byte counts for nothing) */
+                const __m128i keep = _mm_set1_epi8((char)__builtin_ctz(m));
+                const __m128i lane_a = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+                const __m128i lane_b = _mm_setr_epi8(16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+                a = _mm_and_si128(a, _mm_cmpgt_epi8(keep, lane_a));
+                b = _mm_and_si128(b, _mm_cmpgt_epi8(keep, lane_b));
+                pos += __builtin_ctz(m);
+                n = pos;  /* nothing is left for the byte loop below */
+            } else {
+                pos += 32;
+            }
+            vmax = _mm_max_epu8(vmax, _mm_max_epu8(a, b));
+            counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(a, limit));  /* a compare gives -1 per hit */
+            counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(b, limit));
+            if (++j == 127) {  /* sum the per-lane counters before they can wrap */
+                sums = _mm_sad_epu8(counts, zero);
+                c += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
+                counts = zero;
+                j = 0;
+            }
+        }
+        if (_mm_movemask_epi8(vmax)) {  /* any non-ASCII byte: reduce the lanes */
+            sums = _mm_sad_epu8(counts, zero);
+            c += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
+            vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 8));
+            vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 4));
+            vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 2));
+            vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 1));
+            mx = (unsigned)_mm_cvtsi128_si32(vmax) & 0xFFu;
         }
     #endif
-        while (pos < n && p[pos] != 0x0D && p[pos] != 0x0A)
-            pos++;
+        for (; pos < n; pos++) {
+            ch = p[pos];
+            if (ch == 0x0D || ch == 0x0A)
+                break;
+            if (ch > mx)
+                mx = ch;
+            c += (ch & 0xC0) == 0x80;
+        }
+        *maxb = mx;
+        *cont = c;
         return pos;
+    }
+
+    /* Ask for p[0:n] to be brought into the cache (the scan that follows reads it in order). */
+    static inline void ssewire_prefetch(const char *p, Py_ssize_t n) {
+    #ifdef SSEWIRE_SIMD
+        Py_ssize_t i;
+        for (i = 0; i < n; i += 64)
+            _mm_prefetch(p + i, _MM_HINT_T0);
+    #else
+        (void)p; (void)n;
+    #endif
     }
 
     /* Offset of the first non-ASCII byte in p[0:n] (n if none). */
     static inline Py_ssize_t ssewire_ascii_run(const unsigned char *p, Py_ssize_t n) {
         Py_ssize_t i = 0;
     #ifdef SSEWIRE_SIMD
+        while (n - i >= 64) {  /* 64 bytes per test while no non-ASCII byte is near */
+            __m128i a = _mm_loadu_si128((const __m128i *)(p + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(p + i + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(p + i + 32));
+            __m128i d = _mm_loadu_si128((const __m128i *)(p + i + 48));
+            if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d))))
+                break;
+            i += 64;
+        }
         while (n - i >= 16) {
             unsigned m = (unsigned)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(p + i)));
             if (m)
@@ -102,89 +261,247 @@ cdef extern from *:
         return i;
     }
 
-    /* str(s[0:n], "utf-8", "replace"), exactly as PyUnicode_DecodeUTF8 builds it: one validating pass counts the
-       code points and finds the widest, a second writes them into a str of the final kind (no widening copies).
-       Invalid input goes to PyUnicode_DecodeUTF8, which makes the replacements. */
+    /* Statistics of p[0:n] for the decoder: the largest byte, and how many bytes are UTF-8 continuation bytes
+       (0x80-0xBF). In valid UTF-8 the string has n - continuations code points and its widest one is set by the
+       largest (lead) byte. */
+    static inline unsigned ssewire_byte_stats(const unsigned char *p, Py_ssize_t n, Py_ssize_t *continuations) {
+        Py_ssize_t i = 0, cont = 0;
+        unsigned maxb = 0;
+    #ifdef SSEWIRE_SIMD
+        const __m128i limit = _mm_set1_epi8((char)0xC0);  /* as signed bytes, 0x80-0xBF are the ones below it */
+        const __m128i zero = _mm_setzero_si128();
+        __m128i vmax = zero;
+        unsigned char lanes[16];
+        int j;
+        while (n - i >= 16) {
+            /* per-lane counters (a compare gives -1 per hit), summed before they can wrap */
+            __m128i counts = zero, sums;
+            for (j = 0; j < 255 && n - i >= 16; j++, i += 16) {
+                __m128i x = _mm_loadu_si128((const __m128i *)(p + i));
+                vmax = _mm_max_epu8(vmax, x);
+                counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(x, limit));
+            }
+            sums = _mm_sad_epu8(counts, zero);
+            cont += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
+        }
+        _mm_storeu_si128((__m128i *)lanes, vmax);
+        for (j = 0; j < 16; j++)
+            if (lanes[j] > maxb)
+                maxb = lanes[j];
+    #endif
+        for (; i < n; i++) {
+            if (p[i] > maxb)
+                maxb = p[i];
+            cont += (p[i] & 0xC0) == 0x80;
+        }
+        *continuations = cont;
+        return maxb;
+    }
+
+    #ifdef SSEWIRE_SIMD
+    #define SSEWIRE_STORE1(o, x) _mm_storeu_si128((__m128i *)(o), (x))
+    #define SSEWIRE_STORE2(o, x) do { \
+            _mm_storeu_si128((__m128i *)(o), _mm_unpacklo_epi8((x), zero)); \
+            _mm_storeu_si128((__m128i *)((o) + 8), _mm_unpackhi_epi8((x), zero)); \
+        } while (0)
+    #define SSEWIRE_STORE4(o, x) do { \
+            __m128i lo_ = _mm_unpacklo_epi8((x), zero), hi_ = _mm_unpackhi_epi8((x), zero); \
+            _mm_storeu_si128((__m128i *)(o), _mm_unpacklo_epi16(lo_, zero)); \
+            _mm_storeu_si128((__m128i *)((o) + 4), _mm_unpackhi_epi16(lo_, zero)); \
+            _mm_storeu_si128((__m128i *)((o) + 8), _mm_unpacklo_epi16(hi_, zero)); \
+            _mm_storeu_si128((__m128i *)((o) + 12), _mm_unpackhi_epi16(hi_, zero)); \
+        } while (0)
+    /* 16 bytes at a time: all 16 are stored widened, but only the ASCII ones before the first non-ASCII byte
+       count (the rest is overwritten later; the room check keeps every store inside the string). */
+    #define SSEWIRE_BLOCK(STORE) \
+            if (end - p >= 16 && chars - i >= 16) { \
+                __m128i x = _mm_loadu_si128((const __m128i *)p); \
+                unsigned m = (unsigned)_mm_movemask_epi8(x); \
+                STORE(o + i, x); \
+                if (!m) { \
+                    p += 16; \
+                    i += 16; \
+                    continue; \
+                } \
+                k = __builtin_ctz(m); \
+                p += k; \
+                i += k; \
+            } else
+    #else
+    #define SSEWIRE_BLOCK(STORE)
+    #endif
+    /* Write the code points of p[0:end] into o[0:chars] (type T); jump to invalid on bad or surplus input. */
+    #define SSEWIRE_WRITE(T, STORE) { \
+            T *o = (T *)out; \
+            while (p < end) { \
+                SSEWIRE_BLOCK(STORE) \
+                if (*p < 0x80) { \
+                    if (i >= chars) \
+                        goto invalid; \
+                    o[i++] = *p++; \
+                    continue; \
+                } \
+                k = ssewire_seq(p, end, &cp); \
+                if (!k || i >= chars || cp > maxc) \
+                    goto invalid; \
+                if (cp > top) \
+                    top = cp; \
+                o[i++] = (T)cp; \
+                p += k; \
+            } \
+        }
+    /* The body of a fill function: the code points of UTF-8 p[0:end] into the data (out) of a new str of the
+       given kind (largest code point maxc) and length (chars); 0, or -1 when the bytes are not valid UTF-8 of
+       exactly that length, or their largest code point does not need that kind (the str would not be canonical):
+       whatever the statistics said, a str is only ever returned as CPython would build it. */
+    #define SSEWIRE_FILL_BODY \
+        Py_ssize_t i = 0; \
+        Py_UCS4 cp = 0, top = 0, maxc = kind == PyUnicode_1BYTE_KIND ? 0xFF : kind == PyUnicode_2BYTE_KIND ? 0xFFFF : 0x10FFFF; \
+        int k; \
+        switch (kind) { \
+        case PyUnicode_1BYTE_KIND: \
+            SSEWIRE_WRITE(Py_UCS1, SSEWIRE_STORE1) \
+            break; \
+        case PyUnicode_2BYTE_KIND: \
+            SSEWIRE_WRITE(Py_UCS2, SSEWIRE_STORE2) \
+            break; \
+        default: \
+            SSEWIRE_WRITE(Py_UCS4, SSEWIRE_STORE4) \
+        } \
+        return i == chars && top > (kind == PyUnicode_1BYTE_KIND ? 0x7F : kind == PyUnicode_2BYTE_KIND ? 0xFF : 0xFFFF) \
+            ? 0 : -1; \
+    invalid: \
+        return -1;
+
+    static int ssewire_fill(int kind, void *out, const unsigned char *p, const unsigned char *end, Py_ssize_t chars) {
+    #ifdef SSEWIRE_SIMD
+        const __m128i zero = _mm_setzero_si128();
+    #endif
+        SSEWIRE_FILL_BODY
+    }
+
+    #ifdef SSEWIRE_AVX2
+    /* the same, 32 bytes at a time */
+    #undef SSEWIRE_STORE1
+    #undef SSEWIRE_STORE2
+    #undef SSEWIRE_STORE4
+    #undef SSEWIRE_BLOCK
+    #define SSEWIRE_STORE1(o, x) _mm256_storeu_si256((__m256i *)(o), (x))
+    #define SSEWIRE_STORE2(o, x) do { \
+            _mm256_storeu_si256((__m256i *)(o), _mm256_cvtepu8_epi16(_mm256_castsi256_si128(x))); \
+            _mm256_storeu_si256((__m256i *)((o) + 16), _mm256_cvtepu8_epi16(_mm256_extracti128_si256((x), 1))); \
+        } while (0)
+    #define SSEWIRE_STORE4(o, x) do { \
+            __m128i lo_ = _mm256_castsi256_si128(x), hi_ = _mm256_extracti128_si256((x), 1); \
+            _mm256_storeu_si256((__m256i *)(o), _mm256_cvtepu8_epi32(lo_)); \
+            _mm256_storeu_si256((__m256i *)((o) + 8), _mm256_cvtepu8_epi32(_mm_srli_si128(lo_, 8))); \
+            _mm256_storeu_si256((__m256i *)((o) + 16), _mm256_cvtepu8_epi32(hi_)); \
+            _mm256_storeu_si256((__m256i *)((o) + 24), _mm256_cvtepu8_epi32(_mm_srli_si128(hi_, 8))); \
+        } while (0)
+    #define SSEWIRE_BLOCK(STORE) \
+            if (end - p >= 32 && chars - i >= 32) { \
+                __m256i x = _mm256_loadu_si256((const __m256i *)p); \
+                unsigned m = (unsigned)_mm256_movemask_epi8(x); \
+                STORE(o + i, x); \
+                if (!m) { \
+                    p += 32; \
+                    i += 32; \
+                    continue; \
+                } \
+                k = __builtin_ctz(m); \
+                p += k; \
+                i += k; \
+            } else
+
+    SSEWIRE_TARGET_AVX2
+    static int ssewire_fill_avx2(int kind, void *out, const unsigned char *p, const unsigned char *end,
+                                 Py_ssize_t chars) {
+        SSEWIRE_FILL_BODY
+    }
+    #endif
+
+    /* str(s[0:n], "utf-8", "replace"), exactly as PyUnicode_DecodeUTF8 builds it (same kind, same code points):
+       one vector pass sizes the str (code points, widest kind), a second validates the UTF-8 and writes the code
+       points straight into it (no widening copies). Invalid input goes to PyUnicode_DecodeUTF8, which makes the
+       replacements. */
+    static PyObject *ssewire_decode_sized(const char *s, Py_ssize_t n, unsigned maxb, Py_ssize_t cont);
+
     static PyObject *ssewire_decode(const char *s, Py_ssize_t n) {
-        const unsigned char *p = (const unsigned char *)s, *end = p + n;
-        Py_ssize_t chars = n, i = 0;
-        Py_UCS4 maxc = 0x7F, cp = 0;
+        const unsigned char *p = (const unsigned char *)s;
+        Py_ssize_t cont, i;
+        unsigned maxb;
         PyObject *u;
-        int k, kind;
-        void *out;
         if (n < 32)
             return PyUnicode_DecodeUTF8(s, n, "replace");
-        while (p < end) {
-            p += ssewire_ascii_run(p, end - p);
-            if (p >= end)
-                break;
-            k = ssewire_seq(p, end, &cp);
-            if (!k)
-                return PyUnicode_DecodeUTF8(s, n, "replace");
-            if (cp > maxc)
-                maxc = cp;
-            chars -= k - 1;
-            p += k;
+        i = ssewire_ascii_run(p, n);
+        if (i == n) {
+            u = PyUnicode_New(n, 0x7F);
+            if (u != NULL)
+                memcpy(PyUnicode_DATA(u), s, (size_t)n);
+            return u;
         }
+        maxb = ssewire_byte_stats(p + i, n - i, &cont);  /* the ASCII prefix adds nothing */
+        return ssewire_decode_sized(s, n, maxb, cont);
+    }
+
+    /* ssewire_decode() for s[0:n] whose largest byte (maxb) and UTF-8 continuation bytes (cont) are known. */
+    static PyObject *ssewire_decode_sized(const char *s, Py_ssize_t n, unsigned maxb, Py_ssize_t cont) {
+        const unsigned char *p = (const unsigned char *)s;
+        Py_ssize_t chars;
+        Py_UCS4 maxc;
+        PyObject *u;
+        int bad;
+        if (n < 32)
+            return PyUnicode_DecodeUTF8(s, n, "replace");
+        if (maxb < 0x80) {
+            u = PyUnicode_New(n, 0x7F);
+            if (u != NULL)
+                memcpy(PyUnicode_DATA(u), s, (size_t)n);
+            return u;
+        }
+        if (maxb < 0xC2 || maxb > 0xF4)  /* continuation bytes without a lead, or bytes never valid */
+            return PyUnicode_DecodeUTF8(s, n, "replace");
+        if (maxb >= 0xF0)
+            maxc = 0x10FFFF;
+        else if (maxb >= 0xC4)  /* two-byte sequences from 0xC4 and all three-byte ones are above U+00FF */
+            maxc = 0xFFFF;
+        else
+            maxc = 0xFF;
+        chars = n - cont;
         u = PyUnicode_New(chars, maxc);
         if (u == NULL)
             return NULL;
-        out = PyUnicode_DATA(u);
-        if (maxc < 0x80) {
-            memcpy(out, s, (size_t)n);
+    #ifdef SSEWIRE_AVX2
+        if (ssewire_use_avx2)
+            bad = ssewire_fill_avx2(PyUnicode_KIND(u), PyUnicode_DATA(u), p, p + n, chars);
+        else
+    #endif
+            bad = ssewire_fill(PyUnicode_KIND(u), PyUnicode_DATA(u), p, p + n, chars);
+        if (!bad)
             return u;
-        }
-        kind = PyUnicode_KIND(u);
-        p = (const unsigned char *)s;
-        while (p < end) {
-            Py_ssize_t run = ssewire_ascii_run(p, end - p), j = 0;
-            if (kind == PyUnicode_1BYTE_KIND) {
-                memcpy((Py_UCS1 *)out + i, p, (size_t)run);
-            } else if (kind == PyUnicode_2BYTE_KIND) {
-                Py_UCS2 *o = (Py_UCS2 *)out + i;
-    #ifdef SSEWIRE_SIMD
-                const __m128i zero = _mm_setzero_si128();
-                for (; run - j >= 16; j += 16) {
-                    __m128i x = _mm_loadu_si128((const __m128i *)(p + j));
-                    _mm_storeu_si128((__m128i *)(o + j), _mm_unpacklo_epi8(x, zero));
-                    _mm_storeu_si128((__m128i *)(o + j + 8), _mm_unpackhi_epi8(x, zero));
-                }
-    #endif
-                for (; j < run; j++)
-                    o[j] = p[j];
-            } else {
-                Py_UCS4 *o = (Py_UCS4 *)out + i;
-    #ifdef SSEWIRE_SIMD
-                const __m128i zero = _mm_setzero_si128();
-                for (; run - j >= 16; j += 16) {
-                    __m128i x = _mm_loadu_si128((const __m128i *)(p + j));
-                    __m128i lo = _mm_unpacklo_epi8(x, zero), hi = _mm_unpackhi_epi8(x, zero);
-                    _mm_storeu_si128((__m128i *)(o + j), _mm_unpacklo_epi16(lo, zero));
-                    _mm_storeu_si128((__m128i *)(o + j + 4), _mm_unpackhi_epi16(lo, zero));
-                    _mm_storeu_si128((__m128i *)(o + j + 8), _mm_unpacklo_epi16(hi, zero));
-                    _mm_storeu_si128((__m128i *)(o + j + 12), _mm_unpackhi_epi16(hi, zero));
-                }
-    #endif
-                for (; j < run; j++)
-                    o[j] = p[j];
-            }
-            i += run;
-            p += run;
-            if (p >= end)
-                break;
-            k = ssewire_seq(p, end, &cp);  /* valid: checked in the first pass */
-            PyUnicode_WRITE(kind, out, i, cp);
-            i++;
-            p += k;
-        }
-        return u;
+        Py_DECREF(u);  /* invalid UTF-8: let CPython make the replacements */
+        return PyUnicode_DecodeUTF8(s, n, "replace");
     }
     """
     object ssewire_decode(const char* s, Py_ssize_t n)
-    Py_ssize_t ssewire_eol(const char* p, Py_ssize_t pos, Py_ssize_t n) noexcept nogil
+    int ssewire_select_simd(int allow_avx2)
+    void ssewire_prefetch(const char* p, Py_ssize_t n) noexcept nogil
+    Py_ssize_t ssewire_eol(const char* p, Py_ssize_t pos, Py_ssize_t n, unsigned* maxb, Py_ssize_t* cont) noexcept nogil
+    object ssewire_decode_sized(const char* s, Py_ssize_t n, unsigned maxb, Py_ssize_t cont)
 
 
 import json as _json
+
+_SIMD_NAMES = ("none", "sse2", "avx2")
+SIMD = _SIMD_NAMES[ssewire_select_simd(1)]  # the vector instructions the scanners use on this CPU
+
+
+def _select_simd(allow_avx2):
+    """Tests only: switch the AVX2 loops off (or back on where the CPU has them); returns the level in use.
+    Not to be called while a parser is feeding."""
+    global SIMD
+    SIMD = _SIMD_NAMES[ssewire_select_simd(1 if allow_avx2 else 0)]
+    return SIMD
 
 from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated
 from ._scanner_py import _windows
@@ -204,6 +521,7 @@ cdef enum:
     RETAIN = 1024 * 1024  # buffers larger than this are freed once emptied
     NAME_SLOTS = 128  # event-name cache (open addressing), at most NAME_SLOTS // 2 names
     NAME_MASK = NAME_SLOTS - 1
+    UNKNOWN_STATS = 0x100  # a line's decoder statistics were not taken
 
 cdef const char* BOM = b"\xef\xbb\xbf"
 cdef const char* REPLACE = b"replace"
@@ -284,6 +602,7 @@ def _overflow(what, limit):
 # --- SSEEvent -------------------------------------------------------------------------------------------------
 
 @cython.freelist(256)
+@cython.no_gc
 cdef class SSEEvent:
     """One dispatched Server-Sent Event (or one JSON-array element, with ``event=None``).
 
@@ -351,20 +670,28 @@ cdef inline SSEEvent _new_event(object event, object data, object id, object ret
 
 # --- SSE ------------------------------------------------------------------------------------------------------
 
-cdef Py_ssize_t _find_line_ends(const char* p, Py_ssize_t pos, Py_ssize_t n, uint32_t* ends,
+cdef struct LineEnd:
+    uint32_t end  # offset of the line's CR or LF
+    uint32_t cont  # UTF-8 continuation bytes in the line (when max_byte is known)
+    unsigned max_byte  # the line's largest byte; UNKNOWN_STATS when not taken
+
+
+cdef Py_ssize_t _find_line_ends(const char* p, Py_ssize_t pos, Py_ssize_t n, LineEnd* ends,
                                 Py_ssize_t* next_lf, Py_ssize_t* next_cr) noexcept nogil:
     """Record up to LINE_BATCH line ends (CR, LF or CRLF, at the CR) in ``p[pos:n]``; return how many.
 
     ``next_lf``/``next_cr`` carry the next known LF/CR positions between calls (``n``: none; below ``pos``:
-    unknown), so each byte is searched once per kind.
+    unknown), so each byte is searched once per kind. Lines found by the one-pass CR-or-LF scan also get the
+    decoder's statistics (largest byte, continuation bytes); lines found by ``memchr`` do not.
     """
-    cdef Py_ssize_t lf = next_lf[0], cr = next_cr[0], e, count = 0
+    cdef Py_ssize_t lf = next_lf[0], cr = next_cr[0], e, count = 0, cont
     cdef const char* q
+    cdef unsigned max_byte
     cdef bint after_cr = False
     while count < LINE_BATCH:
         if after_cr and lf < pos and cr < pos:
             # CR-terminated lines (CRLF streams): find the next CR or LF in one pass, not one pass each
-            e = ssewire_eol(p, pos, n)
+            e = ssewire_eol(p, pos, n, &max_byte, &cont)
             if e >= n:
                 lf = cr = n
                 break
@@ -373,11 +700,22 @@ cdef Py_ssize_t _find_line_ends(const char* p, Py_ssize_t pos, Py_ssize_t n, uin
             else:
                 lf = e
                 after_cr = False
-            ends[count] = <uint32_t>e
+            ends[count].end = <uint32_t>e
+            ends[count].cont = <uint32_t>cont
+            ends[count].max_byte = max_byte
             count += 1
             pos = e + 1
             if e == cr and pos < n and p[pos] == b'\n':
                 pos += 1
+            if pos < n and p[pos] == b'\r' and count < LINE_BATCH:  # a blank line (CR or CRLF): no scan needed
+                cr = pos
+                ends[count].end = <uint32_t>pos
+                ends[count].max_byte = 0
+                ends[count].cont = 0
+                count += 1
+                pos += 1
+                if pos < n and p[pos] == b'\n':
+                    pos += 1
             continue
         if lf < pos:
             if pos < n and p[pos] == b'\n':  # a blank line: no call needed
@@ -391,7 +729,8 @@ cdef Py_ssize_t _find_line_ends(const char* p, Py_ssize_t pos, Py_ssize_t n, uin
         e = lf if lf < cr else cr
         if e >= n:
             break
-        ends[count] = <uint32_t>e
+        ends[count].end = <uint32_t>e
+        ends[count].max_byte = UNKNOWN_STATS
         count += 1
         pos = e + 1
         if e == cr:
@@ -430,6 +769,10 @@ cdef class SSEParser:
     cdef Py_ssize_t _data_size  # -1: no data line yet
     cdef const char* _dref  # the pending event's single data line, still inside the caller's chunk
     cdef bint _dref_mode
+    cdef unsigned _line_max  # decoder statistics of the line being read (UNKNOWN_STATS: not taken) ...
+    cdef Py_ssize_t _line_cont
+    cdef unsigned _dref_max  # ... and of the data line at _dref
+    cdef Py_ssize_t _dref_cont
     cdef object _id  # the last event ID buffer
     cdef bint _started
     cdef bint _skip_lf
@@ -453,6 +796,7 @@ cdef class SSEParser:
         self.events_parsed = 0
         self.bytes_fed = 0
         self._tail.len = 0
+        self._line_max = UNKNOWN_STATS
         self._reset_event()
         self._id = None
         self._started = False
@@ -589,7 +933,7 @@ cdef class SSEParser:
 
     cdef int _scan(self, const char* p, Py_ssize_t n, list out) except -1:
         cdef Py_ssize_t t, pos = 0, start, e, count, i, next_lf = -1, next_cr = -1
-        cdef uint32_t ends[LINE_BATCH]
+        cdef LineEnd ends[LINE_BATCH]
         cdef int appended
         if n == 0:
             return 0
@@ -625,7 +969,7 @@ cdef class SSEParser:
             if appended:
                 return 0
             for i in range(count):
-                e = ends[i]
+                e = ends[i].end
                 start = pos
                 pos = e + 1
                 if p[e] == b'\r' and pos < n and p[pos] == b'\n':
@@ -640,6 +984,8 @@ cdef class SSEParser:
                 elif e == start:
                     self._dispatch(out)
                 else:
+                    self._line_max = ends[i].max_byte
+                    self._line_cont = ends[i].cont
                     self._line(p + start, e - start, False, out)
             if count < LINE_BATCH:
                 break
@@ -722,6 +1068,8 @@ cdef class SSEParser:
             else:
                 self._dref = v
                 self._dref_mode = True
+                self._dref_max = self._line_max
+                self._dref_cont = self._line_cont
         else:
             if self._dref_mode:
                 self._dat.len = 0
@@ -744,7 +1092,10 @@ cdef class SSEParser:
             self._ev.len = 0
             return 0
         if self._dref_mode:
-            data = ssewire_decode(self._dref, self._data_size)
+            if self._dref_max != UNKNOWN_STATS:
+                data = ssewire_decode_sized(self._dref, self._data_size, self._dref_max, self._dref_cont)
+            else:
+                data = ssewire_decode(self._dref, self._data_size)
         else:
             data = ssewire_decode(self._dat.p + self._doff, self._data_size)
         if self._ev.len == 0:
@@ -821,71 +1172,143 @@ cdef enum:
 cdef struct Span:
     Py_ssize_t start  # -1: the element is in the pending buffer
     Py_ssize_t end
+    unsigned max_byte  # decoder statistics of the element (UNKNOWN_STATS: not taken)
+    Py_ssize_t cont
 
 cdef unsigned char IS_WS[256]
 cdef unsigned char IS_STRUCT[256]
 
 cdef extern from *:
     """
-    #if defined(__SSE2__) && defined(__GNUC__)
-    #include <emmintrin.h>
-    /* Walk an element outside strings 16 bytes at a time: quotes pair up by parity (a block holding a
-       backslash is left to the byte-wise path), braces/brackets outside strings move the depth. Returns the
-       offset reached; *done is set when the element closed (the offset is just past its closing byte), *in_str
-       when a string is still open at the returned offset. */
-    static inline Py_ssize_t ssewire_skim(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n,
-                                          Py_ssize_t *depth, int *in_str, int *done) {
+    /* The element walk's state between blocks and calls. */
+    typedef struct {
+        Py_ssize_t depth;  /* open braces/brackets outside strings */
+        int in_str;  /* inside a string */
+        int esc;  /* inside a string, right after an unescaped backslash */
+        unsigned max_byte;  /* decoder statistics of the bytes walked (see ssewire_byte_stats) */
+        Py_ssize_t cont;
+    } ssewire_walk;
+
+    #ifdef SSEWIRE_SIMD
+    static inline uint64_t ssewire_mask64(__m128i a, __m128i b, __m128i c, __m128i d, __m128i v) {
+        return (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, v))
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, v)) << 16)
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, v)) << 32)
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(d, v)) << 48);
+    }
+
+    /* Bit i of the result: XOR of bits 0..i of x (quote bits -> "inside a string" bits). */
+    static inline uint64_t ssewire_prefix_xor(uint64_t x) {
+        x ^= x << 1;
+        x ^= x << 2;
+        x ^= x << 4;
+        x ^= x << 8;
+        x ^= x << 16;
+        x ^= x << 32;
+        return x;
+    }
+
+    /* Walk an element 64 bytes at a time, as the byte-wise walk would (simdjson's string masks): escapes and
+       quotes give the bytes inside strings, braces/brackets outside strings move the depth. A block holding a
+       backslash outside a string (invalid JSON, where the masks and the byte-wise rules could differ) is left to
+       the byte-wise walk. Returns the offset reached: just past the element's closing byte (*done set), or the
+       start of the first block not taken (fewer than 64 bytes left, or that backslash). The decoder statistics
+       of every byte walked are added to w. */
+    static Py_ssize_t ssewire_walk64(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
+                                     int *done) {
+        const uint64_t odd = 0xAAAAAAAAAAAAAAAAULL;
         const __m128i quote = _mm_set1_epi8(0x22), backslash = _mm_set1_epi8(0x5C), lower = _mm_set1_epi8(0x20);
         const __m128i opening = _mm_set1_epi8(0x7B), closing = _mm_set1_epi8(0x7D);  /* '{' and '}' */
-        Py_ssize_t d = *depth;
-        while (pos + 16 <= n) {
-            __m128i x = _mm_loadu_si128((const __m128i *)(p + pos));
-            __m128i y;
-            unsigned q, strings, open, close, s;
-            if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, backslash)))
-                break;
-            q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, quote));
-            y = _mm_or_si128(x, lower); /* '[' -> '{' and ']' -> '}'; no other byte maps onto them */
-            open = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(y, opening));
-            close = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(y, closing));
-            strings = q;  /* prefix XOR: bits from an opening quote up to before its closing quote */
-            strings ^= strings << 1;
-            strings ^= strings << 2;
-            strings ^= strings << 4;
-            strings ^= strings << 8;
-            open &= ~strings;
-            close &= ~strings;
+        const __m128i limit = _mm_set1_epi8((char)0xC0), zero = _mm_setzero_si128();
+        const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        __m128i vmax = zero, counts = zero, sums;
+        uint64_t carry_str = w->in_str ? ~0ULL : 0, carry_esc = (uint64_t)w->esc;
+        Py_ssize_t d = w->depth;
+        unsigned char lanes[16];
+        int j = 0, k;
+        while (n - pos >= 64) {
+            __m128i x[4], y[4];
+            uint64_t bs, escaped = carry_esc, next_esc = 0, quotes, in_str, open, close, s;
+            for (k = 0; k < 4; k++) {
+                x[k] = _mm_loadu_si128((const __m128i *)(p + pos + 16 * k));
+                y[k] = _mm_or_si128(x[k], lower);  /* '[' -> '{' and ']' -> '}'; no other byte maps onto them */
+            }
+            bs = ssewire_mask64(x[0], x[1], x[2], x[3], backslash);
+            if (bs) {  /* the bytes escaped by odd runs of backslashes */
+                uint64_t potential = bs & ~carry_esc;
+                uint64_t code = (((potential << 1) | odd) - potential) ^ odd;
+                escaped = code ^ (bs | carry_esc);
+                next_esc = (code & bs) >> 63;
+            }
+            quotes = ssewire_mask64(x[0], x[1], x[2], x[3], quote) & ~escaped;
+            in_str = ssewire_prefix_xor(quotes) ^ carry_str;
+            if (bs & ~in_str)
+                break;  /* a backslash outside a string: the byte-wise walk takes this block */
+            open = ssewire_mask64(y[0], y[1], y[2], y[3], opening) & ~in_str;
+            close = ssewire_mask64(y[0], y[1], y[2], y[3], closing) & ~in_str;
             s = open | close;
             while (s) {
-                unsigned bit = s & (0u - s);
+                uint64_t bit = s & (0 - s);
                 if (open & bit) {
                     d++;
-                } else if (--d == 0) {
-                    *depth = 0;
+                } else if (--d == 0) {  /* the element closes: take its bytes of this block */
+                    int keep = __builtin_ctzll(bit) + 1;
+                    for (k = 0; k < 4; k++) {
+                        __m128i z = _mm_and_si128(x[k], _mm_cmpgt_epi8(_mm_set1_epi8((char)(keep - 16 * k)), lane));
+                        vmax = _mm_max_epu8(vmax, z);
+                        counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(z, limit));
+                    }
+                    pos += keep;
                     *done = 1;
-                    return pos + __builtin_ctz(bit) + 1;
+                    w->depth = 0;
+                    w->in_str = 0;
+                    w->esc = 0;
+                    goto stats;
                 }
                 s &= s - 1;
             }
-            pos += 16;
-            if (__builtin_popcount(q) & 1) {
-                *in_str = 1;
-                break;
+            for (k = 0; k < 4; k++) {
+                vmax = _mm_max_epu8(vmax, x[k]);
+                counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(x[k], limit));  /* a compare gives -1 per hit */
             }
+            if (++j == 63) {  /* sum the per-lane counters before they can wrap */
+                sums = _mm_sad_epu8(counts, zero);
+                w->cont += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
+                counts = zero;
+                j = 0;
+            }
+            carry_str = (uint64_t)((int64_t)in_str >> 63);
+            carry_esc = next_esc;
+            pos += 64;
         }
-        *depth = d;
+        w->depth = d;
+        w->in_str = (int)(carry_str & 1);
+        w->esc = (int)carry_esc;
+    stats:
+        sums = _mm_sad_epu8(counts, zero);
+        w->cont += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
+        _mm_storeu_si128((__m128i *)lanes, vmax);
+        for (k = 0; k < 16; k++)
+            if (lanes[k] > w->max_byte)
+                w->max_byte = lanes[k];
         return pos;
     }
     #else
-    static inline Py_ssize_t ssewire_skim(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n,
-                                          Py_ssize_t *depth, int *in_str, int *done) {
-        (void)p; (void)n; (void)depth; (void)in_str; (void)done;
+    static Py_ssize_t ssewire_walk64(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
+                                     int *done) {
+        (void)p; (void)n; (void)w; (void)done;
         return pos;
     }
     #endif
     """
-    Py_ssize_t ssewire_skim(const unsigned char* p, Py_ssize_t pos, Py_ssize_t n, Py_ssize_t* depth,
-                            int* in_str, int* done) noexcept nogil
+    ctypedef struct ssewire_walk:
+        Py_ssize_t depth
+        int in_str
+        int esc
+        unsigned max_byte
+        Py_ssize_t cont
+    Py_ssize_t ssewire_walk64(const unsigned char* p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk* w,
+                              int* done) noexcept nogil
 
 IS_WS[0x20] = IS_WS[0x09] = IS_WS[0x0D] = IS_WS[0x0A] = 1  # space, tab, CR, LF
 IS_STRUCT[0x22] = IS_STRUCT[0x7B] = IS_STRUCT[0x7D] = IS_STRUCT[0x5B] = IS_STRUCT[0x5D] = 1  # " { } [ ]
@@ -1060,6 +1483,9 @@ cdef class JSONArrayStreamParser:
                 if spans[i].start < 0:
                     ev.data = ssewire_decode(self._pending.p, self._pending.len)
                     buf_trim(&self._pending)
+                elif spans[i].max_byte != UNKNOWN_STATS:
+                    ev.data = ssewire_decode_sized(<const char*>p + spans[i].start, spans[i].end - spans[i].start,
+                                                   spans[i].max_byte, spans[i].cont)
                 else:
                     ev.data = ssewire_decode(<const char*>p + spans[i].start, spans[i].end - spans[i].start)
                 out.append(ev)
@@ -1086,7 +1512,8 @@ cdef class JSONArrayStreamParser:
                          Py_ssize_t* count, int* err) noexcept nogil:
         """Scan from ``pos``: record completed elements in ``spans``; stop at the window end, a full batch, an
         element completed in the pending buffer (emitted before anything else is read) or an error."""
-        cdef Py_ssize_t start, end, k = 0
+        cdef Py_ssize_t start, end, k = 0, cont = 0
+        cdef unsigned max_byte
         cdef int state
         cdef unsigned char c
         while pos < n:
@@ -1127,7 +1554,7 @@ cdef class JSONArrayStreamParser:
                 pos += 1
                 continue
             start = pos
-            end = self._element(p, pos, n)
+            end = self._element(p, pos, n, &max_byte, &cont)
             if end < 0:  # the element continues in the next chunk
                 if self._pending.len + (n - start) > self._max:
                     err[0] = E_OVERFLOW
@@ -1155,6 +1582,8 @@ cdef class JSONArrayStreamParser:
                 break
             spans[k].start = start
             spans[k].end = end
+            spans[k].max_byte = max_byte
+            spans[k].cont = cont
             k += 1
             self._state = AFTER
             pos = end
@@ -1163,66 +1592,100 @@ cdef class JSONArrayStreamParser:
         count[0] = k
         return pos
 
-    cdef Py_ssize_t _element(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n) noexcept nogil:
-        """Advance through an element from ``pos``; return the offset just past its closing brace, or -1."""
-        cdef Py_ssize_t depth = self._depth, k, q
-        cdef bint in_str = self._in_str, esc = self._esc
-        cdef int done, opened
-        cdef const unsigned char* found
-        cdef unsigned char c
+    cdef Py_ssize_t _element(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n,
+                             unsigned* max_byte, Py_ssize_t* cont) noexcept nogil:
+        """Advance through an element from ``pos``; return the offset just past its closing brace, or -1.
+
+        64-byte blocks go through ``ssewire_walk64``; what it leaves (the last bytes of the window, a block with a
+        backslash outside a string) goes byte by byte. ``max_byte``/``cont`` get the decoder statistics of
+        ``p[pos:end]`` when the blocks covered all of it (else ``UNKNOWN_STATS``).
+        """
+        cdef ssewire_walk w
+        cdef Py_ssize_t limit, end
+        cdef int done
+        cdef bint whole = True
+        w.depth = self._depth
+        w.in_str = self._in_str
+        w.esc = self._esc
+        w.max_byte = 0
+        w.cont = 0
+        max_byte[0] = UNKNOWN_STATS
         while True:
-            if in_str:
-                if esc:
-                    esc = False
-                    pos += 1
-                    if pos >= n:
-                        break
-                found = <const unsigned char*>memchr(p + pos, b'"', <size_t>(n - pos))
-                if found == NULL:
-                    # the string goes on; remember whether the chunk ends in an unfinished escape
-                    k = n
-                    while k > pos and p[k - 1] == b'\\':
-                        k -= 1
-                    esc = ((n - k) & 1) == 1
-                    break
-                q = found - p
-                k = q
-                while k > pos and p[k - 1] == b'\\':
-                    k -= 1
-                pos = q + 1
-                if ((q - k) & 1) == 0:
-                    in_str = False
-                continue
-            if n - pos >= 16:
+            limit = n
+            if n - pos >= 64:
                 done = 0
-                opened = 0
-                pos = ssewire_skim(p, pos, n, &depth, &opened, &done)
-                in_str = opened
+                pos = ssewire_walk64(p, pos, n, &w, &done)
                 if done:
                     self._depth = 0
                     self._in_str = False
                     self._esc = False
+                    if whole:
+                        max_byte[0] = w.max_byte
+                        cont[0] = w.cont
                     return pos
-                if in_str:
-                    continue
-            while pos < n and not IS_STRUCT[p[pos]]:
-                pos += 1
-            if pos >= n:
-                break
-            c = p[pos]
-            pos += 1
-            if c == b'"':
-                in_str = True
-            elif c == b'{' or c == b'[':
-                depth += 1
-            else:
-                depth -= 1
-                if depth == 0:
+                if n - pos >= 64:
+                    limit = pos + 64  # a block the walker left to the byte-wise walk
+            whole = False
+            if pos < limit:
+                end = _walk_bytes(p, pos, limit, &w)
+                if end >= 0:
                     self._depth = 0
                     self._in_str = False
                     self._esc = False
-                    return pos
-        self._depth = depth
-        self._in_str = in_str
-        self._esc = esc
-        return -1
+                    return end
+                pos = limit
+            if pos >= n:
+                self._depth = w.depth
+                self._in_str = w.in_str
+                self._esc = w.esc
+                return -1
+
+
+cdef Py_ssize_t _walk_bytes(const unsigned char* p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk* w) noexcept nogil:
+    """The element walk byte by byte over ``p[pos:n]`` (``pos < n``; state in ``w``): the offset just past the
+    element's closing brace, or -1 when ``n`` is reached first."""
+    cdef Py_ssize_t depth = w.depth, k, q
+    cdef bint in_str = w.in_str, esc = w.esc
+    cdef const unsigned char* found
+    cdef unsigned char c
+    while True:
+        if in_str:
+            if esc:
+                esc = False
+                pos += 1
+                if pos >= n:
+                    break
+            found = <const unsigned char*>memchr(p + pos, b'"', <size_t>(n - pos))
+            if found == NULL:
+                # the string goes on; remember whether the bytes end in an unfinished escape
+                k = n
+                while k > pos and p[k - 1] == b'\\':
+                    k -= 1
+                esc = ((n - k) & 1) == 1
+                break
+            q = found - p
+            k = q
+            while k > pos and p[k - 1] == b'\\':
+                k -= 1
+            pos = q + 1
+            if ((q - k) & 1) == 0:
+                in_str = False
+            continue
+        while pos < n and not IS_STRUCT[p[pos]]:
+            pos += 1
+        if pos >= n:
+            break
+        c = p[pos]
+        pos += 1
+        if c == b'"':
+            in_str = True
+        elif c == b'{' or c == b'[':
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return pos
+    w.depth = depth
+    w.in_str = in_str
+    w.esc = esc
+    return -1

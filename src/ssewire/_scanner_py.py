@@ -66,20 +66,28 @@ def _feed(parser: Any, data: BytesLike) -> list[SSEEvent]:
     return out
 
 
-def _few_lines(block: Union[bytes, bytearray]) -> list[Union[bytes, bytearray]]:
-    """``block.splitlines()`` (CR, LF or CRLF; ``block`` ends with a line end) by searching, for few long lines."""
-    lines = []
+def _split_lines(block: Union[bytes, bytearray]) -> list[Union[bytes, bytearray]]:
+    """``block.splitlines()`` (CR, LF or CRLF; ``block`` ends with a line end) at memchr speed while the lines are
+    long; once they turn out short (``splitlines()`` is then faster) the rest is left to ``splitlines()``."""
+    lines: list[Union[bytes, bytearray]] = []
     pos, n = 0, len(block)
     find = block.find
+    cr = find(b"\r")
+    lf = find(b"\n")
     while pos < n:
-        cr = find(b"\r", pos)
-        lf = find(b"\n", pos)
+        if 0 <= cr < pos:
+            cr = find(b"\r", pos)
+        if 0 <= lf < pos:
+            lf = find(b"\n", pos)
         if cr < 0 or 0 <= lf < cr:
             lines.append(block[pos:lf])
             pos = lf + 1
         else:
             lines.append(block[pos:cr])
-            pos = cr + 2 if block[cr + 1 : cr + 2] == b"\n" else cr + 1
+            pos = cr + 2 if lf == cr + 1 else cr + 1
+        if len(lines) >= 4 and pos < n and pos < 256 * len(lines):
+            lines += block[pos:].splitlines()
+            break
     return lines
 
 
@@ -213,14 +221,13 @@ class SSEParser:
         else:
             block = chunk[: end + 1] if end + 1 < len(chunk) else chunk
         # splitlines() tests every byte; find/split run at memchr speed: use them for LF-only blocks and for blocks
-        # of a few long lines (e.g. one large CRLF-framed event). The block always ends with its terminator.
+        # of long lines (e.g. one large CRLF-framed event). The block always ends with its terminator.
         lines: Sequence[Union[bytes, bytearray]]
-        crs = block.count(b"\r")
-        if not crs:
+        if b"\r" not in block:
             lines = block.split(b"\n")
             lines.pop()
-        elif crs <= 4 and len(block) > 4096:
-            lines = _few_lines(block)
+        elif len(block) > 4096:
+            lines = _split_lines(block)
         else:
             lines = block.splitlines()
         line = self._line
