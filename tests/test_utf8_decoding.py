@@ -106,8 +106,17 @@ def test_invalid_bytes_become_replacement_characters(scanner: ModuleType, bad: b
 
 
 _fragments = st.sampled_from(
-    [b"a", b"bcdefghijklmnop", b" ", b"\xc3\xa9", b"\xe6\x9d\xb1", b"\xf0\x9f\x99\x82", b"\xc4\x80", b"\xef\xbf\xbf"]
-    + INVALID
+    [
+        b"a",
+        b"bcdefghijklmnop",
+        b" ",
+        b"\xc3\xa9",
+        b"\xe6\x9d\xb1",
+        b"\xf0\x9f\x99\x82",
+        b"\xc4\x80",
+        b"\xef\xbf\xbf",
+        *INVALID,
+    ]
 )
 
 
