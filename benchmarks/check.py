@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from .contenders import FRAMING
+from .contenders import FRAMING, SEED
 from .measure import StreamResult
 
 __all__ = ["FLOORS", "Floor", "Verdict", "evaluate"]
@@ -43,6 +43,9 @@ FLOORS: tuple[Floor, ...] = (
     Floor("compiled vs pure twin, JSON array framing", _C, _PY, ("gemini-array",), 10.0),
     Floor("compiled vs httpx-sse, SSE framing", _C, "httpx-sse", ALL_SSE, 1.0),
     Floor("pure twin vs httpx-sse, SSE framing", _PY, "httpx-sse", ALL_SSE, 0.8),
+    # the design documents' reference module (skipped where ../shared is absent); the twin is meant to be faster,
+    # the floor leaves room for a noisy runner
+    Floor("pure twin vs seed reference, framing", _PY, SEED, (*ALL_SSE, "gemini-array"), 0.8),
 )
 
 

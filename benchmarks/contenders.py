@@ -9,10 +9,14 @@ Groups: ``framing`` (bytes -> events) and ``end-to-end`` (bytes -> decoded paylo
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import io
 import json
+import operator
 import os
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
@@ -23,12 +27,14 @@ __all__ = [
     "E2E",
     "FRAMING",
     "MAX_BUFFER",
+    "SEED",
     "Case",
     "Contender",
     "Outcome",
     "compiled_scanner",
     "contenders",
     "prepare",
+    "seed_reference",
     "ssewire_e2e",
     "ssewire_framing",
 ]
@@ -37,6 +43,8 @@ CHUNK_SIZE = 16 * 1024
 MAX_BUFFER = 8 << 20
 FRAMING = "framing"
 E2E = "end-to-end"
+SEED = "seed reference (pure Python)"
+_data = operator.attrgetter("data")
 
 
 @dataclass
@@ -47,6 +55,7 @@ class Case:
     stream: Stream
     chunks: list[bytes]
     payloads: list[str] = field(default_factory=list)
+    checking: bool = True  # this run's output is checked in full (ssewire's scanners skip the data sums otherwise)
 
     @property
     def data(self) -> bytes:
@@ -98,25 +107,49 @@ def compiled_scanner() -> tuple[Optional[ModuleType], Optional[str]]:
         return None, f"compiled scanner not built ({exc})"
 
 
+SEED_REFERENCE = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds" / "reference_sse_parser.py"
+
+
+def seed_reference() -> tuple[Optional[ModuleType], Optional[str]]:
+    """The design documents' pure-Python reference scanners (``SSEWIRE_REFERENCE``, else
+    ``../shared/seeds/reference_sse_parser.py``), which the pure twin must not be slower than; ``(None, reason)``
+    when the file is not there (it is not part of the repository)."""
+    path = Path(os.environ.get("SSEWIRE_REFERENCE", SEED_REFERENCE))
+    if not path.is_file():
+        return None, f"seed reference not found at {path}"
+    spec = importlib.util.spec_from_file_location("ssewire_seed_reference", path)
+    if spec is None or spec.loader is None:
+        return None, f"cannot load {path}"
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module, None
+
+
 def _scanner(module: ModuleType, framing: str) -> Any:
     return module.SSEParser(MAX_BUFFER) if framing == "sse" else module.JSONArrayStreamParser(MAX_BUFFER)
 
 
 def ssewire_framing(module: ModuleType) -> Callable[[Case], Outcome]:
-    """Framing alone with one scanner implementation: ``feed()`` every chunk, then ``close()``."""
+    """Framing alone with one scanner implementation: ``feed()`` every chunk, then ``close()``. Each call returns
+    its events as a list, with their data already decoded; the checked run sums the data lengths, the timed runs
+    only count the events, so no per-event Python work blurs how fast the scanners themselves are."""
 
     def run(case: Case) -> Outcome:
         parser = _scanner(module, case.stream.framing)
         feed = parser.feed
-        n = chars = 0
+        n = 0
+        if not case.checking:
+            for chunk in case.chunks:
+                n += len(feed(chunk))
+            return Outcome(n + len(parser.close()))
+        chars = 0
         for chunk in case.chunks:
-            for ev in feed(chunk):
-                n += 1
-                chars += len(ev.data)
-        for ev in parser.close():
-            n += 1
-            chars += len(ev.data)
-        return Outcome(n, chars)
+            events = feed(chunk)
+            n += len(events)
+            chars += sum(map(len, map(_data, events)))
+        events = parser.close()
+        return Outcome(n + len(events), chars + sum(map(len, map(_data, events))))
 
     return run
 
@@ -280,6 +313,12 @@ def contenders() -> list[Contender]:
             )
         out.append(Contender("ssewire[python]", group, both, make(_scanner_py), implementation="python"))
         if group == FRAMING:
+            reference, why_not = seed_reference()
+            out.append(
+                Contender(SEED, FRAMING, both, ssewire_framing(reference))
+                if reference is not None
+                else Contender(SEED, FRAMING, both, _unavailable, unavailable=why_not)
+            )
             out += [
                 Contender("httpx-sse", FRAMING, sse, _httpx_sse),
                 Contender("openai SDK SSEDecoder", FRAMING, sse, _openai_sdk),

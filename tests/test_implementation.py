@@ -84,6 +84,42 @@ def test_event_attributes_are_writable(scanner: ModuleType) -> None:
         event.other = 1  # slots only, as in the twin
 
 
+@pytest.mark.parametrize("field", ["event", "data", "id", "retry"])
+def test_a_deleted_event_field_raises_attribute_error(scanner: ModuleType, field: str) -> None:
+    [event] = scanner.SSEParser().feed(b"data: 1\n\n")
+    other = scanner.SSEEvent("message", "1")
+    delattr(event, field)
+    uses = [lambda: getattr(event, field), lambda: repr(event), lambda: hash(event)]
+    if field == "data":
+        uses.append(event.json)
+    for use in uses:
+        with pytest.raises(AttributeError):
+            use()
+    assert (event == other) is False
+    setattr(event, field, getattr(other, field))
+    assert event == other
+
+
+def test_events_of_a_subclass_are_built_and_freed(scanner: ModuleType) -> None:
+    class Tagged(scanner.SSEEvent):  # type: ignore[misc,name-defined]
+        __slots__ = ("tag",)
+
+    events = [Tagged("e", str(i)) for i in range(1000)]
+    for i, ev in enumerate(events):
+        ev.tag = i
+    assert [(ev.data, ev.tag) for ev in events[:2]] == [("0", 0), ("1", 1)]
+    del events  # freed through the base type's deallocator, then parsing still works
+    assert [e.data for e in scanner.SSEParser().feed(b"data: a\n\n" * 300)] == ["a"] * 300
+
+
+def test_compiled_event_fields_are_member_descriptors() -> None:
+    # as __slots__ makes them in the twin, so the interpreter's specialised attribute loads apply
+    if COMPILED is None:
+        pytest.skip("compiled scanner not built")
+    for field in ("event", "data", "id", "retry"):
+        assert type(COMPILED.SSEEvent.__dict__[field]) is type(_scanner_py.SSEEvent.__dict__[field])
+
+
 def test_event_copy_and_pickle(scanner: ModuleType) -> None:
     event = scanner.SSEEvent("x", '{"a": 1}', "3", 100)
     for clone in (copy.copy(event), copy.deepcopy(event), pickle.loads(pickle.dumps(event))):

@@ -601,7 +601,6 @@ def _overflow(what, limit):
 
 # --- SSEEvent -------------------------------------------------------------------------------------------------
 
-@cython.freelist(256)
 @cython.no_gc
 cdef class SSEEvent:
     """One dispatched Server-Sent Event (or one JSON-array element, with ``event=None``).
@@ -617,29 +616,30 @@ cdef class SSEEvent:
     cdef public object id
     cdef public object retry
 
+    # The methods read and write the fields by name, through the member descriptors (as the twin's __slots__
+    # do): a field removed with ``del`` then raises AttributeError, as in the twin, never touches a NULL.
+
     def __init__(self, event="message", data="", id=None, retry=None):
-        self.event = event
-        self.data = data
-        self.id = id
-        self.retry = retry
+        cdef object o = self
+        o.event = event
+        o.data = data
+        o.id = id
+        o.retry = retry
 
     def json(self):
         """``data`` decoded as JSON, or ``None`` when it is not valid JSON (e.g. the ``[DONE]`` sentinel)."""
+        cdef object o = self
         try:
-            return _json_loads(self.data)
+            return _json_loads(o.data)
         except (ValueError, RecursionError):
             return None
 
     def _key(self):
-        return (self.event, self.data, self.id, self.retry)
+        return _fields(self)
 
     def __eq__(self, other):
-        cdef SSEEvent o
-        if type(other) is SSEEvent:
-            o = <SSEEvent>other
-            return (self.event, self.data, self.id, self.retry) == (o.event, o.data, o.id, o.retry)
         try:
-            return (self.event, self.data, self.id, self.retry) == (other.event, other.data, other.id, other.retry)
+            return _fields(self) == _fields(other)
         except AttributeError:
             return NotImplemented
 
@@ -650,17 +650,147 @@ cdef class SSEEvent:
         return not result
 
     def __hash__(self):
-        return hash((self.event, self.data, self.id, self.retry))
+        return hash(_fields(self))
 
     def __repr__(self):
-        return f"SSEEvent(event={self.event!r}, data={self.data!r}, id={self.id!r}, retry={self.retry!r})"
+        event, data, id, retry = _fields(self)
+        return f"SSEEvent(event={event!r}, data={data!r}, id={id!r}, retry={retry!r})"
 
     def __reduce__(self):
-        return (type(self), (self.event, self.data, self.id, self.retry))
+        return (type(self), _fields(self))
+
+
+cdef inline tuple _fields(object ev):
+    return (ev.event, ev.data, ev.id, ev.retry)
+
+
+cdef extern from *:
+    """
+    #ifndef Py_T_OBJECT_EX
+    #include "structmember.h"
+    #define Py_T_OBJECT_EX T_OBJECT_EX
+    #endif
+    #define SSEWIRE_EVENT_FIELDS 4
+    static PyMemberDef ssewire_event_members[SSEWIRE_EVENT_FIELDS + 1];
+    static const char *const ssewire_event_field_names[SSEWIRE_EVENT_FIELDS] = {"event", "data", "id", "retry"};
+
+    /* Give the event type plain member descriptors (what __slots__ gives a Python class) in place of Cython's
+       property-style ones, and the generic attribute lookup, so the interpreter's specialised attribute loads
+       apply to ev.data and friends. The field offsets are found in `sample`, whose fields hold the distinct
+       objects `values` (in field order). Returns 1, or 0 when the layout is not as expected (nothing changed). */
+    static Py_ssize_t ssewire_event_offsets[SSEWIRE_EVENT_FIELDS];
+    static PyTypeObject *ssewire_event_type = NULL;
+
+    /* Free list of event objects (not in free-threaded builds, where it would need a lock). */
+    #ifdef Py_GIL_DISABLED
+    #define SSEWIRE_FREE_EVENTS 0
+    #else
+    #define SSEWIRE_FREE_EVENTS 256
+    static PyObject *ssewire_free_events[SSEWIRE_FREE_EVENTS];
+    static int ssewire_free_count = 0;
+    #endif
+
+    /* The event type's tp_dealloc: drop the fields, keep the object for reuse (exact type only: a subclass's
+       objects go back to the allocator), else free it. */
+    static void ssewire_event_dealloc(PyObject *o) {
+        char *base = (char *)o;
+        int f;
+        for (f = 0; f < SSEWIRE_EVENT_FIELDS; f++)
+            Py_CLEAR(*(PyObject **)(base + ssewire_event_offsets[f]));
+    #if SSEWIRE_FREE_EVENTS
+        if (Py_TYPE(o) == ssewire_event_type && ssewire_free_count < SSEWIRE_FREE_EVENTS) {
+            ssewire_free_events[ssewire_free_count++] = o;
+            return;
+        }
+    #endif
+        Py_TYPE(o)->tp_free(o);
+    }
+
+    static int ssewire_use_member_fields(PyTypeObject *t, PyObject *sample, PyObject *values) {
+        PyObject **words = (PyObject **)sample;
+        Py_ssize_t nwords = t->tp_basicsize / (Py_ssize_t)sizeof(PyObject *), *offsets = ssewire_event_offsets, i;
+        int f;
+        for (f = 0; f < SSEWIRE_EVENT_FIELDS; f++) {
+            PyObject *value = PyTuple_GET_ITEM(values, f);
+            offsets[f] = -1;
+            for (i = (Py_ssize_t)(sizeof(PyObject) / sizeof(PyObject *)); i < nwords; i++) {
+                if (words[i] == value) {
+                    offsets[f] = i * (Py_ssize_t)sizeof(PyObject *);
+                    break;
+                }
+            }
+            if (offsets[f] < 0)
+                return 0;
+        }
+        for (f = 0; f < SSEWIRE_EVENT_FIELDS; f++) {
+            PyObject *descr;
+            ssewire_event_members[f].name = ssewire_event_field_names[f];
+            ssewire_event_members[f].type = Py_T_OBJECT_EX;
+            ssewire_event_members[f].offset = offsets[f];
+            ssewire_event_members[f].flags = 0;
+            ssewire_event_members[f].doc = NULL;
+            descr = PyDescr_NewMember(t, &ssewire_event_members[f]);
+            if (descr == NULL)
+                return -1;
+            if (PyDict_SetItemString(t->tp_dict, ssewire_event_field_names[f], descr) < 0) {
+                Py_DECREF(descr);
+                return -1;
+            }
+            Py_DECREF(descr);
+        }
+        t->tp_getattro = PyObject_GenericGetAttr;
+        t->tp_dealloc = ssewire_event_dealloc;
+        ssewire_event_type = t;
+        PyType_Modified(t);
+        return 1;
+    }
+
+    /* A new event holding new references to the four fields (the scanners' constructor: no None placeholders
+       to set and drop, recycled objects from a small free list where the build has a GIL). */
+    static PyObject *ssewire_event_new(PyObject *event, PyObject *data, PyObject *id, PyObject *retry) {
+        PyObject *o;
+        char *base;
+    #if SSEWIRE_FREE_EVENTS
+        if (ssewire_free_count > 0) {
+            o = ssewire_free_events[--ssewire_free_count];
+            (void)PyObject_Init(o, ssewire_event_type);
+        } else
+    #endif
+        {
+            o = ssewire_event_type->tp_alloc(ssewire_event_type, 0);
+            if (o == NULL)
+                return NULL;
+        }
+        base = (char *)o;
+        Py_INCREF(event);
+        *(PyObject **)(base + ssewire_event_offsets[0]) = event;
+        Py_INCREF(data);
+        *(PyObject **)(base + ssewire_event_offsets[1]) = data;
+        Py_INCREF(id);
+        *(PyObject **)(base + ssewire_event_offsets[2]) = id;
+        Py_INCREF(retry);
+        *(PyObject **)(base + ssewire_event_offsets[3]) = retry;
+        return o;
+    }
+    """
+    int ssewire_use_member_fields(type t, object sample, tuple values) except -1
+    SSEEvent ssewire_event_new(object event, object data, object id, object retry)
+
+
+def _fast_event_fields():
+    markers = (object(), object(), object(), object())
+    return ssewire_use_member_fields(SSEEvent, SSEEvent(*markers), markers) == 1
+
+
+# SSEEvent attributes are plain member descriptors (as __slots__ makes them), events built by ssewire_event_new
+cdef bint _fast_fields = _fast_event_fields()
 
 
 cdef inline SSEEvent _new_event(object event, object data, object id, object retry):
-    cdef SSEEvent ev = SSEEvent.__new__(SSEEvent)  # no __init__ call
+    cdef SSEEvent ev
+    if _fast_fields:
+        return ssewire_event_new(event, data, id, retry)
+    ev = SSEEvent.__new__(SSEEvent)  # no __init__ call
     ev.event = event
     ev.data = data
     ev.id = id
@@ -892,6 +1022,7 @@ cdef class SSEParser:
         self._release()
         return out
 
+    @cython.final
     cdef void _reset_event(self) noexcept:
         self._data_size = -1
         self._dref_mode = False
@@ -900,6 +1031,7 @@ cdef class SSEParser:
         self._doff = 0
         self._ev.len = 0
 
+    @cython.final
     cdef void _release(self) noexcept:
         """Drop the pending line and event and give their memory back."""
         self._reset_event()
@@ -907,10 +1039,12 @@ cdef class SSEParser:
         buf_free(&self._dat)
         buf_free(&self._ev)
 
+    @cython.final
     cdef void _fail(self, exc) noexcept:
         self._error = exc
         self._release()
 
+    @cython.final
     cdef void _unref(self) noexcept:
         if buf_append(&self._dat, self._dref, self._data_size) < 0:  # out of memory: the event is lost
             self._reset_event()
@@ -919,6 +1053,7 @@ cdef class SSEParser:
         self._dref_mode = False
         self._dref = NULL
 
+    @cython.final
     cdef int _feed_windows(self, const char* p, Py_ssize_t n, list out) except -1:
         cdef Py_ssize_t pos = 0, w
         while True:
@@ -931,6 +1066,7 @@ cdef class SSEParser:
             if pos >= n:
                 return 0
 
+    @cython.final
     cdef int _scan(self, const char* p, Py_ssize_t n, list out) except -1:
         cdef Py_ssize_t t, pos = 0, start, e, count, i, next_lf = -1, next_cr = -1
         cdef LineEnd ends[LINE_BATCH]
@@ -998,6 +1134,7 @@ cdef class SSEParser:
             self._skip_lf = True  # an LF at the start of the next chunk belongs to this CR
         return 0
 
+    @cython.final
     cdef int _line(self, const char* s, Py_ssize_t n, bint from_tail, list out) except -1:
         cdef const char* colon
         cdef const char* v
@@ -1052,6 +1189,7 @@ cdef class SSEParser:
                 self._id = PyUnicode_DecodeUTF8(<char*>v, vlen, <char*>REPLACE)
         return 0  # any other field is ignored
 
+    @cython.final
     cdef int _add_data(self, const char* v, Py_ssize_t vlen, bint from_tail) except -1:
         cdef Py_ssize_t size = self._data_size + 1 + vlen
         cdef Buf swap
@@ -1085,9 +1223,11 @@ cdef class SSEParser:
         self._data_size = size
         return 0
 
+    @cython.final
     cdef int _dispatch(self, list out) except -1:
         cdef object data, name
-        self.last_event_id = self._id
+        if self.last_event_id is not self._id:
+            self.last_event_id = self._id
         if self._data_size < 0:
             self._ev.len = 0
             return 0
@@ -1112,6 +1252,7 @@ cdef class SSEParser:
         self._ev.len = 0
         return 0
 
+    @cython.final
     cdef object _name(self, const char* s, Py_ssize_t n):
         """The decoded event type, from a small cache keyed by the raw bytes."""
         cdef unsigned long long h, a = 0, b = 0
@@ -1436,6 +1577,7 @@ cdef class JSONArrayStreamParser:
             raise self._error
         return []
 
+    @cython.final
     cdef int _feed_windows(self, const unsigned char* p, Py_ssize_t n, list out) except -1:
         cdef Py_ssize_t pos = 0, w
         while True:
@@ -1448,11 +1590,12 @@ cdef class JSONArrayStreamParser:
             if pos >= n:
                 return 0
 
+    @cython.final
     cdef int _scan(self, const unsigned char* p, Py_ssize_t n, list out) except -1:
         cdef Py_ssize_t t, pos = 0, count, i
         cdef int err
         cdef Span spans[SPAN_BATCH]
-        cdef SSEEvent ev
+        cdef object data
         cdef object head
         if not self._started:
             t = self._head_len
@@ -1479,21 +1622,21 @@ cdef class JSONArrayStreamParser:
             else:
                 pos = self._run(p, pos, n, spans, &count, &err)
             for i in range(count):
-                ev = SSEEvent.__new__(SSEEvent)
                 if spans[i].start < 0:
-                    ev.data = ssewire_decode(self._pending.p, self._pending.len)
+                    data = ssewire_decode(self._pending.p, self._pending.len)
                     buf_trim(&self._pending)
                 elif spans[i].max_byte != UNKNOWN_STATS:
-                    ev.data = ssewire_decode_sized(<const char*>p + spans[i].start, spans[i].end - spans[i].start,
-                                                   spans[i].max_byte, spans[i].cont)
+                    data = ssewire_decode_sized(<const char*>p + spans[i].start, spans[i].end - spans[i].start,
+                                                spans[i].max_byte, spans[i].cont)
                 else:
-                    ev.data = ssewire_decode(<const char*>p + spans[i].start, spans[i].end - spans[i].start)
-                out.append(ev)
+                    data = ssewire_decode(<const char*>p + spans[i].start, spans[i].end - spans[i].start)
+                out.append(_new_event(None, data, None, None))
                 self.events_parsed += 1
             if err != E_NONE:
                 self._raise(err, p, pos, n)
         return 0
 
+    @cython.final
     cdef int _raise(self, int err, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n) except -1:
         if err == E_OVERFLOW:
             raise _overflow("a JSON array element", self._max_obj)
@@ -1508,6 +1651,7 @@ cdef class JSONArrayStreamParser:
             raise FramingError(f"expected ',' or ']' between elements: {snippet}")
         raise FramingError(f"data after the closing ']': {snippet}")
 
+    @cython.final
     cdef Py_ssize_t _run(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n, Span* spans,
                          Py_ssize_t* count, int* err) noexcept nogil:
         """Scan from ``pos``: record completed elements in ``spans``; stop at the window end, a full batch, an
@@ -1592,6 +1736,7 @@ cdef class JSONArrayStreamParser:
         count[0] = k
         return pos
 
+    @cython.final
     cdef Py_ssize_t _element(self, const unsigned char* p, Py_ssize_t pos, Py_ssize_t n,
                              unsigned* max_byte, Py_ssize_t* cont) noexcept nogil:
         """Advance through an element from ``pos``; return the offset just past its closing brace, or -1.
