@@ -1331,13 +1331,6 @@ cdef extern from *:
     } ssewire_walk;
 
     #ifdef SSEWIRE_SIMD
-    static inline uint64_t ssewire_mask64(__m128i a, __m128i b, __m128i c, __m128i d, __m128i v) {
-        return (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, v))
-            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, v)) << 16)
-            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, v)) << 32)
-            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(d, v)) << 48);
-    }
-
     /* Bit i of the result: XOR of bits 0..i of x (quote bits -> "inside a string" bits). */
     static inline uint64_t ssewire_prefix_xor(uint64_t x) {
         x ^= x << 1;
@@ -1349,83 +1342,102 @@ cdef extern from *:
         return x;
     }
 
-    /* Walk an element 64 bytes at a time, as the byte-wise walk would (simdjson's string masks): escapes and
-       quotes give the bytes inside strings, braces/brackets outside strings move the depth. A block holding a
-       backslash outside a string (invalid JSON, where the masks and the byte-wise rules could differ) is left to
-       the byte-wise walk. Returns the offset reached: just past the element's closing byte (*done set), or the
-       start of the first block not taken (fewer than 64 bytes left, or that backslash). The decoder statistics
-       of every byte walked are added to w. */
-    static Py_ssize_t ssewire_walk64(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
-                                     int *done) {
+    /* One 64-byte block of the element walk, from its masks (bit i: byte i is a backslash / a quote / '{' or
+       '[' / '}' or ']'), as the byte-wise walk would take it (simdjson's string masks): escapes and quotes give
+       the bytes inside strings, braces/brackets outside strings move the depth. Returns 0 when the element goes
+       on past the block (state updated), k > 0 when it closes at byte k - 1, or -1 (state untouched) when a
+       backslash stands outside a string: invalid JSON, where the masks and the byte-wise rules could differ. */
+    static inline int ssewire_walk_block(uint64_t bs, uint64_t quotes, uint64_t open, uint64_t close,
+                                         uint64_t *carry_str, uint64_t *carry_esc, Py_ssize_t *depth) {
         const uint64_t odd = 0xAAAAAAAAAAAAAAAAULL;
+        uint64_t escaped = *carry_esc, next_esc = 0, in_str, s;
+        Py_ssize_t d = *depth;
+        if (bs) {  /* the bytes escaped by odd runs of backslashes */
+            uint64_t potential = bs & ~*carry_esc;
+            uint64_t code = (((potential << 1) | odd) - potential) ^ odd;
+            escaped = code ^ (bs | *carry_esc);
+            next_esc = (code & bs) >> 63;
+        }
+        in_str = ssewire_prefix_xor(quotes & ~escaped) ^ *carry_str;
+        if (bs & ~in_str)
+            return -1;
+        open &= ~in_str;
+        close &= ~in_str;
+        s = open | close;
+        while (s) {
+            uint64_t bit = s & (0 - s);
+            if (open & bit) {
+                d++;
+            } else if (--d == 0) {
+                *depth = 0;
+                *carry_str = 0;
+                *carry_esc = 0;
+                return __builtin_ctzll(bit) + 1;
+            }
+            s &= s - 1;
+        }
+        *depth = d;
+        *carry_str = (uint64_t)((int64_t)in_str >> 63);
+        *carry_esc = next_esc;
+        return 0;
+    }
+
+    static inline uint64_t ssewire_mask64(__m128i a, __m128i b, __m128i c, __m128i d, __m128i v) {
+        return (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, v))
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, v)) << 16)
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, v)) << 32)
+            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(d, v)) << 48);
+    }
+
+    /* Walk an element 64 bytes at a time (ssewire_walk_block). Returns the offset reached: just past the
+       element's closing byte (*done set), or the start of the first block not taken (fewer than 64 bytes left,
+       or a backslash outside a string: the byte-wise walk takes it). The decoder statistics of every byte walked
+       are added to w. */
+    static Py_ssize_t ssewire_walk64_sse2(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
+                                          int *done) {
         const __m128i quote = _mm_set1_epi8(0x22), backslash = _mm_set1_epi8(0x5C), lower = _mm_set1_epi8(0x20);
         const __m128i opening = _mm_set1_epi8(0x7B), closing = _mm_set1_epi8(0x7D);  /* '{' and '}' */
         const __m128i limit = _mm_set1_epi8((char)0xC0), zero = _mm_setzero_si128();
         const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
         __m128i vmax = zero, counts = zero, sums;
         uint64_t carry_str = w->in_str ? ~0ULL : 0, carry_esc = (uint64_t)w->esc;
-        Py_ssize_t d = w->depth;
         unsigned char lanes[16];
-        int j = 0, k;
+        int j = 0, k, end;
         while (n - pos >= 64) {
             __m128i x[4], y[4];
-            uint64_t bs, escaped = carry_esc, next_esc = 0, quotes, in_str, open, close, s;
             for (k = 0; k < 4; k++) {
                 x[k] = _mm_loadu_si128((const __m128i *)(p + pos + 16 * k));
                 y[k] = _mm_or_si128(x[k], lower);  /* '[' -> '{' and ']' -> '}'; no other byte maps onto them */
             }
-            bs = ssewire_mask64(x[0], x[1], x[2], x[3], backslash);
-            if (bs) {  /* the bytes escaped by odd runs of backslashes */
-                uint64_t potential = bs & ~carry_esc;
-                uint64_t code = (((potential << 1) | odd) - potential) ^ odd;
-                escaped = code ^ (bs | carry_esc);
-                next_esc = (code & bs) >> 63;
-            }
-            quotes = ssewire_mask64(x[0], x[1], x[2], x[3], quote) & ~escaped;
-            in_str = ssewire_prefix_xor(quotes) ^ carry_str;
-            if (bs & ~in_str)
-                break;  /* a backslash outside a string: the byte-wise walk takes this block */
-            open = ssewire_mask64(y[0], y[1], y[2], y[3], opening) & ~in_str;
-            close = ssewire_mask64(y[0], y[1], y[2], y[3], closing) & ~in_str;
-            s = open | close;
-            while (s) {
-                uint64_t bit = s & (0 - s);
-                if (open & bit) {
-                    d++;
-                } else if (--d == 0) {  /* the element closes: take its bytes of this block */
-                    int keep = __builtin_ctzll(bit) + 1;
-                    for (k = 0; k < 4; k++) {
-                        __m128i z = _mm_and_si128(x[k], _mm_cmpgt_epi8(_mm_set1_epi8((char)(keep - 16 * k)), lane));
-                        vmax = _mm_max_epu8(vmax, z);
-                        counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(z, limit));
-                    }
-                    pos += keep;
-                    *done = 1;
-                    w->depth = 0;
-                    w->in_str = 0;
-                    w->esc = 0;
-                    goto stats;
-                }
-                s &= s - 1;
+            end = ssewire_walk_block(ssewire_mask64(x[0], x[1], x[2], x[3], backslash),
+                                     ssewire_mask64(x[0], x[1], x[2], x[3], quote),
+                                     ssewire_mask64(y[0], y[1], y[2], y[3], opening),
+                                     ssewire_mask64(y[0], y[1], y[2], y[3], closing), &carry_str, &carry_esc, &w->depth);
+            if (end < 0)
+                break;
+            if (end > 0) {  /* the element closes: only its bytes of this block count (a zero byte counts for nothing) */
+                for (k = 0; k < 4; k++)
+                    x[k] = _mm_and_si128(x[k], _mm_cmpgt_epi8(_mm_set1_epi8((char)(end - 16 * k)), lane));
             }
             for (k = 0; k < 4; k++) {
                 vmax = _mm_max_epu8(vmax, x[k]);
                 counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(x[k], limit));  /* a compare gives -1 per hit */
             }
+            if (end > 0) {
+                pos += end;
+                *done = 1;
+                break;
+            }
+            pos += 64;
             if (++j == 63) {  /* sum the per-lane counters before they can wrap */
                 sums = _mm_sad_epu8(counts, zero);
                 w->cont += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
                 counts = zero;
                 j = 0;
             }
-            carry_str = (uint64_t)((int64_t)in_str >> 63);
-            carry_esc = next_esc;
-            pos += 64;
         }
-        w->depth = d;
         w->in_str = (int)(carry_str & 1);
         w->esc = (int)carry_esc;
-    stats:
         sums = _mm_sad_epu8(counts, zero);
         w->cont += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
         _mm_storeu_si128((__m128i *)lanes, vmax);
@@ -1433,6 +1445,83 @@ cdef extern from *:
             if (lanes[k] > w->max_byte)
                 w->max_byte = lanes[k];
         return pos;
+    }
+
+    #ifdef SSEWIRE_AVX2
+    static inline uint64_t ssewire_mask64_avx2(__m256i a, __m256i b, __m256i v) SSEWIRE_TARGET_AVX2;
+    static inline uint64_t ssewire_mask64_avx2(__m256i a, __m256i b, __m256i v) {
+        return (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, v))
+            | ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, v)) << 32);
+    }
+
+    /* ssewire_walk64_sse2, 32 bytes per vector */
+    SSEWIRE_TARGET_AVX2
+    static Py_ssize_t ssewire_walk64_avx2(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
+                                          int *done) {
+        const __m256i quote = _mm256_set1_epi8(0x22), backslash = _mm256_set1_epi8(0x5C);
+        const __m256i lower = _mm256_set1_epi8(0x20), opening = _mm256_set1_epi8(0x7B), closing = _mm256_set1_epi8(0x7D);
+        const __m256i limit = _mm256_set1_epi8((char)0xC0), zero = _mm256_setzero_si256();
+        const __m256i lane = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                                              20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+        __m256i vmax = zero, counts = zero, sums;
+        __m128i m128;
+        uint64_t carry_str = w->in_str ? ~0ULL : 0, carry_esc = (uint64_t)w->esc;
+        unsigned top;
+        int j = 0, end;
+        while (n - pos >= 64) {
+            __m256i a = _mm256_loadu_si256((const __m256i *)(p + pos));
+            __m256i b = _mm256_loadu_si256((const __m256i *)(p + pos + 32));
+            __m256i ya = _mm256_or_si256(a, lower), yb = _mm256_or_si256(b, lower);
+            end = ssewire_walk_block(ssewire_mask64_avx2(a, b, backslash), ssewire_mask64_avx2(a, b, quote),
+                                     ssewire_mask64_avx2(ya, yb, opening), ssewire_mask64_avx2(ya, yb, closing),
+                                     &carry_str, &carry_esc, &w->depth);
+            if (end < 0)
+                break;
+            if (end > 0) {  /* the element closes: only its bytes of this block count (a zero byte counts for nothing) */
+                a = _mm256_and_si256(a, _mm256_cmpgt_epi8(_mm256_set1_epi8((char)end), lane));
+                b = _mm256_and_si256(b, _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(end - 32)), lane));
+            }
+            vmax = _mm256_max_epu8(vmax, _mm256_max_epu8(a, b));
+            counts = _mm256_sub_epi8(counts, _mm256_cmpgt_epi8(limit, a));  /* a compare gives -1 per hit */
+            counts = _mm256_sub_epi8(counts, _mm256_cmpgt_epi8(limit, b));
+            if (end > 0) {
+                pos += end;
+                *done = 1;
+                break;
+            }
+            pos += 64;
+            if (++j == 127) {  /* sum the per-lane counters before they can wrap */
+                sums = _mm256_sad_epu8(counts, zero);
+                w->cont += _mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1)
+                    + _mm256_extract_epi64(sums, 2) + _mm256_extract_epi64(sums, 3);
+                counts = zero;
+                j = 0;
+            }
+        }
+        w->in_str = (int)(carry_str & 1);
+        w->esc = (int)carry_esc;
+        sums = _mm256_sad_epu8(counts, zero);
+        w->cont += _mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1) + _mm256_extract_epi64(sums, 2)
+            + _mm256_extract_epi64(sums, 3);
+        m128 = _mm_max_epu8(_mm256_castsi256_si128(vmax), _mm256_extracti128_si256(vmax, 1));
+        m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 8));
+        m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 4));
+        m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 2));
+        m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 1));
+        top = (unsigned)_mm_cvtsi128_si32(m128) & 0xFFu;
+        if (top > w->max_byte)
+            w->max_byte = top;
+        return pos;
+    }
+    #endif
+
+    static Py_ssize_t ssewire_walk64(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
+                                     int *done) {
+    #ifdef SSEWIRE_AVX2
+        if (ssewire_use_avx2)
+            return ssewire_walk64_avx2(p, pos, n, w, done);
+    #endif
+        return ssewire_walk64_sse2(p, pos, n, w, done);
     }
     #else
     static Py_ssize_t ssewire_walk64(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
