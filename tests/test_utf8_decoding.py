@@ -46,6 +46,16 @@ def element_text(scanner: ModuleType, element: bytes) -> str:
     return str(events[0].data)
 
 
+def decodes_as_cpython(scanner: ModuleType, payload: bytes, framing: str) -> None:
+    """``payload`` as event data (framed as ``framing``) and inside a JSON-array element decodes as CPython does."""
+    expected = payload.decode("utf-8", "replace")
+    if framing == "two-lines":
+        expected = expected + "\n" + expected
+    same_str(sse_data(scanner, FRAMINGS[framing](payload)), expected)
+    element = b'{"k": "' + payload + b'"}'
+    same_str(element_text(scanner, element), element.decode("utf-8", "replace"))
+
+
 def texts() -> list[str]:
     out = []
     for piece in PIECES:
@@ -96,13 +106,7 @@ INVALID = [
 def test_invalid_bytes_become_replacement_characters(scanner: ModuleType, bad: bytes, framing: str) -> None:
     for prefix in (b"", b"a" * 20, "é".encode() * 20, "🙂".encode() * 9):
         for suffix in (b"", b"b" * 40, "東".encode() * 12):
-            payload = prefix + bad + suffix
-            expected = payload.decode("utf-8", "replace")
-            if framing == "two-lines":
-                expected = expected + "\n" + expected
-            same_str(sse_data(scanner, FRAMINGS[framing](payload)), expected)
-            element = b'{"k": "' + payload + b'"}'
-            same_str(element_text(scanner, element), element.decode("utf-8", "replace"))
+            decodes_as_cpython(scanner, prefix + bad + suffix, framing)
 
 
 _fragments = st.sampled_from(
@@ -123,12 +127,7 @@ _fragments = st.sampled_from(
 @settings(max_examples=400, deadline=None)
 @given(payload=st.lists(_fragments, max_size=80).map(b"".join), framing=st.sampled_from(sorted(FRAMINGS)))
 def test_any_bytes_decode_as_cpython_does(scanner: ModuleType, payload: bytes, framing: str) -> None:
-    expected = payload.decode("utf-8", "replace")
-    if framing == "two-lines":
-        expected = expected + "\n" + expected
-    same_str(sse_data(scanner, FRAMINGS[framing](payload)), expected)
-    element = b'{"k": "' + payload + b'"}'
-    same_str(element_text(scanner, element), element.decode("utf-8", "replace"))
+    decodes_as_cpython(scanner, payload, framing)
 
 
 @pytest.mark.parametrize("piece", ["é", "東", "🙂", "a", "ÿé"])

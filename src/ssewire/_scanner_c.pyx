@@ -49,6 +49,7 @@ cdef extern from *:
         ssewire_use_avx2 = allow_avx2 && __builtin_cpu_supports("avx2");
     #else
         (void)allow_avx2;
+        (void)ssewire_use_avx2;
     #endif
     #ifdef SSEWIRE_SIMD
         return ssewire_use_avx2 ? 2 : 1;
@@ -90,152 +91,6 @@ cdef extern from *:
         return 0;
     }
 
-    /* Offset of the first CR or LF in p[pos:n] (n if none), both found in one pass, which also takes the
-       decoder's statistics of the line: its largest byte (*maxb) and its UTF-8 continuation bytes (*cont). */
-    #ifdef SSEWIRE_AVX2
-    SSEWIRE_TARGET_AVX2
-    static Py_ssize_t ssewire_eol_avx2(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, unsigned *maxb,
-                                       Py_ssize_t *cont) {
-        const __m256i cr = _mm256_set1_epi8(0x0D), lf = _mm256_set1_epi8(0x0A), zero = _mm256_setzero_si256();
-        const __m256i limit = _mm256_set1_epi8((char)0xC0);  /* as signed bytes, 0x80-0xBF are the ones below it */
-        const __m256i lane_a = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
-                                                20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-        const __m256i lane_b = _mm256_add_epi8(lane_a, _mm256_set1_epi8(32));
-        __m256i vmax = zero, counts = zero, sums;
-        __m128i m128;
-        unsigned mx = 0, ch;
-        Py_ssize_t c = 0;
-        int j = 0;
-        while (n - pos >= 64) {
-            __m256i a, b;
-            uint64_t m;
-            _mm_prefetch((const char *)(p + pos + 1024), _MM_HINT_T0);
-            a = _mm256_loadu_si256((const __m256i *)(p + pos));
-            b = _mm256_loadu_si256((const __m256i *)(p + pos + 32));
-            m = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(a, cr), _mm256_cmpeq_epi8(a, lf)))
-                | ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(b, cr), _mm256_cmpeq_epi8(b, lf))) << 32);
-            if (m) {  /* the line ends in this block: zero the bytes from its end on (a zero byte counts for nothing) */
-                const __m256i keep = _mm256_set1_epi8((char)__builtin_ctzll(m));
-                a = _mm256_and_si256(a, _mm256_cmpgt_epi8(keep, lane_a));
-                b = _mm256_and_si256(b, _mm256_cmpgt_epi8(keep, lane_b));
-                pos += __builtin_ctzll(m);
-                n = pos;  /* nothing is left for the byte loop below */
-            } else {
-                pos += 64;
-            }
-            vmax = _mm256_max_epu8(vmax, _mm256_max_epu8(a, b));
-            counts = _mm256_sub_epi8(counts, _mm256_cmpgt_epi8(limit, a));  /* a compare gives -1 per hit */
-            counts = _mm256_sub_epi8(counts, _mm256_cmpgt_epi8(limit, b));
-            if (++j == 127) {  /* sum the per-lane counters before they can wrap */
-                sums = _mm256_sad_epu8(counts, zero);
-                c += _mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1) + _mm256_extract_epi64(sums, 2)
-                    + _mm256_extract_epi64(sums, 3);
-                counts = zero;
-                j = 0;
-            }
-        }
-        if (_mm256_movemask_epi8(vmax)) {  /* any non-ASCII byte: reduce the lanes */
-            sums = _mm256_sad_epu8(counts, zero);
-            c += _mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1) + _mm256_extract_epi64(sums, 2)
-                + _mm256_extract_epi64(sums, 3);
-            m128 = _mm_max_epu8(_mm256_castsi256_si128(vmax), _mm256_extracti128_si256(vmax, 1));
-            m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 8));
-            m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 4));
-            m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 2));
-            m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 1));
-            mx = (unsigned)_mm_cvtsi128_si32(m128) & 0xFFu;
-        }
-        for (; pos < n; pos++) {
-            ch = p[pos];
-            if (ch == 0x0D || ch == 0x0A)
-                break;
-            if (ch > mx)
-                mx = ch;
-            c += (ch & 0xC0) == 0x80;
-        }
-        *maxb = mx;
-        *cont = c;
-        return pos;
-    }
-    #endif
-
-    static inline Py_ssize_t ssewire_eol(const char *s, Py_ssize_t pos, Py_ssize_t n, unsigned *maxb,
-                                         Py_ssize_t *cont) {
-        const unsigned char *p = (const unsigned char *)s;
-        unsigned mx = 0, ch;
-        Py_ssize_t c = 0;
-    #ifdef SSEWIRE_AVX2
-        if (ssewire_use_avx2)
-            return ssewire_eol_avx2(p, pos, n, maxb, cont);
-    #endif
-    #ifdef SSEWIRE_SIMD
-        const __m128i cr = _mm_set1_epi8(0x0D), lf = _mm_set1_epi8(0x0A), zero = _mm_setzero_si128();
-        const __m128i limit = _mm_set1_epi8((char)0xC0);  /* as signed bytes, 0x80-0xBF are the ones below it */
-        __m128i vmax = zero, counts = zero, sums;
-        int j = 0;
-        while (n - pos >= 32) {
-            __m128i a, b;
-            unsigned m;
-            _mm_prefetch((const char *)(p + pos + 1024), _MM_HINT_T0);
-            a = _mm_loadu_si128((const __m128i *)(p + pos));
-            b = _mm_loadu_si128((const __m128i *)(p + pos + 16));
-            m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(a, cr), _mm_cmpeq_epi8(a, lf)))
-                | ((unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(b, cr), _mm_cmpeq_epi8(b, lf))) << 16);
-            if (m) {  /* the line ends in this block: zero the bytes from its end on (a zero byte counts for nothing) */
-                const __m128i keep = _mm_set1_epi8((char)__builtin_ctz(m));
-                const __m128i lane_a = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-                const __m128i lane_b = _mm_setr_epi8(16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-                a = _mm_and_si128(a, _mm_cmpgt_epi8(keep, lane_a));
-                b = _mm_and_si128(b, _mm_cmpgt_epi8(keep, lane_b));
-                pos += __builtin_ctz(m);
-                n = pos;  /* nothing is left for the byte loop below */
-            } else {
-                pos += 32;
-            }
-            vmax = _mm_max_epu8(vmax, _mm_max_epu8(a, b));
-            counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(a, limit));  /* a compare gives -1 per hit */
-            counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(b, limit));
-            if (++j == 127) {  /* sum the per-lane counters before they can wrap */
-                sums = _mm_sad_epu8(counts, zero);
-                c += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
-                counts = zero;
-                j = 0;
-            }
-        }
-        if (_mm_movemask_epi8(vmax)) {  /* any non-ASCII byte: reduce the lanes */
-            sums = _mm_sad_epu8(counts, zero);
-            c += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
-            vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 8));
-            vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 4));
-            vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 2));
-            vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 1));
-            mx = (unsigned)_mm_cvtsi128_si32(vmax) & 0xFFu;
-        }
-    #endif
-        for (; pos < n; pos++) {
-            ch = p[pos];
-            if (ch == 0x0D || ch == 0x0A)
-                break;
-            if (ch > mx)
-                mx = ch;
-            c += (ch & 0xC0) == 0x80;
-        }
-        *maxb = mx;
-        *cont = c;
-        return pos;
-    }
-
-    /* Ask for p[0:n] to be brought into the cache (the scan that follows reads it in order). */
-    static inline void ssewire_prefetch(const char *p, Py_ssize_t n) {
-    #ifdef SSEWIRE_SIMD
-        Py_ssize_t i;
-        for (i = 0; i < n; i += 64)
-            _mm_prefetch(p + i, _MM_HINT_T0);
-    #else
-        (void)p; (void)n;
-    #endif
-    }
-
     /* Offset of the first non-ASCII byte in p[0:n] (n if none). */
     static inline Py_ssize_t ssewire_ascii_run(const unsigned char *p, Py_ssize_t n) {
         Py_ssize_t i = 0;
@@ -261,81 +116,204 @@ cdef extern from *:
         return i;
     }
 
-    /* Statistics of p[0:n] for the decoder: the largest byte, and how many bytes are UTF-8 continuation bytes
-       (0x80-0xBF). In valid UTF-8 the string has n - continuations code points and its widest one is set by the
+    /* The decoder's statistics of a byte, added to *maxb (largest byte) and *cont (UTF-8 continuation bytes,
+       0x80-0xBF). In valid UTF-8 a string has n - continuations code points, and its widest one is set by its
        largest (lead) byte. */
-    static inline unsigned ssewire_byte_stats(const unsigned char *p, Py_ssize_t n, Py_ssize_t *continuations) {
-        Py_ssize_t i = 0, cont = 0;
-        unsigned maxb = 0;
-    #ifdef SSEWIRE_SIMD
-        const __m128i limit = _mm_set1_epi8((char)0xC0);  /* as signed bytes, 0x80-0xBF are the ones below it */
-        const __m128i zero = _mm_setzero_si128();
-        __m128i vmax = zero;
-        unsigned char lanes[16];
-        int j;
-        while (n - i >= 16) {
-            /* per-lane counters (a compare gives -1 per hit), summed before they can wrap */
-            __m128i counts = zero, sums;
-            for (j = 0; j < 255 && n - i >= 16; j++, i += 16) {
-                __m128i x = _mm_loadu_si128((const __m128i *)(p + i));
-                vmax = _mm_max_epu8(vmax, x);
-                counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(x, limit));
-            }
-            sums = _mm_sad_epu8(counts, zero);
-            cont += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
-        }
-        _mm_storeu_si128((__m128i *)lanes, vmax);
-        for (j = 0; j < 16; j++)
-            if (lanes[j] > maxb)
-                maxb = lanes[j];
-    #endif
-        for (; i < n; i++) {
-            if (p[i] > maxb)
-                maxb = p[i];
-            cont += (p[i] & 0xC0) == 0x80;
-        }
-        *continuations = cont;
-        return maxb;
-    }
+    #define SSEWIRE_STAT(ch, maxb, cont) do { \
+            if ((ch) > (maxb)) \
+                (maxb) = (ch); \
+            (cont) += ((ch) & 0xC0) == 0x80; \
+        } while (0)
+
+    /* The JSON-array element walk's state between blocks and calls. */
+    typedef struct {
+        Py_ssize_t depth;  /* open braces/brackets outside strings */
+        int in_str;  /* inside a string */
+        int esc;  /* inside a string, right after an unescaped backslash */
+        unsigned max_byte;  /* decoder statistics of the bytes walked (SSEWIRE_STAT) */
+        Py_ssize_t cont;
+    } ssewire_walk;
 
     #ifdef SSEWIRE_SIMD
-    #define SSEWIRE_STORE1(o, x) _mm_storeu_si128((__m128i *)(o), (x))
-    #define SSEWIRE_STORE2(o, x) do { \
-            _mm_storeu_si128((__m128i *)(o), _mm_unpacklo_epi8((x), zero)); \
-            _mm_storeu_si128((__m128i *)((o) + 8), _mm_unpackhi_epi8((x), zero)); \
+    /* Bit i of the result: XOR of bits 0..i of x (quote bits -> "inside a string" bits). */
+    static inline uint64_t ssewire_prefix_xor(uint64_t x) {
+        x ^= x << 1;
+        x ^= x << 2;
+        x ^= x << 4;
+        x ^= x << 8;
+        x ^= x << 16;
+        x ^= x << 32;
+        return x;
+    }
+
+    /* One 64-byte block of the element walk, from its masks (bit i: byte i is a backslash / a quote / '{' or
+       '[' / '}' or ']'), as the byte-wise walk would take it (simdjson's string masks): escapes and quotes give
+       the bytes inside strings, braces/brackets outside strings move the depth. Returns 0 when the element goes
+       on past the block (state updated), k > 0 when it closes at byte k - 1, or -1 (state untouched) when a
+       backslash stands outside a string: invalid JSON, where the masks and the byte-wise rules could differ. */
+    static inline int ssewire_walk_block(uint64_t bs, uint64_t quotes, uint64_t open, uint64_t close,
+                                         uint64_t *carry_str, uint64_t *carry_esc, Py_ssize_t *depth) {
+        const uint64_t odd = 0xAAAAAAAAAAAAAAAAULL;
+        uint64_t escaped = *carry_esc, next_esc = 0, in_str, s;
+        Py_ssize_t d = *depth;
+        if (bs) {  /* the bytes escaped by odd runs of backslashes */
+            uint64_t potential = bs & ~*carry_esc;
+            uint64_t code = (((potential << 1) | odd) - potential) ^ odd;
+            escaped = code ^ (bs | *carry_esc);
+            next_esc = (code & bs) >> 63;
+        }
+        in_str = ssewire_prefix_xor(quotes & ~escaped) ^ *carry_str;
+        if (bs & ~in_str)
+            return -1;
+        open &= ~in_str;
+        close &= ~in_str;
+        s = open | close;
+        while (s) {
+            uint64_t bit = s & (0 - s);
+            if (open & bit) {
+                d++;
+            } else if (--d == 0) {
+                *depth = 0;
+                *carry_str = 0;
+                *carry_esc = 0;
+                return __builtin_ctzll(bit) + 1;
+            }
+            s &= s - 1;
+        }
+        *depth = d;
+        *carry_str = (uint64_t)((int64_t)in_str >> 63);
+        *carry_esc = next_esc;
+        return 0;
+    }
+
+    /* --- vector kernels, written once over a small vocabulary (SW_*) and built for SSE2 and for AVX2 ---------
+       A block is 64 bytes: SW_VN vectors of SW_VB bytes. SW_MASK: one bit per byte's top bit; SW_GT: signed
+       byte compare; SW_COUNT: the sum of per-lane byte counters; SW_TOP: the largest byte of a vector. */
+
+    /* Per-lane counters of continuation bytes (a compare gives -1 per hit) and the running largest byte, for
+       the SW_VN vectors x[]; the counters are summed into *cont before they can wrap. */
+    #define SW_STATS(x, vmax, counts, j, cont) do { \
+            int k_; \
+            for (k_ = 0; k_ < SW_VN; k_++) { \
+                (vmax) = SW_MAX((vmax), (x)[k_]); \
+                (counts) = SW_SUB((counts), SW_GT(limit, (x)[k_])); \
+            } \
+            if (++(j) == 255 / SW_VN) { \
+                (cont) += SW_COUNT(counts); \
+                (counts) = zero; \
+                (j) = 0; \
+            } \
         } while (0)
-    #define SSEWIRE_STORE4(o, x) do { \
-            __m128i lo_ = _mm_unpacklo_epi8((x), zero), hi_ = _mm_unpackhi_epi8((x), zero); \
-            _mm_storeu_si128((__m128i *)(o), _mm_unpacklo_epi16(lo_, zero)); \
-            _mm_storeu_si128((__m128i *)((o) + 4), _mm_unpackhi_epi16(lo_, zero)); \
-            _mm_storeu_si128((__m128i *)((o) + 8), _mm_unpacklo_epi16(hi_, zero)); \
-            _mm_storeu_si128((__m128i *)((o) + 12), _mm_unpackhi_epi16(hi_, zero)); \
+
+    /* Keep only the first `keep` bytes of the block x[] (later ones become zero, which counts for nothing). */
+    #define SW_KEEP(x, keep) do { \
+            int k_; \
+            for (k_ = 0; k_ < SW_VN; k_++) \
+                (x)[k_] = SW_AND((x)[k_], SW_GT(SW_SET1((char)((keep) - k_ * SW_VB)), lanes)); \
         } while (0)
-    /* 16 bytes at a time: all 16 are stored widened, but only the ASCII ones before the first non-ASCII byte
-       count (the rest is overwritten later; the room check keeps every store inside the string). */
-    #define SSEWIRE_BLOCK(STORE) \
-            if (end - p >= 16 && chars - i >= 16) { \
-                __m128i x = _mm_loadu_si128((const __m128i *)p); \
-                unsigned m = (unsigned)_mm_movemask_epi8(x); \
-                STORE(o + i, x); \
-                if (!m) { \
-                    p += 16; \
-                    i += 16; \
-                    continue; \
-                } \
-                k = __builtin_ctz(m); \
-                p += k; \
-                i += k; \
-            } else
-    #else
-    #define SSEWIRE_BLOCK(STORE)
-    #endif
-    /* Write the code points of p[0:end] into o[0:chars] (type T); jump to invalid on bad or surplus input. */
+
+    /* Body of ssewire_eol_*: see ssewire_eol. */
+    #define SSEWIRE_EOL_BODY \
+        const SW_VEC cr = SW_SET1(0x0D), lf = SW_SET1(0x0A), zero = SW_ZERO, lanes = SW_LANES; \
+        const SW_VEC limit = SW_SET1((char)0xC0);  /* as signed bytes, 0x80-0xBF are the ones below it */ \
+        SW_VEC vmax = zero, counts = zero; \
+        unsigned mx = 0, ch; \
+        Py_ssize_t c = 0; \
+        int j = 0, k; \
+        while (n - pos >= 64) { \
+            SW_VEC x[SW_VN]; \
+            uint64_t m = 0; \
+            _mm_prefetch((const char *)(p + pos + 1024), _MM_HINT_T0); \
+            for (k = 0; k < SW_VN; k++) { \
+                x[k] = SW_LOAD(p + pos + k * SW_VB); \
+                m |= SW_MASK(SW_OR(SW_EQ(x[k], cr), SW_EQ(x[k], lf))) << (k * SW_VB); \
+            } \
+            if (m) {  /* the line ends in this block */ \
+                SW_KEEP(x, __builtin_ctzll(m)); \
+                pos += __builtin_ctzll(m); \
+                n = pos;  /* nothing is left for the byte loop below */ \
+            } else { \
+                pos += 64; \
+            } \
+            SW_STATS(x, vmax, counts, j, c); \
+        } \
+        if (SW_MASK(vmax)) {  /* any non-ASCII byte: reduce the lanes */ \
+            c += SW_COUNT(counts); \
+            mx = SW_TOP(vmax); \
+        } \
+        for (; pos < n; pos++) { \
+            ch = p[pos]; \
+            if (ch == 0x0D || ch == 0x0A) \
+                break; \
+            SSEWIRE_STAT(ch, mx, c); \
+        } \
+        *maxb = mx; \
+        *cont = c; \
+        return pos;
+
+    /* Body of ssewire_walk64_*: see ssewire_walk64. */
+    #define SSEWIRE_WALK_BODY \
+        const SW_VEC quote = SW_SET1(0x22), backslash = SW_SET1(0x5C), lower = SW_SET1(0x20); \
+        const SW_VEC opening = SW_SET1(0x7B), closing = SW_SET1(0x7D);  /* '{' and '}' */ \
+        const SW_VEC limit = SW_SET1((char)0xC0), zero = SW_ZERO, lanes = SW_LANES; \
+        SW_VEC vmax = zero, counts = zero; \
+        uint64_t carry_str = w->in_str ? ~0ULL : 0, carry_esc = (uint64_t)w->esc; \
+        unsigned top; \
+        int j = 0, k, end; \
+        while (n - pos >= 64) { \
+            SW_VEC x[SW_VN], y; \
+            uint64_t bs = 0, qs = 0, open = 0, close = 0; \
+            for (k = 0; k < SW_VN; k++) { \
+                x[k] = SW_LOAD(p + pos + k * SW_VB); \
+                y = SW_OR(x[k], lower);  /* '[' -> '{' and ']' -> '}'; no other byte maps onto them */ \
+                bs |= SW_MASK(SW_EQ(x[k], backslash)) << (k * SW_VB); \
+                qs |= SW_MASK(SW_EQ(x[k], quote)) << (k * SW_VB); \
+                open |= SW_MASK(SW_EQ(y, opening)) << (k * SW_VB); \
+                close |= SW_MASK(SW_EQ(y, closing)) << (k * SW_VB); \
+            } \
+            end = ssewire_walk_block(bs, qs, open, close, &carry_str, &carry_esc, &w->depth); \
+            if (end < 0) \
+                break; \
+            if (end > 0) \
+                SW_KEEP(x, end);  /* the element closes: only its bytes of this block count */ \
+            SW_STATS(x, vmax, counts, j, w->cont); \
+            if (end > 0) { \
+                pos += end; \
+                *done = 1; \
+                break; \
+            } \
+            pos += 64; \
+        } \
+        w->in_str = (int)(carry_str & 1); \
+        w->esc = (int)carry_esc; \
+        w->cont += SW_COUNT(counts); \
+        top = SW_TOP(vmax); \
+        if (top > w->max_byte) \
+            w->max_byte = top; \
+        return pos;
+
+    /* Body of ssewire_fill_*: the code points of UTF-8 p[0:end] into the data (out) of a new str of the given
+       kind and length (chars); 0, or -1 when the bytes are not valid UTF-8 of exactly that length, or their
+       largest code point does not need that kind (the str would not be canonical): whatever the statistics
+       said, a str is only ever returned as CPython would build it. SW_VB bytes at a time while they are ASCII:
+       all are stored widened, but only those before the first non-ASCII byte count (the rest is overwritten
+       later; the room check keeps every store inside the string). */
     #define SSEWIRE_WRITE(T, STORE) { \
             T *o = (T *)out; \
             while (p < end) { \
-                SSEWIRE_BLOCK(STORE) \
-                if (*p < 0x80) { \
+                if (end - p >= SW_VB && chars - i >= SW_VB) { \
+                    SW_VEC x = SW_LOAD(p); \
+                    uint64_t m = SW_MASK(x); \
+                    STORE(o + i, x); \
+                    if (!m) { \
+                        p += SW_VB; \
+                        i += SW_VB; \
+                        continue; \
+                    } \
+                    k = __builtin_ctzll(m); \
+                    p += k; \
+                    i += k; \
+                } else if (*p < 0x80) { \
                     if (i >= chars) \
                         goto invalid; \
                     o[i++] = *p++; \
@@ -350,75 +328,248 @@ cdef extern from *:
                 p += k; \
             } \
         }
-    /* The body of a fill function: the code points of UTF-8 p[0:end] into the data (out) of a new str of the
-       given kind (largest code point maxc) and length (chars); 0, or -1 when the bytes are not valid UTF-8 of
-       exactly that length, or their largest code point does not need that kind (the str would not be canonical):
-       whatever the statistics said, a str is only ever returned as CPython would build it. */
     #define SSEWIRE_FILL_BODY \
+        const SW_VEC zero = SW_ZERO; \
         Py_ssize_t i = 0; \
         Py_UCS4 cp = 0, top = 0, maxc = kind == PyUnicode_1BYTE_KIND ? 0xFF : kind == PyUnicode_2BYTE_KIND ? 0xFFFF : 0x10FFFF; \
         int k; \
+        (void)zero; \
         switch (kind) { \
         case PyUnicode_1BYTE_KIND: \
-            SSEWIRE_WRITE(Py_UCS1, SSEWIRE_STORE1) \
+            SSEWIRE_WRITE(Py_UCS1, SW_STORE1) \
             break; \
         case PyUnicode_2BYTE_KIND: \
-            SSEWIRE_WRITE(Py_UCS2, SSEWIRE_STORE2) \
+            SSEWIRE_WRITE(Py_UCS2, SW_STORE2) \
             break; \
         default: \
-            SSEWIRE_WRITE(Py_UCS4, SSEWIRE_STORE4) \
+            SSEWIRE_WRITE(Py_UCS4, SW_STORE4) \
         } \
         return i == chars && top > (kind == PyUnicode_1BYTE_KIND ? 0x7F : kind == PyUnicode_2BYTE_KIND ? 0xFF : 0xFFFF) \
             ? 0 : -1; \
     invalid: \
         return -1;
 
-    static int ssewire_fill(int kind, void *out, const unsigned char *p, const unsigned char *end, Py_ssize_t chars) {
-    #ifdef SSEWIRE_SIMD
-        const __m128i zero = _mm_setzero_si128();
-    #endif
-        SSEWIRE_FILL_BODY
+    #define SSEWIRE_KERNELS(SUFFIX, ATTR) \
+        ATTR static Py_ssize_t ssewire_eol_##SUFFIX(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, \
+                                                    unsigned *maxb, Py_ssize_t *cont) { \
+            SSEWIRE_EOL_BODY \
+        } \
+        ATTR static Py_ssize_t ssewire_walk64_##SUFFIX(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, \
+                                                       ssewire_walk *w, int *done) { \
+            SSEWIRE_WALK_BODY \
+        } \
+        ATTR static int ssewire_fill_##SUFFIX(int kind, void *out, const unsigned char *p, const unsigned char *end, \
+                                              Py_ssize_t chars) { \
+            SSEWIRE_FILL_BODY \
+        }
+
+    /* SSE2: 16-byte vectors */
+    static inline Py_ssize_t sw_count_sse2(__m128i counts) {
+        __m128i sums = _mm_sad_epu8(counts, _mm_setzero_si128());
+        return _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
     }
+    static inline unsigned sw_top_sse2(__m128i v) {
+        v = _mm_max_epu8(v, _mm_srli_si128(v, 8));
+        v = _mm_max_epu8(v, _mm_srli_si128(v, 4));
+        v = _mm_max_epu8(v, _mm_srli_si128(v, 2));
+        v = _mm_max_epu8(v, _mm_srli_si128(v, 1));
+        return (unsigned)_mm_cvtsi128_si32(v) & 0xFFu;
+    }
+    #define SW_VEC __m128i
+    #define SW_VB 16
+    #define SW_VN 4
+    #define SW_LOAD(q) _mm_loadu_si128((const __m128i *)(q))
+    #define SW_SET1(c) _mm_set1_epi8(c)
+    #define SW_ZERO _mm_setzero_si128()
+    #define SW_LANES _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+    #define SW_EQ _mm_cmpeq_epi8
+    #define SW_OR _mm_or_si128
+    #define SW_AND _mm_and_si128
+    #define SW_MAX _mm_max_epu8
+    #define SW_SUB _mm_sub_epi8
+    #define SW_GT _mm_cmpgt_epi8
+    #define SW_MASK(v) ((uint64_t)(unsigned)_mm_movemask_epi8(v))
+    #define SW_COUNT sw_count_sse2
+    #define SW_TOP sw_top_sse2
+    #define SW_STORE1(o, x) _mm_storeu_si128((__m128i *)(o), (x))
+    #define SW_STORE2(o, x) do { \
+            _mm_storeu_si128((__m128i *)(o), _mm_unpacklo_epi8((x), zero)); \
+            _mm_storeu_si128((__m128i *)((o) + 8), _mm_unpackhi_epi8((x), zero)); \
+        } while (0)
+    #define SW_STORE4(o, x) do { \
+            __m128i lo_ = _mm_unpacklo_epi8((x), zero), hi_ = _mm_unpackhi_epi8((x), zero); \
+            _mm_storeu_si128((__m128i *)(o), _mm_unpacklo_epi16(lo_, zero)); \
+            _mm_storeu_si128((__m128i *)((o) + 4), _mm_unpackhi_epi16(lo_, zero)); \
+            _mm_storeu_si128((__m128i *)((o) + 8), _mm_unpacklo_epi16(hi_, zero)); \
+            _mm_storeu_si128((__m128i *)((o) + 12), _mm_unpackhi_epi16(hi_, zero)); \
+        } while (0)
+    SSEWIRE_KERNELS(sse2, )
 
     #ifdef SSEWIRE_AVX2
-    /* the same, 32 bytes at a time */
-    #undef SSEWIRE_STORE1
-    #undef SSEWIRE_STORE2
-    #undef SSEWIRE_STORE4
-    #undef SSEWIRE_BLOCK
-    #define SSEWIRE_STORE1(o, x) _mm256_storeu_si256((__m256i *)(o), (x))
-    #define SSEWIRE_STORE2(o, x) do { \
+    /* AVX2: 32-byte vectors */
+    SSEWIRE_TARGET_AVX2 static inline Py_ssize_t sw_count_avx2(__m256i counts) {
+        __m256i sums = _mm256_sad_epu8(counts, _mm256_setzero_si256());
+        return _mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1) + _mm256_extract_epi64(sums, 2)
+            + _mm256_extract_epi64(sums, 3);
+    }
+    SSEWIRE_TARGET_AVX2 static inline unsigned sw_top_avx2(__m256i v) {
+        return sw_top_sse2(_mm_max_epu8(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+    }
+    #undef SW_VEC
+    #undef SW_VB
+    #undef SW_VN
+    #undef SW_LOAD
+    #undef SW_SET1
+    #undef SW_ZERO
+    #undef SW_LANES
+    #undef SW_EQ
+    #undef SW_OR
+    #undef SW_AND
+    #undef SW_MAX
+    #undef SW_SUB
+    #undef SW_GT
+    #undef SW_MASK
+    #undef SW_COUNT
+    #undef SW_TOP
+    #undef SW_STORE1
+    #undef SW_STORE2
+    #undef SW_STORE4
+    #define SW_VEC __m256i
+    #define SW_VB 32
+    #define SW_VN 2
+    #define SW_LOAD(q) _mm256_loadu_si256((const __m256i *)(q))
+    #define SW_SET1(c) _mm256_set1_epi8(c)
+    #define SW_ZERO _mm256_setzero_si256()
+    #define SW_LANES _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, \
+                                      22, 23, 24, 25, 26, 27, 28, 29, 30, 31)
+    #define SW_EQ _mm256_cmpeq_epi8
+    #define SW_OR _mm256_or_si256
+    #define SW_AND _mm256_and_si256
+    #define SW_MAX _mm256_max_epu8
+    #define SW_SUB _mm256_sub_epi8
+    #define SW_GT _mm256_cmpgt_epi8
+    #define SW_MASK(v) ((uint64_t)(uint32_t)_mm256_movemask_epi8(v))
+    #define SW_COUNT sw_count_avx2
+    #define SW_TOP sw_top_avx2
+    #define SW_STORE1(o, x) _mm256_storeu_si256((__m256i *)(o), (x))
+    #define SW_STORE2(o, x) do { \
             _mm256_storeu_si256((__m256i *)(o), _mm256_cvtepu8_epi16(_mm256_castsi256_si128(x))); \
             _mm256_storeu_si256((__m256i *)((o) + 16), _mm256_cvtepu8_epi16(_mm256_extracti128_si256((x), 1))); \
         } while (0)
-    #define SSEWIRE_STORE4(o, x) do { \
+    #define SW_STORE4(o, x) do { \
             __m128i lo_ = _mm256_castsi256_si128(x), hi_ = _mm256_extracti128_si256((x), 1); \
             _mm256_storeu_si256((__m256i *)(o), _mm256_cvtepu8_epi32(lo_)); \
             _mm256_storeu_si256((__m256i *)((o) + 8), _mm256_cvtepu8_epi32(_mm_srli_si128(lo_, 8))); \
             _mm256_storeu_si256((__m256i *)((o) + 16), _mm256_cvtepu8_epi32(hi_)); \
             _mm256_storeu_si256((__m256i *)((o) + 24), _mm256_cvtepu8_epi32(_mm_srli_si128(hi_, 8))); \
         } while (0)
-    #define SSEWIRE_BLOCK(STORE) \
-            if (end - p >= 32 && chars - i >= 32) { \
-                __m256i x = _mm256_loadu_si256((const __m256i *)p); \
-                unsigned m = (unsigned)_mm256_movemask_epi8(x); \
-                STORE(o + i, x); \
-                if (!m) { \
-                    p += 32; \
-                    i += 32; \
-                    continue; \
-                } \
-                k = __builtin_ctz(m); \
-                p += k; \
-                i += k; \
-            } else
+    SSEWIRE_KERNELS(avx2, SSEWIRE_TARGET_AVX2)
+    #endif  /* SSEWIRE_AVX2 */
+    #endif  /* SSEWIRE_SIMD */
 
-    SSEWIRE_TARGET_AVX2
-    static int ssewire_fill_avx2(int kind, void *out, const unsigned char *p, const unsigned char *end,
-                                 Py_ssize_t chars) {
-        SSEWIRE_FILL_BODY
-    }
+    /* Offset of the first CR or LF in p[pos:n] (n if none), both found in one pass, which also takes the
+       decoder's statistics of the line: its largest byte (*maxb) and its UTF-8 continuation bytes (*cont). */
+    static inline Py_ssize_t ssewire_eol(const char *s, Py_ssize_t pos, Py_ssize_t n, unsigned *maxb,
+                                         Py_ssize_t *cont) {
+        const unsigned char *p = (const unsigned char *)s;
+        unsigned mx = 0, ch;
+        Py_ssize_t c = 0;
+    #ifdef SSEWIRE_AVX2
+        if (ssewire_use_avx2)
+            return ssewire_eol_avx2(p, pos, n, maxb, cont);
     #endif
+    #ifdef SSEWIRE_SIMD
+        return ssewire_eol_sse2(p, pos, n, maxb, cont);
+    #endif
+        for (; pos < n; pos++) {
+            ch = p[pos];
+            if (ch == 0x0D || ch == 0x0A)
+                break;
+            SSEWIRE_STAT(ch, mx, c);
+        }
+        *maxb = mx;
+        *cont = c;
+        return pos;
+    }
+
+    /* Walk a JSON-array element 64 bytes at a time (ssewire_walk_block). Returns the offset reached: just past
+       the element's closing byte (*done set), or the start of the first block not taken (fewer than 64 bytes
+       left, or a backslash outside a string: the byte-wise walk takes it). The decoder statistics of every byte
+       walked are added to w. Without vector instructions nothing is walked here. */
+    static Py_ssize_t ssewire_walk64(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
+                                     int *done) {
+    #ifdef SSEWIRE_AVX2
+        if (ssewire_use_avx2)
+            return ssewire_walk64_avx2(p, pos, n, w, done);
+    #endif
+    #ifdef SSEWIRE_SIMD
+        return ssewire_walk64_sse2(p, pos, n, w, done);
+    #else
+        (void)p; (void)n; (void)w; (void)done;
+        return pos;
+    #endif
+    }
+
+    /* The statistics of p[0:n] (SSEWIRE_STAT): its largest byte, its continuation bytes in *continuations. */
+    static inline unsigned ssewire_byte_stats(const unsigned char *p, Py_ssize_t n, Py_ssize_t *continuations) {
+        Py_ssize_t i = 0, cont = 0;
+        unsigned maxb = 0;
+    #ifdef SSEWIRE_SIMD
+        const __m128i limit = _mm_set1_epi8((char)0xC0), zero = _mm_setzero_si128();
+        __m128i vmax = zero, counts = zero;
+        int j = 0;
+        for (; n - i >= 16; i += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(p + i));
+            vmax = _mm_max_epu8(vmax, x);
+            counts = _mm_sub_epi8(counts, _mm_cmpgt_epi8(limit, x));  /* a compare gives -1 per hit */
+            if (++j == 255) {
+                cont += sw_count_sse2(counts);
+                counts = zero;
+                j = 0;
+            }
+        }
+        cont += sw_count_sse2(counts);
+        maxb = sw_top_sse2(vmax);
+    #endif
+        for (; i < n; i++)
+            SSEWIRE_STAT(p[i], maxb, cont);
+        *continuations = cont;
+        return maxb;
+    }
+
+    /* Fill a new str of the given kind from valid UTF-8 (see SSEWIRE_FILL_BODY); 0, or -1 to fall back. */
+    static int ssewire_fill(int kind, void *out, const unsigned char *p, const unsigned char *end, Py_ssize_t chars) {
+    #ifdef SSEWIRE_AVX2
+        if (ssewire_use_avx2)
+            return ssewire_fill_avx2(kind, out, p, end, chars);
+    #endif
+    #ifdef SSEWIRE_SIMD
+        return ssewire_fill_sse2(kind, out, p, end, chars);
+    #else
+        Py_ssize_t i = 0;
+        Py_UCS4 cp = 0, top = 0;
+        int k;
+        while (p < end) {
+            if (*p < 0x80) {
+                if (i >= chars)
+                    return -1;
+                PyUnicode_WRITE(kind, out, i, *p);
+                i++;
+                p++;
+                continue;
+            }
+            k = ssewire_seq(p, end, &cp);
+            if (!k || i >= chars || cp > (kind == PyUnicode_1BYTE_KIND ? 0xFF : kind == PyUnicode_2BYTE_KIND ? 0xFFFF : 0x10FFFF))
+                return -1;
+            if (cp > top)
+                top = cp;
+            PyUnicode_WRITE(kind, out, i, cp);
+            i++;
+            p += k;
+        }
+        return i == chars && top > (kind == PyUnicode_1BYTE_KIND ? 0x7F : kind == PyUnicode_2BYTE_KIND ? 0xFF : 0xFFFF) ? 0 : -1;
+    #endif
+    }
 
     /* str(s[0:n], "utf-8", "replace"), exactly as PyUnicode_DecodeUTF8 builds it (same kind, same code points):
        one vector pass sizes the str (code points, widest kind), a second validates the UTF-8 and writes the code
@@ -471,12 +622,7 @@ cdef extern from *:
         u = PyUnicode_New(chars, maxc);
         if (u == NULL)
             return NULL;
-    #ifdef SSEWIRE_AVX2
-        if (ssewire_use_avx2)
-            bad = ssewire_fill_avx2(PyUnicode_KIND(u), PyUnicode_DATA(u), p, p + n, chars);
-        else
-    #endif
-            bad = ssewire_fill(PyUnicode_KIND(u), PyUnicode_DATA(u), p, p + n, chars);
+        bad = ssewire_fill(PyUnicode_KIND(u), PyUnicode_DATA(u), p, p + n, chars);
         if (!bad)
             return u;
         Py_DECREF(u);  /* invalid UTF-8: let CPython make the replacements */
@@ -485,7 +631,6 @@ cdef extern from *:
     """
     object ssewire_decode(const char* s, Py_ssize_t n)
     int ssewire_select_simd(int allow_avx2)
-    void ssewire_prefetch(const char* p, Py_ssize_t n) noexcept nogil
     Py_ssize_t ssewire_eol(const char* p, Py_ssize_t pos, Py_ssize_t n, unsigned* maxb, Py_ssize_t* cont) noexcept nogil
     object ssewire_decode_sized(const char* s, Py_ssize_t n, unsigned maxb, Py_ssize_t cont)
 
@@ -1320,217 +1465,6 @@ cdef unsigned char IS_WS[256]
 cdef unsigned char IS_STRUCT[256]
 
 cdef extern from *:
-    """
-    /* The element walk's state between blocks and calls. */
-    typedef struct {
-        Py_ssize_t depth;  /* open braces/brackets outside strings */
-        int in_str;  /* inside a string */
-        int esc;  /* inside a string, right after an unescaped backslash */
-        unsigned max_byte;  /* decoder statistics of the bytes walked (see ssewire_byte_stats) */
-        Py_ssize_t cont;
-    } ssewire_walk;
-
-    #ifdef SSEWIRE_SIMD
-    /* Bit i of the result: XOR of bits 0..i of x (quote bits -> "inside a string" bits). */
-    static inline uint64_t ssewire_prefix_xor(uint64_t x) {
-        x ^= x << 1;
-        x ^= x << 2;
-        x ^= x << 4;
-        x ^= x << 8;
-        x ^= x << 16;
-        x ^= x << 32;
-        return x;
-    }
-
-    /* One 64-byte block of the element walk, from its masks (bit i: byte i is a backslash / a quote / '{' or
-       '[' / '}' or ']'), as the byte-wise walk would take it (simdjson's string masks): escapes and quotes give
-       the bytes inside strings, braces/brackets outside strings move the depth. Returns 0 when the element goes
-       on past the block (state updated), k > 0 when it closes at byte k - 1, or -1 (state untouched) when a
-       backslash stands outside a string: invalid JSON, where the masks and the byte-wise rules could differ. */
-    static inline int ssewire_walk_block(uint64_t bs, uint64_t quotes, uint64_t open, uint64_t close,
-                                         uint64_t *carry_str, uint64_t *carry_esc, Py_ssize_t *depth) {
-        const uint64_t odd = 0xAAAAAAAAAAAAAAAAULL;
-        uint64_t escaped = *carry_esc, next_esc = 0, in_str, s;
-        Py_ssize_t d = *depth;
-        if (bs) {  /* the bytes escaped by odd runs of backslashes */
-            uint64_t potential = bs & ~*carry_esc;
-            uint64_t code = (((potential << 1) | odd) - potential) ^ odd;
-            escaped = code ^ (bs | *carry_esc);
-            next_esc = (code & bs) >> 63;
-        }
-        in_str = ssewire_prefix_xor(quotes & ~escaped) ^ *carry_str;
-        if (bs & ~in_str)
-            return -1;
-        open &= ~in_str;
-        close &= ~in_str;
-        s = open | close;
-        while (s) {
-            uint64_t bit = s & (0 - s);
-            if (open & bit) {
-                d++;
-            } else if (--d == 0) {
-                *depth = 0;
-                *carry_str = 0;
-                *carry_esc = 0;
-                return __builtin_ctzll(bit) + 1;
-            }
-            s &= s - 1;
-        }
-        *depth = d;
-        *carry_str = (uint64_t)((int64_t)in_str >> 63);
-        *carry_esc = next_esc;
-        return 0;
-    }
-
-    static inline uint64_t ssewire_mask64(__m128i a, __m128i b, __m128i c, __m128i d, __m128i v) {
-        return (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, v))
-            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, v)) << 16)
-            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, v)) << 32)
-            | ((uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(d, v)) << 48);
-    }
-
-    /* Walk an element 64 bytes at a time (ssewire_walk_block). Returns the offset reached: just past the
-       element's closing byte (*done set), or the start of the first block not taken (fewer than 64 bytes left,
-       or a backslash outside a string: the byte-wise walk takes it). The decoder statistics of every byte walked
-       are added to w. */
-    static Py_ssize_t ssewire_walk64_sse2(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
-                                          int *done) {
-        const __m128i quote = _mm_set1_epi8(0x22), backslash = _mm_set1_epi8(0x5C), lower = _mm_set1_epi8(0x20);
-        const __m128i opening = _mm_set1_epi8(0x7B), closing = _mm_set1_epi8(0x7D);  /* '{' and '}' */
-        const __m128i limit = _mm_set1_epi8((char)0xC0), zero = _mm_setzero_si128();
-        const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        __m128i vmax = zero, counts = zero, sums;
-        uint64_t carry_str = w->in_str ? ~0ULL : 0, carry_esc = (uint64_t)w->esc;
-        unsigned char lanes[16];
-        int j = 0, k, end;
-        while (n - pos >= 64) {
-            __m128i x[4], y[4];
-            for (k = 0; k < 4; k++) {
-                x[k] = _mm_loadu_si128((const __m128i *)(p + pos + 16 * k));
-                y[k] = _mm_or_si128(x[k], lower);  /* '[' -> '{' and ']' -> '}'; no other byte maps onto them */
-            }
-            end = ssewire_walk_block(ssewire_mask64(x[0], x[1], x[2], x[3], backslash),
-                                     ssewire_mask64(x[0], x[1], x[2], x[3], quote),
-                                     ssewire_mask64(y[0], y[1], y[2], y[3], opening),
-                                     ssewire_mask64(y[0], y[1], y[2], y[3], closing), &carry_str, &carry_esc, &w->depth);
-            if (end < 0)
-                break;
-            if (end > 0) {  /* the element closes: only its bytes of this block count (a zero byte counts for nothing) */
-                for (k = 0; k < 4; k++)
-                    x[k] = _mm_and_si128(x[k], _mm_cmpgt_epi8(_mm_set1_epi8((char)(end - 16 * k)), lane));
-            }
-            for (k = 0; k < 4; k++) {
-                vmax = _mm_max_epu8(vmax, x[k]);
-                counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(x[k], limit));  /* a compare gives -1 per hit */
-            }
-            if (end > 0) {
-                pos += end;
-                *done = 1;
-                break;
-            }
-            pos += 64;
-            if (++j == 63) {  /* sum the per-lane counters before they can wrap */
-                sums = _mm_sad_epu8(counts, zero);
-                w->cont += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
-                counts = zero;
-                j = 0;
-            }
-        }
-        w->in_str = (int)(carry_str & 1);
-        w->esc = (int)carry_esc;
-        sums = _mm_sad_epu8(counts, zero);
-        w->cont += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
-        _mm_storeu_si128((__m128i *)lanes, vmax);
-        for (k = 0; k < 16; k++)
-            if (lanes[k] > w->max_byte)
-                w->max_byte = lanes[k];
-        return pos;
-    }
-
-    #ifdef SSEWIRE_AVX2
-    static inline uint64_t ssewire_mask64_avx2(__m256i a, __m256i b, __m256i v) SSEWIRE_TARGET_AVX2;
-    static inline uint64_t ssewire_mask64_avx2(__m256i a, __m256i b, __m256i v) {
-        return (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, v))
-            | ((uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, v)) << 32);
-    }
-
-    /* ssewire_walk64_sse2, 32 bytes per vector */
-    SSEWIRE_TARGET_AVX2
-    static Py_ssize_t ssewire_walk64_avx2(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
-                                          int *done) {
-        const __m256i quote = _mm256_set1_epi8(0x22), backslash = _mm256_set1_epi8(0x5C);
-        const __m256i lower = _mm256_set1_epi8(0x20), opening = _mm256_set1_epi8(0x7B), closing = _mm256_set1_epi8(0x7D);
-        const __m256i limit = _mm256_set1_epi8((char)0xC0), zero = _mm256_setzero_si256();
-        const __m256i lane = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
-                                              20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-        __m256i vmax = zero, counts = zero, sums;
-        __m128i m128;
-        uint64_t carry_str = w->in_str ? ~0ULL : 0, carry_esc = (uint64_t)w->esc;
-        unsigned top;
-        int j = 0, end;
-        while (n - pos >= 64) {
-            __m256i a = _mm256_loadu_si256((const __m256i *)(p + pos));
-            __m256i b = _mm256_loadu_si256((const __m256i *)(p + pos + 32));
-            __m256i ya = _mm256_or_si256(a, lower), yb = _mm256_or_si256(b, lower);
-            end = ssewire_walk_block(ssewire_mask64_avx2(a, b, backslash), ssewire_mask64_avx2(a, b, quote),
-                                     ssewire_mask64_avx2(ya, yb, opening), ssewire_mask64_avx2(ya, yb, closing),
-                                     &carry_str, &carry_esc, &w->depth);
-            if (end < 0)
-                break;
-            if (end > 0) {  /* the element closes: only its bytes of this block count (a zero byte counts for nothing) */
-                a = _mm256_and_si256(a, _mm256_cmpgt_epi8(_mm256_set1_epi8((char)end), lane));
-                b = _mm256_and_si256(b, _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(end - 32)), lane));
-            }
-            vmax = _mm256_max_epu8(vmax, _mm256_max_epu8(a, b));
-            counts = _mm256_sub_epi8(counts, _mm256_cmpgt_epi8(limit, a));  /* a compare gives -1 per hit */
-            counts = _mm256_sub_epi8(counts, _mm256_cmpgt_epi8(limit, b));
-            if (end > 0) {
-                pos += end;
-                *done = 1;
-                break;
-            }
-            pos += 64;
-            if (++j == 127) {  /* sum the per-lane counters before they can wrap */
-                sums = _mm256_sad_epu8(counts, zero);
-                w->cont += _mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1)
-                    + _mm256_extract_epi64(sums, 2) + _mm256_extract_epi64(sums, 3);
-                counts = zero;
-                j = 0;
-            }
-        }
-        w->in_str = (int)(carry_str & 1);
-        w->esc = (int)carry_esc;
-        sums = _mm256_sad_epu8(counts, zero);
-        w->cont += _mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1) + _mm256_extract_epi64(sums, 2)
-            + _mm256_extract_epi64(sums, 3);
-        m128 = _mm_max_epu8(_mm256_castsi256_si128(vmax), _mm256_extracti128_si256(vmax, 1));
-        m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 8));
-        m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 4));
-        m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 2));
-        m128 = _mm_max_epu8(m128, _mm_srli_si128(m128, 1));
-        top = (unsigned)_mm_cvtsi128_si32(m128) & 0xFFu;
-        if (top > w->max_byte)
-            w->max_byte = top;
-        return pos;
-    }
-    #endif
-
-    static Py_ssize_t ssewire_walk64(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
-                                     int *done) {
-    #ifdef SSEWIRE_AVX2
-        if (ssewire_use_avx2)
-            return ssewire_walk64_avx2(p, pos, n, w, done);
-    #endif
-        return ssewire_walk64_sse2(p, pos, n, w, done);
-    }
-    #else
-    static Py_ssize_t ssewire_walk64(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w,
-                                     int *done) {
-        (void)p; (void)n; (void)w; (void)done;
-        return pos;
-    }
-    #endif
-    """
     ctypedef struct ssewire_walk:
         Py_ssize_t depth
         int in_str

@@ -2,8 +2,8 @@
 
     python tests/fuzz/fuzz_scanners.py -max_total_time=180
 
-Each input picks a framing (SSE or JSON array), a ``max_buffer``, ``flush_incomplete`` and a chunking, then
-feeds the same bytes to both implementations. Any difference in events, parser state after each call, or the
+Each input picks a framing (SSE or JSON array), a ``max_buffer``, ``flush_incomplete``, a chunking and the
+compiled module's vector loops (AVX2 or SSE2), then feeds the same bytes to both implementations. Any difference in events, parser state after each call, or the
 exception type raised by each call, is a crash. The file name keeps pytest from collecting it.
 """
 
@@ -37,8 +37,10 @@ def test_one_input(data: bytes) -> None:
         kwargs["flush_incomplete"] = fdp.ConsumeBool()
     cuts = [fdp.ConsumeIntInRange(0, 255) for _ in range(fdp.ConsumeIntInRange(0, 8))]
     kinds = [fdp.ConsumeIntInRange(0, 3) for _ in range(4)]
+    open_bracket = json_array and fdp.ConsumeBool()
+    _scanner_c._select_simd(fdp.ConsumeBool())  # the AVX2 loops, or the SSE2 ones (same where there is no AVX2)
     body = fdp.ConsumeBytes(fdp.remaining_bytes())
-    if json_array and fdp.ConsumeBool():
+    if open_bracket:
         body = b"[" + body
     calls: list[Any] = []
     pos = 0
