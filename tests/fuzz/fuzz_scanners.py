@@ -3,8 +3,9 @@
     python tests/fuzz/fuzz_scanners.py -max_total_time=180
 
 Each input picks a framing (SSE or JSON array), a ``max_buffer``, ``flush_incomplete``, a chunking and the
-compiled module's vector loops (AVX2 or SSE2), then feeds the same bytes to both implementations. Any difference in events, parser state after each call, or the
-exception type raised by each call, is a crash. The file name keeps pytest from collecting it.
+compiled module's vector loops (AVX2 or SSE2), then feeds the same bytes to both implementations. Any difference
+in events, parser state after each call, or the exception type raised by each call, is a crash. The file name
+keeps pytest from collecting it.
 """
 
 from __future__ import annotations
