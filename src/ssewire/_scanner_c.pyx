@@ -943,6 +943,123 @@ cdef inline SSEEvent _new_event(object event, object data, object id, object ret
     return ev
 
 
+# --- what both scanners share ----------------------------------------------------------------------------------
+
+cdef class _Scanner:
+    """The part both compiled scanners share: the ``feed()`` protocol of the twin's ``_feed`` (a failed parser
+    stays failed, a closed one refuses more, events completed before an error are returned and the error comes
+    next call), the chunk read in place through the buffer protocol in the twin's windows, ``max_buffer``, and
+    the one-stream-one-thread guard. Subclasses implement ``_scan`` (one window) and ``_fail``."""
+
+    cdef public Py_ssize_t events_parsed
+    cdef public long long bytes_fed
+    cdef object _max_obj
+    cdef Py_ssize_t _max
+    cdef object _error
+    cdef bint _closed
+    cdef bint _busy
+
+    cdef int _start(self, max_buffer) except -1:
+        """``__init__``'s common part: check and set ``max_buffer``, zero the counters, clear the end state."""
+        if max_buffer <= 0:
+            raise ValueError("max_buffer must be positive")
+        if self._busy:
+            raise RuntimeError(f"{type(self).__name__}.__init__() called while the parser is feeding")
+        self.max_buffer = max_buffer
+        self.events_parsed = 0
+        self.bytes_fed = 0
+        self._error = None
+        self._closed = False
+        return 0
+
+    @property
+    def max_buffer(self):
+        """The bound on one pending event, in bytes (see the class docstring)."""
+        return self._max_obj
+
+    @max_buffer.setter
+    def max_buffer(self, value):
+        self._max = _clamp(value)
+        self._max_obj = value
+
+    def feed(self, data):
+        """Scan one chunk (bytes-like); return the events it completes."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise SSEwireError("feed() called after close()")
+        if self._busy:
+            raise RuntimeError(
+                f"{type(self).__name__}.feed() re-entered: a parser belongs to one stream and one thread"
+            )
+        cdef list out = []
+        cdef Py_buffer view
+        cdef bint have_view = False
+        cdef object t = type(data)
+        self._busy = True
+        try:
+            if t is bytes or t is bytearray or t is memoryview:
+                try:
+                    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+                    have_view = True
+                except BufferError:  # a non-contiguous memoryview: the twin's copying path
+                    pass
+            try:
+                if have_view:
+                    self._feed_windows(<const char*>view.buf, view.len, out)
+                else:
+                    for window in _windows(data):
+                        self._feed_windows(PyBytes_AS_STRING(window), PyBytes_GET_SIZE(window), out)
+                        self._detach()  # the window is freed on the next step
+            except SSEwireError as exc:
+                self._fail(exc)
+                if out:
+                    return out
+                raise
+            finally:
+                self._detach()
+        finally:
+            if have_view:
+                PyBuffer_Release(&view)
+            self._busy = False
+        return out
+
+    cdef bint _closing(self) except -1:
+        """``close()``'s common start: re-raise a failure; False when already closed; else mark closed."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            return False
+        if self._busy:
+            raise RuntimeError(f"{type(self).__name__}.close() called while the parser is feeding")
+        self._closed = True
+        return True
+
+    cdef int _feed_windows(self, const char* p, Py_ssize_t n, list out) except -1:
+        cdef Py_ssize_t pos = 0, w
+        while True:
+            w = n - pos
+            if w > WINDOW:
+                w = WINDOW
+            self.bytes_fed += w
+            self._scan(p + pos, w, out)
+            pos += w
+            if pos >= n:
+                return 0
+
+    cdef int _scan(self, const char* p, Py_ssize_t n, list out) except -1:
+        """Scan one window, appending the events it completes to ``out``."""
+        raise NotImplementedError
+
+    cdef void _fail(self, exc) noexcept:
+        """Keep ``exc`` for every later call and drop what is pending."""
+        self._error = exc
+
+    cdef void _detach(self) noexcept:
+        """Stop pointing into the caller's chunk (copy what is still needed): it may be freed after this call."""
+        pass
+
+
 # --- SSE ------------------------------------------------------------------------------------------------------
 
 cdef struct LineEnd:
@@ -1017,7 +1134,7 @@ cdef Py_ssize_t _find_line_ends(const char* p, Py_ssize_t pos, Py_ssize_t n, Lin
     return count
 
 
-cdef class SSEParser:
+cdef class SSEParser(_Scanner):
     """Incremental Server-Sent-Events parser (WHATWG HTML 9.2.6), compiled twin of ``_scanner_py.SSEParser``.
 
     ``feed(chunk)`` -> list of :class:`SSEEvent` completed by the chunk; ``close()`` -> the events the end of
@@ -1033,10 +1150,6 @@ cdef class SSEParser:
     cdef public object flush_incomplete
     cdef public object last_event_id
     cdef public object retry
-    cdef public Py_ssize_t events_parsed
-    cdef public long long bytes_fed
-    cdef object _max_obj
-    cdef Py_ssize_t _max
     cdef Buf _tail  # the unterminated last line (or, at stream start, a possible BOM prefix)
     cdef Buf _dat  # joined data of the pending event, at _dat.p[_doff:_doff + _data_size] (unless _dref)
     cdef Buf _ev  # event type of the pending event (empty: "message")
@@ -1051,33 +1164,22 @@ cdef class SSEParser:
     cdef object _id  # the last event ID buffer
     cdef bint _started
     cdef bint _skip_lf
-    cdef bint _closed
-    cdef bint _busy
-    cdef object _error
     cdef list _name_keys  # event-name cache: raw bytes -> decoded str
     cdef list _name_values
     cdef Py_ssize_t _name_count
     cdef Py_ssize_t _name_last  # slot of the type found last
 
     def __init__(self, max_buffer=DEFAULT_MAX_BUFFER, *, flush_incomplete=True):
-        if max_buffer <= 0:
-            raise ValueError("max_buffer must be positive")
-        if self._busy:
-            raise RuntimeError("SSEParser.__init__() called while the parser is feeding")
-        self.max_buffer = max_buffer
+        self._start(max_buffer)
         self.flush_incomplete = flush_incomplete
         self.last_event_id = None
         self.retry = None
-        self.events_parsed = 0
-        self.bytes_fed = 0
         self._tail.len = 0
         self._line_max = UNKNOWN_STATS
         self._reset_event()
         self._id = None
         self._started = False
         self._skip_lf = False
-        self._error = None
-        self._closed = False
         self._name_keys = None
         self._name_values = None
         self._name_count = 0
@@ -1088,68 +1190,11 @@ cdef class SSEParser:
         buf_free(&self._dat)
         buf_free(&self._ev)
 
-    @property
-    def max_buffer(self):
-        """Largest line, and largest joined data of one event, in bytes."""
-        return self._max_obj
-
-    @max_buffer.setter
-    def max_buffer(self, value):
-        self._max = _clamp(value)
-        self._max_obj = value
-
-    def feed(self, data):
-        """Scan one chunk (bytes-like); return the events it completes."""
-        if self._error is not None:
-            raise self._error
-        if self._closed:
-            raise SSEwireError("feed() called after close()")
-        if self._busy:
-            raise RuntimeError("SSEParser.feed() re-entered: a parser belongs to one stream and one thread")
-        cdef list out = []
-        cdef Py_buffer view
-        cdef bint have_view = False
-        cdef object t = type(data)
-        self._busy = True
-        try:
-            if t is bytes or t is bytearray or t is memoryview:
-                try:
-                    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
-                    have_view = True
-                except BufferError:  # a non-contiguous memoryview: the twin's copying path
-                    pass
-            try:
-                if have_view:
-                    self._feed_windows(<const char*>view.buf, view.len, out)
-                else:
-                    for window in _windows(data):
-                        self._feed_windows(PyBytes_AS_STRING(window), PyBytes_GET_SIZE(window), out)
-                        if self._dref_mode:  # the window is freed on the next step: keep a copy
-                            self._unref()
-            except SSEwireError as exc:
-                self._fail(exc)
-                if out:
-                    return out
-                raise
-            finally:
-                if self._dref_mode:  # the pending data still points into the chunk: keep a copy
-                    self._unref()
-        finally:
-            if have_view:
-                PyBuffer_Release(&view)
-            self._busy = False
-        return out
-
     def close(self):
         """End of stream: the pending line and event, dispatched when ``flush_incomplete`` (else discarded)."""
-        if self._error is not None:
-            raise self._error
-        if self._closed:
-            return []
-        if self._busy:
-            raise RuntimeError("SSEParser.close() called while the parser is feeding")
-        self._closed = True
         cdef list out = []
+        if not self._closing():
+            return out
         if not self.flush_incomplete:
             self._release()
             return out
@@ -1184,10 +1229,13 @@ cdef class SSEParser:
         buf_free(&self._dat)
         buf_free(&self._ev)
 
-    @cython.final
     cdef void _fail(self, exc) noexcept:
         self._error = exc
         self._release()
+
+    cdef void _detach(self) noexcept:
+        if self._dref_mode:  # the pending data still points into the chunk: keep a copy
+            self._unref()
 
     @cython.final
     cdef void _unref(self) noexcept:
@@ -1198,20 +1246,6 @@ cdef class SSEParser:
         self._dref_mode = False
         self._dref = NULL
 
-    @cython.final
-    cdef int _feed_windows(self, const char* p, Py_ssize_t n, list out) except -1:
-        cdef Py_ssize_t pos = 0, w
-        while True:
-            w = n - pos
-            if w > WINDOW:
-                w = WINDOW
-            self.bytes_fed += w
-            self._scan(p + pos, w, out)
-            pos += w
-            if pos >= n:
-                return 0
-
-    @cython.final
     cdef int _scan(self, const char* p, Py_ssize_t n, list out) except -1:
         cdef Py_ssize_t t, pos = 0, start, e, count, i, next_lf = -1, next_cr = -1
         cdef LineEnd ends[LINE_BATCH]
@@ -1478,7 +1512,7 @@ IS_WS[0x20] = IS_WS[0x09] = IS_WS[0x0D] = IS_WS[0x0A] = 1  # space, tab, CR, LF
 IS_STRUCT[0x22] = IS_STRUCT[0x7B] = IS_STRUCT[0x7D] = IS_STRUCT[0x5B] = IS_STRUCT[0x5D] = 1  # " { } [ ]
 
 
-cdef class JSONArrayStreamParser:
+cdef class JSONArrayStreamParser(_Scanner):
     """Incremental scanner for a streamed JSON array of objects (Gemini ``streamGenerateContent`` without
     ``alt=sse``), compiled twin of ``_scanner_py.JSONArrayStreamParser``.
 
@@ -1491,10 +1525,6 @@ cdef class JSONArrayStreamParser:
     at a time.
     """
 
-    cdef public Py_ssize_t events_parsed
-    cdef public long long bytes_fed
-    cdef object _max_obj
-    cdef Py_ssize_t _max
     cdef int _state
     cdef Py_ssize_t _depth
     cdef bint _in_str
@@ -1503,18 +1533,9 @@ cdef class JSONArrayStreamParser:
     cdef bint _started
     cdef char _head[3]  # stream start held back while it could be a BOM
     cdef Py_ssize_t _head_len
-    cdef object _error
-    cdef bint _closed
-    cdef bint _busy
 
     def __init__(self, max_buffer=DEFAULT_MAX_BUFFER):
-        if max_buffer <= 0:
-            raise ValueError("max_buffer must be positive")
-        if self._busy:
-            raise RuntimeError("JSONArrayStreamParser.__init__() called while the parser is feeding")
-        self.max_buffer = max_buffer
-        self.events_parsed = 0
-        self.bytes_fed = 0
+        self._start(max_buffer)
         self._state = BEFORE
         self._depth = 0
         self._in_str = False
@@ -1522,77 +1543,19 @@ cdef class JSONArrayStreamParser:
         self._pending.len = 0
         self._started = False
         self._head_len = 0
-        self._error = None
-        self._closed = False
 
     def __dealloc__(self):
         buf_free(&self._pending)
-
-    @property
-    def max_buffer(self):
-        """Largest element, in bytes."""
-        return self._max_obj
-
-    @max_buffer.setter
-    def max_buffer(self, value):
-        self._max = _clamp(value)
-        self._max_obj = value
 
     @property
     def finished(self):
         """True once the closing ``]`` has been seen."""
         return self._state == END
 
-    def feed(self, data):
-        """Scan one chunk (bytes-like); return the elements it completes."""
-        if self._error is not None:
-            raise self._error
-        if self._closed:
-            raise SSEwireError("feed() called after close()")
-        if self._busy:
-            raise RuntimeError(
-                "JSONArrayStreamParser.feed() re-entered: a parser belongs to one stream and one thread"
-            )
-        cdef list out = []
-        cdef Py_buffer view
-        cdef bint have_view = False
-        cdef object t = type(data)
-        self._busy = True
-        try:
-            if t is bytes or t is bytearray or t is memoryview:
-                try:
-                    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
-                    have_view = True
-                except BufferError:  # a non-contiguous memoryview: the twin's copying path
-                    pass
-            try:
-                if have_view:
-                    self._feed_windows(<const unsigned char*>view.buf, view.len, out)
-                else:
-                    for window in _windows(data):
-                        self._feed_windows(<const unsigned char*>PyBytes_AS_STRING(window),
-                                           PyBytes_GET_SIZE(window), out)
-            except SSEwireError as exc:
-                self._error = exc
-                buf_free(&self._pending)
-                if out:
-                    return out
-                raise
-        finally:
-            if have_view:
-                PyBuffer_Release(&view)
-            self._busy = False
-        return out
-
     def close(self):
         """End of body: ``StreamTruncated`` unless the closing ``]`` was seen."""
-        if self._error is not None:
-            raise self._error
-        if self._closed:
+        if not self._closing():
             return []
-        if self._busy:
-            raise RuntimeError("JSONArrayStreamParser.close() called while the parser is feeding")
-        self._closed = True
         buf_free(&self._pending)
         if self._state != END:
             where = "inside an element" if self._state == INSIDE else "before the closing ']'"
@@ -1600,21 +1563,12 @@ cdef class JSONArrayStreamParser:
             raise self._error
         return []
 
-    @cython.final
-    cdef int _feed_windows(self, const unsigned char* p, Py_ssize_t n, list out) except -1:
-        cdef Py_ssize_t pos = 0, w
-        while True:
-            w = n - pos
-            if w > WINDOW:
-                w = WINDOW
-            self.bytes_fed += w
-            self._scan(p + pos, w, out)
-            pos += w
-            if pos >= n:
-                return 0
+    cdef void _fail(self, exc) noexcept:
+        self._error = exc
+        buf_free(&self._pending)
 
-    @cython.final
-    cdef int _scan(self, const unsigned char* p, Py_ssize_t n, list out) except -1:
+    cdef int _scan(self, const char* s, Py_ssize_t n, list out) except -1:
+        cdef const unsigned char* p = <const unsigned char*>s
         cdef Py_ssize_t t, pos = 0, count, i
         cdef int err
         cdef Span spans[SPAN_BATCH]
