@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from .contenders import FRAMING, SEED
+from .contenders import FRAMING, REFERENCE
 from .measure import StreamResult
 
 __all__ = ["FLOORS", "Floor", "Verdict", "evaluate"]
@@ -45,7 +45,7 @@ FLOORS: tuple[Floor, ...] = (
     Floor("pure twin vs httpx-sse, SSE framing", _PY, "httpx-sse", ALL_SSE, 0.8),
     # the design documents' reference module (skipped where ../shared is absent); the twin is meant to be faster,
     # the floor leaves room for a noisy runner
-    Floor("pure twin vs seed reference, framing", _PY, SEED, (*ALL_SSE, "gemini-array"), 0.8),
+    Floor("pure twin vs seed reference, framing", _PY, REFERENCE, (*ALL_SSE, "gemini-array"), 0.8),
 )
 
 

@@ -27,7 +27,7 @@ __all__ = [
     "E2E",
     "FRAMING",
     "MAX_BUFFER",
-    "SEED",
+    "REFERENCE",
     "Case",
     "Contender",
     "Outcome",
@@ -43,7 +43,7 @@ CHUNK_SIZE = 16 * 1024
 MAX_BUFFER = 8 << 20
 FRAMING = "framing"
 E2E = "end-to-end"
-SEED = "seed reference (pure Python)"
+REFERENCE = "seed reference (pure Python)"
 _data = operator.attrgetter("data")
 
 
@@ -107,14 +107,14 @@ def compiled_scanner() -> tuple[Optional[ModuleType], Optional[str]]:
         return None, f"compiled scanner not built ({exc})"
 
 
-SEED_REFERENCE = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds" / "reference_sse_parser.py"
+REFERENCE_PATH = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds" / "reference_sse_parser.py"
 
 
 def seed_reference() -> tuple[Optional[ModuleType], Optional[str]]:
     """The design documents' pure-Python reference scanners (``SSEWIRE_REFERENCE``, else
     ``../shared/seeds/reference_sse_parser.py``), which the pure twin must not be slower than; ``(None, reason)``
     when the file is not there (it is not part of the repository)."""
-    path = Path(os.environ.get("SSEWIRE_REFERENCE", SEED_REFERENCE))
+    path = Path(os.environ.get("SSEWIRE_REFERENCE", REFERENCE_PATH))
     if not path.is_file():
         return None, f"seed reference not found at {path}"
     spec = importlib.util.spec_from_file_location("ssewire_seed_reference", path)
@@ -315,9 +315,9 @@ def contenders() -> list[Contender]:
         if group == FRAMING:
             reference, why_not = seed_reference()
             out.append(
-                Contender(SEED, FRAMING, both, ssewire_framing(reference))
+                Contender(REFERENCE, FRAMING, both, ssewire_framing(reference))
                 if reference is not None
-                else Contender(SEED, FRAMING, both, _unavailable, unavailable=why_not)
+                else Contender(REFERENCE, FRAMING, both, _unavailable, unavailable=why_not)
             )
             out += [
                 Contender("httpx-sse", FRAMING, sse, _httpx_sse),

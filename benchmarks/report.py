@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .check import Verdict
-from .contenders import E2E, FRAMING
+from .contenders import E2E, FRAMING, REFERENCE
 from .environment import one_line
 from .generate import GENERATOR_VERSION, SEED, STREAMS
 from .measure import StreamResult
@@ -250,6 +250,37 @@ def _speedup(s: dict[str, Any], group: str, other: str) -> str:
     return f"{1 / row['vs_ssewire']:.1f}x"
 
 
+def _mb_per_s(s: dict[str, Any], contender: str) -> Optional[float]:
+    for row in s["results"]:
+        if row["group"] == FRAMING and row["contender"] == contender and row["median_s"]:
+            return float(row["mb_per_s"])
+    return None
+
+
+def _twin_table(doc: dict[str, Any]) -> list[str]:
+    """The framing speed of the compiled scanner, its pure-Python twin and (when it was found) the design
+    documents' reference module, with the two ratios that matter: compiled / twin and twin / reference."""
+    rows = []
+    for s in doc["streams"]:
+        compiled, twin, seed = (_mb_per_s(s, name) for name in ("ssewire[cython]", "ssewire[python]", REFERENCE))
+        if compiled is None or twin is None:
+            continue
+        cells = [s["name"], f"{compiled:.0f}", f"{twin:.0f}", f"{seed:.0f}" if seed else "—", f"{compiled / twin:.1f}x"]
+        cells.append(f"{twin / seed:.2f}x" if seed else "—")
+        rows.append("| " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    return [
+        "",
+        "The compiled scanner against its pure-Python twin (the fallback on PyPy and where no wheel exists) and "
+        "the reference module of the design documents (`../shared/seeds`, when present), framing only, same run:",
+        "",
+        "| Stream | compiled MB/s | pure twin MB/s | seed reference MB/s | compiled / twin | twin / reference |",
+        "|---|---:|---:|---:|---:|---:|",
+        *rows,
+    ]
+
+
 def readme_block(doc: dict[str, Any], chart: str = "benchmarks/results/throughput.svg") -> str:
     """The Markdown between the README markers: headline speed-ups, the chart and where they were measured."""
     env = doc["environment"]
@@ -286,6 +317,7 @@ def readme_block(doc: dict[str, Any], chart: str = "benchmarks/results/throughpu
             _speedup(s, E2E, "ijson yajl2_c items"),
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += _twin_table(doc)
     lines += [
         "",
         f"![Throughput by stream and contender]({chart})",
