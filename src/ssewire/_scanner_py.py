@@ -114,8 +114,10 @@ class SSEParser:
         "_data_size",
         "_error",
         "_event",
+        "_held",
         "_id",
         "_names",
+        "_parts",
         "_skip_lf",
         "_started",
         "_tail",
@@ -136,7 +138,11 @@ class SSEParser:
         self.retry: Optional[int] = None
         self.events_parsed = 0
         self.bytes_fed = 0
-        self._tail = bytearray()  # the unterminated last line (or, at stream start, a possible BOM prefix)
+        # the unterminated last line: its big pieces as they came (no copy), small ones gathered in _tail (which at
+        # stream start also holds a possible BOM prefix); _held is their total size
+        self._parts: list[Union[bytes, bytearray]] = []
+        self._tail = bytearray()
+        self._held = 0
         self._data: list[Union[bytes, bytearray]] = []  # data values of the event being read
         self._data_size = -1  # bytes of the joined data so far (-1: no data line yet)
         self._event: Optional[bytes] = None  # event type of the event being read
@@ -160,11 +166,10 @@ class SSEParser:
         self._closed = True
         out: list[SSEEvent] = []
         if not self.flush_incomplete:
-            self._tail = bytearray()
+            self._drop_line()
             self._reset_event()
             return out
-        tail = bytes(self._tail)
-        self._tail = bytearray()
+        tail = bytes(self._take_line(b""))
         if not self._started and tail.startswith(_BOM):
             tail = tail[3:]
         self._started = True
@@ -181,8 +186,41 @@ class SSEParser:
 
     def _fail(self, exc: SSEwireError) -> None:
         self._error = exc
-        self._tail = bytearray()
+        self._drop_line()
         self._reset_event()
+
+    def _hold(self, piece: Union[bytes, bytearray]) -> None:
+        """Keep ``piece`` (no line end in it) as the continuation of the pending line, within ``max_buffer``."""
+        held = self._held + len(piece)
+        if held > self.max_buffer:
+            raise _overflow("a line", self.max_buffer)
+        self._held = held
+        if len(piece) < 4096:
+            self._tail += piece
+            return
+        if self._tail:
+            self._parts.append(self._tail)
+            self._tail = bytearray()
+        self._parts.append(piece)  # bytes (the windows are never the caller's mutable buffers): no copy
+
+    def _take_line(self, last: Union[bytes, bytearray]) -> Union[bytes, bytearray]:
+        """The pending line completed by ``last``, and the pending state cleared."""
+        parts = self._parts
+        if parts:
+            if self._tail:
+                parts.append(self._tail)
+            parts.append(last)
+            line: Union[bytes, bytearray] = b"".join(parts)
+        else:
+            line = self._tail
+            line += last
+        self._drop_line()
+        return line
+
+    def _drop_line(self) -> None:
+        self._parts = []
+        self._tail = bytearray()
+        self._held = 0
 
     def _reset_event(self) -> None:
         self._data = []
@@ -200,26 +238,22 @@ class SSEParser:
             head = bytes(self._tail) + chunk
             if len(head) < 3 and _BOM.startswith(head):
                 self._tail = bytearray(head)  # could still be a BOM: wait for more
+                self._held = len(head)
                 return
             self._started = True
-            self._tail = bytearray()
+            self._drop_line()
             chunk = head[3:] if head.startswith(_BOM) else head
+        if self._held:
+            chunk = self._finish_line(chunk, out)
+            if not chunk:
+                return
         lf = chunk.rfind(b"\n")
         cr = chunk.rfind(b"\r")
         end = lf if lf > cr else cr
-        tail = self._tail
         if end < 0:
-            tail += chunk
-            if len(tail) > self.max_buffer:
-                raise _overflow("a line", self.max_buffer)
+            self._hold(chunk)
             return
-        block: Union[bytes, bytearray]
-        if tail:
-            tail += chunk[: end + 1]  # the long line grows in place: no copy of what was held
-            block = tail
-            self._tail = bytearray()
-        else:
-            block = chunk[: end + 1] if end + 1 < len(chunk) else chunk
+        block = chunk[: end + 1] if end + 1 < len(chunk) else chunk
         # splitlines() tests every byte; find/split run at memchr speed: use them for LF-only blocks and for blocks
         # of long lines (e.g. one large CRLF-framed event). The block always ends with its terminator.
         lines: Sequence[Union[bytes, bytearray]]
@@ -235,11 +269,35 @@ class SSEParser:
             line(raw, out)
         rest = chunk[end + 1 :]
         if rest:  # checked after the complete lines: the events they finish are returned before the error
-            if len(rest) > self.max_buffer:
-                raise _overflow("a line", self.max_buffer)
-            self._tail = bytearray(rest)
+            self._hold(rest)
         elif end == cr:
             self._skip_lf = True
+
+    def _finish_line(self, chunk: bytes, out: list[SSEEvent]) -> bytes:
+        """Complete the pending line with the start of ``chunk`` when it holds the line's end; return the rest of
+        ``chunk`` (empty when it all went to the pending line). Only ``chunk`` is searched, never what was held."""
+        lf = chunk.find(b"\n")
+        cr = chunk.find(b"\r", 0, lf if lf >= 0 else len(chunk))
+        end = cr if cr >= 0 else lf
+        if end < 0:
+            self._hold(chunk)
+            return b""
+        if self._held + end > self.max_buffer:
+            raise _overflow("a line", self.max_buffer)
+        first = self._parts[0] if self._parts else b""
+        if first[:5] == b"data:" and len(first) > 5:
+            # a long data line: drop the field name before joining, so the value is not copied twice
+            self._parts[0] = first[6:] if first[5] == 0x20 else first[5:]
+            self._add_data(self._take_line(chunk[:end]))
+        else:
+            self._line(self._take_line(chunk[:end]), out)
+        if end == cr:
+            if end + 1 == len(chunk):
+                self._skip_lf = True
+                return b""
+            if chunk[end + 1] == 0x0A:
+                end += 1
+        return chunk[end + 1 :]
 
     def _line(self, raw: Union[bytes, bytearray], out: list[SSEEvent]) -> None:
         if not raw:
