@@ -112,6 +112,22 @@ def test_events_of_a_subclass_are_built_and_freed(scanner: ModuleType) -> None:
     assert [e.data for e in scanner.SSEParser().feed(b"data: a\n\n" * 300)] == ["a"] * 300
 
 
+@needs_compiled
+def test_compiled_events_do_not_leak_or_drop_references_to_their_type() -> None:
+    # the compiled event type has its own deallocator and free list: a heap type (or a subclass) must get back
+    # every reference its objects took
+    class Tagged(COMPILED.SSEEvent):  # type: ignore[misc,name-defined,union-attr]
+        __slots__ = ("tag",)
+
+    for cls in (COMPILED.SSEEvent, Tagged):  # type: ignore[union-attr]
+        before = sys.getrefcount(cls)
+        for _ in range(3):
+            made = [cls("a", str(i)) for i in range(600)]  # more than the free list holds
+            parsed = COMPILED.SSEParser().feed(b"data: x\n\n" * 600)  # type: ignore[union-attr]
+            del made, parsed
+        assert sys.getrefcount(cls) == before
+
+
 def test_compiled_event_fields_are_member_descriptors() -> None:
     # as __slots__ makes them in the twin, so the interpreter's specialised attribute loads apply
     if COMPILED is None:

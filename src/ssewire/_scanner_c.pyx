@@ -8,10 +8,19 @@ Behaviour is defined by the pure-Python twin ``ssewire._scanner_py``; this modul
 - chunks are read in place through the buffer protocol (``bytes``, ``bytearray``, contiguous ``memoryview``;
   anything else goes through the twin's copying path), in the twin's 256 KiB windows, so nothing is copied
   whole and ``bytes_fed`` advances exactly as in the twin;
-- line ends (``memchr``) and JSON structure are found with the GIL released for windows of 4 KiB or more, so
-  threads that parse different streams run in parallel; the GIL is taken back only to build the event objects;
-- event data is decoded straight from the chunk with ``PyUnicode_DecodeUTF8(..., "replace")``; only the pending
-  line/event/element that continues into the next chunk is copied, into buffers bounded by ``max_buffer``.
+- line ends and JSON structure are found with the GIL released for windows of 4 KiB or more, so threads that
+  parse different streams run in parallel; the GIL is taken back only to build the event objects. The hot
+  loops are vector kernels written once (``SSEWIRE_*_BODY`` over the ``SW_*`` vocabulary) and built for SSE2
+  and for AVX2, the latter chosen at import where the CPU has it (``SIMD`` says which; plain C without either);
+- JSON-array elements are walked 64 bytes at a time with simdjson-style string masks (escapes, quotes), falling
+  back to the byte-wise walk for a block with a backslash outside a string, where the two rules could differ;
+- event data is decoded straight from the chunk by our own UTF-8 decoder: the str is sized from byte statistics
+  taken during the line-end search (CR-framed lines) or the element walk (else in a pass of their own), then
+  filled and checked to be exactly the str ``PyUnicode_DecodeUTF8(..., "replace")`` would build, which gets any
+  input that is not (invalid UTF-8 included). Only the pending line/event/element that continues into the next
+  chunk is copied, into buffers bounded by ``max_buffer``;
+- ``SSEEvent`` fields are member descriptors (as ``__slots__`` makes them) and the scanners build events in C,
+  recycling them through a small free list (not in free-threaded builds).
 
 A parser instance belongs to one stream and must not be used from two threads at once (``feed`` from a second
 thread while one is running raises ``RuntimeError``).
@@ -838,17 +847,19 @@ cdef extern from *:
     /* The event type's tp_dealloc: drop the fields, keep the object for reuse (exact type only: a subclass's
        objects go back to the allocator), else free it. */
     static void ssewire_event_dealloc(PyObject *o) {
+        PyTypeObject *t = Py_TYPE(o);
         char *base = (char *)o;
         int f;
         for (f = 0; f < SSEWIRE_EVENT_FIELDS; f++)
             Py_CLEAR(*(PyObject **)(base + ssewire_event_offsets[f]));
     #if SSEWIRE_FREE_EVENTS
-        if (Py_TYPE(o) == ssewire_event_type && ssewire_free_count < SSEWIRE_FREE_EVENTS) {
+        if (t == ssewire_event_type && ssewire_free_count < SSEWIRE_FREE_EVENTS)
             ssewire_free_events[ssewire_free_count++] = o;
-            return;
-        }
+        else
     #endif
-        Py_TYPE(o)->tp_free(o);
+            t->tp_free(o);
+        if (PyType_HasFeature(ssewire_event_type, Py_TPFLAGS_HEAPTYPE))
+            Py_DECREF(t);  /* a heap type's objects hold a reference to it (PyObject_Init takes it again) */
     }
 
     static int ssewire_use_member_fields(PyTypeObject *t, PyObject *sample, PyObject *values) {
