@@ -195,11 +195,17 @@ class GeminiNormalizer(DelegatingNormalizer):
             parts = content.get("parts") if isinstance(content, dict) else None
             if isinstance(parts, list):
                 for part in parts:
-                    text = part.get("text") if type(part) is dict and len(part) == 1 else None
-                    if type(text) is str and text:  # the bulk of a stream: a part that is just {"text": ...}
-                        out.append(new_event("text_delta", obj, text))
-                    else:
-                        self._part(part, obj, out)
+                    # the bulk of a stream: parts that are just {"text": ...} or {"text": ..., "thought": true}
+                    size = len(part) if type(part) is dict else 0
+                    text = part.get("text") if 0 < size <= 2 else None
+                    if type(text) is str and text:
+                        if size == 1:
+                            out.append(new_event("text_delta", obj, text))
+                            continue
+                        if part.get("thought") is True:
+                            out.append(new_event("reasoning_delta", obj, text))
+                            continue
+                    self._part(part, obj, out)
             value = candidate.get("finishReason")
             if type(value) is str and value:
                 finish = value
