@@ -36,11 +36,11 @@ class Floor:
 
 _C, _PY = "ssewire[cython]", "ssewire[python]"
 FLOORS: tuple[Floor, ...] = (
-    Floor("compiled vs pure twin, SSE framing", _C, _PY, SMALL_EVENT_SSE, 3.0, geomean=True),
+    Floor("compiled vs pure twin, SSE framing", _C, _PY, SMALL_EVENT_SSE, 5.0, geomean=True),
     Floor("compiled vs pure twin, SSE framing", _C, _PY, SMALL_EVENT_SSE, 2.0),
     # one huge line, or thousands of tiny ones: the twin spends its time in bytes.find / bytes.splitlines too
     Floor("compiled vs pure twin, SSE framing", _C, _PY, ("large-payload", "multiline"), 1.0),
-    Floor("compiled vs pure twin, JSON array framing", _C, _PY, ("gemini-array",), 10.0),
+    Floor("compiled vs pure twin, JSON array framing", _C, _PY, ("gemini-array",), 20.0),
     Floor("compiled vs httpx-sse, SSE framing", _C, "httpx-sse", ALL_SSE, 1.0),
     Floor("pure twin vs httpx-sse, SSE framing", _PY, "httpx-sse", ALL_SSE, 0.8),
     # the design documents' reference module (skipped where ../shared is absent); the twin is meant to be faster,

@@ -11,10 +11,10 @@ import pytest
 import ssewire
 
 from .check import Floor, evaluate
-from .contenders import contenders, prepare
+from .contenders import FRAMING, REFERENCE, Outcome, contenders, prepare
 from .generate import STREAMS, generate
-from .measure import Settings, bench_stream
-from .report import README_END, README_START, update_readme
+from .measure import Settings, bench_stream, same_output
+from .report import README_END, README_START, _twin_table, update_readme
 
 SMALL = 300_000
 
@@ -73,3 +73,26 @@ def test_readme_block_is_replaced_only_between_markers(tmp_path: Path) -> None:
     missing.write_text("no markers\n")
     assert not update_readme(missing, block)
     assert missing.read_text() == "no markers\n"
+
+
+def test_timed_runs_may_leave_out_the_character_count() -> None:
+    checked = Outcome(5, 120)
+    assert same_output(Outcome(5), checked)
+    assert same_output(Outcome(5, 120), checked)
+    assert not same_output(Outcome(4), checked)
+    assert not same_output(Outcome(5, 119), checked)
+
+
+def test_twin_table_gives_both_ratios_and_marks_a_missing_reference() -> None:
+    def row(contender: str, mb: float) -> dict[str, object]:
+        return {"group": FRAMING, "contender": contender, "median_s": 1.0, "mb_per_s": mb}
+
+    doc = {
+        "streams": [
+            {"name": "a", "results": [row("ssewire[cython]", 1000), row("ssewire[python]", 100), row(REFERENCE, 50)]},
+            {"name": "b", "results": [row("ssewire[cython]", 900), row("ssewire[python]", 300)]},
+        ]
+    }
+    lines = _twin_table(doc)
+    assert "| a | 1000 | 100 | 50 | 10.0x | 2.00x |" in lines
+    assert "| b | 900 | 300 | — | 3.0x | — |" in lines
