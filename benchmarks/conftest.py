@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 from types import ModuleType
+from typing import Any, Callable
 
 import pytest
 
 from ssewire import _scanner_py
 
-from .contenders import Case, compiled_scanner, prepare
+from .contenders import CHUNK_SIZE, Case, Outcome, compiled_scanner, prepare
 from .generate import STREAMS, load
-from .measure import Reference, reference
+from .measure import Reference, check_outcome, reference
 
 SIZE = int(float(os.environ.get("SSEWIRE_BENCH_MB", "4")) * 1_000_000)
 ROUNDS = int(os.environ.get("SSEWIRE_BENCH_ROUNDS", "15"))
@@ -47,3 +48,12 @@ def stream_case(request: pytest.FixtureRequest) -> tuple[Case, Reference]:
 def scanner_module(request: pytest.FixtureRequest) -> ModuleType:
     """The scanner implementation under test: ``ssewire._scanner_c`` or ``ssewire._scanner_py``."""
     return COMPILED if request.param == "cython" else _scanner_py  # type: ignore[return-value]
+
+
+def measure(benchmark: Any, group: str, run: Callable[[Case], Outcome], case: Case, ref: Reference) -> None:
+    """Check ``run``'s output on ``case`` against the reference, then time it in ``group``."""
+    problem = check_outcome(run(case), ref)
+    assert problem is None, problem
+    benchmark.group = f"{group} {case.stream.name}"
+    benchmark.extra_info.update(bytes=case.stream.size, events=ref.events, chunk_size=CHUNK_SIZE, correct=True)
+    benchmark.pedantic(run, args=(case,), rounds=ROUNDS, iterations=1, warmup_rounds=1)

@@ -119,26 +119,21 @@ def _feed_bytewise(parser: Any, view: memoryview) -> None:
         parser.feed(view[i : i + 1])
 
 
-def test_one_byte_chunks_of_a_huge_line_overflow_right_past_max_buffer(scanner: ModuleType) -> None:
+@pytest.mark.parametrize(
+    ("framing", "opening", "past"),
+    [("sse", b"data: ", 1), ("json", b'[{"t": "', 2)],  # JSON: the "[" was fed too
+)
+def test_one_byte_chunks_of_a_huge_line_or_element_overflow_right_past_max_buffer(
+    scanner: ModuleType, framing: str, opening: bytes, past: int
+) -> None:
     limit = 64 * 1024
-    parser = scanner.SSEParser(limit)
-    line = b"data: " + b"x" * (limit * 2)
-    view = memoryview(line)
+    parser = scanner.SSEParser(limit) if framing == "sse" else scanner.JSONArrayStreamParser(limit)
+    view = memoryview(opening + b"x" * (limit * 2))
     with pytest.raises(SSEBufferOverflow):
         _feed_bytewise(parser, view)
-    assert parser.bytes_fed == limit + 1  # the pending line just went past the bound
-    with pytest.raises(SSEBufferOverflow):
+    assert parser.bytes_fed == limit + past  # the pending line / element just went past the bound
+    with pytest.raises(SSEBufferOverflow):  # and the parser stays failed
         parser.feed(b"\n\n")
-
-
-def test_one_byte_chunks_of_a_huge_element_overflow_right_past_max_buffer(scanner: ModuleType) -> None:
-    limit = 64 * 1024
-    parser = scanner.JSONArrayStreamParser(limit)
-    body = b'[{"t": "' + b"x" * (limit * 2)
-    view = memoryview(body)
-    with pytest.raises(SSEBufferOverflow):
-        _feed_bytewise(parser, view)
-    assert parser.bytes_fed == limit + 2  # "[" then the element's limit + 1 bytes
 
 
 @pytest.mark.parametrize(

@@ -145,19 +145,39 @@ def _status_error(response: Any, client: str, data: bytes, truncated: bool) -> R
 # ------------------------------------------------------------------------------------------------- byte sources
 
 
-class _SyncSource:
-    """The body of a sync response as byte chunks, plus how to close it."""
+class _Source:
+    """What both byte sources hold: the response, its client library, the transport errors to expect, and
+    whether it was closed; how a non-2xx response becomes the error to raise."""
 
-    __slots__ = ("chunks", "client", "closed", "errors", "response")
+    __slots__ = ("client", "closed", "errors", "response")
 
-    def __init__(self, response: Any) -> None:
+    def __init__(self, response: Any, other: str, why: str) -> None:
         client = _client_of(response)
-        if client == "aiohttp":
-            raise TypeError("aiohttp responses are asynchronous: use aiter_response / aiter_response_events")
+        if client == other:
+            raise TypeError(why)
         self.response = response
         self.client = client
         self.errors = _transport_errors(response, client)
         self.closed = False
+
+    def _ok(self) -> bool:
+        return 200 <= _status(self.response, self.client) < 300
+
+    def _error(self, body: bytearray) -> ResponseStatusError:
+        """The error for a non-2xx response whose body (read up to ``ERROR_BODY_LIMIT`` and more) is ``body``."""
+        return _status_error(self.response, self.client, bytes(body[:ERROR_BODY_LIMIT]), len(body) > ERROR_BODY_LIMIT)
+
+
+class _SyncSource(_Source):
+    """The body of a sync response as byte chunks, plus how to close it."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self, response: Any) -> None:
+        super().__init__(
+            response, "aiohttp", "aiohttp responses are asynchronous: use aiter_response / aiter_response_events"
+        )
+        client = self.client
         self.chunks: Iterator[bytes]
         if client == "httpx":
             self.chunks = response.iter_bytes()
@@ -168,6 +188,20 @@ class _SyncSource:
                 self.chunks = _read1_chunks(raw)  # iter_content(None) would read this body whole
             else:
                 self.chunks = response.iter_content(chunk_size=None)
+
+    def body(self) -> Iterator[bytes]:
+        """The body's non-empty chunks; a transport error closes the source and raises ``_ConnectionLost``."""
+        chunks, errors = self.chunks, self.errors
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                return
+            except errors as exc:
+                self.close()
+                raise _ConnectionLost(exc) from exc
+            if chunk:
+                yield chunk
 
     def close(self) -> None:
         """Close the chunk iterator and the response (idempotent); an unread body closes the connection."""
@@ -183,7 +217,7 @@ class _SyncSource:
 
     def status_error(self) -> Optional[ResponseStatusError]:
         """The error to raise for a non-2xx response (its body read with a bound, then closed), else None."""
-        if 200 <= _status(self.response, self.client) < 300:
+        if self._ok():
             return None
         buf = bytearray()
         try:
@@ -195,7 +229,15 @@ class _SyncSource:
             pass
         finally:
             self.close()
-        return _status_error(self.response, self.client, bytes(buf[:ERROR_BODY_LIMIT]), len(buf) > ERROR_BODY_LIMIT)
+        return self._error(buf)
+
+
+class _ConnectionLost(Exception):
+    """A transport error while reading the body (``cause``); the source is already closed."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(cause)
+        self.cause = cause
 
 
 def _read1_chunks(raw: Any) -> Iterator[bytes]:
@@ -206,20 +248,16 @@ def _read1_chunks(raw: Any) -> Iterator[bytes]:
         yield data
 
 
-class _AsyncSource:
+class _AsyncSource(_Source):
     """The body of an async response as byte chunks, plus how to close it."""
 
-    __slots__ = ("aiter", "client", "closed", "errors", "response")
+    __slots__ = ("aiter",)
 
     def __init__(self, response: Any) -> None:
-        client = _client_of(response)
-        if client == "requests":
-            raise TypeError("requests responses are synchronous: use iter_response / iter_response_events")
-        self.response = response
-        self.client = client
-        self.errors = _transport_errors(response, client)
-        self.closed = False
-        self.aiter: Optional[AsyncIterator[bytes]] = response.aiter_bytes() if client == "httpx" else None
+        super().__init__(
+            response, "requests", "requests responses are synchronous: use iter_response / iter_response_events"
+        )
+        self.aiter: Optional[AsyncIterator[bytes]] = response.aiter_bytes() if self.client == "httpx" else None
 
     async def read(self) -> bytes:
         """The next chunk; ``b""`` at the end of the body."""
@@ -229,6 +267,14 @@ class _AsyncSource:
             return await self.aiter.__anext__()
         except StopAsyncIteration:
             return b""
+
+    async def next_chunk(self) -> bytes:
+        """:meth:`read`, with a transport error closing the source and raised as ``_ConnectionLost``."""
+        try:
+            return await self.read()
+        except self.errors as exc:
+            await self.aclose()
+            raise _ConnectionLost(exc) from exc
 
     async def aclose(self, complete: bool = False) -> None:
         """Close the response (idempotent). ``complete``: the body was read to its end, the connection may be
@@ -252,7 +298,7 @@ class _AsyncSource:
 
     async def status_error(self) -> Optional[ResponseStatusError]:
         """The async twin of :meth:`_SyncSource.status_error`."""
-        if 200 <= _status(self.response, self.client) < 300:
+        if self._ok():
             return None
         buf = bytearray()
         try:
@@ -265,7 +311,7 @@ class _AsyncSource:
             pass
         finally:
             await self.aclose()
-        return _status_error(self.response, self.client, bytes(buf[:ERROR_BODY_LIMIT]), len(buf) > ERROR_BODY_LIMIT)
+        return self._error(buf)
 
 
 # ---------------------------------------------------------------------------------------------------- pipelines
@@ -313,18 +359,13 @@ def iter_response(
         if error is not None:
             raise error
         decoder = StreamDecoder(provider, _resolve_framing(response, framing), max_buffer)
-        chunks, feed, errors = source.chunks, decoder.feed, source.errors
-        while True:
-            try:
-                chunk = next(chunks)
-            except StopIteration:
-                break
-            except errors as exc:
-                source.close()
-                yield from _connection_lost(decoder, exc)
-                return
-            if chunk:
+        feed = decoder.feed
+        try:
+            for chunk in source.body():
                 yield from feed(chunk)
+        except _ConnectionLost as lost:
+            yield from _connection_lost(decoder, lost.cause)
+            return
         source.close()
         yield from decoder.close()
     finally:
@@ -346,19 +387,15 @@ async def aiter_response(
         if error is not None:
             raise error
         decoder = StreamDecoder(provider, _resolve_framing(response, framing), max_buffer)
-        read, feed, errors = source.read, decoder.feed, source.errors
-        while True:
-            try:
-                chunk = await read()
-            except errors as exc:
-                await source.aclose()
-                for event in _connection_lost(decoder, exc):
+        next_chunk, feed = source.next_chunk, decoder.feed
+        try:
+            while chunk := await next_chunk():
+                for event in feed(chunk):
                     yield event
-                return
-            if not chunk:
-                break
-            for event in feed(chunk):
+        except _ConnectionLost as lost:
+            for event in _connection_lost(decoder, lost.cause):
                 yield event
+            return
         await source.aclose(complete=True)
         for event in decoder.close():
             yield event
@@ -383,16 +420,12 @@ def iter_response_events(
         if error is not None:
             raise error
         scanner = make_scanner(_resolve_framing(response, framing), max_buffer)
-        chunks, feed, errors = source.chunks, scanner.feed, source.errors
-        while True:
-            try:
-                chunk = next(chunks)
-            except StopIteration:
-                break
-            except errors as exc:
-                raise _truncated(exc) from exc
-            if chunk:
+        feed = scanner.feed
+        try:
+            for chunk in source.body():
                 yield from feed(chunk)
+        except _ConnectionLost as lost:
+            raise _truncated(lost.cause) from lost.cause
         source.close()
         yield from scanner.close()
     finally:
@@ -412,16 +445,13 @@ async def aiter_response_events(
         if error is not None:
             raise error
         scanner = make_scanner(_resolve_framing(response, framing), max_buffer)
-        read, feed, errors = source.read, scanner.feed, source.errors
-        while True:
-            try:
-                chunk = await read()
-            except errors as exc:
-                raise _truncated(exc) from exc
-            if not chunk:
-                break
-            for event in feed(chunk):
-                yield event
+        next_chunk, feed = source.next_chunk, scanner.feed
+        try:
+            while chunk := await next_chunk():
+                for event in feed(chunk):
+                    yield event
+        except _ConnectionLost as lost:
+            raise _truncated(lost.cause) from lost.cause
         await source.aclose(complete=True)
         for event in scanner.close():
             yield event

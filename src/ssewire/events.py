@@ -224,20 +224,9 @@ def new_tool_event(
 ) -> Unified:
     """``Unified(kind, tool_call_id=call_id, tool_name=name, arguments_delta=arguments_delta, sequence=sequence,
     raw=raw, server=server)``, built without keywords (``tool_call_start`` / ``tool_call_delta``)."""
-    event: Unified = _new(Unified)
-    event.type = kind
-    event.text = ""
+    event = new_event(kind, raw, "", sequence)
     event.tool_call_id = call_id
     event.tool_name = name
     event.arguments_delta = arguments_delta
-    event.arguments = None
-    event.usage = None
-    event.stop_reason = None
-    event.error = None
-    event.sequence = sequence
-    event.raw = raw
-    event.raw_stop_reason = None
     event.server = server
-    event.signature = None
-    event.arguments_raw = None
     return event

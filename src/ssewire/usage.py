@@ -64,29 +64,34 @@ class Usage:
         self.partial = partial
 
     @classmethod
+    def _gemini(
+        cls, raw: dict[str, Any], partial: bool, prompt: str, tool_prompt: str, output: str, thoughts: str, cached: str
+    ) -> Usage:
+        """Gemini's counts, named by the API's keys: thoughts are output (and reasoning), tool prompts input."""
+        reasoning = _int(raw.get(thoughts))
+        return cls(
+            _int(raw.get(prompt)) + _int(raw.get(tool_prompt)),
+            _int(raw.get(output)) + reasoning,
+            cached_input_tokens=_int(raw.get(cached)),
+            reasoning_tokens=reasoning,
+            raw=raw,
+            partial=partial,
+        )
+
+    @classmethod
     def from_raw(cls, raw: dict[str, Any], *, partial: bool = False) -> Usage:
         """The :class:`Usage` a provider's usage object describes (an unknown shape counts zero, raw kept)."""
         if "promptTokenCount" in raw or "candidatesTokenCount" in raw or "totalTokenCount" in raw:  # Gemini
-            thoughts = _int(raw.get("thoughtsTokenCount"))
-            candidates = raw.get("candidatesTokenCount", raw.get("responseTokenCount"))  # Live says "response"
-            return cls(
-                _int(raw.get("promptTokenCount")) + _int(raw.get("toolUsePromptTokenCount")),
-                _int(candidates) + thoughts,
-                cached_input_tokens=_int(raw.get("cachedContentTokenCount")),
-                reasoning_tokens=thoughts,
-                raw=raw,
-                partial=partial,
-            )
+            candidates = "candidatesTokenCount" if "candidatesTokenCount" in raw else "responseTokenCount"  # Live
+            return cls._gemini(
+                raw, partial, "promptTokenCount", "toolUsePromptTokenCount", candidates, "thoughtsTokenCount",
+                "cachedContentTokenCount",
+            )  # fmt: skip
         if "total_input_tokens" in raw or "total_output_tokens" in raw:  # Gemini Interactions
-            thoughts = _int(raw.get("total_thought_tokens"))
-            return cls(
-                _int(raw.get("total_input_tokens")) + _int(raw.get("total_tool_use_tokens")),
-                _int(raw.get("total_output_tokens")) + thoughts,
-                cached_input_tokens=_int(raw.get("total_cached_tokens")),
-                reasoning_tokens=thoughts,
-                raw=raw,
-                partial=partial,
-            )
+            return cls._gemini(
+                raw, partial, "total_input_tokens", "total_tool_use_tokens", "total_output_tokens",
+                "total_thought_tokens", "total_cached_tokens",
+            )  # fmt: skip
         if "prompt_tokens" in raw or "completion_tokens" in raw:  # Chat Completions
             prompt = _int(raw.get("prompt_tokens"))
             completion = _int(raw.get("completion_tokens"))

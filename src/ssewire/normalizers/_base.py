@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Optional
 from .._json import loads_first, loads_retry
 from ..events import SSEEvent, Unified, new_event
 
-__all__ = ["DelegatingNormalizer", "Normalizer", "error_payload", "truncated_event"]
+__all__ = ["DelegatingNormalizer", "Normalizer", "error_payload", "str_or", "truncated_event"]
 
 
 _NOT_JSON = object()
@@ -27,6 +27,11 @@ def _retry_loads(data: str) -> Any:
         return loads_retry(data)
     except ValueError:
         return _NOT_JSON
+
+
+def str_or(value: Any, current: Optional[str]) -> Optional[str]:
+    """``value`` when it is a string (a provider's optional id/model/status field), else ``current``."""
+    return value if type(value) is str else current
 
 
 def error_payload(inner: Any, default_type: str = "error") -> dict[str, Any]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..events import Unified, new_event
-from ._base import Normalizer, error_payload
+from ._base import Normalizer, error_payload, str_or
 from .chat import _Call
 
 __all__ = ["ANTHROPIC_STOP", "MESSAGE_EVENTS", "AnthropicNormalizer"]
@@ -104,12 +104,8 @@ class AnthropicNormalizer(Normalizer):
     def _message_start(self, obj: dict[str, Any]) -> list[Unified]:
         message = obj.get("message")
         if type(message) is dict:
-            message_id = message.get("id")
-            if type(message_id) is str:
-                self.message_id = message_id
-            model = message.get("model")
-            if type(model) is str:
-                self.model = model
+            self.message_id = str_or(message.get("id"), self.message_id)
+            self.model = str_or(message.get("model"), self.model)
             usage = message.get("usage")
             if type(usage) is dict:
                 self.usage = dict(usage)

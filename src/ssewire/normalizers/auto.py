@@ -17,23 +17,10 @@ from ..errors import DetectionError
 from ..events import SSEEvent, Unified
 from ._base import DelegatingNormalizer, truncated_event
 from .anthropic import MESSAGE_EVENTS
+from .gemini_interactions import is_interaction_event
 
 __all__ = ["AutoNormalizer", "detect_provider"]
 
-_INTERACTION_EVENTS = frozenset(
-    {
-        "interaction.created",
-        "interaction.status_update",
-        "interaction.completed",
-        "interaction.complete",
-        "step.start",
-        "step.delta",
-        "step.stop",
-        "content.start",
-        "content.delta",
-        "content.stop",
-    }
-)
 _GEMINI_KEYS = ("candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId")
 _MAX_HELD = 8
 
@@ -41,7 +28,7 @@ _MAX_HELD = 8
 def detect_provider(obj: dict[str, Any], event: Optional[str] = None) -> Optional[str]:
     """The provider name whose normaliser handles ``obj`` (``None`` when it could be anyone's, e.g. a bare
     error); raises :class:`DetectionError` for a payload no provider sends."""
-    if "event_type" in obj or event in _INTERACTION_EVENTS:
+    if "event_type" in obj or is_interaction_event(event):
         return "gemini"
     kind = obj.get("type")
     if type(kind) is str:

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Optional
 from ..events import Unified, new_event
 from ..partial_json import parse_arguments
 from ._base import DelegatingNormalizer, error_payload
-from .gemini_interactions import GeminiInteractionsNormalizer
+from .gemini_interactions import GeminiInteractionsNormalizer, is_interaction_event
 from .vertex_args import StreamedCall, compact_json, parse_json_path
 
 __all__ = ["GeminiNormalizer", "gemini_stop_reason", "parse_json_path"]
@@ -45,20 +45,6 @@ _REFUSAL = frozenset(
         "IMAGE_PROHIBITED_CONTENT",
         "IMAGE_RECITATION",
         "LANGUAGE",
-    }
-)
-
-#: SSE event names that only the Interactions API sends (payloads with ``event_type`` are recognised anyway).
-_INTERACTION_EVENTS = frozenset(
-    {
-        "step.start",
-        "step.delta",
-        "step.stop",
-        "content.start",
-        "content.delta",
-        "content.stop",
-        "error",
-        "done",
     }
 )
 
@@ -143,7 +129,7 @@ class GeminiNormalizer(DelegatingNormalizer):
             or (
                 event is not None
                 and event != "message"  # the SSE default, the name of every generateContent chunk
-                and (event in _INTERACTION_EVENTS or event.startswith("interaction."))
+                and (is_interaction_event(event) or event in ("error", "done"))
             )
         ):
             delegate = self._interactions = GeminiInteractionsNormalizer()

@@ -28,9 +28,18 @@ from typing import Any, ClassVar, Optional, Union
 
 from ..events import Unified
 from ..partial_json import parse_arguments
-from ._base import Normalizer, error_payload
+from ._base import Normalizer, error_payload, str_or
 
-__all__ = ["GeminiInteractionsNormalizer", "interactions_stop_reason"]
+__all__ = ["STEP_EVENTS", "GeminiInteractionsNormalizer", "interactions_stop_reason", "is_interaction_event"]
+
+#: SSE event names of the Interactions API's steps and their content.
+STEP_EVENTS = frozenset({"step.start", "step.delta", "step.stop", "content.start", "content.delta", "content.stop"})
+
+
+def is_interaction_event(event: Optional[str]) -> bool:
+    """True for an SSE event name only the Interactions API sends (``interaction.*`` and the step events)."""
+    return event is not None and (event in STEP_EVENTS or event.startswith("interaction."))
+
 
 _ALIASES = {
     "content.start": "step.start",
@@ -153,21 +162,11 @@ class GeminiInteractionsNormalizer(Normalizer):
         """Keep the interaction id, model and status of interaction-level events."""
         interaction = obj.get("interaction")
         if isinstance(interaction, dict):
-            value = interaction.get("id")
-            if type(value) is str:
-                self.interaction_id = self.response_id = value
-            value = interaction.get("model")
-            if type(value) is str:
-                self.model_version = value
-            value = interaction.get("status")
-            if type(value) is str:
-                self.status = value
-        value = obj.get("interaction_id")
-        if type(value) is str:
-            self.interaction_id = self.response_id = value
-        value = obj.get("status")
-        if type(value) is str:
-            self.status = value
+            self.interaction_id = self.response_id = str_or(interaction.get("id"), self.interaction_id)
+            self.model_version = str_or(interaction.get("model"), self.model_version)
+            self.status = str_or(interaction.get("status"), self.status)
+        self.interaction_id = self.response_id = str_or(obj.get("interaction_id"), self.interaction_id)
+        self.status = str_or(obj.get("status"), self.status)
 
     def _new_id(self, given: Any) -> str:
         """The step's call id, else a synthetic one never used before in this stream."""
