@@ -64,7 +64,14 @@ def check_fixture_result(result: StreamResult, events: Sequence[Unified], expect
         assert result.error["type"] == expected["error"]["type"]
         assert expected["error"]["message"] in result.error["message"]
     assert result.signatures == expected.get("signatures", [])
+    incomplete = expected.get("incomplete_tool_calls", [])
+    assert [(c.id, c.name, c.arguments_raw) for c in result.incomplete_tool_calls] == [
+        (c["id"], c["name"], c["arguments_raw"]) for c in incomplete
+    ]
+    assert all(c.arguments is None and not c.complete for c in result.incomplete_tool_calls)
     truncated = [e for e in events if e.type == "error" and e.error and e.error["type"] == "stream_truncated"]
     assert bool(truncated) == expected["truncated"]
     if truncated:
         assert events[-1] is truncated[0]
+        assert truncated[0].error is not None
+        assert truncated[0].error["incomplete_tool_calls"] == incomplete

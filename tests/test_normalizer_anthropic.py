@@ -310,18 +310,63 @@ def test_new_block_at_an_index_with_an_open_call_closes_it_first() -> None:
     assert len(only(events, "tool_call_done")) == 2
 
 
-def test_truncation_closes_open_calls_and_carries_message_start_usage() -> None:
+def test_truncation_reports_open_calls_as_incomplete_and_carries_message_start_usage() -> None:
     events = feed(
         AnthropicNormalizer(),
         message_start(),
         block_start(0, tool_use("t", "f")),
         delta(0, type="input_json_delta", partial_json='{"a":'),
     )
-    assert types(events)[-2:] == ["tool_call_done", "error"]
-    assert events[-2].arguments_raw == '{"a":'
+    assert types(events)[-2:] == ["tool_call_delta", "error"]
+    assert "tool_call_done" not in types(events)
     assert events[-1].error is not None
     assert events[-1].error["type"] == "stream_truncated"
+    assert events[-1].error["incomplete_tool_calls"] == [{"id": "t", "name": "f", "arguments_raw": '{"a":'}]
     assert events[-1].usage == START_USAGE
+
+
+def test_message_stop_after_max_tokens_leaves_an_open_call_incomplete() -> None:
+    events = feed(
+        AnthropicNormalizer(),
+        message_start(),
+        block_start(0, tool_use("t", "f")),
+        delta(0, type="input_json_delta", partial_json='{"a": 1'),
+        {"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 9}},
+        {"type": "message_stop"},
+    )
+    assert "tool_call_done" not in types(events)
+    assert events[-1].type == "done" and events[-1].stop_reason == "max_tokens"
+    result = collect(events)
+    assert result.tool_calls == [] and result.client_tool_calls == []
+    assert [(c.id, c.arguments, c.arguments_raw) for c in result.incomplete_tool_calls] == [("t", None, '{"a": 1')]
+
+
+def test_message_stop_closes_a_call_whose_block_never_stopped() -> None:
+    events = feed(
+        AnthropicNormalizer(),
+        message_start(),
+        block_start(0, tool_use("t", "f")),
+        delta(0, type="input_json_delta", partial_json='{"a": 1}'),
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}},
+        {"type": "message_stop"},
+    )
+    assert types(events)[-2:] == ["tool_call_done", "done"]
+    assert events[-2].arguments == {"a": 1}
+
+
+def test_error_mid_call_lists_it_and_never_closes_it() -> None:
+    events = feed(
+        AnthropicNormalizer(),
+        message_start(),
+        block_start(0, tool_use("t", "f")),
+        delta(0, type="input_json_delta", partial_json='{"a":'),
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    )
+    assert "tool_call_done" not in types(events)
+    assert events[-1].error is not None
+    assert events[-1].error["type"] == "overloaded_error"
+    assert events[-1].error["incomplete_tool_calls"] == [{"id": "t", "name": "f", "arguments_raw": '{"a":'}]
+    assert [c.id for c in collect(events).incomplete_tool_calls] == ["t"]
 
 
 def test_ids_are_kept_and_lifecycle_events_are_raw() -> None:

@@ -228,19 +228,51 @@ def test_string_error_chunk_keeps_code_and_message() -> None:
     assert events[0].error == {"code": "Internal error", "message": "model crashed", "type": "Internal error"}
 
 
-def test_truncated_stream_closes_open_calls_then_reports_truncation_with_usage() -> None:
+def test_truncated_stream_reports_open_calls_as_incomplete_with_usage() -> None:
     usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
     events = feed(
         ChatCompletionsNormalizer(),
         chunk({"tool_calls": [tool(0, "call_a", "f", '{"a": 1')]}),
         {"id": "c", "object": "chat.completion.chunk", "choices": [], "usage": usage},
     )
-    assert types(events)[-2:] == ["tool_call_done", "error"]
-    assert events[-2].arguments_raw == '{"a": 1'
+    assert types(events)[-2:] == ["usage", "error"]
+    assert "tool_call_done" not in types(events)
     assert events[-1].error is not None
     assert events[-1].error["type"] == "stream_truncated"
+    assert events[-1].error["incomplete_tool_calls"] == [{"id": "call_a", "name": "f", "arguments_raw": '{"a": 1'}]
     assert events[-1].usage == usage
     assert not any(e.type == "done" for e in events)
+
+
+@pytest.mark.parametrize(("finish", "closed"), [("tool_calls", True), ("stop", True), ("length", False),
+                                               ("content_filter", False)])  # fmt: skip
+def test_finish_reason_closes_calls_unless_it_cut_the_response_off(finish: str, closed: bool) -> None:
+    events = feed(
+        ChatCompletionsNormalizer(),
+        chunk({"tool_calls": [tool(0, "call_a", "f", '{"a": 1}')]}),
+        chunk(finish=finish),
+        DONE,
+    )
+    assert ("tool_call_done" in types(events)) is closed
+    assert events[-1].type == "done"
+    result = collect(events)
+    assert [c.id for c in result.client_tool_calls] == (["call_a"] if closed else [])
+    assert [c.id for c in result.incomplete_tool_calls] == ([] if closed else ["call_a"])
+
+
+def test_closed_call_with_invalid_json_has_no_arguments_and_says_why() -> None:
+    events = feed(
+        ChatCompletionsNormalizer(),
+        chunk({"tool_calls": [tool(0, "call_a", "f", '{"a": 1')]}),
+        chunk(finish="tool_calls"),
+        DONE,
+    )
+    done = next(e for e in events if e.type == "tool_call_done")
+    assert done.arguments is None
+    assert done.arguments_raw == '{"a": 1'
+    assert done.arguments_error is not None and "not valid JSON" in done.arguments_error
+    call = collect(events).tool_calls[0]
+    assert (call.arguments, call.arguments_raw, call.arguments_error) == (None, '{"a": 1', done.arguments_error)
 
 
 @pytest.mark.parametrize(

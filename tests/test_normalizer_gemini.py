@@ -216,14 +216,28 @@ def test_streamed_call_open_at_finish_reason_is_closed_before_usage_and_done() -
     assert events[-1].stop_reason == "tool_use"
 
 
-def test_streamed_call_never_closed_is_closed_by_flush_then_truncated() -> None:
+def test_streamed_call_never_closed_is_incomplete_in_the_truncation_error() -> None:
     norm = GeminiNormalizer()
-    feed(norm, chunk(fc("read", willContinue=True)), chunk(_args(("$.q", "abc"), string_cont=True)))
+    events = feed(norm, chunk(fc("read", willContinue=True)), chunk(_args(("$.q", "abc"), string_cont=True)))
     tail = norm.finish()
-    assert kinds(tail) == ["tool_call_delta", "tool_call_done", "error"]
-    assert tail[1].arguments == {"q": "abc"}
+    assert kinds(tail) == ["error"]
     assert tail[-1].error is not None and tail[-1].error["type"] == "stream_truncated"
-    assert norm.flush() == []
+    (entry,) = tail[-1].error["incomplete_tool_calls"]
+    assert (entry["name"], entry["arguments_raw"]) == ("read", '{"q":"abc')
+    result = collect(events + tail)
+    assert result.tool_calls == []
+    assert [(c.name, c.arguments_raw) for c in result.incomplete_tool_calls] == [("read", '{"q":"abc')]
+
+
+@pytest.mark.parametrize(("finish", "closed"), [("STOP", True), ("MAX_TOKENS", False), ("SAFETY", False)])
+def test_finish_reason_closes_a_streamed_call_unless_it_cut_the_response_off(finish: str, closed: bool) -> None:
+    norm = GeminiNormalizer()
+    events = feed(norm, chunk(fc("read", willContinue=True)), chunk(_args(("$.q", "abc"))), chunk(finish=finish))
+    assert ("tool_call_done" in kinds(events)) is closed
+    assert norm.done and norm.finish() == []
+    result = collect(events)
+    assert [c.name for c in result.tool_calls] == (["read"] if closed else [])
+    assert [c.name for c in result.incomplete_tool_calls] == ([] if closed else ["read"])
 
 
 def test_streamed_call_new_call_closes_the_open_one() -> None:
@@ -454,8 +468,9 @@ def test_malformed_payloads_become_raw_without_exceptions(obj: dict[str, Any]) -
 def test_function_call_with_non_object_args_never_raises() -> None:
     events = feed(GeminiNormalizer(), chunk(fc("f", args=[1, 2]), fc("g", args='{"a": 1}')))
     dones = [e for e in events if e.type == "tool_call_done"]
-    assert dones[0].arguments == {"_value": [1, 2]}
-    assert (dones[1].arguments, dones[1].arguments_raw) == ({"a": 1}, '{"a": 1}')
+    assert (dones[0].arguments, dones[0].arguments_raw) == (None, "[1,2]")
+    assert dones[0].arguments_error == "arguments are a JSON array, not an object"
+    assert (dones[1].arguments, dones[1].arguments_raw, dones[1].arguments_error) == ({"a": 1}, '{"a": 1}', None)
 
 
 def test_every_event_carries_its_payload() -> None:
@@ -531,8 +546,9 @@ def test_delegated_stream_without_completion_is_truncated_by_the_delegate() -> N
     norm = GeminiNormalizer()
     feed(norm, {"event_type": "step.start", "index": 0, "step": {"type": "function_call", "id": "c1", "name": "f"}})
     tail = norm.finish()
-    assert kinds(tail) == ["tool_call_done", "error"]
+    assert kinds(tail) == ["error"]
     assert tail[-1].error is not None and "interaction.completed" in tail[-1].error["message"]
+    assert tail[-1].error["incomplete_tool_calls"] == [{"id": "c1", "name": "f", "arguments_raw": ""}]
     assert norm.done
 
 

@@ -226,12 +226,27 @@ def test_open_call_is_closed_before_usage_and_done() -> None:
     assert events[2].arguments == {"x": 1}
 
 
-def test_open_call_is_closed_by_flush_then_truncated() -> None:
+def test_open_call_is_incomplete_in_the_truncation_error() -> None:
     norm = GeminiInteractionsNormalizer()
-    feed(norm, start(0, type="function_call", id="c", name="f"), delta(0, type="arguments_delta", arguments="{}"))
+    feed(norm, start(0, type="function_call", id="c", name="f"), delta(0, type="arguments_delta", arguments='{"a"'))
     tail = norm.finish()
-    assert kinds(tail) == ["tool_call_done", "error"]
+    assert kinds(tail) == ["error"]
     assert tail[-1].error is not None and tail[-1].error["type"] == "stream_truncated"
+    assert tail[-1].error["incomplete_tool_calls"] == [{"id": "c", "name": "f", "arguments_raw": '{"a"'}]
+
+
+def test_error_mid_call_lists_the_open_call_and_never_closes_it() -> None:
+    norm = GeminiInteractionsNormalizer()
+    events = feed(
+        norm,
+        start(0, type="function_call", id="c", name="f"),
+        delta(0, type="arguments_delta", arguments='{"a"'),
+        ev("error", error={"code": "internal", "message": "boom"}),
+    )
+    assert "tool_call_done" not in kinds(events)
+    assert events[-1].error is not None
+    assert events[-1].error["incomplete_tool_calls"] == [{"id": "c", "name": "f", "arguments_raw": '{"a"'}]
+    assert norm.finish() == []
 
 
 def test_error_event_is_error_and_ends_the_stream() -> None:

@@ -373,7 +373,7 @@ def test_terminal_closes_open_calls_from_response_output() -> None:
     assert events[-3].arguments == {"full": True}
 
 
-def test_truncation_closes_open_calls_then_reports() -> None:
+def test_truncation_reports_open_calls_as_incomplete() -> None:
     s = Seq()
     norm = OpenAINormalizer()
     events = feed(
@@ -382,11 +382,29 @@ def test_truncation_closes_open_calls_then_reports() -> None:
         s("response.output_item.added", output_index=0, item=fc("fc_1", "call_1", "f")),
         s("response.function_call_arguments.delta", item_id="fc_1", output_index=0, delta='{"a":1'),
     )
-    assert types(events)[-2:] == ["tool_call_done", "error"]
-    assert events[-2].arguments_raw == '{"a":1'
+    assert types(events)[-2:] == ["tool_call_delta", "error"]
+    assert "tool_call_done" not in types(events)
     assert events[-1].error is not None
     assert events[-1].error["type"] == "stream_truncated"
+    assert events[-1].error["incomplete_tool_calls"] == [{"id": "call_1", "name": "f", "arguments_raw": '{"a":1'}]
     assert "response.completed" in events[-1].error["message"]
+
+
+@pytest.mark.parametrize(("status", "closed"), [("completed", True), ("incomplete", False), ("failed", False)])
+def test_terminal_event_closes_open_calls_only_when_the_response_completed(status: str, closed: bool) -> None:
+    s = Seq()
+    events = feed(
+        OpenAINormalizer(),
+        s("response.created", response=response("in_progress", usage=None)),
+        s("response.output_item.added", output_index=0, item=fc("fc_1", "call_1", "f")),
+        s("response.function_call_arguments.delta", item_id="fc_1", output_index=0, delta='{"a":1}'),
+        s(f"response.{status}", response=response(status)),
+    )
+    assert ("tool_call_done" in types(events)) is closed
+    assert events[-1].type == "done"
+    result = collect(events)
+    assert [c.id for c in result.tool_calls] == (["call_1"] if closed else [])
+    assert [c.id for c in result.incomplete_tool_calls] == ([] if closed else ["call_1"])
 
 
 def test_cursor_and_ids_are_kept() -> None:

@@ -217,10 +217,11 @@ def test_truncation_names_the_delegates_terminal_and_carries_its_usage() -> None
     norm = XAINormalizer()
     whole = {"id": "call_1", "function": {"name": "f", "arguments": '{"a":'}, "index": 0}
     events = feed(norm, chat({"tool_calls": [whole]}), {"id": "f0f0", "choices": [], "usage": CHAT_USAGE})
-    assert types(events)[-2:] == ["tool_call_done", "error"]
+    assert types(events)[-2:] == ["usage", "error"]
     error = events[-1].error
     assert error is not None
     assert error["type"] == "stream_truncated"
+    assert error["incomplete_tool_calls"] == [{"id": "call_1", "name": "f", "arguments_raw": '{"a":'}]
     assert "[DONE]" in error["message"]
     assert events[-1].usage == CHAT_USAGE
     responses = feed(XAINormalizer(), {"type": "response.output_text.delta", "delta": "x"})

@@ -10,22 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-__all__ = ["SSEEvent", "Unified", "UNIFIED_TYPES", "new_event", "new_tool_event"]
+from .names import UnifiedType, literal_values
 
-#: Every value ``Unified.type`` can take.
-UNIFIED_TYPES = frozenset(
-    {
-        "text_delta",
-        "reasoning_delta",
-        "tool_call_start",
-        "tool_call_delta",
-        "tool_call_done",
-        "usage",
-        "done",
-        "error",
-        "raw",
-    }
-)
+__all__ = ["SSEEvent", "Unified", "UNIFIED_TYPES", "UnifiedType", "new_event", "new_tool_event"]
+
+#: Every value ``Unified.type`` can take (the values of :data:`~ssewire.names.UnifiedType`).
+UNIFIED_TYPES = frozenset(literal_values(UnifiedType))
 
 
 class SSEEvent:
@@ -93,6 +83,7 @@ _UNIFIED_DEFAULTS: dict[str, Any] = {
     "server": False,
     "signature": None,
     "arguments_raw": None,
+    "arguments_error": None,
 }
 
 
@@ -107,6 +98,9 @@ class Unified:
     - ``arguments_delta``: a fragment of the argument JSON string (``tool_call_delta``).
     - ``arguments``: the parsed arguments on ``tool_call_done`` (``{}`` for an empty argument string) and
       ``arguments_raw`` the argument string they were parsed from (``None`` where the provider sent an object).
+      When that string is not a JSON object, ``arguments`` is ``None`` and ``arguments_error`` says why.
+      ``tool_call_done`` comes only for calls the provider closed: a call cut off by the end of the stream is
+      listed in the ``stream_truncated`` error's ``incomplete_tool_calls`` instead.
     - ``usage``: the provider's usage object (cumulative, merged where the provider splits it) on ``usage``;
       ``error``: ``{"type", "message", ...}`` on ``error``.
     - ``stop_reason``: the unified stop reason on ``done`` (``end``, ``max_tokens``, ``tool_use``,
@@ -120,9 +114,11 @@ class Unified:
 
     __slots__ = ("type", *_UNIFIED_DEFAULTS)
 
+    type: UnifiedType
+
     def __init__(
         self,
-        type: str,  # noqa: A002 - public name kept from the reference
+        type: UnifiedType,  # noqa: A002 - public name kept from the reference
         text: str = "",
         tool_call_id: Optional[str] = None,
         tool_name: Optional[str] = None,
@@ -138,6 +134,7 @@ class Unified:
         server: bool = False,
         signature: Optional[str] = None,
         arguments_raw: Optional[str] = None,
+        arguments_error: Optional[str] = None,
     ) -> None:
         self.type = type
         self.text = text
@@ -154,6 +151,7 @@ class Unified:
         self.server = server
         self.signature = signature
         self.arguments_raw = arguments_raw
+        self.arguments_error = arguments_error
 
     def to_dict(self, *, with_raw: bool = False) -> dict[str, Any]:
         """The event as a JSON-ready dict: ``type`` plus every field that differs from its default.
@@ -191,7 +189,7 @@ _new = object.__new__
 
 
 def new_event(
-    kind: str, raw: Any, text: str = "", sequence: Optional[int] = None, signature: Optional[str] = None
+    kind: UnifiedType, raw: Any, text: str = "", sequence: Optional[int] = None, signature: Optional[str] = None
 ) -> Unified:
     """``Unified(kind, text=text, sequence=sequence, raw=raw, signature=signature)``, built without keywords."""
     event: Unified = _new(Unified)
@@ -210,11 +208,12 @@ def new_event(
     event.server = False
     event.signature = signature
     event.arguments_raw = None
+    event.arguments_error = None
     return event
 
 
 def new_tool_event(
-    kind: str,
+    kind: UnifiedType,
     call_id: Optional[str],
     name: Optional[str],
     raw: Any,

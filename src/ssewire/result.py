@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from .events import Unified
-from .partial_json import parse_arguments
+from .normalizers.tool_calls import decode_arguments
 from .usage import Usage
 
 __all__ = ["Accumulator", "StreamResult", "ToolCall", "collect"]
@@ -17,9 +17,14 @@ __all__ = ["Accumulator", "StreamResult", "ToolCall", "collect"]
 
 class ToolCall:
     """One tool call: ``arguments`` parsed, ``arguments_raw`` the JSON string they came from (``None`` where the
-    provider sent an object), ``server`` True when the provider executed it itself."""
+    provider sent an object), ``server`` True when the provider executed it itself.
 
-    __slots__ = ("_fragments", "arguments", "arguments_raw", "id", "name", "server")
+    A call whose argument string is not a JSON object has ``arguments`` None and ``arguments_error`` saying why.
+    An incomplete call (never closed by the provider) has ``complete`` False, ``arguments`` None and
+    ``arguments_raw`` the text that arrived.
+    """
+
+    __slots__ = ("_fragments", "arguments", "arguments_error", "arguments_raw", "complete", "id", "name", "server")
 
     def __init__(
         self,
@@ -28,31 +33,47 @@ class ToolCall:
         arguments: Optional[dict[str, Any]] = None,
         arguments_raw: Optional[str] = None,
         server: bool = False,
+        *,
+        arguments_error: Optional[str] = None,
+        complete: bool = True,
     ) -> None:
         self.id = id
         self.name = name
         self.arguments = arguments
         self.arguments_raw = arguments_raw
         self.server = server
+        self.arguments_error = arguments_error
+        self.complete = complete
         self._fragments: list[str] = []
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.id, self.name, self.arguments, self.arguments_raw, self.server, self.arguments_error, self.complete)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolCall):
             return NotImplemented
-        return (self.id, self.name, self.arguments, self.arguments_raw, self.server) == (
-            other.id,
-            other.name,
-            other.arguments,
-            other.arguments_raw,
-            other.server,
-        )
+        return self._key() == other._key()
 
     __hash__ = None  # type: ignore[assignment]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The call as a JSON-ready dict."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "arguments": self.arguments,
+            "arguments_raw": self.arguments_raw,
+            "arguments_error": self.arguments_error,
+            "server": self.server,
+            "complete": self.complete,
+        }
+
     def __repr__(self) -> str:
+        extra = "" if self.arguments_error is None else f", arguments_error={self.arguments_error!r}"
+        extra += "" if self.complete else ", complete=False"
         return (
             f"ToolCall(id={self.id!r}, name={self.name!r}, arguments={self.arguments!r}, "
-            f"arguments_raw={self.arguments_raw!r}, server={self.server!r})"
+            f"arguments_raw={self.arguments_raw!r}, server={self.server!r}{extra})"
         )
 
 
@@ -61,6 +82,7 @@ class StreamResult:
 
     __slots__ = (
         "error",
+        "incomplete_tool_calls",
         "last_sequence",
         "model",
         "raw_stop_reason",
@@ -76,7 +98,8 @@ class StreamResult:
     def __init__(self) -> None:
         self.text = ""
         self.reasoning = ""
-        self.tool_calls: list[ToolCall] = []
+        self.tool_calls: list[ToolCall] = []  # closed by the provider (``tool_call_done``), in start order
+        self.incomplete_tool_calls: list[ToolCall] = []  # started, never closed: never run these
         self.stop_reason: Optional[str] = None
         self.raw_stop_reason: Optional[str] = None
         self.usage: Optional[Usage] = None
@@ -88,7 +111,7 @@ class StreamResult:
 
     @property
     def client_tool_calls(self) -> list[ToolCall]:
-        """Calls the client must execute (``server`` false)."""
+        """Closed calls the client must execute (``server`` false); incomplete calls are never among them."""
         return [c for c in self.tool_calls if not c.server]
 
     @property
@@ -127,7 +150,7 @@ class Accumulator:
     def _call(self, event: Unified) -> ToolCall:
         call = self._calls.get(event.tool_call_id)
         if call is None:
-            call = ToolCall(event.tool_call_id, event.tool_name, server=event.server)
+            call = ToolCall(event.tool_call_id, event.tool_name, server=event.server, complete=False)
             self._calls[event.tool_call_id] = call
             self._order.append(call)
         elif call.name is None and event.tool_name is not None:
@@ -155,17 +178,19 @@ class Accumulator:
                 self._call(event)
         elif kind == "tool_call_done":
             call = self._call(event)
-            if event.arguments is not None:
+            if event.arguments is not None or event.arguments_error is not None:
                 # the normaliser's verdict; arguments_raw is None where the provider sent an object
                 call.arguments = event.arguments
                 call.arguments_raw = event.arguments_raw
-            else:
+                call.arguments_error = event.arguments_error
+            else:  # a done event built by hand: decode what arrived
                 if event.arguments_raw is not None:
                     call.arguments_raw = event.arguments_raw
                 elif call._fragments:
                     call.arguments_raw = "".join(call._fragments)
-                call.arguments = parse_arguments(call.arguments_raw)
+                call.arguments, call.arguments_error = decode_arguments(call.arguments_raw)
             call._fragments = []
+            call.complete = True
             call.server = call.server or event.server
         elif kind == "usage":
             if event.usage is not None:
@@ -209,12 +234,17 @@ class Accumulator:
 
     @property
     def result(self) -> StreamResult:
-        """The result so far (text joined now; calls never closed keep ``arguments`` None). ``usage`` is
-        ``partial`` unless the stream delivered its terminal ``done``."""
+        """The result so far (text joined now). Calls the provider closed are in ``tool_calls``; calls never
+        closed are in ``incomplete_tool_calls`` (``arguments`` None, ``arguments_raw`` the text that arrived).
+        ``usage`` is ``partial`` unless the stream delivered its terminal ``done``."""
         result = self._result
         result.text = "".join(self._text)
         result.reasoning = "".join(self._reasoning)
-        result.tool_calls = list(self._order)
+        result.tool_calls = [call for call in self._order if call.complete]
+        incomplete = [call for call in self._order if not call.complete]
+        for call in incomplete:
+            call.arguments_raw = "".join(call._fragments)
+        result.incomplete_tool_calls = incomplete
         if self._usage is not None:
             result.usage = Usage.from_raw(self._usage, partial=not self._done or result.error is not None)
         return result

@@ -11,7 +11,7 @@ from typing import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, O
 from ._scanner import JSONArrayStreamParser, SSEEvent, SSEParser
 from .errors import SSEBufferOverflow, StreamTruncated
 from .events import Unified
-from .normalizers._base import Normalizer, truncated_event
+from .normalizers._base import Normalizer
 from .normalizers.registry import normalizer_for
 from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
 
@@ -206,13 +206,7 @@ class StreamDecoder:
         try:
             tail = self.scanner.close()
         except StreamTruncated as exc:
-            out = normalizer.flush()
-            if not normalizer.done:
-                normalizer.done = True
-                error = truncated_event(normalizer.provider, normalizer.terminal, normalizer.usage)
-                error.error["message"] += f": {exc}"  # type: ignore[index]
-                out.append(error)
-            return out
+            return normalizer.finish(str(exc))
         out = []
         for event in tail:
             out += normalizer(event)

@@ -1,8 +1,9 @@
 """What every provider normaliser shares: JSON decoding of framed events, the end-of-stream check, error shape.
 
 A normaliser is a callable ``SSEEvent -> list[Unified]`` holding one stream's state (one instance per stream).
-After the last event, ``finish()`` returns what the stream still owes: calls left open are closed, and a stream
-that never delivered its terminal event gets an ``error`` event of type ``stream_truncated``.
+After the last event, ``finish()`` returns what the stream still owes: a stream that never delivered its terminal
+event gets an ``error`` event of type ``stream_truncated``, listing the tool calls it left open in
+``error["incomplete_tool_calls"]`` (those never get ``tool_call_done``: see :mod:`.tool_calls`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any, ClassVar, Optional
 from .._json import loads_first, loads_retry
 from ..events import SSEEvent, Unified, new_event
 
-__all__ = ["DelegatingNormalizer", "Normalizer", "error_payload", "str_or", "truncated_event"]
+__all__ = ["DelegatingNormalizer", "Normalizer", "error_payload", "str_or", "truncated_event", "with_incomplete"]
 
 
 _NOT_JSON = object()
@@ -49,16 +50,32 @@ def error_payload(inner: Any, default_type: str = "error") -> dict[str, Any]:
     return out
 
 
-def truncated_event(provider: str, expected: str, usage: Optional[dict[str, Any]] = None) -> Unified:
-    """The ``error`` event for a stream that ended before its terminal event (``expected`` names it)."""
+def truncated_event(
+    provider: str,
+    expected: str,
+    usage: Optional[dict[str, Any]] = None,
+    incomplete: Optional[list[dict[str, Any]]] = None,
+    detail: str = "",
+) -> Unified:
+    """The ``error`` event for a stream that ended before its terminal event (``expected`` names it; ``detail``,
+    when given, says how it ended). ``incomplete_tool_calls`` lists the calls left open (always present)."""
+    message = f"{provider} stream ended before its terminal event ({expected})"
     return Unified(
         "error",
         usage=usage,
         error={
             "type": "stream_truncated",
-            "message": f"{provider} stream ended before its terminal event ({expected})",
+            "message": f"{message}: {detail}" if detail else message,
+            "incomplete_tool_calls": incomplete or [],
         },
     )
+
+
+def with_incomplete(error: dict[str, Any], incomplete: list[dict[str, Any]]) -> dict[str, Any]:
+    """``error`` with ``incomplete_tool_calls`` added when calls were left open by it (unchanged otherwise)."""
+    if incomplete:
+        error["incomplete_tool_calls"] = incomplete
+    return error
 
 
 class Normalizer:
@@ -101,15 +118,29 @@ class Normalizer:
         return []
 
     def flush(self) -> list[Unified]:
-        """Events still owed at end of stream (e.g. a tool call never closed). Subclasses override."""
+        """Events still owed at end of stream (none by default; never a ``tool_call_done``). Subclasses override."""
         return []
 
-    def finish(self) -> list[Unified]:
-        """End of stream: :meth:`flush`, then a ``stream_truncated`` error unless the terminal event was seen."""
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The tool calls open now (started, never closed by the provider), as ``{"id", "name",
+        "arguments_raw"}``. Subclasses that track calls override."""
+        return []
+
+    def expected_terminal(self) -> str:
+        """What the truncation error names as the missing terminal event."""
+        return self.terminal
+
+    def finish(self, detail: str = "") -> list[Unified]:
+        """End of stream: :meth:`flush`, then a ``stream_truncated`` error (listing the calls left open) unless the
+        terminal event was seen. ``detail`` says how the stream ended, for the error message."""
         out = self.flush()
         if not self.done:
             self.done = True
-            out.append(truncated_event(self.provider, self.terminal, self.usage))
+            out.append(
+                truncated_event(
+                    self.provider, self.expected_terminal(), self.usage, self.incomplete_tool_calls(), detail
+                )
+            )
         return out
 
 
@@ -147,3 +178,11 @@ class DelegatingNormalizer(Normalizer):
             self._usage = value
         else:
             self.delegate.usage = value
+
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The delegate's open calls."""
+        return [] if self.delegate is None else self.delegate.incomplete_tool_calls()
+
+    def expected_terminal(self) -> str:
+        """The delegate's terminal event, once there is a delegate."""
+        return self.terminal if self.delegate is None else self.delegate.expected_terminal()

@@ -10,7 +10,9 @@ Contract (one instance per stream; every event made from a payload carries ``raw
   ``index``: ``content_block_start`` -> ``tool_call_start``, each non-empty ``input_json_delta`` ->
   ``tool_call_delta``, ``content_block_stop`` -> ``tool_call_done`` with ``arguments_raw`` = the concatenated
   ``partial_json`` ("" when none; ``None`` when the arguments came whole in the block's ``input`` and no delta did).
-  A block started at an index whose tool call is still open closes that call first (never merged).
+  A block started at an index whose tool call is still open closes that call first (never merged). Calls still
+  open at ``message_stop`` are closed by it unless the message was cut off (``max_tokens``, ``refusal``,
+  ``pause_turn``): then they stay incomplete (no ``tool_call_done``), as they are when the stream is cut.
 - xAI quirks: a delta or stop without ``index`` applies to the block started last; a thinking and a text block may
   share index 0.
 - Usage: ``message_start.message.usage`` updated key by key with each ``message_delta.usage``; every
@@ -27,8 +29,8 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..events import Unified, new_event
-from ._base import Normalizer, error_payload, str_or
-from .chat import _Call
+from ._base import Normalizer, error_payload, str_or, with_incomplete
+from .tool_calls import OpenCall, closes_calls
 
 __all__ = ["ANTHROPIC_STOP", "MESSAGE_EVENTS", "AnthropicNormalizer"]
 
@@ -78,7 +80,7 @@ class AnthropicNormalizer(Normalizer):
         self.model: Optional[str] = None
         #: The provider's ``stop_reason`` from the last ``message_delta``.
         self.stop_reason: Optional[str] = None
-        self._calls: dict[Any, _Call] = {}  # open tool calls by block index
+        self._calls: dict[Any, OpenCall] = {}  # open tool calls by block index
         self._current: Any = None  # index of the block started last
         self._count = 0
         self._client_calls = False
@@ -137,7 +139,7 @@ class AnthropicNormalizer(Normalizer):
             self._count += 1
             call_id = f"{self.message_id or 'msg'}-tool-{self._count}"
         name = block.get("name")
-        call = _Call(call_id, name if type(name) is str else None, server, provided)
+        call = OpenCall(call_id, name if type(name) is str else None, server, provided)
         given = block.get("input")
         if type(given) is dict and given:
             call.fallback = given
@@ -197,12 +199,14 @@ class AnthropicNormalizer(Normalizer):
     def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:
         if self._finished:
             return [new_event("raw", obj)]
-        out = [call.close(obj) for call in self._calls.values()]
-        self._calls.clear()
         raw_stop = self.stop_reason
         stop = "end" if raw_stop is None else ANTHROPIC_STOP.get(raw_stop, "other")
         if stop == "end" and self._client_calls:
             stop = "tool_use"
+        out: list[Unified] = []
+        if closes_calls(stop):
+            out += [call.close(obj) for call in self._calls.values()]
+            self._calls.clear()
         self._finished = True
         self.done = True
         out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
@@ -217,13 +221,12 @@ class AnthropicNormalizer(Normalizer):
             inner = flat
         self.done = True
         usage = dict(self.usage) if self.usage else None  # the best usage so far, as a truncation would carry
-        return [Unified("error", error=error_payload(inner), usage=usage, raw=obj)]
+        payload = with_incomplete(error_payload(inner), self.incomplete_tool_calls())
+        return [Unified("error", error=payload, usage=usage, raw=obj)]
 
-    def flush(self) -> list[Unified]:
-        """Close the tool calls still open (with the arguments that arrived)."""
-        out = [call.close(None) for call in self._calls.values()]
-        self._calls.clear()
-        return out
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The tool blocks still open (never stopped)."""
+        return [call.incomplete() for call in self._calls.values()]
 
 
 #: Event type -> handler (the dispatch of :meth:`AnthropicNormalizer.payload`).

@@ -118,11 +118,11 @@ class AutoNormalizer(DelegatingNormalizer):
         self._done = True
         return out
 
-    def finish(self) -> list[Unified]:
+    def finish(self, detail: str = "") -> list[Unified]:
         if self.delegate is not None:
-            return self.delegate.finish()
+            return self.delegate.finish(detail)
         out = self.flush()
         if not self._done:
             self._done = True
-            out.append(truncated_event("auto", "any payload"))
+            out.append(truncated_event("auto", "any payload", detail=detail))
         return out

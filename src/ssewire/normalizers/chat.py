@@ -10,8 +10,10 @@ Contract (one instance per stream):
   a ``tool_call_delta``. A fragment carrying a *different* non-empty id at a key whose open call has an id closes that
   call and opens a new one, so calls never merge (all-``index: 0`` servers); an id already open under another key
   continues that call (now at this key), so ids never repeat. Open calls of a choice are closed (``tool_call_done``)
-  by its ``finish_reason``, else by ``[DONE]``, else by :meth:`flush`. xAI sends each call whole in one chunk: it
-  takes the same start -> delta -> done path.
+  by its ``finish_reason``, else by ``[DONE]``, unless that finish reason cut the response off (``length``,
+  ``content_filter``): then, like calls open when the stream is cut, they are incomplete (no ``tool_call_done``;
+  listed by the truncation or error event). xAI sends each call whole in one chunk: it takes the same
+  start -> delta -> done path.
 - Every chunk with a non-null ``usage`` -> ``usage`` (verbatim; OpenAI puts it in a final ``choices: []`` chunk,
   Grok sometimes earlier); ``self.usage`` keeps the last one.
 - ``data: [DONE]`` -> ``done`` (exactly one): ``raw_stop_reason`` is the last ``finish_reason`` seen, ``stop_reason``
@@ -25,9 +27,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..events import SSEEvent, Unified, new_event, new_tool_event
-from ..partial_json import parse_arguments
-from ._base import Normalizer, error_payload
+from ..events import SSEEvent, Unified, new_event
+from ._base import Normalizer, error_payload, with_incomplete
+from .tool_calls import OpenCall, closes_calls
 
 __all__ = ["CHAT_STOP", "ChatCompletionsNormalizer", "unified_chat_stop"]
 
@@ -62,66 +64,6 @@ def unified_chat_stop(finish_reason: Optional[str], client_calls: bool) -> str:
     return "tool_use" if stop == "end" and client_calls else stop
 
 
-class _Call:
-    """One open tool call (shared by the chat, Responses and Anthropic normalisers).
-
-    ``parts`` holds the argument fragments (joined once, at the end); ``fallback`` an argument object the provider
-    sent whole (Anthropic ``input``), used when no fragment arrived; ``provider_id`` whether the id came from the
-    provider (False when synthesised).
-    """
-
-    __slots__ = ("fallback", "id", "name", "parts", "provider_id", "server")
-
-    def __init__(self, call_id: str, name: Optional[str], server: bool = False, provider_id: bool = True) -> None:
-        self.id = call_id
-        self.name = name
-        self.server = server
-        self.parts: list[str] = []
-        self.fallback: Optional[dict[str, Any]] = None
-        self.provider_id = provider_id
-
-    def start(self, raw: Any, sequence: Optional[int] = None) -> Unified:
-        """The ``tool_call_start`` event."""
-        return new_tool_event("tool_call_start", self.id, self.name, raw, "", sequence, self.server)
-
-    def delta(self, fragment: str, raw: Any, sequence: Optional[int] = None) -> Unified:
-        """Record ``fragment`` and return its ``tool_call_delta`` event."""
-        self.parts.append(fragment)
-        return new_tool_event("tool_call_delta", self.id, self.name, raw, fragment, sequence, self.server)
-
-    def done(self, raw: Any, final: Optional[str] = None, sequence: Optional[int] = None) -> Unified:
-        """The ``tool_call_done`` event: ``final`` (the provider's authoritative string) or the joined fragments."""
-        text = final if final is not None else "".join(self.parts)
-        return Unified(
-            "tool_call_done",
-            tool_call_id=self.id,
-            tool_name=self.name,
-            arguments=parse_arguments(text),
-            sequence=sequence,
-            raw=raw,
-            server=self.server,
-            arguments_raw=text,
-        )
-
-    def done_object(self, arguments: dict[str, Any], raw: Any, sequence: Optional[int] = None) -> Unified:
-        """The ``tool_call_done`` event for arguments the provider sent as an object (``arguments_raw`` None)."""
-        return Unified(
-            "tool_call_done",
-            tool_call_id=self.id,
-            tool_name=self.name,
-            arguments=arguments,
-            sequence=sequence,
-            raw=raw,
-            server=self.server,
-        )
-
-    def close(self, raw: Any, sequence: Optional[int] = None) -> Unified:
-        """``tool_call_done`` from what arrived: the fragments, else the whole ``fallback`` object, else ``{}``."""
-        if not self.parts and self.fallback:
-            return self.done_object(self.fallback, raw, sequence)
-        return self.done(raw, None, sequence)
-
-
 class ChatCompletionsNormalizer(Normalizer):
     """Chat Completions chunks -> Unified (see the module docstring for the full contract)."""
 
@@ -134,7 +76,7 @@ class ChatCompletionsNormalizer(Normalizer):
         self.model: Optional[str] = None
         #: The last ``finish_reason`` seen (the provider's own value).
         self.finish_reason: Optional[str] = None
-        self._calls: dict[tuple[int, int], _Call] = {}
+        self._calls: dict[tuple[int, int], OpenCall] = {}
         self._count = 0
         self._client_calls = False
         self._finished = False
@@ -182,7 +124,7 @@ class ChatCompletionsNormalizer(Normalizer):
         finish = choice.get("finish_reason")
         if type(finish) is str and finish:
             self.finish_reason = finish
-            if self._calls:
+            if self._calls and closes_calls(CHAT_STOP.get(finish, "other")):
                 index = _choice_index(choice)
                 for key in [k for k in self._calls if k[0] == index]:
                     out.append(self._calls.pop(key).close(obj))
@@ -241,9 +183,9 @@ class ChatCompletionsNormalizer(Normalizer):
         if call is None:
             self._count += 1
             if call_id is None:
-                call = _Call(f"{self.chat_id or 'chatcmpl'}-call-{self._count}", name, provider_id=False)
+                call = OpenCall(f"{self.chat_id or 'chatcmpl'}-call-{self._count}", name, provider_id=False)
             else:
-                call = _Call(call_id, name)
+                call = OpenCall(call_id, name)
             calls[key] = call
             self._client_calls = True
             out.append(call.start(obj))
@@ -259,31 +201,24 @@ class ChatCompletionsNormalizer(Normalizer):
             inner["message"] = error
             error = inner
         self.done = True
-        return Unified("error", error=error_payload(error), usage=self.usage, raw=obj)
+        payload = with_incomplete(error_payload(error), self.incomplete_tool_calls())
+        return Unified("error", error=payload, usage=self.usage, raw=obj)
 
     def sentinel(self, ev: SSEEvent) -> list[Unified]:
         """``data: [DONE]``: close open calls, then the one ``done`` event."""
         if self._finished:
             return []
         raw = {"event": ev.event, "data": ev.data}
-        out = self._close_all(raw)
+        stop = unified_chat_stop(self.finish_reason, self._client_calls)
+        out: list[Unified] = []
+        if closes_calls(stop):
+            out += [call.close(raw) for call in self._calls.values()]
+            self._calls.clear()
         self._finished = True
         self.done = True
-        out.append(
-            Unified(
-                "done",
-                stop_reason=unified_chat_stop(self.finish_reason, self._client_calls),
-                raw=raw,
-                raw_stop_reason=self.finish_reason,
-            )
-        )
+        out.append(Unified("done", stop_reason=stop, raw=raw, raw_stop_reason=self.finish_reason))
         return out
 
-    def _close_all(self, raw: Any) -> list[Unified]:
-        out = [call.close(raw) for call in self._calls.values()]
-        self._calls.clear()
-        return out
-
-    def flush(self) -> list[Unified]:
-        """Close the calls still open (with the arguments that arrived)."""
-        return self._close_all(None)
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The calls still open (never closed by a finish reason or ``[DONE]``)."""
+        return [call.incomplete() for call in self._calls.values()]

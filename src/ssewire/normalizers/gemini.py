@@ -10,7 +10,8 @@ One :class:`GeminiNormalizer` handles one stream. Contract (per chunk, in order)
 - Vertex ``streamFunctionCallArguments``: ``{name, willContinue: true}`` opens a call, ``{partialArgs: [...]}``
   parts fill it (``jsonPath`` + typed value; string fragments at one path concatenate) and emit the equivalent JSON
   text as ``tool_call_delta``; a part without ``willContinue`` (e.g. ``functionCall: {}``) closes it. A call left
-  open is closed by ``finishReason`` or :meth:`flush`.
+  open is closed by a ``finishReason`` that did not cut the response off (``STOP``); after ``MAX_TOKENS``, a
+  safety stop, an error or a cut stream it is incomplete (no ``tool_call_done``; listed in the error event).
 - ``usageMetadata`` is cumulative: the last one is kept (``self.usage``) and sent once as ``usage`` right before
   ``done``, then again whenever a later chunk changes it. ``finishReason`` (or ``promptFeedback.blockReason``
   without candidates) -> ``usage`` + exactly one ``done``; ``{"error": {...}}`` -> ``error`` (carrying the best
@@ -27,10 +28,10 @@ from __future__ import annotations
 from typing import Any, ClassVar, Optional
 
 from ..events import Unified, new_event
-from ..partial_json import parse_arguments
-from ._base import DelegatingNormalizer, error_payload
+from ._base import DelegatingNormalizer, error_payload, with_incomplete
 from .gemini_interactions import GeminiInteractionsNormalizer, is_interaction_event
-from .vertex_args import StreamedCall, compact_json, parse_json_path
+from .tool_calls import closes_calls, compact_json, done_event, incomplete_entry
+from .vertex_args import StreamedCall, parse_json_path
 
 __all__ = ["GeminiNormalizer", "gemini_stop_reason", "parse_json_path"]
 
@@ -139,18 +140,13 @@ class GeminiNormalizer(DelegatingNormalizer):
             return delegate.payload(obj, event)
         return self._chunk(obj)
 
-    def flush(self) -> list[Unified]:
-        """Close a streamed call left open (the delegate's open calls for Interactions streams)."""
-        out = self._close_open(None)
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """A streamed call left open (and the Interactions delegate's open calls)."""
+        call = self._open
+        out = [] if call is None else [incomplete_entry(call.id, call.name, "".join(call.emitted))]
         if self._interactions is not None:
-            out += self._interactions.flush()
+            out += self._interactions.incomplete_tool_calls()
         return out
-
-    def finish(self) -> list[Unified]:
-        """End of stream: :meth:`flush`, then ``stream_truncated`` unless the terminal event was seen."""
-        if self._interactions is None:
-            return super().finish()
-        return self._close_open(None) + self._interactions.finish()
 
     # -- generateContent ----------------------------------------------------------------------------------------
 
@@ -158,10 +154,10 @@ class GeminiNormalizer(DelegatingNormalizer):
         """One generateContent chunk: error, parts in order, then close / usage / done on ``finishReason``."""
         out: list[Unified] = []
         if obj.get("error") is not None:
-            out += self._close_open(obj)
             self._done = True
             usage = None if self._usage is None else dict(self._usage)  # best usage so far, as on truncation
-            out.append(Unified("error", error=error_payload(obj["error"]), usage=usage, raw=obj))
+            payload = with_incomplete(error_payload(obj["error"]), self.incomplete_tool_calls())
+            out.append(Unified("error", error=payload, usage=usage, raw=obj))
             return out
         usage = obj.get("usageMetadata")
         if isinstance(usage, dict):
@@ -203,8 +199,10 @@ class GeminiNormalizer(DelegatingNormalizer):
                 return out
 
         if finish is not None and not self._done_sent:
-            out += self._close_open(obj)
-            self._terminate(obj, finish, gemini_stop_reason(finish, self._client_calls), out)
+            stop = gemini_stop_reason(finish, self._client_calls)
+            if closes_calls(stop):
+                out += self._close_open(obj)
+            self._terminate(obj, finish, stop, out)
         elif self._done_sent and self._usage is not None and self._usage != self._sent_usage:
             self._sent_usage = self._usage
             out.append(Unified("usage", usage=dict(self._usage), raw=obj))
@@ -308,28 +306,15 @@ class GeminiNormalizer(DelegatingNormalizer):
         self, call_id: str, name: str, args: Any, obj: dict[str, Any], signature: Optional[str], out: list[Unified]
     ) -> None:
         """A call delivered in one part: start (with the part's signature), one delta with the whole JSON, done."""
-        raw_args: Optional[str] = None
-        if args is None:
-            arguments: dict[str, Any] = {}
-        elif isinstance(args, dict):
-            arguments = args
-        elif type(args) is str:  # a proxy that forwards the arguments as a JSON string
-            raw_args, arguments = args, parse_arguments(args)
+        if type(args) is str:  # a proxy that forwards the arguments as a JSON string
+            done = done_event(call_id, name, obj, text=args)
+            text = args
         else:
-            arguments = {"_value": args}
-        text = raw_args if raw_args is not None else compact_json(arguments)
+            done = done_event(call_id, name, obj, value=args)
+            text = compact_json({} if args is None else args)
         out.append(Unified("tool_call_start", tool_call_id=call_id, tool_name=name, raw=obj, signature=signature))
         out.append(Unified("tool_call_delta", tool_call_id=call_id, tool_name=name, arguments_delta=text, raw=obj))
-        out.append(
-            Unified(
-                "tool_call_done",
-                tool_call_id=call_id,
-                tool_name=name,
-                arguments=arguments,
-                arguments_raw=raw_args,
-                raw=obj,
-            )
-        )
+        out.append(done)
 
     def _close_open(self, obj: Optional[dict[str, Any]]) -> list[Unified]:
         """Events that finish the open streamed call (none when no call is open)."""
@@ -343,5 +328,5 @@ class GeminiNormalizer(DelegatingNormalizer):
             out.append(
                 Unified("tool_call_delta", tool_call_id=call.id, tool_name=call.name, arguments_delta=text, raw=obj)
             )
-        out.append(Unified("tool_call_done", tool_call_id=call.id, tool_name=call.name, arguments=arguments, raw=obj))
+        out.append(done_event(call.id, call.name, obj, value=arguments))
         return out

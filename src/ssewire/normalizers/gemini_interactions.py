@@ -11,11 +11,12 @@ The event type is the payload's ``event_type`` (else the SSE event name); the ol
   ``thought_signature`` -> ``raw`` with ``signature``; ``arguments_delta`` -> ``tool_call_delta``; others -> ``raw``.
 - ``step.stop`` of a call step -> ``tool_call_done`` (arguments parsed from the accumulated deltas, with
   ``arguments_raw`` that string, else the step's ``arguments`` object); other steps -> ``raw``.
-- ``interaction.completed`` -> open calls closed, ``usage`` (``interaction.usage`` verbatim) and one ``done``
+- ``interaction.completed`` -> open calls closed (unless the interaction is ``incomplete`` / ``failed`` /
+  ``cancelled``: then they stay incomplete, never ``tool_call_done``), ``usage`` (``interaction.usage`` verbatim) and one ``done``
   (``completed`` -> ``end``, or ``tool_use`` after client calls; ``requires_action`` -> ``tool_use``;
   ``incomplete`` / ``failed`` / ``cancelled`` as named; anything else -> ``other``). A later, changed usage gets
   another ``usage`` event.
-- ``error`` -> ``error`` (``done`` set); ``event: done`` / ``data: [DONE]`` -> nothing.
+- ``error`` -> ``error`` (``done`` set; calls still open are listed in its ``incomplete_tool_calls``); ``event: done`` / ``data: [DONE]`` -> nothing.
 
 Attributes for resume and replay: ``interaction_id``, ``last_event_index`` (last step index),
 ``last_event_id`` (last ``event_id``, the resume cursor), ``last_signature``, ``model_version``, ``usage``.
@@ -23,12 +24,11 @@ Attributes for resume and replay: ``interaction_id``, ``last_event_index`` (last
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar, Optional, Union
 
 from ..events import Unified
-from ..partial_json import parse_arguments
-from ._base import Normalizer, error_payload, str_or
+from ._base import Normalizer, error_payload, str_or, with_incomplete
+from .tool_calls import closes_calls, compact_json, done_event, incomplete_entry
 
 __all__ = ["STEP_EVENTS", "GeminiInteractionsNormalizer", "interactions_stop_reason", "is_interaction_event"]
 
@@ -141,20 +141,23 @@ class GeminiInteractionsNormalizer(Normalizer):
         if kind == "interaction.completed":
             return self._completed(obj)
         if kind == "error":
-            out = self._close_all(obj)
             self.done = True
             inner = obj.get("error")
             usage = None if self.usage is None else dict(self.usage)
-            out.append(Unified("error", error=error_payload(inner if inner is not None else obj), usage=usage, raw=obj))
-            return out
+            payload = with_incomplete(error_payload(inner if inner is not None else obj), self.incomplete_tool_calls())
+            return [Unified("error", error=payload, usage=usage, raw=obj)]
         if kind == "done":
             return []
         self._meta(obj)
         return [Unified("raw", raw=obj)]
 
-    def flush(self) -> list[Unified]:
-        """Close call steps that never got their ``step.stop``."""
-        return self._close_all(None)
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """Call steps that never got their ``step.stop``, in start order."""
+        return [
+            incomplete_entry(step.id, step.name, "".join(step.fragments))
+            for step in self._steps.values()
+            if step.kind != _OTHER
+        ]
 
     # -- helpers ------------------------------------------------------------------------------------------------
 
@@ -294,7 +297,7 @@ class GeminiInteractionsNormalizer(Normalizer):
             text = arguments
         elif isinstance(arguments, dict):
             step.arguments = arguments
-            text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+            text = compact_json(arguments)
         else:
             text = ""
         out.append(Unified("tool_call_delta", tool_call_id=step.id, tool_name=step.name, arguments_delta=text, raw=obj))
@@ -316,28 +319,14 @@ class GeminiInteractionsNormalizer(Normalizer):
         step = self._steps.pop(key)
         if step.kind == _OTHER:
             return [Unified("raw", raw=obj)] if obj is not None else []
-        raw_args: Optional[str] = None
+        server = step.kind == _SERVER
         if step.fragments:
-            raw_args = "".join(step.fragments)
-            arguments = parse_arguments(raw_args)
-        elif isinstance(step.arguments, dict):
-            arguments = step.arguments
+            text: Optional[str] = "".join(step.fragments)
         elif type(step.arguments) is str:
-            raw_args = step.arguments
-            arguments = parse_arguments(raw_args)
+            text = step.arguments
         else:
-            arguments = {}
-        return [
-            Unified(
-                "tool_call_done",
-                tool_call_id=step.id,
-                tool_name=step.name,
-                arguments=arguments,
-                arguments_raw=raw_args,
-                server=step.kind == _SERVER,
-                raw=obj,
-            )
-        ]
+            return [done_event(step.id, step.name, obj, value=step.arguments, server=server)]
+        return [done_event(step.id, step.name, obj, text=text, server=server)]
 
     def _close_all(self, obj: Optional[dict[str, Any]]) -> list[Unified]:
         """``tool_call_done`` for every call step still open, in start order; other open steps are dropped."""
@@ -350,8 +339,11 @@ class GeminiInteractionsNormalizer(Normalizer):
     def _completed(self, obj: dict[str, Any]) -> list[Unified]:
         """``interaction.completed``: open calls closed, then usage and the one ``done``."""
         self._meta(obj)
-        out = self._close_all(obj)
         interaction = obj.get("interaction")
+        status = interaction.get("status") if isinstance(interaction, dict) else None
+        status = status if type(status) is str else None
+        stop = interactions_stop_reason(status, self._client_calls)
+        out = self._close_all(obj) if closes_calls(stop) else []
         usage = interaction.get("usage") if isinstance(interaction, dict) else None
         if isinstance(usage, dict):
             self.usage = usage
@@ -359,9 +351,6 @@ class GeminiInteractionsNormalizer(Normalizer):
             if self.usage is not None:
                 self._sent_usage = self.usage
                 out.append(Unified("usage", usage=dict(self.usage), raw=obj))
-            status = interaction.get("status") if isinstance(interaction, dict) else None
-            status = status if type(status) is str else None
-            stop = interactions_stop_reason(status, self._client_calls)
             out.append(Unified("done", stop_reason=stop, raw_stop_reason=status, raw=obj))
             self._done_sent = True
             self.done = True

@@ -18,11 +18,11 @@ A session that ends in the middle of a turn ends with the ``stream_truncated`` e
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional, Union
 
 from ..events import SSEEvent, Unified
 from ._base import Normalizer
+from .tool_calls import compact_json, done_event
 
 __all__ = ["GeminiLiveNormalizer"]
 
@@ -95,17 +95,17 @@ class GeminiLiveNormalizer(Normalizer):
             self._calls += 1
             call_id = call.get("id") if isinstance(call.get("id"), str) else f"live_call_{self._calls}"
             name = call.get("name") if isinstance(call.get("name"), str) else None
-            args = call.get("args") if isinstance(call.get("args"), dict) else {}
+            args = call.get("args")
             out.append(Unified("tool_call_start", tool_call_id=call_id, tool_name=name, raw=obj))
             out.append(
                 Unified(
                     "tool_call_delta",
                     tool_call_id=call_id,
                     tool_name=name,
-                    arguments_delta=json.dumps(args, separators=(",", ":"), ensure_ascii=False),
+                    arguments_delta=compact_json({} if args is None else args),
                     raw=obj,
                 )
             )
-            out.append(Unified("tool_call_done", tool_call_id=call_id, tool_name=name, arguments=args, raw=obj))
+            out.append(done_event(call_id, name, obj, value=args))
         self.done = True
         out.append(Unified("done", stop_reason="tool_use", raw_stop_reason="toolCall", raw=obj))

@@ -14,8 +14,9 @@ Contract (one instance per stream; every event made from a payload carries ``raw
   ``custom_tool_call_input.delta`` / ``mcp_call_arguments.delta`` -> ``tool_call_delta``; the first of
   ``*.done`` (``arguments``/``input``, authoritative) or ``output_item.done`` (item ``arguments``/``input``, else the
   fragments, else the item's ``action`` / ``code`` / ``queries`` object) -> the one ``tool_call_done``. A call seen
-  only in a done event still gets start and done. Calls open at the terminal event are closed before ``done``
-  (arguments from ``response.output`` when it has them); :meth:`flush` closes the rest at end of stream.
+  only in a done event still gets start and done. Calls open at a ``response.completed`` are closed before ``done``
+  (arguments from ``response.output`` when it has them); calls open at an incomplete, failed or cancelled
+  response, at an ``error`` or when the stream is cut are incomplete: no ``tool_call_done``, listed in the error.
 - Terminal ``response.completed/incomplete/failed/cancelled`` -> [``error``] [``usage``] ``done`` (exactly one):
   ``raw_stop_reason`` = ``response.status``; completed -> end (tool_use when client calls were made), incomplete ->
   max_tokens / refusal / incomplete by ``incomplete_details.reason``, failed, cancelled. ``response.failed`` adds an
@@ -31,8 +32,9 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..events import SSEEvent, Unified, new_event
-from ._base import Normalizer, error_payload, truncated_event
-from .chat import ChatCompletionsNormalizer, _Call
+from ._base import Normalizer, error_payload, with_incomplete
+from .chat import ChatCompletionsNormalizer
+from .tool_calls import OpenCall, closes_calls
 
 __all__ = ["CLIENT_CALL_ITEMS", "OpenAINormalizer"]
 
@@ -85,7 +87,7 @@ class OpenAINormalizer(Normalizer):
         self.status: Optional[str] = None
         #: The Chat Completions delegate, created when the first chat chunk arrives.
         self.chat: Optional[ChatCompletionsNormalizer] = None
-        self._calls: dict[str, _Call] = {}  # open calls by item key
+        self._calls: dict[str, OpenCall] = {}  # open calls by item key
         self._closed: set[str] = set()  # item keys whose tool_call_done was emitted
         self._keys: dict[int, str] = {}  # output_index -> item key
         self._client_calls = False
@@ -156,7 +158,7 @@ class OpenAINormalizer(Normalizer):
             return known if known is not None else f"#{output_index}"
         return "#"
 
-    def _open(self, key: str, kind: str, item: dict[str, Any], output_index: Any = None) -> _Call:
+    def _open(self, key: str, kind: str, item: dict[str, Any], output_index: Any = None) -> OpenCall:
         server = kind not in CLIENT_CALL_ITEMS
         item_id = item.get("id")
         call_id = item.get("call_id")
@@ -169,7 +171,7 @@ class OpenAINormalizer(Normalizer):
         name = item.get("name")
         if type(name) is not str or not name:
             name = None if kind in _NAMED_ITEMS else kind[:-5]  # "web_search_call" -> "web_search"
-        call = _Call(ident, name, server, provided)
+        call = OpenCall(ident, name, server, provided)
         self._calls[key] = call
         if type(output_index) is int:
             self._keys[output_index] = key
@@ -196,7 +198,7 @@ class OpenAINormalizer(Normalizer):
             return [new_event("raw", obj, "", seq)]  # a repeated announcement
         return [self._open(key, kind, item, obj.get("output_index")).start(obj, seq)]
 
-    def _implicit(self, key: str, obj: dict[str, Any], seq: Optional[int], out: list[Unified]) -> _Call:
+    def _implicit(self, key: str, obj: dict[str, Any], seq: Optional[int], out: list[Unified]) -> OpenCall:
         """A call whose ``output_item.added`` never came (e.g. a resumed stream): open it now."""
         kind = obj.get("type")
         item_kind = "mcp_call" if type(kind) is str and kind.startswith("response.mcp_call") else "function_call"
@@ -241,7 +243,7 @@ class OpenAINormalizer(Normalizer):
         self._closed.add(key)
         return out
 
-    def _finish_item(self, call: _Call, item: dict[str, Any], raw: Any, seq: Optional[int]) -> Unified:
+    def _finish_item(self, call: OpenCall, item: dict[str, Any], raw: Any, seq: Optional[int]) -> Unified:
         final = item.get("arguments")
         if type(final) is not str:
             final = item.get("input")
@@ -308,7 +310,6 @@ class OpenAINormalizer(Normalizer):
         if self._finished:
             return [new_event("raw", obj, "", seq)]  # a repeated terminal event
         response = self._meta(obj)
-        out = self._close_open(obj, seq, response.get("output")) if self._calls else []
         status = response.get("status")
         if type(status) is not str:
             kind = obj.get("type")
@@ -323,11 +324,13 @@ class OpenAINormalizer(Normalizer):
                 stop = _INCOMPLETE_STOP.get(reason, "incomplete")
         elif stop == "end" and self._client_calls:
             stop = "tool_use"
+        out = self._close_open(obj, seq, response.get("output")) if self._calls and closes_calls(stop) else []
         if status == "failed" and not self._errored:
             error = response.get("error")
             if error is not None:
                 self._errored = True
-                out.append(Unified("error", error=error_payload(error), sequence=seq, raw=obj))
+                payload = with_incomplete(error_payload(error), self.incomplete_tool_calls())
+                out.append(Unified("error", error=payload, sequence=seq, raw=obj))
         usage = response.get("usage")
         if type(usage) is dict:
             self.usage = usage
@@ -347,27 +350,21 @@ class OpenAINormalizer(Normalizer):
             inner = flat
         self._errored = True
         self.done = True
-        return [Unified("error", error=error_payload(inner), usage=self.usage, sequence=seq, raw=obj)]
+        payload = with_incomplete(error_payload(inner), self.incomplete_tool_calls())
+        return [Unified("error", error=payload, usage=self.usage, sequence=seq, raw=obj)]
 
     # -- end of stream ----------------------------------------------------------------------------------------
 
-    def flush(self) -> list[Unified]:
-        """Close the calls still open (Responses and chat delegate) with the arguments that arrived."""
-        out = [call.close(None) for call in self._calls.values()]
-        self._closed.update(self._calls)
-        self._calls.clear()
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The calls still open (Responses items and the chat delegate's)."""
+        out = [call.incomplete() for call in self._calls.values()]
         if self.chat is not None:
-            out += self.chat.flush()
+            out += self.chat.incomplete_tool_calls()
         return out
 
-    def finish(self) -> list[Unified]:
-        """:meth:`flush`, then ``stream_truncated`` unless the terminal event (of whichever API) arrived."""
-        out = self.flush()
-        if not self.done:
-            self.done = True
-            expected = self.chat.terminal if self.chat is not None and self.response_id is None else self.terminal
-            out.append(truncated_event(self.provider, expected, self.usage))
-        return out
+    def expected_terminal(self) -> str:
+        """The terminal event of whichever API the stream used."""
+        return self.chat.terminal if self.chat is not None and self.response_id is None else self.terminal
 
 
 #: Event type -> handler (the dispatch of :meth:`OpenAINormalizer.payload`).

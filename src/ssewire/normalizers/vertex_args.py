@@ -6,20 +6,16 @@ joined once, when the call closes.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional, Union
 
-__all__ = ["Segment", "StreamedCall", "compact_json", "parse_json_path"]
+from .tool_calls import compact_json
+
+__all__ = ["Segment", "StreamedCall", "parse_json_path"]
 
 #: Largest gap a ``partialArgs`` array index may open (filled with nulls); bigger indices are ignored.
 _MAX_INDEX_GAP = 1024
 
 Segment = Union[str, int]
-
-
-def compact_json(value: Any) -> str:
-    """``value`` as compact JSON text (no spaces, non-ASCII kept)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def parse_json_path(path: str) -> Optional[list[Segment]]:
@@ -109,7 +105,7 @@ class StreamedCall:
     the text already written, the text stops (``in_sync`` false) and only the object stays authoritative.
     """
 
-    __slots__ = ("id", "in_sync", "last_leaf", "name", "root", "stack", "str_open", "strings")
+    __slots__ = ("emitted", "id", "in_sync", "last_leaf", "name", "root", "stack", "str_open", "strings")
 
     def __init__(self, call_id: str, name: Optional[str], args: Any) -> None:
         self.id = call_id
@@ -120,6 +116,7 @@ class StreamedCall:
         self.last_leaf: Optional[list[Segment]] = None
         self.str_open = False
         self.in_sync = True
+        self.emitted: list[str] = []  # the JSON text handed out so far (what an incomplete call reports)
 
     def opening_text(self) -> str:
         """JSON text for arguments sent whole on the opening part (``args``), else ""."""
@@ -129,7 +126,9 @@ class StreamedCall:
         frame.keys.update(self.root)
         frame.count = len(self.root)
         self.stack.append(frame)
-        return compact_json(self.root)[:-1]
+        text = compact_json(self.root)[:-1]
+        self.emitted.append(text)
+        return text
 
     def add(self, partial_args: list[Any]) -> str:
         """Apply ``partialArgs`` entries; returns the JSON text they add ("" when none or out of sync)."""
@@ -149,7 +148,10 @@ class StreamedCall:
                 continue
             if self.in_sync:
                 self._text(segs, value, appended, out)
-        return "".join(out)
+        text = "".join(out)
+        if text:
+            self.emitted.append(text)
+        return text
 
     def _set(self, segs: list[Segment], value: Any) -> Optional[bool]:
         """Store ``value`` at ``segs``; True when it extended a string, None when the path is unusable (then

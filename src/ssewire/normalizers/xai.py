@@ -9,7 +9,7 @@
   :class:`~ssewire.normalizers.anthropic.AnthropicNormalizer` delegate (which tolerates xAI's missing ``index``).
 - ``error`` goes to the delegate in use (the Responses one when none is yet).
 
-``done``, ``usage``, :meth:`flush` and :meth:`finish` reflect the delegate actually used (``delegate``).
+``done``, ``usage`` and :meth:`finish` reflect the delegate actually used (``delegate``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..events import SSEEvent, Unified
-from ._base import DelegatingNormalizer, Normalizer, truncated_event
+from ._base import DelegatingNormalizer, Normalizer
 from .anthropic import MESSAGE_EVENTS, AnthropicNormalizer
 from .chat import ChatCompletionsNormalizer
 from .openai import OpenAINormalizer
@@ -91,19 +91,10 @@ class XAINormalizer(DelegatingNormalizer):
         self.delegate = chat
         return chat.sentinel(ev)
 
-    def flush(self) -> list[Unified]:
-        """Close the tool calls every delegate still has open."""
-        out: list[Unified] = []
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The tool calls every delegate still has open."""
+        out: list[dict[str, Any]] = []
         for delegate in (self.chat, self.responses, self.messages):
             if delegate is not None:
-                out += delegate.flush()
-        return out
-
-    def finish(self) -> list[Unified]:
-        """:meth:`flush`, then ``stream_truncated`` naming the delegate's terminal event unless it arrived."""
-        out = self.flush()
-        if not self.done:
-            self.done = True
-            expected = self.delegate.terminal if self.delegate is not None else self.terminal
-            out.append(truncated_event(self.provider, expected, self.usage))
+                out += delegate.incomplete_tool_calls()
         return out
