@@ -659,15 +659,15 @@ def _select_simd(allow_avx2):
     SIMD = _SIMD_NAMES[ssewire_select_simd(1 if allow_avx2 else 0)]
     return SIMD
 
-from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated
+from .errors import FramingError, ParserBusyError, SSEBufferOverflow, SSEwireError, StreamTruncated
 from ._scanner_py import _windows
+from .limits import DEFAULT_MAX_BUFFER
 
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
 
 __all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser"]
 
-DEFAULT_MAX_BUFFER = 8 * 1024 * 1024
 
 cdef enum:
     WINDOW = 256 * 1024  # bytes per step of one feed() call (as the twin's _WINDOW)
@@ -975,9 +975,9 @@ cdef class _Scanner:
     cdef int _start(self, max_buffer) except -1:
         """``__init__``'s common part: check and set ``max_buffer``, zero the counters, clear the end state."""
         if max_buffer <= 0:
-            raise ValueError("max_buffer must be positive")
+            raise SSEwireError(f"max_buffer must be positive, got {max_buffer!r}")
         if self._busy:
-            raise RuntimeError(f"{type(self).__name__}.__init__() called while the parser is feeding")
+            raise ParserBusyError(f"{type(self).__name__}.__init__() called while the parser is feeding")
         self.max_buffer = max_buffer
         self.events_parsed = 0
         self.bytes_fed = 0
@@ -1002,7 +1002,7 @@ cdef class _Scanner:
         if self._closed:
             raise SSEwireError("feed() called after close()")
         if self._busy:
-            raise RuntimeError(
+            raise ParserBusyError(
                 f"{type(self).__name__}.feed() re-entered: a parser belongs to one stream and one thread"
             )
         cdef list out = []
@@ -1044,7 +1044,7 @@ cdef class _Scanner:
         if self._closed:
             return False
         if self._busy:
-            raise RuntimeError(f"{type(self).__name__}.close() called while the parser is feeding")
+            raise ParserBusyError(f"{type(self).__name__}.close() called while the parser is feeding")
         self._closed = True
         return True
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Optional, Sequence, Union
 
-from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated
+from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated, chunk_type_error
 from .events import SSEEvent
+from .limits import BOM as _BOM
+from .limits import DEFAULT_MAX_BUFFER
 
 __all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser"]
 
-DEFAULT_MAX_BUFFER = 8 * 1024 * 1024
 _WINDOW = 256 * 1024  # bytes processed per step of one feed() call
-_BOM = b"\xef\xbb\xbf"
 
 BytesLike = Union[bytes, bytearray, memoryview]
 
@@ -34,12 +34,25 @@ def _as_bytes(data: BytesLike) -> bytes:
 
 
 def _windows(data: BytesLike) -> Iterator[bytes]:
-    """``data`` as bytes, in pieces of at most ``_WINDOW`` bytes, copied one at a time."""
-    n = len(data) if not isinstance(data, memoryview) else data.nbytes
+    """``data`` as bytes, in pieces of at most ``_WINDOW`` bytes, copied one at a time (:class:`ChunkTypeError`,
+    saying what to pass, for a chunk that is not bytes-like)."""
+    if isinstance(data, (str, int)):
+        raise chunk_type_error(data)
+    try:
+        n = len(data) if not isinstance(data, memoryview) else data.nbytes
+    except TypeError:
+        raise chunk_type_error(data) from None
     if n <= _WINDOW:
-        yield _as_bytes(data)
+        try:
+            window = _as_bytes(data)
+        except TypeError:
+            raise chunk_type_error(data) from None
+        yield window
         return
-    view = memoryview(data)
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise chunk_type_error(data) from None
     if view.format != "B" or view.ndim != 1:
         view = view.cast("B")
     for i in range(0, n, _WINDOW):
@@ -131,7 +144,7 @@ class SSEParser:
 
     def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER, *, flush_incomplete: bool = True) -> None:
         if max_buffer <= 0:
-            raise ValueError("max_buffer must be positive")
+            raise SSEwireError(f"max_buffer must be positive, got {max_buffer!r}")
         self.max_buffer = max_buffer
         self.flush_incomplete = flush_incomplete
         self.last_event_id: Optional[str] = None
@@ -406,7 +419,7 @@ class JSONArrayStreamParser:
 
     def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:
         if max_buffer <= 0:
-            raise ValueError("max_buffer must be positive")
+            raise SSEwireError(f"max_buffer must be positive, got {max_buffer!r}")
         self.max_buffer = max_buffer
         self.events_parsed = 0
         self.bytes_fed = 0

@@ -36,10 +36,12 @@ import importlib
 from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Generator, Iterator, Optional, Union
 
 from ._scanner import SSEEvent, SSEParser
-from .errors import ResponseStatusError, StreamTruncated
+from .errors import ResponseStatusError, StreamTruncated, UnsupportedResponseError
 from .events import Unified
 from .normalizers import Normalizer
-from .stream import DEFAULT_MAX_BUFFER, StreamDecoder, make_scanner
+from .limits import DEFAULT_MAX_BUFFER
+from .names import FramingName, ProviderName
+from .stream import StreamDecoder, make_scanner
 
 if TYPE_CHECKING:
     import aiohttp
@@ -64,7 +66,7 @@ _READ1_SIZE = 64 * 1024
 _ExcTypes = tuple[type[BaseException], ...]
 
 
-def framing_for_content_type(content_type: Optional[str]) -> str:
+def framing_for_content_type(content_type: Optional[str]) -> FramingName:
     """``"json_array"`` for ``application/json`` (Gemini's default streamed array), else ``"sse"``."""
     if content_type and content_type.partition(";")[0].strip().lower() == "application/json":
         return "json_array"
@@ -75,7 +77,8 @@ def framing_for_content_type(content_type: Optional[str]) -> str:
 
 
 def _client_of(response: object) -> str:
-    """``"httpx"``, ``"aiohttp"`` or ``"requests"`` (the response's module, then duck typing); else TypeError."""
+    """``"httpx"``, ``"aiohttp"`` or ``"requests"`` (the response's module, then duck typing); else
+    :class:`~ssewire.errors.UnsupportedResponseError` (a ``TypeError``)."""
     for cls in type(response).__mro__:
         root = cls.__module__.partition(".")[0]
         if root in ("httpx", "aiohttp", "requests"):
@@ -86,7 +89,7 @@ def _client_of(response: object) -> str:
         return "requests"
     if hasattr(getattr(response, "content", None), "readany"):
         return "aiohttp"
-    raise TypeError(
+    raise UnsupportedResponseError(
         f"unsupported response type {type(response).__module__}.{type(response).__qualname__}: expected an httpx "
         "Response, an aiohttp ClientResponse or a requests Response"
     )
@@ -154,7 +157,7 @@ class _Source:
     def __init__(self, response: Any, other: str, why: str) -> None:
         client = _client_of(response)
         if client == other:
-            raise TypeError(why)
+            raise UnsupportedResponseError(why)
         self.response = response
         self.client = client
         self.errors = _transport_errors(response, client)
@@ -317,7 +320,7 @@ class _AsyncSource(_Source):
 # ---------------------------------------------------------------------------------------------------- pipelines
 
 
-def _resolve_framing(response: Any, framing: Optional[str]) -> str:
+def _resolve_framing(response: Any, framing: Optional[FramingName]) -> FramingName:
     return framing if framing is not None else framing_for_content_type(_content_type(response))
 
 
@@ -342,8 +345,8 @@ def _truncated(exc: BaseException) -> StreamTruncated:
 
 def iter_response(
     response: SyncResponse,
-    provider: Union[str, Normalizer],
-    framing: Optional[str] = None,
+    provider: Union[ProviderName, Normalizer],
+    framing: Optional[FramingName] = None,
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
 ) -> Generator[Unified, None, None]:
@@ -374,8 +377,8 @@ def iter_response(
 
 async def aiter_response(
     response: AsyncResponse,
-    provider: Union[str, Normalizer],
-    framing: Optional[str] = None,
+    provider: Union[ProviderName, Normalizer],
+    framing: Optional[FramingName] = None,
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
 ) -> AsyncGenerator[Unified, None]:
@@ -405,7 +408,7 @@ async def aiter_response(
 
 def iter_response_events(
     response: SyncResponse,
-    framing: Optional[str] = None,
+    framing: Optional[FramingName] = None,
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
 ) -> Generator[SSEEvent, None, None]:
@@ -434,7 +437,7 @@ def iter_response_events(
 
 async def aiter_response_events(
     response: AsyncResponse,
-    framing: Optional[str] = None,
+    framing: Optional[FramingName] = None,
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
 ) -> AsyncGenerator[SSEEvent, None]:

@@ -22,7 +22,7 @@ Where httpx-sse departs from the SSE specification (WHATWG HTML 9.2.6), this mod
   reported on the first event dispatched after the stream's reconnection time changed, including by a block
   that dispatched nothing; a ``retry:`` field that repeats the current value is not reported again.
 
-Other differences: one event is bounded by ``max_buffer`` (keyword-only argument of :class:`EventSource`, 8 MiB
+Other differences: one event is bounded by ``max_buffer`` (keyword-only argument of :class:`EventSource`, 64 MiB
 by default; larger raises :class:`ssewire.SSEBufferOverflow`), stopping an iteration early (``break``,
 ``close()``/``aclose()``, cancellation) closes the response at once instead of when ``connect_sse`` exits,
 and ``connect_sse`` does not modify the caller's ``headers`` mapping. A last event without its blank line is
@@ -35,12 +35,18 @@ import json
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, AsyncGenerator, AsyncIterator, Iterable, Iterator, Optional, Union
 
-import httpx
+try:
+    import httpx
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess without httpx
+    raise ImportError(
+        "ssewire.httpx_sse needs httpx: install it with pip install 'ssewire[httpx]'", name=exc.name
+    ) from exc
 
+from . import __version__
 from ._scanner import SSEEvent, SSEParser
-from .stream import DEFAULT_MAX_BUFFER
+from .limits import DEFAULT_MAX_BUFFER
 
-__all__ = ["EventSource", "SSEError", "ServerSentEvent", "aconnect_sse", "connect_sse"]
+__all__ = ["EventSource", "SSEError", "ServerSentEvent", "__version__", "aconnect_sse", "connect_sse"]
 
 
 class SSEError(httpx.TransportError):

@@ -9,16 +9,20 @@ from __future__ import annotations
 from typing import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Optional, Union
 
 from ._scanner import JSONArrayStreamParser, SSEEvent, SSEParser
-from .errors import SSEBufferOverflow, StreamTruncated
+from .errors import SSEBufferOverflow, StreamTruncated, UnknownFramingError, not_one_chunk, unknown_name
 from .events import Unified
+from .limits import BOM, DEFAULT_MAX_BUFFER
 from .normalizers._base import Normalizer
 from .normalizers.registry import normalizer_for
+from .names import FramingName, ProviderName, literal_values
 from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
+from .transport import is_transport_error
 
 __all__ = [
     "FRAMINGS",
     "StreamDecoder",
     "aiter_events",
+    "aiter_resumable",
     "aiter_unified",
     "collect_text",
     "iter_events",
@@ -32,9 +36,7 @@ Chunk = Union[bytes, bytearray, memoryview]
 Scanner = Union[SSEParser, JSONArrayStreamParser]
 
 #: The framings a stream can have ("auto": recognised from the first byte).
-FRAMINGS = ("auto", "sse", "json_array")
-_BOM = b"\xef\xbb\xbf"
-DEFAULT_MAX_BUFFER = 8 * 1024 * 1024
+FRAMINGS: tuple[str, ...] = literal_values(FramingName)
 
 
 class AutoScanner:
@@ -66,9 +68,9 @@ class AutoScanner:
         if self.inner is not None:
             return self.inner.feed(data)
         held = self._held + bytes(data)
-        body = held[3:] if held.startswith(_BOM) else held
+        body = held[3:] if held.startswith(BOM) else held
         start = len(body) - len(body.lstrip(b" \t\r\n"))
-        if start == len(body) or (len(held) < 3 and _BOM.startswith(held)):
+        if start == len(body) or (len(held) < 3 and BOM.startswith(held)):
             if len(held) > self._max_buffer:
                 raise SSEBufferOverflow(f"leading whitespace exceeds max_buffer ({self._max_buffer} bytes)")
             self._held = held
@@ -88,16 +90,16 @@ class AutoScanner:
         return self.inner.close()
 
 
-def make_scanner(framing: str = "sse", max_buffer: int = DEFAULT_MAX_BUFFER) -> Scanner:
+def make_scanner(framing: FramingName = "sse", max_buffer: int = DEFAULT_MAX_BUFFER) -> Scanner:
     """A scanner for ``framing``: ``"sse"``, ``"json_array"`` or ``"auto"`` (recognised from the first
-    non-whitespace byte); ``ValueError`` for anything else."""
+    non-whitespace byte); :class:`~ssewire.errors.UnknownFramingError` (a ``ValueError``) for anything else."""
     if framing == "sse":
         return SSEParser(max_buffer)
     if framing == "json_array":
         return JSONArrayStreamParser(max_buffer)
     if framing == "auto":
         return AutoScanner(max_buffer)  # type: ignore[return-value]
-    raise ValueError(f"unknown framing {framing!r}; expected 'sse', 'json_array' or 'auto'")
+    raise UnknownFramingError(unknown_name("framing", framing, FRAMINGS))
 
 
 def parse_sse_bytes(data: bytes, chunk_size: Optional[int] = None) -> list[SSEEvent]:
@@ -115,10 +117,11 @@ def parse_sse_bytes(data: bytes, chunk_size: Optional[int] = None) -> list[SSEEv
 
 
 def iter_events(
-    chunks: Iterable[Chunk], framing: str = "auto", max_buffer: int = DEFAULT_MAX_BUFFER
+    chunks: Iterable[Chunk], framing: FramingName = "auto", max_buffer: int = DEFAULT_MAX_BUFFER
 ) -> Iterator[SSEEvent]:
     """Framed events from byte chunks. Raises the scanner's typed errors (``StreamTruncated`` for a JSON-array
     body that ends early, ``FramingError``, ``SSEBufferOverflow``)."""
+    not_one_chunk(chunks, "iter_events")
     scanner = make_scanner(framing, max_buffer)
     for chunk in chunks:
         yield from scanner.feed(chunk)
@@ -137,8 +140,8 @@ class StreamDecoder:
 
     def __init__(
         self,
-        provider: Union[str, Normalizer],
-        framing: str = "auto",
+        provider: Union[ProviderName, Normalizer],
+        framing: FramingName = "auto",
         max_buffer: int = DEFAULT_MAX_BUFFER,
     ) -> None:
         self.normalizer = normalizer_for(provider) if isinstance(provider, str) else provider
@@ -216,8 +219,8 @@ class StreamDecoder:
 
 def iter_unified(
     chunks: Iterable[Chunk],
-    provider: Union[str, Normalizer],
-    framing: str = "auto",
+    provider: Union[ProviderName, Normalizer],
+    framing: FramingName = "auto",
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
 ) -> Iterator[Unified]:
@@ -228,6 +231,7 @@ def iter_unified(
     usage seen), never silently. Framing errors and over-large events raise their typed exceptions. The next
     chunk is pulled only once every event of the previous one has been consumed.
     """
+    not_one_chunk(chunks, "iter_unified")
     decoder = StreamDecoder(provider, framing, max_buffer)
     feed = decoder.feed
     for chunk in chunks:
@@ -235,32 +239,42 @@ def iter_unified(
     yield from decoder.close()
 
 
+def _reconnects_on(exc: BaseException, reconnect_on: Optional[tuple[type[BaseException], ...]]) -> bool:
+    return isinstance(exc, reconnect_on) if reconnect_on is not None else is_transport_error(exc)
+
+
 def iter_resumable(
     open_stream: Callable[[Optional[ResumeCursor]], Iterable[Chunk]],
-    provider: Union[str, Normalizer],
-    framing: str = "auto",
+    provider: Union[ProviderName, Normalizer],
+    framing: FramingName = "auto",
     *,
     max_reconnects: int = 3,
-    reconnect_on: tuple[type[BaseException], ...] = (OSError, ConnectionError),
+    reconnect_on: Optional[tuple[type[BaseException], ...]] = None,
     max_buffer: int = DEFAULT_MAX_BUFFER,
 ) -> Iterator[Unified]:
     """Unified events of a stream that is reopened where it stopped when its connection drops.
 
     ``open_stream(cursor)`` returns the byte chunks of a connection: ``cursor`` is None the first time, then the
-    :class:`~ssewire.resume.ResumeCursor` to resume from (``cursor.query_params()``). A connection that raises one
-    of ``reconnect_on``, or ends before the terminal event, is reopened up to ``max_reconnects`` times while the
+    :class:`~ssewire.resume.ResumeCursor` to resume from (``cursor.query_params()``). A connection that raises a
+    transport error, or ends before the terminal event, is reopened up to ``max_reconnects`` times while the
     stream has a cursor (a sequence number or an event id); replayed events are dropped, so each event is seen
-    once. When the stream cannot be resumed it ends with the ``stream_truncated`` error, as :func:`iter_unified`.
+    once, and a tool call cut by the drop is closed by the resumed connection. Transport errors are ``OSError``
+    and those of httpx (``TransportError``), aiohttp (``ClientError``) and requests (``ConnectionError``,
+    ``ChunkedEncodingError``) unless ``reconnect_on`` names the exception types instead. When the stream cannot
+    be resumed it ends with the ``stream_truncated`` error, as :func:`iter_unified`.
     """
     decoder = StreamDecoder(provider, framing, max_buffer)
     cursor: Optional[ResumeCursor] = None
     reconnects = 0
     while True:
         try:
-            for chunk in open_stream(cursor):
+            chunks = open_stream(cursor)
+            not_one_chunk(chunks, "open_stream")
+            for chunk in chunks:
                 yield from decoder.feed(chunk)
-        except reconnect_on:
-            pass
+        except Exception as exc:
+            if not _reconnects_on(exc, reconnect_on):
+                raise
         if decoder.normalizer.done or reconnects >= max_reconnects or not decoder.cursor().resumable:
             break
         reconnects += 1
@@ -268,14 +282,45 @@ def iter_resumable(
     yield from decoder.close()
 
 
+async def aiter_resumable(
+    open_stream: Callable[[Optional[ResumeCursor]], AsyncIterable[Chunk]],
+    provider: Union[ProviderName, Normalizer],
+    framing: FramingName = "auto",
+    *,
+    max_reconnects: int = 3,
+    reconnect_on: Optional[tuple[type[BaseException], ...]] = None,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+) -> AsyncIterator[Unified]:
+    """The async twin of :func:`iter_resumable`: ``open_stream(cursor)`` returns an async iterable of byte chunks
+    (e.g. an async generator reading an httpx ``AsyncClient`` or aiohttp response)."""
+    decoder = StreamDecoder(provider, framing, max_buffer)
+    cursor: Optional[ResumeCursor] = None
+    reconnects = 0
+    while True:
+        try:
+            async for chunk in open_stream(cursor):
+                for event in decoder.feed(chunk):
+                    yield event
+        except Exception as exc:
+            if not _reconnects_on(exc, reconnect_on):
+                raise
+        if decoder.normalizer.done or reconnects >= max_reconnects or not decoder.cursor().resumable:
+            break
+        reconnects += 1
+        cursor = decoder.reconnect()
+    for event in decoder.close():
+        yield event
+
+
 async def aiter_unified(
     chunks: AsyncIterable[Chunk],
-    provider: Union[str, Normalizer],
-    framing: str = "auto",
+    provider: Union[ProviderName, Normalizer],
+    framing: FramingName = "auto",
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
 ) -> AsyncIterator[Unified]:
     """The async twin of :func:`iter_unified`: the same events from an async iterable of byte chunks."""
+    not_one_chunk(chunks, "aiter_unified")
     decoder = StreamDecoder(provider, framing, max_buffer)
     feed = decoder.feed
     async for chunk in chunks:
@@ -286,9 +331,10 @@ async def aiter_unified(
 
 
 async def aiter_events(
-    chunks: AsyncIterable[Chunk], framing: str = "auto", max_buffer: int = DEFAULT_MAX_BUFFER
+    chunks: AsyncIterable[Chunk], framing: FramingName = "auto", max_buffer: int = DEFAULT_MAX_BUFFER
 ) -> AsyncIterator[SSEEvent]:
     """The async twin of :func:`iter_events`."""
+    not_one_chunk(chunks, "aiter_events")
     scanner = make_scanner(framing, max_buffer)
     async for chunk in chunks:
         for event in scanner.feed(chunk):

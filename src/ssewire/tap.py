@@ -3,8 +3,12 @@
 ``tap.feed(chunk)`` returns nothing and never modifies or holds the chunk: the gateway forwards the very bytes
 it received. The tap builds the :class:`~ssewire.result.StreamResult` (``tap.result``) and :class:`TapMetrics`
 (``tap.metrics``): bytes, events, time to first token, gaps between deltas, time to done. Timing is read once
-per chunk, not per event. A tap never raises into the forwarding path: a stream it cannot parse is recorded in
-``tap.failure`` and the tap stops parsing (the bytes keep flowing).
+per chunk, not per event. A compressed upstream (a gateway forwarding ``aiter_raw()``) is decompressed for the
+tap's own parsing: from ``content_encoding=`` (the upstream's ``Content-Encoding``), else gzip is recognised by
+its magic bytes; the forwarded bytes stay compressed. A tap never raises into the forwarding path: a stream it
+cannot parse is recorded in ``tap.failure`` and in ``tap.result.error`` (``type`` says what failed, calls left
+open are listed as incomplete), and the tap stops parsing (the bytes keep flowing). ``feed()`` after ``close()``
+is a bug in the caller and raises :class:`~ssewire.SSEwireError`.
 """
 
 from __future__ import annotations
@@ -14,7 +18,12 @@ from typing import Any, Callable, Optional, Union
 
 from .normalizers._base import Normalizer
 from .result import Accumulator, StreamResult
-from .stream import DEFAULT_MAX_BUFFER, Chunk, StreamDecoder
+from .content_encoding import BodyDecoder
+from .errors import SSEwireError, error_type
+from .events import Unified
+from .limits import DEFAULT_MAX_BUFFER
+from .names import FramingName, ProviderName
+from .stream import Chunk, StreamDecoder
 
 __all__ = ["StreamTap", "TapMetrics"]
 
@@ -79,15 +88,16 @@ class TapMetrics:
 class StreamTap:
     """Watches one stream that is forwarded unchanged (see the module docstring)."""
 
-    __slots__ = ("_accumulator", "_clock", "_decoder", "_started", "closed", "failure", "metrics")
+    __slots__ = ("_accumulator", "_body", "_clock", "_decoder", "_started", "closed", "failure", "metrics")
 
     def __init__(
         self,
-        provider: Union[str, Normalizer] = "auto",
-        framing: str = "auto",
+        provider: Union[ProviderName, Normalizer] = "auto",
+        framing: FramingName = "auto",
         *,
         max_buffer: int = DEFAULT_MAX_BUFFER,
         clock: Callable[[], float] = time.monotonic,
+        content_encoding: Optional[str] = None,
     ) -> None:
         self._decoder: Optional[StreamDecoder] = StreamDecoder(provider, framing, max_buffer)
         self._accumulator = Accumulator()
@@ -96,9 +106,16 @@ class StreamTap:
         self.metrics = TapMetrics()
         self.failure: Optional[Exception] = None  # why parsing stopped (the bytes kept flowing)
         self.closed = False
+        self._body: Optional[BodyDecoder] = None
+        try:
+            self._body = BodyDecoder(content_encoding)
+        except SSEwireError as exc:  # an encoding it cannot read: forwarding goes on, parsing does not
+            self._fail(exc)
 
     def feed(self, chunk: Chunk) -> None:
         """Observe one upstream chunk. Returns nothing; the chunk is neither modified nor kept."""
+        if self.closed:
+            raise SSEwireError("StreamTap.feed() called after close()")
         metrics = self.metrics
         size = len(chunk)
         metrics.bytes += size
@@ -109,8 +126,14 @@ class StreamTap:
         now = self._clock() - self._started
         if metrics.first_byte_at is None:
             metrics.first_byte_at = now
+        body = self._body
         try:
-            events = decoder.feed(chunk)
+            if body is None or body.encoding == "identity":
+                events = decoder.feed(chunk)
+            else:
+                events = []
+                for piece in body.decode(chunk):
+                    events += decoder.feed(piece)
         except Exception as exc:  # nothing may reach the forwarding path
             self._fail(exc)
             return
@@ -140,8 +163,17 @@ class StreamTap:
             metrics.last_delta_at = now
 
     def _fail(self, exc: Exception) -> None:
+        """Stop parsing: record why (``failure`` and ``result.error``), with the calls left open as incomplete."""
+        decoder = self._decoder
         self.failure = exc
         self._decoder = None
+        incomplete = decoder.normalizer.incomplete_tool_calls() if decoder is not None else []
+        error = {
+            "type": error_type(exc),
+            "message": f"the tap stopped parsing: {type(exc).__name__}: {exc}",
+            "incomplete_tool_calls": incomplete,
+        }
+        self._accumulator.add(Unified("error", error=error))
 
     def close(self) -> StreamResult:
         """End of the upstream stream: finish parsing (a stream cut short records ``stream_truncated``)."""
@@ -150,7 +182,12 @@ class StreamTap:
             decoder = self._decoder
             if decoder is not None:
                 try:
-                    tail = decoder.close()
+                    tail = []
+                    if self._body is not None:
+                        held = self._body.flush()
+                        if held:
+                            tail += decoder.feed(held)
+                    tail += decoder.close()
                 except Exception as exc:  # likewise
                     self._fail(exc)
                 else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import UnknownProviderError, unknown_name
 from ._base import Normalizer
 from .anthropic import AnthropicNormalizer
 from .auto import AutoNormalizer
@@ -26,10 +27,10 @@ PROVIDERS: dict[str, type[Normalizer]] = {
 
 
 def normalizer_for(provider: str) -> Normalizer:
-    """A fresh normaliser for one stream of ``provider`` (one of :data:`PROVIDERS`); ``ValueError`` otherwise."""
+    """A fresh normaliser for one stream of ``provider`` (one of :data:`PROVIDERS`); otherwise
+    :class:`~ssewire.errors.UnknownProviderError` (a ``ValueError``) naming the closest known name."""
     try:
         cls = PROVIDERS[provider]
-    except KeyError:
-        known = ", ".join(sorted(PROVIDERS))
-        raise ValueError(f"unknown provider {provider!r}; expected one of: {known}") from None
+    except (KeyError, TypeError):
+        raise UnknownProviderError(unknown_name("provider", provider, PROVIDERS)) from None
     return cls()

@@ -1,0 +1,125 @@
+"""A tool call the provider never closed is never ``tool_call_done``: every fixture and shared recording with a
+tool call, cut at every byte offset between the call's start and the event that closes it, on both scanner
+implementations. The cut call gets no ``tool_call_done``, the ``stream_truncated`` error lists it, and
+``collect()`` puts it in ``incomplete_tool_calls``, never in ``tool_calls``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any, NamedTuple
+
+import pytest
+
+from conftest import CORPUS, FIXTURES, load_manifest
+from corpus_expect import framing_for, provider_for
+from ssewire import StreamDecoder, Unified, collect
+
+
+class Stream(NamedTuple):
+    name: str
+    data: bytes
+    provider: str
+    framing: str
+
+
+def _streams() -> list[Stream]:
+    out = []
+    for expected_file in sorted(FIXTURES.glob("*.expected.json")):
+        expected = json.loads(expected_file.read_text(encoding="utf-8"))
+        stream = expected_file.with_name(expected_file.name[: -len(".expected.json")])
+        out.append(Stream(stream.name, stream.read_bytes(), expected["provider"], expected["framing"]))
+    for capture in load_manifest():
+        data = Path(CORPUS / capture["file"]).read_bytes()
+        out.append(Stream(capture["file"], data, provider_for(capture), framing_for(capture)))
+    return out
+
+
+def _decoder(module: ModuleType, stream: Stream) -> StreamDecoder:
+    """A decoder for ``stream`` whose scanner comes from ``module`` (the twin or the compiled one)."""
+    decoder = StreamDecoder(stream.provider, stream.framing)
+    parser = module.JSONArrayStreamParser if stream.framing == "json_array" else module.SSEParser
+    decoder.scanner = parser()
+    return decoder
+
+
+def _parse(module: ModuleType, stream: Stream, data: bytes) -> list[Unified]:
+    decoder = _decoder(module, stream)
+    return decoder.feed(data) + decoder.close()
+
+
+class Window(NamedTuple):
+    call_id: str
+    first: int  # shortest prefix that shows the call's tool_call_start
+    last: int  # longest prefix before the framed event that closes it (exclusive of that event's bytes)
+
+
+def _windows(module: ModuleType, stream: Stream) -> list[Window]:
+    """For each closed call: the range of prefix lengths that cut it between its start and its closing event."""
+    decoder = _decoder(module, stream)
+    scanner, normalizer = decoder.scanner, decoder.normalizer
+    started: dict[str, int] = {}
+    frame_ends = [0]  # prefix length at which each framed event completed
+    windows = []
+    for i in range(len(stream.data)):
+        for framed in scanner.feed(stream.data[i : i + 1]):
+            for event in normalizer(framed):
+                call = event.tool_call_id
+                if event.type == "tool_call_start" and call is not None:
+                    started.setdefault(call, i + 1)
+                elif event.type == "tool_call_done" and call in started:
+                    windows.append(Window(call, started.pop(call), frame_ends[-1]))
+            frame_ends.append(i + 1)
+    return [w for w in windows if w.first <= w.last]
+
+
+STREAMS = [s for s in _streams() if b"tool_call" in s.data or b"tool_use" in s.data or b"functionCall" in s.data
+           or b"function_call" in s.data or b"_call" in s.data]  # fmt: skip
+
+
+@pytest.mark.parametrize("stream", STREAMS, ids=[s.name for s in STREAMS])
+def test_cut_inside_a_tool_call_never_reports_it_done(scanner: ModuleType, stream: Stream) -> None:
+    windows = _windows(scanner, stream)
+    if not windows:
+        pytest.skip("no call is streamed across events here (whole calls only)")
+    for window in windows:
+        for cut in range(window.first, window.last + 1):
+            events = _parse(scanner, stream, stream.data[:cut])
+            where = f"{window.call_id} cut at byte {cut}"
+            assert not [e for e in events if e.type == "tool_call_done" and e.tool_call_id == window.call_id], where
+            assert not any(e.type == "done" for e in events), where
+            error = events[-1].error
+            assert events[-1].type == "error" and error is not None, where
+            assert error["type"] == "stream_truncated", where
+            assert window.call_id in [c["id"] for c in error["incomplete_tool_calls"]], where
+            result = collect(events)
+            assert window.call_id not in [c.id for c in result.tool_calls], where
+            assert window.call_id in [c.id for c in result.incomplete_tool_calls], where
+
+
+def test_the_cut_streams_cover_every_provider() -> None:
+    providers = {s.provider for s in STREAMS}
+    assert {"openai", "openai-chat", "anthropic", "xai", "gemini"} <= providers
+
+
+def _args_of(calls: list[Any]) -> list[Any]:
+    return [(c.id, c.arguments) for c in calls]
+
+
+@pytest.mark.parametrize("stream", STREAMS, ids=[s.name for s in STREAMS])
+def test_whole_stream_closes_every_call_it_started(scanner: ModuleType, stream: Stream) -> None:
+    events = _parse(scanner, stream, stream.data)
+    result = collect(events)
+    started = [e.tool_call_id for e in events if e.type == "tool_call_start"]
+    done = [e.tool_call_id for e in events if e.type == "tool_call_done"]
+    truncated = [e for e in events if e.type == "error" and e.error and e.error["type"] == "stream_truncated"]
+    if truncated:  # a fixture that is itself cut short
+        assert truncated[0].error is not None
+        assert sorted(c["id"] for c in truncated[0].error["incomplete_tool_calls"]) == sorted(
+            set(started) - set(done)
+        )
+    else:
+        assert sorted(done) == sorted(started)
+        assert result.incomplete_tool_calls == []
+    assert all(c.id in done for c in result.tool_calls)
