@@ -11,7 +11,8 @@ Routes (GET or POST; a request body is read and ignored):
   ``/synthetic?events=N&size=S``: a Chat Completions stream of N text deltas of S bytes (:func:`synthetic_text`).
   Shared query parameters: ``seed`` (random chunking), ``maxchunk`` (largest write, default 1024), ``delay``
   (longest pause, default 0.003 s), ``pause`` (probability of a pause after a write, default 0.05), ``cut`` (close
-  after this many body bytes, inside an HTTP chunk), ``abort=1`` (cut with a TCP reset), ``gzip=1``
+  after this many body bytes, inside an HTTP chunk; with ``once=T`` only the first request of token T is cut),
+  ``abort=1`` (cut with a TCP reset), ``gzip=1``
   (``Content-Encoding: gzip``, flushed per write), ``mode`` (``chunked`` (default), ``length`` (Content-Length)
   or ``close`` (body delimited by closing the connection)), ``ctype`` (Content-Type override).
 - ``/status/<code>?size=N``: that status with a JSON error body (padded to N bytes).
@@ -97,6 +98,7 @@ class StreamServer:
         self._thread: Optional[threading.Thread] = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._resume_seen: set[str] = set()
+        self._cut_seen: set[str] = set()
         self.resumes: dict[str, list[str]] = {}  # /resumable token -> Last-Event-ID of each request
 
     # ---------------------------------------------------------------------------------------------- lifecycle
@@ -277,6 +279,11 @@ class StreamServer:
         delay = float(q.get("delay", 0.003))
         pause = float(q.get("pause", 0.05))
         cut = int(q["cut"]) if "cut" in q else None
+        once = q.get("once")
+        if once is not None:
+            if once in self._cut_seen:
+                cut = None
+            self._cut_seen.add(once)
         abort = q.get("abort") == "1"
         mode = q.get("mode", "chunked")
         gzip = q.get("gzip") == "1"

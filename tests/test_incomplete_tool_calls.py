@@ -116,10 +116,85 @@ def test_whole_stream_closes_every_call_it_started(scanner: ModuleType, stream: 
     truncated = [e for e in events if e.type == "error" and e.error and e.error["type"] == "stream_truncated"]
     if truncated:  # a fixture that is itself cut short
         assert truncated[0].error is not None
-        assert sorted(c["id"] for c in truncated[0].error["incomplete_tool_calls"]) == sorted(
-            set(started) - set(done)
-        )
+        assert sorted(c["id"] for c in truncated[0].error["incomplete_tool_calls"]) == sorted(set(started) - set(done))
     else:
         assert sorted(done) == sorted(started)
         assert result.incomplete_tool_calls == []
     assert all(c.id in done for c in result.tool_calls)
+
+
+# -- every entry point: the same stream cut inside a call's arguments --------------------------------------------
+
+CUT_STREAM = FIXTURES / "anthropic-messages-tool-use.sse"
+CUT_BODY = CUT_STREAM.read_bytes()
+CUT_AT = CUT_BODY.index(b'nt\\": 250') + 3  # inside the delta after the one carrying {"amou
+
+
+def _check_cut(events: list[Unified]) -> None:
+    started = [e.tool_call_id for e in events if e.type == "tool_call_start"]
+    assert started, "the cut must come after the call started"
+    assert "tool_call_done" not in [e.type for e in events]
+    error = events[-1].error
+    assert events[-1].type == "error" and error is not None and error["type"] == "stream_truncated"
+    assert [c["id"] for c in error["incomplete_tool_calls"]] == started
+    result = collect(events)
+    assert result.tool_calls == [] and result.client_tool_calls == []
+    assert [c.id for c in result.incomplete_tool_calls] == started
+    assert all(c.arguments is None and c.arguments_raw for c in result.incomplete_tool_calls)
+
+
+def test_cut_call_through_iter_unified_and_aiter_unified() -> None:
+    from ssewire import aiter_unified, iter_unified
+
+    prefix = CUT_BODY[:CUT_AT]
+    _check_cut(list(iter_unified([prefix[:100], prefix[100:]], "anthropic")))
+
+    async def chunks() -> Any:
+        yield prefix[:100]
+        yield prefix[100:]
+
+    async def run() -> list[Unified]:
+        return [e async for e in aiter_unified(chunks(), "anthropic")]
+
+    import asyncio
+
+    _check_cut(asyncio.run(run()))
+
+
+@pytest.mark.parametrize("abort", [False, True], ids=["eof", "reset"])
+def test_cut_call_through_every_http_client(abort: bool) -> None:
+    from http_server import CLIENTS, StreamServer, fetch
+
+    with StreamServer() as server:
+        url = server.url(f"/file/fixtures/{CUT_STREAM.name}", cut=CUT_AT, abort=1 if abort else None, maxchunk=64)
+        for client in CLIENTS:
+            events = fetch(client, url, "anthropic")
+            _check_cut(events)
+            assert events[-1].error is not None and "connection lost" in events[-1].error["message"], client
+
+
+def test_cut_call_through_the_tap() -> None:
+    from ssewire import StreamTap
+
+    tap = StreamTap("anthropic")
+    for i in range(0, CUT_AT, 50):
+        tap.feed(CUT_BODY[i : min(i + 50, CUT_AT)])
+    result = tap.close()
+    assert result.tool_calls == []
+    assert [c.name for c in result.incomplete_tool_calls] == ["convert_currency"]
+    assert result.error is not None and result.error["type"] == "stream_truncated"
+    assert [c["name"] for c in result.error["incomplete_tool_calls"]] == ["convert_currency"]
+
+
+def test_a_tap_that_gives_up_mid_call_reports_it_incomplete_and_says_why() -> None:
+    from ssewire import StreamTap
+
+    tap = StreamTap("anthropic", max_buffer=4096)
+    tap.feed(CUT_BODY[:CUT_AT])
+    tap.feed(b"data: " + b"x" * 5000)  # one line beyond max_buffer: the tap stops parsing
+    result = tap.close()
+    assert tap.failure is not None
+    assert result.error is not None and result.error["type"] == "buffer_overflow"
+    assert "SSEBufferOverflow" in result.error["message"]
+    assert [c["name"] for c in result.error["incomplete_tool_calls"]] == ["convert_currency"]
+    assert result.tool_calls == [] and [c.name for c in result.incomplete_tool_calls] == ["convert_currency"]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from conftest import CORPUS, load_manifest
-from ssewire import SSEBufferOverflow, iter_unified
+from ssewire import SSEBufferOverflow, SSEwireError, iter_unified
 from ssewire.tap import StreamTap
 
 BODY = (
@@ -103,3 +107,88 @@ def test_tap_survives_payloads_that_break_decoders() -> None:
     assert tap.feed(deep) is None
     assert tap.feed(b"data: [DONE]\n\n") is None
     tap.close()  # never raises either
+
+
+def _gzip(data: bytes, members: int = 1) -> bytes:
+    import gzip
+
+    step = len(data) // members + 1
+    return b"".join(gzip.compress(data[i : i + step]) for i in range(0, len(data), step))
+
+
+def _deflate(data: bytes, wrapped: bool) -> bytes:
+    import zlib
+
+    compressor = zlib.compressobj(wbits=15 if wrapped else -15)
+    return compressor.compress(data) + compressor.flush()
+
+
+def _tap_over(body: bytes, size: int, **kwargs: object) -> tuple[StreamTap, list[bytes]]:
+    tap = StreamTap("openai", **kwargs)  # type: ignore[arg-type]
+    forwarded = []
+    for i in range(0, len(body), size):
+        chunk = body[i : i + size]
+        tap.feed(chunk)
+        forwarded.append(chunk)
+    tap.close()
+    return tap, forwarded
+
+
+@pytest.mark.parametrize(
+    ("encoding", "encode"),
+    [
+        ("gzip", _gzip),
+        (None, _gzip),  # recognised by the magic bytes
+        ("gzip", lambda data: _gzip(data, members=3)),  # several gzip members back to back
+        ("deflate", lambda data: _deflate(data, True)),
+        ("deflate", lambda data: _deflate(data, False)),  # raw deflate, as some servers send
+        ("identity", lambda data: data),
+    ],
+)
+@pytest.mark.parametrize("size", [1, 7, 64, 100_000])
+def test_compressed_upstream_is_parsed_and_forwarded_untouched(encoding: object, encode: Any, size: int) -> None:
+    body = encode(BODY)
+    tap, forwarded = _tap_over(body, size, content_encoding=encoding)
+    assert b"".join(forwarded) == body
+    assert tap.failure is None
+    assert tap.result.text == "Hello" and tap.result.stop_reason == "end"
+    assert tap.metrics.bytes == len(body)
+
+
+def test_a_decompression_bomb_is_parsed_in_bounded_pieces() -> None:
+    big = BODY.replace(b'"delta":"lo"', b'"delta":"' + b"o" * 5_000_000 + b'"')
+    tap, _ = _tap_over(_gzip(big), 4096, content_encoding="gzip", max_buffer=1 << 20)
+    assert tap.failure is not None  # the 5 MB event exceeds max_buffer: refused, never held whole
+    assert tap.result.error is not None and tap.result.error["type"] == "buffer_overflow"
+
+
+def test_an_encoding_the_tap_cannot_read_stops_parsing_and_says_so() -> None:
+    tap, forwarded = _tap_over(b"\x00br-bytes", 4, content_encoding="br")
+    assert b"".join(forwarded) == b"\x00br-bytes"
+    assert tap.failure is not None
+    assert tap.result.error is not None and "'br'" in tap.result.error["message"]
+
+
+def test_corrupt_gzip_is_a_failure_not_an_exception() -> None:
+    tap, _ = _tap_over(b"\x1f\x8b" + b"not gzip at all" * 10, 16)
+    assert tap.failure is not None
+    assert tap.result.error is not None and "gzip" in tap.result.error["message"]
+
+
+def test_failure_is_in_the_result_error() -> None:
+    tap = StreamTap("openai", max_buffer=16)
+    tap.feed(b"data: " + b"x" * 100)
+    result = tap.close()
+    assert result.error is not None
+    assert result.error["type"] == "buffer_overflow"
+    assert "stopped parsing" in result.error["message"]
+    assert result.error["incomplete_tool_calls"] == []
+
+
+def test_feed_after_close_raises() -> None:
+    tap = StreamTap("openai")
+    tap.feed(BODY)
+    tap.close()
+    with pytest.raises(SSEwireError, match="after close"):
+        tap.feed(b"data: {}\n\n")
+    assert tap.close().text == "Hello"  # close() stays idempotent

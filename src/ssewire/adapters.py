@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Generator,
 from ._scanner import SSEEvent, SSEParser
 from .errors import ResponseStatusError, StreamTruncated, UnsupportedResponseError
 from .events import Unified
-from .normalizers import Normalizer
 from .limits import DEFAULT_MAX_BUFFER
 from .names import FramingName, ProviderName
+from .normalizers import Normalizer
 from .stream import StreamDecoder, make_scanner
 
 if TYPE_CHECKING:

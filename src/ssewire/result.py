@@ -47,7 +47,15 @@ class ToolCall:
         self._fragments: list[str] = []
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.id, self.name, self.arguments, self.arguments_raw, self.server, self.arguments_error, self.complete)
+        return (
+            self.id,
+            self.name,
+            self.arguments,
+            self.arguments_raw,
+            self.server,
+            self.arguments_error,
+            self.complete,
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolCall):

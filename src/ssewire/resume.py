@@ -58,6 +58,10 @@ class ResumeCursor:
             params["last_event_id"] = self.last_event_id
         return params
 
+    def headers(self) -> dict[str, str]:
+        """The request headers that resume a plain SSE stream: ``Last-Event-ID`` when an event id is known."""
+        return {} if self.last_event_id is None else {"Last-Event-ID": self.last_event_id}
+
     def __repr__(self) -> str:
         return (
             f"ResumeCursor(provider={self.provider!r}, response_id={self.response_id!r}, "

@@ -9,12 +9,19 @@ from __future__ import annotations
 from typing import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Optional, Union
 
 from ._scanner import JSONArrayStreamParser, SSEEvent, SSEParser
-from .errors import SSEBufferOverflow, StreamTruncated, UnknownFramingError, not_one_chunk, unknown_name
+from .errors import (
+    SSEBufferOverflow,
+    StreamTruncated,
+    UnknownFramingError,
+    chunk_type_error,
+    not_one_chunk,
+    unknown_name,
+)
 from .events import Unified
 from .limits import BOM, DEFAULT_MAX_BUFFER
+from .names import FramingName, ProviderName, literal_values
 from .normalizers._base import Normalizer
 from .normalizers.registry import normalizer_for
-from .names import FramingName, ProviderName, literal_values
 from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
 from .transport import is_transport_error
 
@@ -67,7 +74,12 @@ class AutoScanner:
         """Scan one chunk (see the chosen scanner's ``feed``)."""
         if self.inner is not None:
             return self.inner.feed(data)
-        held = self._held + bytes(data)
+        if isinstance(data, (str, int)):
+            raise chunk_type_error(data)
+        try:
+            held = self._held + bytes(data)
+        except TypeError:
+            raise chunk_type_error(data) from None
         body = held[3:] if held.startswith(BOM) else held
         start = len(body) - len(body.lstrip(b" \t\r\n"))
         if start == len(body) or (len(held) < 3 and BOM.startswith(held)):

@@ -16,13 +16,13 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional, Union
 
-from .normalizers._base import Normalizer
-from .result import Accumulator, StreamResult
 from .content_encoding import BodyDecoder
 from .errors import SSEwireError, error_type
 from .events import Unified
 from .limits import DEFAULT_MAX_BUFFER
 from .names import FramingName, ProviderName
+from .normalizers._base import Normalizer
+from .result import Accumulator, StreamResult
 from .stream import Chunk, StreamDecoder
 
 __all__ = ["StreamTap", "TapMetrics"]

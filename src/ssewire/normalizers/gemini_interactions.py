@@ -12,11 +12,13 @@ The event type is the payload's ``event_type`` (else the SSE event name); the ol
 - ``step.stop`` of a call step -> ``tool_call_done`` (arguments parsed from the accumulated deltas, with
   ``arguments_raw`` that string, else the step's ``arguments`` object); other steps -> ``raw``.
 - ``interaction.completed`` -> open calls closed (unless the interaction is ``incomplete`` / ``failed`` /
-  ``cancelled``: then they stay incomplete, never ``tool_call_done``), ``usage`` (``interaction.usage`` verbatim) and one ``done``
+  ``cancelled``: then they stay incomplete, never ``tool_call_done``), ``usage`` (``interaction.usage``
+  verbatim) and one ``done``
   (``completed`` -> ``end``, or ``tool_use`` after client calls; ``requires_action`` -> ``tool_use``;
   ``incomplete`` / ``failed`` / ``cancelled`` as named; anything else -> ``other``). A later, changed usage gets
   another ``usage`` event.
-- ``error`` -> ``error`` (``done`` set; calls still open are listed in its ``incomplete_tool_calls``); ``event: done`` / ``data: [DONE]`` -> nothing.
+- ``error`` -> ``error`` (``done`` set; calls still open are listed in its ``incomplete_tool_calls``);
+  ``event: done`` / ``data: [DONE]`` -> nothing.
 
 Attributes for resume and replay: ``interaction_id``, ``last_event_index`` (last step index),
 ``last_event_id`` (last ``event_id``, the resume cursor), ``last_signature``, ``model_version``, ``usage``.

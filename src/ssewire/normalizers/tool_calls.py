@@ -146,4 +146,3 @@ class OpenCall:
     def incomplete(self) -> dict[str, Any]:
         """This call reported as incomplete (the argument text that arrived)."""
         return incomplete_entry(self.id, self.name, "".join(self.parts))
-

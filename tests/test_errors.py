@@ -1,0 +1,120 @@
+"""Common mistakes get a typed error that says what to do, and everything ssewire raises is an SSEwireError."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+import ssewire
+from ssewire import errors
+from ssewire.errors import (
+    ChunkTypeError,
+    SSEwireError,
+    UnknownFramingError,
+    UnknownProviderError,
+    UnsupportedResponseError,
+)
+
+BODY = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n'
+
+
+def test_every_exception_class_derives_from_sseewire_error() -> None:
+    classes = [obj for _, obj in inspect.getmembers(errors, inspect.isclass) if issubclass(obj, BaseException)]
+    assert len(classes) >= 10
+    for cls in classes:
+        assert issubclass(cls, SSEwireError), cls
+        assert issubclass(cls, ValueError), cls
+    assert issubclass(ChunkTypeError, TypeError)
+    assert issubclass(UnsupportedResponseError, TypeError)
+    assert issubclass(errors.ParserBusyError, RuntimeError)
+
+
+@pytest.mark.parametrize("chunk", ["data: x\n\n", 42, 3.5, None, ["b"]])
+def test_a_chunk_that_is_not_bytes_says_what_to_pass(scanner: ModuleType, chunk: Any) -> None:
+    for parser in (scanner.SSEParser(), scanner.JSONArrayStreamParser()):
+        with pytest.raises(ChunkTypeError, match="bytes") as info:
+            parser.feed(chunk)
+        assert isinstance(info.value, TypeError)
+    with pytest.raises(ChunkTypeError, match=r"iter_bytes\(\), not iter_text\(\)"):
+        scanner.SSEParser().feed("data: x\n\n")
+
+
+def test_text_chunks_through_iter_unified_name_iter_bytes() -> None:
+    with pytest.raises(ChunkTypeError, match=r"iter_bytes\(\), not iter_text\(\)"):
+        list(ssewire.iter_unified(["data: x\n\n"], "openai-chat"))
+
+
+@pytest.mark.parametrize("whole", [BODY, bytearray(BODY), memoryview(BODY), BODY.decode()])
+def test_one_body_instead_of_an_iterable_of_chunks_says_pass_a_list(whole: Any) -> None:
+    for call in (
+        lambda: list(ssewire.iter_unified(whole, "openai-chat")),
+        lambda: list(ssewire.iter_events(whole)),
+    ):
+        with pytest.raises(ChunkTypeError, match=r"iterable of byte chunks") as info:
+            call()
+        assert "[" in str(info.value)  # the message shows the fix: [data] / [text.encode()]
+
+    async def run() -> None:
+        async for _ in ssewire.aiter_unified(whole, "openai-chat"):
+            pass
+
+    with pytest.raises(ChunkTypeError, match=r"iterable of byte chunks"):
+        asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [("open-ai", "openai"), ("Anthropic", "anthropic"), ("gemeni", "gemini"), ("openai_chat", "openai-chat")],
+)
+def test_unknown_provider_lists_the_names_and_suggests_the_closest(name: str, hint: str) -> None:
+    for call in (
+        lambda: ssewire.normalizer_for(name),
+        lambda: list(ssewire.iter_unified([BODY], name)),  # type: ignore[arg-type]
+        lambda: ssewire.StreamTap(name),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(UnknownProviderError) as info:
+            call()
+        assert isinstance(info.value, ValueError)
+        assert f"did you mean {hint!r}" in str(info.value)
+        assert "openai-chat" in str(info.value) and "gemini" in str(info.value)
+
+
+@pytest.mark.parametrize(("name", "hint"), [("SSE", "sse"), ("json-array", "json_array"), ("jsonarray", "json_array")])
+def test_unknown_framing_lists_the_names_and_suggests_the_closest(name: str, hint: str) -> None:
+    for call in (
+        lambda: list(ssewire.iter_unified([BODY], "openai-chat", name)),  # type: ignore[arg-type]
+        lambda: list(ssewire.iter_events([BODY], name)),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(UnknownFramingError, match=f"did you mean {hint!r}"):
+            call()
+
+
+def test_a_name_nothing_resembles_gets_the_list_only() -> None:
+    with pytest.raises(UnknownProviderError) as info:
+        ssewire.normalizer_for("zzzz")  # type: ignore[arg-type]
+    assert "did you mean" not in str(info.value)
+    assert "expected one of: anthropic, auto," in str(info.value)
+
+
+def test_max_buffer_must_be_positive_on_both_scanners(scanner: ModuleType) -> None:
+    for parser in (scanner.SSEParser, scanner.JSONArrayStreamParser):
+        with pytest.raises(SSEwireError, match="max_buffer must be positive, got 0"):
+            parser(0)
+
+
+def test_an_object_that_is_no_response_is_an_unsupported_response_error() -> None:
+    from ssewire.adapters import iter_response
+
+    with pytest.raises(UnsupportedResponseError, match="expected an httpx Response"):
+        list(iter_response(object(), "openai"))  # type: ignore[arg-type]
+
+
+def test_error_types_for_error_fields() -> None:
+    assert errors.error_type(errors.FramingError("x")) == "framing_error"
+    assert errors.error_type(errors.SSEBufferOverflow("x")) == "buffer_overflow"
+    assert errors.error_type(errors.DetectionError("x")) == "detection_error"
+    assert errors.error_type(ValueError("x")) == "parse_error"
