@@ -1,9 +1,9 @@
-"""``python -m benchmarks [--quick] [--check]``: run every benchmark, print the tables, write the results.
+"""python -m benchmarks [--quick] [--check] [--readme]: run every benchmark, print the tables, write the results.
 
 Full run: ~10 MB streams, up to 7 timed runs per contender, memory scaling at 10 MB and 100 MB; writes
-``benchmarks/results/results.json``, ``throughput.png``/``.svg`` and the README block. ``--quick``: ~2 MB
-streams, fewer runs, scaling at 1 MB and 5 MB; writes ``results-quick.json`` and ``throughput-quick.*`` and leaves
-the README alone (unless ``--readme``). ``--check``: exit 1 when a CI floor (``check.FLOORS``) fails.
+``benchmarks/results/results.json`` and ``throughput.png``/``.svg``. ``--quick``: ~2 MB streams, fewer runs,
+scaling at 1 MB and 5 MB; writes ``results-quick.json`` and ``throughput-quick.*``. ``--readme`` also rewrites the
+generated block of README.md (never without it). ``--check``: exit 1 when a CI floor (``check.FLOORS``) fails.
 Progress goes to stderr, tables to stdout.
 """
 
@@ -42,7 +42,11 @@ def _sizes(text: str) -> tuple[int, int]:
 
 
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Run every benchmark, print the tables and write the results (JSON and a chart) to "
+        "benchmarks/results; with --readme, also rewrite the generated block of README.md.",
+    )
     p.add_argument("--quick", action="store_true", help="smaller streams, fewer runs (CI; under 2 minutes)")
     p.add_argument("--check", action="store_true", help="exit 1 when a speed ratio falls below its CI floor")
     p.add_argument("--size", type=float, help="stream size in MB (default 10, quick 2)")
@@ -57,8 +61,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p.add_argument("--no-memory", action="store_true", help="skip tracemalloc peaks and the memory-scaling check")
     p.add_argument("--no-chart", action="store_true", help="do not draw the chart")
     readme = p.add_mutually_exclusive_group()
-    readme.add_argument("--readme", dest="readme", action="store_true", default=None, help="rewrite README's block")
-    readme.add_argument("--no-readme", dest="readme", action="store_false", help="leave README.md alone")
+    readme.add_argument("--readme", dest="readme", action="store_true", default=False, help="rewrite README's block")
+    readme.add_argument("--no-readme", dest="readme", action="store_false", help="leave README.md alone (default)")
     p.add_argument("--results", type=Path, default=RESULTS, help="output directory (default benchmarks/results)")
     args = p.parse_args(argv)
     names = args.streams.split(",") if args.streams else list(STREAMS)
@@ -130,7 +134,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     written = [out / f"results{suffix}.json"]
     if not args.no_chart:
         written += draw_chart(doc, out / f"throughput{suffix}")
-    if args.readme if args.readme is not None else not args.quick:
+    if args.readme:
         block = readme_block(doc, f"benchmarks/results/throughput{suffix}.svg")
         if update_readme(ROOT / "README.md", block):
             written.append(ROOT / "README.md")

@@ -313,12 +313,9 @@ def contenders() -> list[Contender]:
             )
         out.append(Contender("ssewire[python]", group, both, make(_scanner_py), implementation="python"))
         if group == FRAMING:
-            reference, why_not = seed_reference()
-            out.append(
-                Contender(REFERENCE, FRAMING, both, ssewire_framing(reference))
-                if reference is not None
-                else Contender(REFERENCE, FRAMING, both, _unavailable, unavailable=why_not)
-            )
+            reference, _why_not = seed_reference()
+            if reference is not None:  # absent outside this workspace: no row at all, not an "unavailable" one
+                out.append(Contender(REFERENCE, FRAMING, both, ssewire_framing(reference)))
             out += [
                 Contender("httpx-sse", FRAMING, sse, _httpx_sse),
                 Contender("openai SDK SSEDecoder", FRAMING, sse, _openai_sdk),

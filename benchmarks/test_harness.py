@@ -3,6 +3,8 @@ valid for their provider, every contender reproduces ssewire's output, and the C
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -96,3 +98,42 @@ def test_twin_table_gives_both_ratios_and_marks_a_missing_reference() -> None:
     lines = _twin_table(doc)
     assert "| a | 1000 | 100 | 50 | 10.0x | 2.00x |" in lines
     assert "| b | 900 | 300 | — | 3.0x | — |" in lines
+
+
+def test_twin_table_without_any_reference_has_no_reference_columns() -> None:
+    def row(contender: str, mb: float) -> dict[str, object]:
+        return {"group": FRAMING, "contender": contender, "median_s": 1.0, "mb_per_s": mb}
+
+    doc = {"streams": [{"name": "a", "results": [row("ssewire[cython]", 1000), row("ssewire[python]", 100)]}]}
+    lines = _twin_table(doc)
+    assert "| a | 1000 | 100 | 10.0x |" in lines
+    assert not any("reference" in line or "seeds" in line for line in lines)
+
+
+def test_without_the_seed_reference_there_is_no_row_no_verdict_and_no_warning(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from .check import FLOORS
+
+    monkeypatch.setenv("SSEWIRE_REFERENCE", str(tmp_path / "absent.py"))
+    names = [c.name for c in contenders()]
+    assert REFERENCE not in names
+    result = bench_stream(
+        prepare(generate("openai-chat", SMALL)), contenders(), Settings(repeats=1, budget=0.1, memory=False)
+    )
+    verdicts = evaluate([result], FLOORS)
+    assert not [v for v in verdicts if "seed" in v.label]
+    assert not [v for v in verdicts if v.status == "skip" and "reference" in v.reason]
+
+
+def test_help_is_plain_text_and_the_readme_is_rewritten_only_on_request() -> None:
+    from .__main__ import parse_args
+
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run
+    text = run([sys.executable, "-m", "benchmarks", "--help"], capture_output=True, text=True, check=True, cwd=root)
+    text = text.stdout
+    assert "``" not in text and ":func:" not in text
+    assert parse_args([]).readme is False
+    assert parse_args(["--quick"]).readme is False
+    assert parse_args(["--readme"]).readme is True
