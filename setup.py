@@ -12,7 +12,12 @@ import sys
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
-NO_EXTENSIONS = bool(os.environ.get("SSEWIRE_NO_EXTENSIONS")) or sys.implementation.name != "cpython"
+def _flag(name: str) -> bool:
+    """An environment switch: on unless unset, empty, 0, false, no or off (as ssewire._env.env_flag)."""
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+NO_EXTENSIONS = _flag("SSEWIRE_NO_EXTENSIONS") or sys.implementation.name != "cpython"
 CYTHON_DIRECTIVES = {
     "language_level": "3",
     "boundscheck": False,
@@ -45,7 +50,7 @@ class OptionalBuildExt(build_ext):
 
 def _extensions() -> list:  # type: ignore[type-arg]
     if NO_EXTENSIONS:
-        _skip("SSEWIRE_NO_EXTENSIONS is set" if os.environ.get("SSEWIRE_NO_EXTENSIONS") else "not CPython")
+        _skip("SSEWIRE_NO_EXTENSIONS is set" if _flag("SSEWIRE_NO_EXTENSIONS") else "not CPython")
         return []
     source = os.path.join("src", "ssewire", "_scanner_c.pyx")
     if not os.path.exists(source):

@@ -20,6 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
+from ssewire._env import env_flag
+
 from .generate import Stream
 
 __all__ = [
@@ -99,7 +101,7 @@ class Contender:
 def compiled_scanner() -> tuple[Optional[ModuleType], Optional[str]]:
     """``(ssewire._scanner_c, None)``, or ``(None, reason)`` when the compiled module is not built (or
     ``SSEWIRE_NO_EXTENSIONS`` asks for the pure twin only)."""
-    if os.environ.get("SSEWIRE_NO_EXTENSIONS"):
+    if env_flag("SSEWIRE_NO_EXTENSIONS"):
         return None, "compiled scanner disabled by SSEWIRE_NO_EXTENSIONS"
     try:
         return importlib.import_module("ssewire._scanner_c"), None

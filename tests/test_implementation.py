@@ -16,6 +16,7 @@ import pytest
 import ssewire
 from conftest import COMPILED
 from ssewire import _scanner_py
+from ssewire._env import env_flag
 
 NAMES = ("DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser")
 needs_compiled = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
@@ -31,7 +32,7 @@ def _run(code: str, **env: str) -> str:
 
 def test_compiled_scanner_is_active_when_required() -> None:
     """CI sets SSEWIRE_REQUIRE_EXTENSIONS=1: a silently missing compiled module must fail the build."""
-    if not os.environ.get("SSEWIRE_REQUIRE_EXTENSIONS"):
+    if not env_flag("SSEWIRE_REQUIRE_EXTENSIONS"):
         pytest.skip("SSEWIRE_REQUIRE_EXTENSIONS is not set")
     assert COMPILED is not None, "ssewire._scanner_c cannot be imported"
     assert ssewire.IMPLEMENTATION == "cython"
@@ -44,13 +45,31 @@ def test_implementation_names_the_active_module() -> None:
     assert ssewire.SSEParser is module.SSEParser
     assert ssewire.JSONArrayStreamParser is module.JSONArrayStreamParser
     assert ssewire.SSEEvent is module.SSEEvent
-    if COMPILED is not None and not os.environ.get("SSEWIRE_NO_EXTENSIONS"):
+    if COMPILED is not None and not env_flag("SSEWIRE_NO_EXTENSIONS"):
         assert ssewire.IMPLEMENTATION == "cython"
 
 
 def test_no_extensions_env_forces_the_twin() -> None:
     code = "import ssewire; print(ssewire.IMPLEMENTATION, ssewire.SSEParser.__module__)"
     assert _run(code, SSEWIRE_NO_EXTENSIONS="1") == "python ssewire._scanner_py"
+    assert _run(code, SSEWIRE_NO_EXTENSIONS="true") == "python ssewire._scanner_py"
+
+
+@needs_compiled
+@pytest.mark.parametrize("value", ["0", "", "false", "off"])
+def test_no_extensions_off_values_keep_the_compiled_scanner(value: str) -> None:
+    assert _run("import ssewire; print(ssewire.IMPLEMENTATION)", SSEWIRE_NO_EXTENSIONS=value) == "cython"
+
+
+@pytest.mark.parametrize(
+    ("value", "on"), [("1", True), ("true", True), ("TRUE", True), ("yes", True), ("0", False), ("", False),
+                      ("false", False), ("off", False), (" 0 ", False)]
+)  # fmt: skip
+def test_env_flag_values(monkeypatch: pytest.MonkeyPatch, value: str, on: bool) -> None:
+    monkeypatch.setenv("SSEWIRE_TEST_FLAG", value)
+    assert env_flag("SSEWIRE_TEST_FLAG") is on
+    monkeypatch.delenv("SSEWIRE_TEST_FLAG")
+    assert env_flag("SSEWIRE_TEST_FLAG") is False
 
 
 @needs_compiled

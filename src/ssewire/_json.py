@@ -10,8 +10,9 @@ it). Tool-argument strings are parsed with ``loads_exact`` (the standard library
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Callable, Optional
+
+from ._env import env_flag
 
 __all__ = ["BACKEND", "loads", "loads_exact", "loads_first", "loads_retry"]
 
@@ -25,7 +26,7 @@ def _std_loads(text: str) -> Any:
 
 
 def _make_loads() -> tuple[Callable[[str], Any], Callable[[str], Any], Optional[Callable[[str], Any]], str]:
-    if os.environ.get("SSEWIRE_NO_ORJSON"):
+    if env_flag("SSEWIRE_NO_ORJSON"):
         return _std_loads, json.loads, None, "json"
     try:
         import orjson

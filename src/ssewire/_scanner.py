@@ -1,18 +1,19 @@
 """Selects the scanner implementation at import: compiled ``_scanner_c`` when available, else the Python twin.
 
-``SSEWIRE_NO_EXTENSIONS=1`` (any non-empty value) forces the twin; interpreters other than CPython always get
-it. ``IMPLEMENTATION`` says which one is active: ``"cython"`` or ``"python"``.
+``SSEWIRE_NO_EXTENSIONS=1`` (or ``true``; ``0``, ``false`` and empty mean off) forces the twin; interpreters other
+than CPython always get it. ``IMPLEMENTATION`` says which one is active: ``"cython"`` or ``"python"``.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING
 
+from ._env import env_flag
+
 __all__ = ["IMPLEMENTATION", "NO_EXTENSIONS", "JSONArrayStreamParser", "SSEEvent", "SSEParser"]
 
-NO_EXTENSIONS = bool(os.environ.get("SSEWIRE_NO_EXTENSIONS")) or sys.implementation.name != "cpython"
+NO_EXTENSIONS = env_flag("SSEWIRE_NO_EXTENSIONS") or sys.implementation.name != "cpython"
 
 if TYPE_CHECKING or NO_EXTENSIONS:
     from ._scanner_py import JSONArrayStreamParser, SSEEvent, SSEParser
