@@ -12,6 +12,7 @@ import sys
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
+
 def _flag(name: str) -> bool:
     """An environment switch: on unless unset, empty, 0, false, no or off (as ssewire._env.env_flag)."""
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")

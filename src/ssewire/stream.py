@@ -87,7 +87,7 @@ class AutoScanner:
                 raise SSEBufferOverflow(f"leading whitespace exceeds max_buffer ({self._max_buffer} bytes)")
             self._held = held
             return []
-        framing = "json_array" if body[start] == 0x5B else "sse"
+        framing: FramingName = "json_array" if body[start] == 0x5B else "sse"
         self.inner = make_scanner(framing, self._max_buffer)
         self._held = b""
         return self.inner.feed(held)

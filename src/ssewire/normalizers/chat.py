@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..events import SSEEvent, Unified, new_event
+from ..names import UnifiedType
 from ._base import Normalizer, error_payload, with_incomplete
 from .tool_calls import OpenCall, closes_calls
 
@@ -44,7 +45,7 @@ CHAT_STOP: dict[str, str] = {
 
 _EMPTY: dict[str, Any] = {}
 #: The one key of a delta that is a single text or reasoning fragment -> the event it makes.
-_SINGLE_KEY: dict[Optional[str], str] = {
+_SINGLE_KEY: dict[Optional[str], UnifiedType] = {
     "content": "text_delta",
     "refusal": "text_delta",
     "reasoning_content": "reasoning_delta",

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Optional
 
 from ..events import Unified, new_event
+from ..names import UnifiedType
 from ._base import DelegatingNormalizer, error_payload, with_incomplete
 from .gemini_interactions import GeminiInteractionsNormalizer, is_interaction_event
 from .tool_calls import closes_calls, compact_json, done_event, incomplete_entry
@@ -235,7 +236,7 @@ class GeminiNormalizer(DelegatingNormalizer):
             return
         text = part.get("text")
         if type(text) is str and text:
-            kind = "reasoning_delta" if part.get("thought") is True else "text_delta"
+            kind: UnifiedType = "reasoning_delta" if part.get("thought") is True else "text_delta"
             out.append(new_event(kind, obj, text, None, signature))
         else:
             out.append(new_event("raw", obj, "", None, signature))

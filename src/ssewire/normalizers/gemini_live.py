@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from ..events import SSEEvent, Unified
+from ..names import UnifiedType
 from ._base import Normalizer
 from .tool_calls import compact_json, done_event
 
@@ -80,7 +81,7 @@ class GeminiLiveNormalizer(Normalizer):
             text = part.get("text")
             if type(text) is str and text:
                 self.done = False
-                kind = "reasoning_delta" if part.get("thought") is True else "text_delta"
+                kind: UnifiedType = "reasoning_delta" if part.get("thought") is True else "text_delta"
                 out.append(Unified(kind, text=text, raw=obj))
             else:
                 out.append(Unified("raw", raw=obj))  # audio inlineData, executableCode, ...

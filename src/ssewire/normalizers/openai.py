@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..events import SSEEvent, Unified, new_event
+from ..names import UnifiedType
 from ._base import Normalizer, error_payload, with_incomplete
 from .chat import ChatCompletionsNormalizer
 from .tool_calls import OpenCall, closes_calls
@@ -47,7 +48,7 @@ _INCOMPLETE_STOP = {"max_output_tokens": "max_tokens", "content_filter": "refusa
 _NAMED_ITEMS = frozenset({"function_call", "custom_tool_call", "mcp_call"})  # their name is the tool's
 _EMPTY: dict[str, Any] = {}
 #: Delta event type -> the event a non-empty string ``delta`` makes (anything else is ``raw``).
-_DELTAS = {
+_DELTAS: dict[str, UnifiedType] = {
     "response.output_text.delta": "text_delta",
     "response.refusal.delta": "text_delta",
     "response.reasoning_summary_text.delta": "reasoning_delta",
