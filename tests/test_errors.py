@@ -118,3 +118,43 @@ def test_error_types_for_error_fields() -> None:
     assert errors.error_type(errors.SSEBufferOverflow("x")) == "buffer_overflow"
     assert errors.error_type(errors.DetectionError("x")) == "detection_error"
     assert errors.error_type(ValueError("x")) == "parse_error"
+
+
+@pytest.mark.parametrize(
+    ("provider", "body", "kind"),
+    [
+        (
+            "anthropic",
+            b'{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}',
+            "rate_limit_error",
+        ),
+        ("openai", b'{"error":{"message":"quota","type":"insufficient_quota","code":null}}', "insufficient_quota"),
+        ("openai-chat", b'{"error":{"message":"quota","type":"insufficient_quota"}}', "insufficient_quota"),
+        ("xai", b'{"error":{"message":"bad key","type":"invalid_request_error"}}', "invalid_request_error"),
+        ("gemini", b'{"error":{"code":429,"message":"q","status":"RESOURCE_EXHAUSTED"}}', "RESOURCE_EXHAUSTED"),
+        ("auto", b'{"error":{"code":429,"message":"q","status":"RESOURCE_EXHAUSTED"}}', "RESOURCE_EXHAUSTED"),
+    ],
+)
+def test_an_http_error_body_read_as_a_stream_keeps_its_cause(provider: str, body: bytes, kind: str) -> None:
+    for chunks in ([body], [body[:7], body[7:]], [b"\n" + body + b"\n"]):
+        events = list(ssewire.iter_unified(chunks, provider))  # type: ignore[arg-type]
+        assert [e.type for e in events] == ["error"]
+        assert events[0].error is not None and events[0].error["type"] == kind
+
+
+def test_a_body_without_events_says_what_it_is_in_the_truncation() -> None:
+    (event,) = ssewire.iter_unified([b"<!doctype html><html>502 Bad Gateway</html>"], "openai")
+    assert event.error is not None and event.error["type"] == "stream_truncated"
+    assert "the body held no events: it is an HTML page" in event.error["message"]
+
+
+def test_a_429_through_a_plain_byte_iterator_is_the_provider_error_not_a_truncation() -> None:
+    import httpx
+
+    from http_server import StreamServer
+
+    with StreamServer() as server, httpx.stream("POST", server.url("/status/429")) as response:
+        events = list(ssewire.iter_unified(response.iter_bytes(), "openai-chat"))
+    assert [e.type for e in events] == ["error"]
+    assert events[0].error is not None
+    assert (events[0].error["type"], events[0].error["message"]) == ("test_error", "rate limited")

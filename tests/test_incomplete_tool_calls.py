@@ -130,9 +130,11 @@ CUT_BODY = CUT_STREAM.read_bytes()
 CUT_AT = CUT_BODY.index(b'nt\\": 250') + 3  # inside the delta after the one carrying {"amou
 
 
-def _check_cut(events: list[Unified]) -> None:
+def _check_cut(events: list[Unified], arrived: bool = True) -> None:
+    """``events`` of the cut stream: the call is incomplete, with the argument text that ``arrived`` (a TCP reset
+    may discard bytes the client had not read yet, so then some of it may be missing)."""
     started = [e.tool_call_id for e in events if e.type == "tool_call_start"]
-    assert started, "the cut must come after the call started"
+    assert started or not arrived, "the cut must come after the call started"
     assert "tool_call_done" not in [e.type for e in events]
     error = events[-1].error
     assert events[-1].type == "error" and error is not None and error["type"] == "stream_truncated"
@@ -140,7 +142,11 @@ def _check_cut(events: list[Unified]) -> None:
     result = collect(events)
     assert result.tool_calls == [] and result.client_tool_calls == []
     assert [c.id for c in result.incomplete_tool_calls] == started
-    assert all(c.arguments is None and c.arguments_raw for c in result.incomplete_tool_calls)
+    assert all(c.arguments is None for c in result.incomplete_tool_calls)
+    assert all(c.arguments_raw is not None and '{"amount": 250'.startswith(c.arguments_raw.replace("\\", ""))
+               for c in result.incomplete_tool_calls)  # fmt: skip
+    if arrived:
+        assert all(c.arguments_raw for c in result.incomplete_tool_calls)
 
 
 def test_cut_call_through_iter_unified_and_aiter_unified() -> None:
@@ -169,7 +175,7 @@ def test_cut_call_through_every_http_client(abort: bool) -> None:
         url = server.url(f"/file/fixtures/{CUT_STREAM.name}", cut=CUT_AT, abort=1 if abort else None, maxchunk=64)
         for client in CLIENTS:
             events = fetch(client, url, "anthropic")
-            _check_cut(events)
+            _check_cut(events, arrived=not abort)
             assert events[-1].error is not None and "connection lost" in events[-1].error["message"], client
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Optional, Union
 
+from ._json import loads
 from ._scanner import JSONArrayStreamParser, SSEEvent, SSEParser
 from .errors import (
     SSEBufferOverflow,
@@ -17,12 +18,14 @@ from .errors import (
     not_one_chunk,
     unknown_name,
 )
+from .events import SSEEvent as PySSEEvent
 from .events import Unified
 from .limits import BOM, DEFAULT_MAX_BUFFER
 from .names import FramingName, ProviderName, literal_values
 from .normalizers._base import Normalizer
 from .normalizers.registry import normalizer_for
 from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
+from .sniff import describe_body
 from .transport import is_transport_error
 
 __all__ = [
@@ -40,6 +43,7 @@ __all__ = [
 ]
 
 Chunk = Union[bytes, bytearray, memoryview]
+_HEAD = 64 * 1024  # bytes of a body kept until its first event, to say what it is when none comes
 Scanner = Union[SSEParser, JSONArrayStreamParser]
 
 #: The framings a stream can have ("auto": recognised from the first byte).
@@ -144,11 +148,14 @@ class StreamDecoder:
     """Push-style pipeline for one stream: byte chunks in (``feed``), unified events out.
 
     ``feed(chunk)`` returns the events the chunk completes; ``close()`` returns the rest: the scanner's last
-    events, calls left open, and a ``stream_truncated`` error when the terminal event never came (carrying the
-    best usage seen). Framing errors and over-large events raise their typed exceptions. Memory: one event.
+    events and a ``stream_truncated`` error when the terminal event never came (carrying the best usage seen and
+    the tool calls left open). A body that held no event at all is looked at once more: a JSON error object (an
+    HTTP error body read as a stream) becomes the provider's ``error`` event, anything else a truncation error
+    that says what the body is. Framing errors and over-large events raise their typed exceptions. Memory: one
+    event (and the first 64 KiB of a body until its first event).
     """
 
-    __slots__ = ("_framing", "_ids", "_max_buffer", "_replay", "_sequence", "normalizer", "scanner")
+    __slots__ = ("_framing", "_head", "_ids", "_max_buffer", "_replay", "_sequence", "normalizer", "scanner")
 
     def __init__(
         self,
@@ -163,10 +170,17 @@ class StreamDecoder:
         self._sequence: Optional[int] = None  # last sequence number delivered
         self._ids: list[str] = []  # recent non-numeric event ids, for replay detection after a reconnect
         self._replay: Optional[ReplayFilter] = None
+        self._head: Optional[bytearray] = bytearray()  # the body's first bytes, until its first event
 
     def feed(self, chunk: Chunk) -> list[Unified]:
         """Unified events completed by ``chunk``."""
         events = self.scanner.feed(chunk)
+        head = self._head
+        if head is not None:
+            if events:
+                self._head = None
+            elif len(head) < _HEAD:
+                head += chunk[: _HEAD - len(head)]
         if not events:
             return []
         if self._replay is not None:
@@ -222,11 +236,28 @@ class StreamDecoder:
             tail = self.scanner.close()
         except StreamTruncated as exc:
             return normalizer.finish(str(exc))
+        if not tail and self._head is not None:
+            return self._no_events(bytes(self._head))
         out = []
         for event in tail:
             out += normalizer(event)
         out += normalizer.finish()
         return out
+
+    def _no_events(self, head: bytes) -> list[Unified]:
+        """End of a body in which no event was found: its JSON error object, or the truncation saying what it is."""
+        normalizer = self.normalizer
+        self._head = None
+        text = head.decode("utf-8", "replace").lstrip("\ufeff")
+        try:
+            obj = loads(text) if len(head) < _HEAD else None
+        except ValueError:
+            obj = None
+        if type(obj) is dict and obj.get("error") is not None:
+            out = normalizer(PySSEEvent("message", text))
+            if normalizer.done:
+                return out + normalizer.finish()
+        return normalizer.finish(f"the body held no events: it is {describe_body(head)}")
 
 
 def iter_unified(
