@@ -149,7 +149,7 @@ def test_a_body_without_events_says_what_it_is_in_the_truncation() -> None:
 
 
 def test_a_429_through_a_plain_byte_iterator_is_the_provider_error_not_a_truncation() -> None:
-    import httpx
+    httpx = pytest.importorskip("httpx")
 
     from http_server import StreamServer
 

@@ -171,6 +171,8 @@ def test_cut_call_through_iter_unified_and_aiter_unified() -> None:
 def test_cut_call_through_every_http_client(abort: bool) -> None:
     from http_server import CLIENTS, StreamServer, fetch
 
+    for module in ("httpx", "aiohttp", "requests"):
+        pytest.importorskip(module)
     with StreamServer() as server:
         url = server.url(f"/file/fixtures/{CUT_STREAM.name}", cut=CUT_AT, abort=1 if abort else None, maxchunk=64)
         for client in CLIENTS:

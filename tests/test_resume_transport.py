@@ -75,6 +75,7 @@ def _sync_opener(client: str, url: str, opened: list[Optional[ResumeCursor]]) ->
 @pytest.mark.parametrize("abort", [False, True], ids=["eof-mid-chunk", "tcp-reset"])
 @pytest.mark.parametrize("client", ["httpx", "requests"])
 def test_sync_clients_reconnect_on_their_own_transport_errors(server: StreamServer, client: str, abort: bool) -> None:
+    pytest.importorskip(client)
     opened: list[Optional[ResumeCursor]] = []
     url = _url(server, f"sync-{client}-{abort}", abort)
     events = list(iter_resumable(_sync_opener(client, url, opened), "openai"))
@@ -84,6 +85,7 @@ def test_sync_clients_reconnect_on_their_own_transport_errors(server: StreamServ
 @pytest.mark.parametrize("abort", [False, True], ids=["eof-mid-chunk", "tcp-reset"])
 @pytest.mark.parametrize("client", ["httpx-async", "aiohttp"])
 def test_async_clients_reconnect_on_their_own_transport_errors(server: StreamServer, client: str, abort: bool) -> None:
+    pytest.importorskip("httpx" if client == "httpx-async" else client)
     opened: list[Optional[ResumeCursor]] = []
     url = _url(server, f"async-{client}-{abort}", abort)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from .events import Unified
+from .normalizers.providers import meta_from
 from .normalizers.tool_calls import decode_arguments
 from .usage import Usage
 
@@ -223,21 +224,15 @@ class Accumulator:
         return self
 
     def _meta(self, raw: Any) -> None:
-        """Response id and model from the first payloads that name them (every provider's own field names)."""
+        """Response id and model from the first payloads that name them, as their provider reads them."""
         if not isinstance(raw, dict):
             return
         result = self._result
-        holder = raw.get("response") or raw.get("message") or raw.get("interaction")
-        source = holder if isinstance(holder, dict) else raw
-        if result.response_id is None:
-            rid = source.get("id") if source is not raw or "object" in raw else None
-            rid = rid or raw.get("responseId")
-            if isinstance(rid, str):
-                result.response_id = rid
-        if result.model is None:
-            model = source.get("model") or raw.get("modelVersion") or raw.get("model")
-            if isinstance(model, str):
-                result.model = model
+        response_id, model = meta_from(raw)
+        if result.response_id is None and response_id is not None:
+            result.response_id = response_id
+        if result.model is None and model is not None:
+            result.model = model
         self._meta_found = result.response_id is not None and result.model is not None
 
     @property

@@ -22,7 +22,7 @@ from .events import SSEEvent as PySSEEvent
 from .events import Unified
 from .limits import BOM, DEFAULT_MAX_BUFFER
 from .names import FramingName, ProviderName, literal_values
-from .normalizers._base import Normalizer
+from .normalizers.contract import Normalizer
 from .normalizers.registry import normalizer_for
 from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
 from .sniff import describe_body
@@ -214,9 +214,8 @@ class StreamDecoder:
     def cursor(self) -> ResumeCursor:
         """Where the stream stands now: what to reconnect with (see :class:`~ssewire.resume.ResumeCursor`)."""
         normalizer = self.normalizer
-        response_id = getattr(normalizer, "response_id", None) or getattr(normalizer, "interaction_id", None)
-        last_event_id = getattr(self.scanner, "last_event_id", None)
-        return ResumeCursor(normalizer.provider, response_id, self._sequence, last_event_id)
+        last_event_id = getattr(self.scanner, "last_event_id", None)  # SSE only: a JSON array has no event ids
+        return ResumeCursor(normalizer.provider, normalizer.response_id, self._sequence, last_event_id)
 
     def reconnect(self) -> ResumeCursor:
         """Start reading a new connection for the same stream: a fresh scanner, the same normaliser (so open

@@ -21,7 +21,7 @@ from .errors import SSEwireError, error_type
 from .events import Unified
 from .limits import DEFAULT_MAX_BUFFER
 from .names import FramingName, ProviderName
-from .normalizers._base import Normalizer
+from .normalizers.contract import Normalizer
 from .result import Accumulator, StreamResult
 from .stream import Chunk, StreamDecoder
 

@@ -1,9 +1,9 @@
 """Provider normalisers: framed events in, :class:`~ssewire.Unified` events out."""
 
-from ._base import Normalizer
 from .anthropic import AnthropicNormalizer
 from .auto import AutoNormalizer
 from .chat import ChatCompletionsNormalizer
+from .contract import Normalizer
 from .gemini import GeminiNormalizer
 from .gemini_interactions import GeminiInteractionsNormalizer
 from .gemini_live import GeminiLiveNormalizer

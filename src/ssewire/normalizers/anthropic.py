@@ -29,7 +29,9 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..events import Unified, new_event
-from ._base import Normalizer, error_payload, str_or, with_incomplete
+from ..usage import Usage, count
+from .common import client_stop, error_object, error_payload, str_or, with_incomplete
+from .contract import Normalizer
 from .tool_calls import OpenCall, closes_calls
 
 __all__ = ["ANTHROPIC_STOP", "MESSAGE_EVENTS", "AnthropicNormalizer"]
@@ -76,15 +78,59 @@ class AnthropicNormalizer(Normalizer):
 
     def __init__(self) -> None:
         super().__init__()
-        self.message_id: Optional[str] = None
-        self.model: Optional[str] = None
         #: The provider's ``stop_reason`` from the last ``message_delta``.
         self.stop_reason: Optional[str] = None
         self._calls: dict[Any, OpenCall] = {}  # open tool calls by block index
         self._current: Any = None  # index of the block started last
         self._count = 0
         self._client_calls = False
-        self._finished = False
+
+    @property
+    def message_id(self) -> Optional[str]:
+        """The message id (the contract's ``response_id``; kept under its old name)."""
+        return self.response_id
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """Messages API events: a ``type`` that is one of :data:`MESSAGE_EVENTS` (or, for data without a
+        ``type``, such an SSE event name)."""
+        kind = obj.get("type")
+        return (kind if type(kind) is str else event) in MESSAGE_EVENTS
+
+    @classmethod
+    def claims_error(cls, obj: dict[str, Any]) -> bool:
+        """``{"type": "error", "error": {...}}`` (OpenAI's flat error has a sequence number or a code)."""
+        return obj.get("type") == "error" and "sequence_number" not in obj and "code" not in obj
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        """``input_tokens`` excludes both cache counts, so every prompt token is their sum; no reasoning count."""
+        if not (
+            "cache_read_input_tokens" in raw
+            or "cache_creation_input_tokens" in raw
+            or ("input_tokens" in raw and "total_tokens" not in raw and "input_tokens_details" not in raw)
+        ):
+            return None
+        read = count(raw.get("cache_read_input_tokens"))
+        written = count(raw.get("cache_creation_input_tokens"))
+        return Usage(
+            count(raw.get("input_tokens")) + read + written,
+            count(raw.get("output_tokens")),
+            cached_input_tokens=read,
+            cache_write_tokens=written,
+            reasoning_tokens=None,
+            raw=raw,
+            partial=partial,
+            source=cls.provider,
+        )
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """``message_start.message``'s ``id`` and ``model``."""
+        message = obj.get("message")
+        if type(message) is not dict:
+            return None, None
+        return str_or(message.get("id"), None), str_or(message.get("model"), None)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""
@@ -106,7 +152,7 @@ class AnthropicNormalizer(Normalizer):
     def _message_start(self, obj: dict[str, Any]) -> list[Unified]:
         message = obj.get("message")
         if type(message) is dict:
-            self.message_id = str_or(message.get("id"), self.message_id)
+            self.response_id = str_or(message.get("id"), self.response_id)
             self.model = str_or(message.get("model"), self.model)
             usage = message.get("usage")
             if type(usage) is dict:
@@ -137,7 +183,7 @@ class AnthropicNormalizer(Normalizer):
             call_id = str(given_id)
         else:
             self._count += 1
-            call_id = f"{self.message_id or 'msg'}-tool-{self._count}"
+            call_id = f"{self.response_id or 'msg'}-tool-{self._count}"
         name = block.get("name")
         call = OpenCall(call_id, name if type(name) is str else None, server, provided)
         given = block.get("input")
@@ -197,31 +243,22 @@ class AnthropicNormalizer(Normalizer):
         return [Unified("usage", usage=dict(self.usage), raw=obj)]
 
     def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:
-        if self._finished:
+        if self.finished:
             return [new_event("raw", obj)]
         raw_stop = self.stop_reason
-        stop = "end" if raw_stop is None else ANTHROPIC_STOP.get(raw_stop, "other")
-        if stop == "end" and self._client_calls:
-            stop = "tool_use"
+        stop = client_stop("end" if raw_stop is None else ANTHROPIC_STOP.get(raw_stop, "other"), self._client_calls)
         out: list[Unified] = []
         if closes_calls(stop):
             out += [call.close(obj) for call in self._calls.values()]
             self._calls.clear()
-        self._finished = True
-        self.done = True
+        self.finished = self.done = True
         out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
         return out
 
     def _error(self, obj: dict[str, Any]) -> list[Unified]:
-        inner = obj.get("error")
-        if type(inner) is not dict:
-            flat = {k: v for k, v in obj.items() if k not in ("type", "error")}
-            if type(inner) is str and "message" not in flat:
-                flat["message"] = inner
-            inner = flat
         self.done = True
         usage = dict(self.usage) if self.usage else None  # the best usage so far, as a truncation would carry
-        payload = with_incomplete(error_payload(inner), self.incomplete_tool_calls())
+        payload = with_incomplete(error_payload(error_object(obj)), self.incomplete_tool_calls())
         return [Unified("error", error=payload, usage=usage, raw=obj)]
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:

@@ -12,50 +12,16 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .._json import loads
 from ..errors import DetectionError
-from ..events import SSEEvent, Unified
-from ._base import DelegatingNormalizer, truncated_event
-from .anthropic import MESSAGE_EVENTS
-from .gemini_interactions import is_interaction_event
+from ..events import Unified
+from .common import truncated_event
+from .contract import DelegatingNormalizer
+from .providers import ENTRIES, detect_provider, error_provider
 
 __all__ = ["AutoNormalizer", "detect_provider"]
 
-_GEMINI_KEYS = ("candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId")
 _MAX_HELD = 8
-
-
-def detect_provider(obj: dict[str, Any], event: Optional[str] = None) -> Optional[str]:
-    """The provider name whose normaliser handles ``obj`` (``None`` when it could be anyone's, e.g. a bare
-    error); raises :class:`DetectionError` for a payload no provider sends."""
-    if "event_type" in obj or is_interaction_event(event):
-        return "gemini"
-    kind = obj.get("type")
-    if type(kind) is str:
-        if kind.startswith("response."):
-            return "openai"
-        if kind in MESSAGE_EVENTS:
-            return "anthropic"
-        if kind == "error":
-            return None
-    if obj.get("object") == "chat.completion.chunk" or "choices" in obj:
-        return "openai-chat"
-    for key in _GEMINI_KEYS:
-        if key in obj:
-            return "gemini"
-    if "error" in obj:
-        return None
-    sample = ", ".join(sorted(obj)[:8])
-    raise DetectionError(f"cannot tell which provider sent a payload with keys: {sample}")
-
-
-def _error_provider(obj: dict[str, Any]) -> str:
-    """The provider whose error event ``obj`` looks like (it is only a tie-breaker: any of them reports it)."""
-    if obj.get("type") == "error":
-        # OpenAI numbers its events and may put code/message at the top; Anthropic nests {"error": {...}}
-        return "openai" if "sequence_number" in obj or "code" in obj else "anthropic"
-    inner = obj.get("error")
-    return "gemini" if isinstance(inner, dict) and "status" in inner else "openai-chat"
+_CLASSES = {entry.name: entry.cls for entry in ENTRIES}
 
 
 class AutoNormalizer(DelegatingNormalizer):
@@ -66,40 +32,36 @@ class AutoNormalizer(DelegatingNormalizer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._held: list[SSEEvent] = []  # error payloads seen before detection
+        self._held: list[tuple[dict[str, Any], Optional[str]]] = []  # error payloads seen before detection
 
     @property
     def detected(self) -> Optional[str]:
         """The provider recognised so far (None before the first recognisable payload)."""
         return None if self.delegate is None else self.delegate.provider
 
-    def __call__(self, ev: SSEEvent) -> list[Unified]:
+    def __call__(self, ev: Any) -> list[Unified]:
         inner = self.delegate
         if inner is not None:
             return inner(ev)
-        data = ev.data
-        if data == "[DONE]":
-            return []
-        try:
-            obj = loads(data)
-        except ValueError:
-            return [Unified("raw", raw={"event": ev.event, "data": data})]
-        if type(obj) is not dict:
-            return [Unified("raw", raw={"event": ev.event, "data": obj})]
-        name = detect_provider(obj, ev.event)
+        return super().__call__(ev)  # decode, then payload()
+
+    def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        """Before detection: find the provider (holding bare errors), then replay what was held to it."""
+        inner = self.delegate
+        if inner is not None:
+            return inner.payload(obj, event)
+        name = detect_provider(obj, event)
         if name is None:
             if len(self._held) >= _MAX_HELD:
                 raise DetectionError("only error payloads so far: cannot tell which provider sent the stream")
-            self._held.append(ev)
+            self._held.append((obj, event))
             return []
-        from .registry import normalizer_for  # the registry imports this module
-
-        inner = self.delegate = normalizer_for(name)
+        inner = self.delegate = _CLASSES[name]()
         out: list[Unified] = []
-        for held in self._held:
-            out += inner(held)
+        for held, held_event in self._held:
+            out += inner.payload(held, held_event)
         self._held = []
-        out += inner(ev)
+        out += inner.payload(obj, event)
         return out
 
     def flush(self) -> list[Unified]:
@@ -108,12 +70,10 @@ class AutoNormalizer(DelegatingNormalizer):
         if not self._held:
             return []
         # only errors came: read them as the provider whose error shape they have
-        from .registry import normalizer_for
-
-        inner = normalizer_for(_error_provider(loads(self._held[0].data)))
+        inner = _CLASSES[error_provider(self._held[0][0])]()
         out: list[Unified] = []
-        for held in self._held:
-            out += inner(held)
+        for held, held_event in self._held:
+            out += inner.payload(held, held_event)
         self._held = []
         self._done = True
         return out

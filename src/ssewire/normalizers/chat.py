@@ -29,7 +29,9 @@ from typing import Any, Optional
 
 from ..events import SSEEvent, Unified, new_event
 from ..names import UnifiedType
-from ._base import Normalizer, error_payload, with_incomplete
+from ..usage import Usage, count, detail
+from .common import client_stop, error_object, error_payload, str_or, with_incomplete
+from .contract import Normalizer
 from .tool_calls import OpenCall, closes_calls
 
 __all__ = ["CHAT_STOP", "ChatCompletionsNormalizer", "unified_chat_stop"]
@@ -61,8 +63,7 @@ def _choice_index(choice: dict[str, Any]) -> int:
 
 def unified_chat_stop(finish_reason: Optional[str], client_calls: bool) -> str:
     """The unified stop reason for a chat ``finish_reason`` (``None``: the stream ended without one)."""
-    stop = "end" if finish_reason is None else CHAT_STOP.get(finish_reason, "other")
-    return "tool_use" if stop == "end" and client_calls else stop
+    return client_stop("end" if finish_reason is None else CHAT_STOP.get(finish_reason, "other"), client_calls)
 
 
 class ChatCompletionsNormalizer(Normalizer):
@@ -73,24 +74,63 @@ class ChatCompletionsNormalizer(Normalizer):
 
     def __init__(self) -> None:
         super().__init__()
-        self.chat_id: Optional[str] = None
-        self.model: Optional[str] = None
         #: The last ``finish_reason`` seen (the provider's own value).
         self.finish_reason: Optional[str] = None
         self._calls: dict[tuple[int, int], OpenCall] = {}
         self._count = 0
         self._client_calls = False
-        self._finished = False
+
+    @property
+    def chat_id(self) -> Optional[str]:
+        """The chunks' ``id`` (the contract's ``response_id``; kept under its old name)."""
+        return self.response_id
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """Chat Completions chunks: ``object: chat.completion.chunk``, or ``choices``."""
+        return obj.get("object") == "chat.completion.chunk" or "choices" in obj
+
+    @classmethod
+    def claims_error(cls, obj: dict[str, Any]) -> bool:
+        """``{"error": ...}`` without anything else to go by: the OpenAI-compatible shape."""
+        return "error" in obj
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        """``prompt_tokens`` / ``completion_tokens``; OpenAI counts reasoning inside ``completion_tokens``, xAI
+        apart (its ``total_tokens`` adds it separately), and both come out with reasoning in ``output_tokens``."""
+        if "prompt_tokens" not in raw and "completion_tokens" not in raw:
+            return None
+        prompt = count(raw.get("prompt_tokens"))
+        completion = count(raw.get("completion_tokens"))
+        reasoning = detail(raw, "completion_tokens_details", "reasoning_tokens")
+        if reasoning and count(raw.get("total_tokens")) == prompt + completion + reasoning:
+            completion += reasoning
+        return Usage(
+            prompt,
+            completion,
+            cached_input_tokens=detail(raw, "prompt_tokens_details", "cached_tokens"),
+            cache_write_tokens=detail(raw, "prompt_tokens_details", "cache_write_tokens"),
+            reasoning_tokens=reasoning,
+            raw=raw,
+            partial=partial,
+            source=cls.provider,
+        )
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """The chunk's ``id`` and ``model``."""
+        return str_or(obj.get("id"), None), str_or(obj.get("model"), None)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one chunk."""
         error = obj.get("error")
         if error and (type(error) is dict or type(error) is str):
-            return [self._error(obj, error)]
-        if self.chat_id is None:  # constant over a stream: read once
+            return [self._error(obj)]
+        if self.response_id is None:  # constant over a stream: read once
             chat_id = obj.get("id")
             if type(chat_id) is str:
-                self.chat_id = chat_id
+                self.response_id = chat_id
         if self.model is None:
             model = obj.get("model")
             if type(model) is str:
@@ -184,7 +224,7 @@ class ChatCompletionsNormalizer(Normalizer):
         if call is None:
             self._count += 1
             if call_id is None:
-                call = OpenCall(f"{self.chat_id or 'chatcmpl'}-call-{self._count}", name, provider_id=False)
+                call = OpenCall(f"{self.response_id or 'chatcmpl'}-call-{self._count}", name, provider_id=False)
             else:
                 call = OpenCall(call_id, name)
             calls[key] = call
@@ -196,18 +236,14 @@ class ChatCompletionsNormalizer(Normalizer):
         if type(arguments) is str and arguments:
             out.append(call.delta(arguments, obj))
 
-    def _error(self, obj: dict[str, Any], error: Any) -> Unified:
-        if type(error) is not dict:
-            inner = {k: v for k, v in obj.items() if k != "error"}
-            inner["message"] = error
-            error = inner
+    def _error(self, obj: dict[str, Any]) -> Unified:
         self.done = True
-        payload = with_incomplete(error_payload(error), self.incomplete_tool_calls())
+        payload = with_incomplete(error_payload(error_object(obj, ("error",))), self.incomplete_tool_calls())
         return Unified("error", error=payload, usage=self.usage, raw=obj)
 
     def sentinel(self, ev: SSEEvent) -> list[Unified]:
         """``data: [DONE]``: close open calls, then the one ``done`` event."""
-        if self._finished:
+        if self.finished:
             return []
         raw = {"event": ev.event, "data": ev.data}
         stop = unified_chat_stop(self.finish_reason, self._client_calls)
@@ -215,8 +251,7 @@ class ChatCompletionsNormalizer(Normalizer):
         if closes_calls(stop):
             out += [call.close(raw) for call in self._calls.values()]
             self._calls.clear()
-        self._finished = True
-        self.done = True
+        self.finished = self.done = True
         out.append(Unified("done", stop_reason=stop, raw=raw, raw_stop_reason=self.finish_reason))
         return out
 

@@ -29,12 +29,16 @@ from typing import Any, ClassVar, Optional
 
 from ..events import Unified, new_event
 from ..names import UnifiedType
-from ._base import DelegatingNormalizer, error_payload, with_incomplete
-from .gemini_interactions import GeminiInteractionsNormalizer, is_interaction_event
-from .tool_calls import closes_calls, compact_json, done_event, incomplete_entry
+from ..usage import Usage
+from .common import client_stop, error_payload, str_or, with_incomplete
+from .contract import DelegatingNormalizer
+from .gemini_interactions import GeminiInteractionsNormalizer, is_interaction_event, thought_usage
+from .tool_calls import CallIds, closes_calls, compact_json, done_event, incomplete_entry
 from .vertex_args import StreamedCall, parse_json_path
 
 __all__ = ["GeminiNormalizer", "gemini_stop_reason", "parse_json_path"]
+
+_CHUNK_KEYS = ("candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId")
 
 _REFUSAL = frozenset(
     {
@@ -54,7 +58,7 @@ _REFUSAL = frozenset(
 def gemini_stop_reason(finish_reason: str, client_calls: bool) -> str:
     """The unified stop reason for a Gemini ``finishReason`` (``STOP`` is ``tool_use`` after client calls)."""
     if finish_reason == "STOP":
-        return "tool_use" if client_calls else "end"
+        return client_stop("end", client_calls)
     if finish_reason == "MAX_TOKENS":
         return "max_tokens"
     if finish_reason in _REFUSAL:
@@ -76,28 +80,53 @@ class GeminiNormalizer(DelegatingNormalizer):
     def __init__(self) -> None:
         super().__init__()
         self._interactions: Optional[GeminiInteractionsNormalizer] = None  # the delegate, typed
-        self._response_id: Optional[str] = None
-        self._model_version: Optional[str] = None
         self._last_signature: Optional[str] = None
         self.finish_reason: Optional[str] = None
-        self._done_sent = False
         self._sent_usage: Optional[dict[str, Any]] = None
         self._client_calls = False
-        self._counter = 0
-        self._ids: set[str] = set()
+        self._ids = CallIds()
         self._open: Optional[StreamedCall] = None
+
+    # -- what this provider declares ------------------------------------------------------------------------------
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """Interactions events (``event_type`` or an Interactions SSE event name) and generateContent chunks
+        (``candidates``, ``usageMetadata``, ``promptFeedback``, ``modelVersion`` or ``responseId``)."""
+        if GeminiInteractionsNormalizer.claims(obj, event):
+            return True
+        return any(key in obj for key in _CHUNK_KEYS)
+
+    @classmethod
+    def claims_error(cls, obj: dict[str, Any]) -> bool:
+        """``{"error": {"code", "message", "status"}}``: Google's error shape has a ``status``."""
+        inner = obj.get("error")
+        return isinstance(inner, dict) and "status" in inner
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        """``usageMetadata``: tool-use prompt tokens are input, thoughts are output (and reasoning); Live sends
+        ``responseTokenCount`` where generateContent sends ``candidatesTokenCount``; Interactions usage is read by
+        its own normaliser."""
+        if "promptTokenCount" not in raw and "candidatesTokenCount" not in raw and "totalTokenCount" not in raw:
+            return GeminiInteractionsNormalizer.usage_from(raw, partial)
+        candidates = "candidatesTokenCount" if "candidatesTokenCount" in raw else "responseTokenCount"  # Live
+        keys = ("promptTokenCount", "toolUsePromptTokenCount", candidates, "thoughtsTokenCount")
+        return thought_usage(raw, partial, cls.provider, *keys, "cachedContentTokenCount")
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """``responseId`` and ``modelVersion`` (an Interactions payload's interaction ``id`` and ``model``)."""
+        if GeminiInteractionsNormalizer.claims(obj):
+            return GeminiInteractionsNormalizer.meta_from(obj)
+        return str_or(obj.get("responseId"), None), str_or(obj.get("modelVersion"), None)
 
     # -- state shared with the Interactions delegate ------------------------------------------------------------
 
     @property
-    def response_id(self) -> Optional[str]:
-        """``responseId`` of the chunks (the interaction id for Interactions streams)."""
-        return self._response_id if self._interactions is None else self._interactions.response_id
-
-    @property
     def model_version(self) -> Optional[str]:
-        """``modelVersion`` of the chunks (the interaction's ``model`` for Interactions streams)."""
-        return self._model_version if self._interactions is None else self._interactions.model_version
+        """``modelVersion`` of the chunks (the contract's ``model``; the interaction's for Interactions streams)."""
+        return self.model
 
     @property
     def last_signature(self) -> Optional[str]:
@@ -135,7 +164,7 @@ class GeminiNormalizer(DelegatingNormalizer):
             )
         ):
             delegate = self._interactions = GeminiInteractionsNormalizer()
-            delegate.done = self._done
+            delegate.done, delegate.finished = self._done, self._finished
             self.delegate = delegate
         if delegate is not None:
             return delegate.payload(obj, event)
@@ -168,7 +197,7 @@ class GeminiNormalizer(DelegatingNormalizer):
             self._response_id = value
         value = obj.get("modelVersion")
         if type(value) is str:
-            self._model_version = value
+            self._model = value
 
         candidates = obj.get("candidates")
         candidate = candidates[0] if isinstance(candidates, list) and candidates else None
@@ -195,16 +224,16 @@ class GeminiNormalizer(DelegatingNormalizer):
         elif not candidates:
             feedback = obj.get("promptFeedback")
             block = feedback.get("blockReason") if isinstance(feedback, dict) else None
-            if type(block) is str and block and not self._done_sent:
+            if type(block) is str and block and not self._finished:
                 self._terminate(obj, block, "refusal", out)
                 return out
 
-        if finish is not None and not self._done_sent:
+        if finish is not None and not self._finished:
             stop = gemini_stop_reason(finish, self._client_calls)
             if closes_calls(stop):
                 out += self._close_open(obj)
             self._terminate(obj, finish, stop, out)
-        elif self._done_sent and self._usage is not None and self._usage != self._sent_usage:
+        elif self._finished and self._usage is not None and self._usage != self._sent_usage:
             self._sent_usage = self._usage
             out.append(Unified("usage", usage=dict(self._usage), raw=obj))
         if not out:
@@ -218,7 +247,7 @@ class GeminiNormalizer(DelegatingNormalizer):
             self._sent_usage = self._usage
             out.append(Unified("usage", usage=dict(self._usage), raw=obj))
         out.append(Unified("done", stop_reason=stop, raw_stop_reason=raw_stop, raw=obj))
-        self._done_sent = True
+        self._finished = True
         self._done = True
 
     def _part(self, part: Any, obj: dict[str, Any], out: list[Unified]) -> None:
@@ -241,18 +270,6 @@ class GeminiNormalizer(DelegatingNormalizer):
         else:
             out.append(new_event("raw", obj, "", None, signature))
 
-    def _new_id(self, given: Any) -> str:
-        """The provider's call id, else a synthetic one never used before in this stream."""
-        if type(given) is str and given:
-            if given.startswith("call_"):  # only ids shaped like ours can collide: remember just those
-                self._ids.add(given)
-            return given
-        while True:  # the counter never repeats, so only provider ids need checking
-            candidate = f"call_{self._counter}"
-            self._counter += 1
-            if candidate not in self._ids:
-                return candidate
-
     def _function_call(self, fc: Any, obj: dict[str, Any], signature: Optional[str], out: list[Unified]) -> None:
         """Append the events of one ``functionCall`` part (always at least one; ``signature`` on the first event
         of this call: its ``tool_call_start``, or the delta / done a continuation part makes)."""
@@ -269,7 +286,7 @@ class GeminiNormalizer(DelegatingNormalizer):
         if type(name) is str and name:
             out += self._close_open(obj)
             self._client_calls = True
-            call_id = self._new_id(fc.get("id"))
+            call_id = self._ids.take(fc.get("id"))
             if continues or partial is not None:
                 call = self._open = StreamedCall(call_id, name, fc.get("args"))
                 out.append(

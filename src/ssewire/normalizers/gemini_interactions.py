@@ -29,10 +29,18 @@ from __future__ import annotations
 from typing import Any, ClassVar, Optional, Union
 
 from ..events import Unified
-from ._base import Normalizer, error_payload, str_or, with_incomplete
-from .tool_calls import closes_calls, compact_json, done_event, incomplete_entry
+from ..usage import Usage, count
+from .common import client_stop, error_payload, str_or, with_incomplete
+from .contract import Normalizer
+from .tool_calls import CallIds, closes_calls, compact_json, done_event, incomplete_entry
 
-__all__ = ["STEP_EVENTS", "GeminiInteractionsNormalizer", "interactions_stop_reason", "is_interaction_event"]
+__all__ = [
+    "STEP_EVENTS",
+    "GeminiInteractionsNormalizer",
+    "interactions_stop_reason",
+    "is_interaction_event",
+    "thought_usage",
+]
 
 #: SSE event names of the Interactions API's steps and their content.
 STEP_EVENTS = frozenset({"step.start", "step.delta", "step.stop", "content.start", "content.delta", "content.stop"})
@@ -66,10 +74,31 @@ StepKey = Union[int, str]
 
 def interactions_stop_reason(status: Optional[str], client_calls: bool) -> str:
     """The unified stop reason for an interaction ``status`` (``completed`` is ``tool_use`` after client calls)."""
-    if status is None:
-        return "tool_use" if client_calls else "end"
-    stop = _STATUS.get(status, "other")
-    return "tool_use" if stop == "end" and client_calls else stop
+    return client_stop("end" if status is None else _STATUS.get(status, "other"), client_calls)
+
+
+def thought_usage(
+    raw: dict[str, Any],
+    partial: bool,
+    source: str,
+    prompt: str,
+    tool_prompt: str,
+    output: str,
+    thoughts: str,
+    cached: str,
+) -> Usage:
+    """Gemini's counts (generateContent, Live and Interactions name them differently): tool-use prompt tokens
+    are input, thoughts are output and reasoning."""
+    reasoning = count(raw.get(thoughts))
+    return Usage(
+        count(raw.get(prompt)) + count(raw.get(tool_prompt)),
+        count(raw.get(output)) + reasoning,
+        cached_input_tokens=count(raw.get(cached)),
+        reasoning_tokens=reasoning,
+        raw=raw,
+        partial=partial,
+        source=source,
+    )  # fmt: skip
 
 
 def _text(value: Any) -> Optional[str]:
@@ -101,9 +130,6 @@ class GeminiInteractionsNormalizer(Normalizer):
 
     def __init__(self) -> None:
         super().__init__()
-        self.interaction_id: Optional[str] = None
-        self.response_id: Optional[str] = None
-        self.model_version: Optional[str] = None
         self.status: Optional[str] = None
         self.last_signature: Optional[str] = None
         self.last_event_index: Optional[int] = None
@@ -111,11 +137,42 @@ class GeminiInteractionsNormalizer(Normalizer):
         self._steps: dict[StepKey, _Step] = {}
         self._current: Optional[StepKey] = None
         self._anonymous = 0
-        self._done_sent = False
         self._sent_usage: Optional[dict[str, Any]] = None
         self._client_calls = False
-        self._counter = 0
-        self._ids: set[str] = set()
+        self._ids = CallIds()
+
+    @property
+    def interaction_id(self) -> Optional[str]:
+        """The interaction id (the contract's ``response_id``)."""
+        return self.response_id
+
+    @property
+    def model_version(self) -> Optional[str]:
+        """The interaction's ``model`` (the contract's ``model``; kept under Gemini's name)."""
+        return self.model
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """Interactions events: an ``event_type`` field, or an Interactions SSE event name."""
+        return "event_type" in obj or is_interaction_event(event)
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        """``interaction.usage``: ``total_*_tokens`` counts, tool-use input and thoughts output as for Gemini."""
+        if "total_input_tokens" not in raw and "total_output_tokens" not in raw:
+            return None
+        return thought_usage(
+            raw, partial, cls.provider, "total_input_tokens", "total_tool_use_tokens", "total_output_tokens",
+            "total_thought_tokens", "total_cached_tokens",
+        )  # fmt: skip
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """The ``interaction``'s ``id`` and ``model``."""
+        interaction = obj.get("interaction")
+        if type(interaction) is not dict:
+            return str_or(obj.get("interaction_id"), None), None
+        return str_or(interaction.get("id"), None), str_or(interaction.get("model"), None)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Interactions event payload."""
@@ -167,23 +224,11 @@ class GeminiInteractionsNormalizer(Normalizer):
         """Keep the interaction id, model and status of interaction-level events."""
         interaction = obj.get("interaction")
         if isinstance(interaction, dict):
-            self.interaction_id = self.response_id = str_or(interaction.get("id"), self.interaction_id)
-            self.model_version = str_or(interaction.get("model"), self.model_version)
+            self.response_id = str_or(interaction.get("id"), self.response_id)
+            self.model = str_or(interaction.get("model"), self.model)
             self.status = str_or(interaction.get("status"), self.status)
-        self.interaction_id = self.response_id = str_or(obj.get("interaction_id"), self.interaction_id)
+        self.response_id = str_or(obj.get("interaction_id"), self.response_id)
         self.status = str_or(obj.get("status"), self.status)
-
-    def _new_id(self, given: Any) -> str:
-        """The step's call id, else a synthetic one never used before in this stream."""
-        if type(given) is str and given:
-            self._ids.add(given)
-            return given
-        while True:
-            candidate = f"call_{self._counter}"
-            self._counter += 1
-            if candidate not in self._ids:
-                self._ids.add(candidate)
-                return candidate
 
     def _key(self, index: Optional[int]) -> Optional[StepKey]:
         """The step an event belongs to: its ``index``, else the step started last."""
@@ -212,13 +257,15 @@ class GeminiInteractionsNormalizer(Normalizer):
         stype = step.get("type")
         if stype == "function_call":
             self._client_calls = True
-            call = _Step(_CLIENT, self._new_id(step.get("id")), _text(step.get("name")), step.get("arguments"))
+            call = _Step(_CLIENT, self._ids.take(step.get("id")), _text(step.get("name")), step.get("arguments"))
             self._steps[key] = call
             out.append(
                 Unified("tool_call_start", tool_call_id=call.id, tool_name=call.name, raw=obj, signature=signature)
             )
         elif type(stype) is str and stype.endswith("_call"):
-            call = _Step(_SERVER, self._new_id(step.get("id")), _text(step.get("name")) or stype, step.get("arguments"))
+            call = _Step(
+                _SERVER, self._ids.take(step.get("id")), _text(step.get("name")) or stype, step.get("arguments")
+            )
             self._steps[key] = call
             out.append(
                 Unified(
@@ -291,7 +338,7 @@ class GeminiInteractionsNormalizer(Normalizer):
                 self._anonymous += 1
                 key = self._current = f"_{self._anonymous}"
             self._client_calls = True
-            step = self._steps[key] = _Step(_CLIENT, self._new_id(delta.get("id")), _text(delta.get("name")))
+            step = self._steps[key] = _Step(_CLIENT, self._ids.take(delta.get("id")), _text(delta.get("name")))
             out.append(Unified("tool_call_start", tool_call_id=step.id, tool_name=step.name, raw=obj))
         arguments = delta.get("arguments")
         if type(arguments) is str:
@@ -349,13 +396,12 @@ class GeminiInteractionsNormalizer(Normalizer):
         usage = interaction.get("usage") if isinstance(interaction, dict) else None
         if isinstance(usage, dict):
             self.usage = usage
-        if not self._done_sent:
+        if not self.finished:
             if self.usage is not None:
                 self._sent_usage = self.usage
                 out.append(Unified("usage", usage=dict(self.usage), raw=obj))
             out.append(Unified("done", stop_reason=stop, raw_stop_reason=status, raw=obj))
-            self._done_sent = True
-            self.done = True
+            self.finished = self.done = True
         elif self.usage is not None and self.usage != self._sent_usage:
             self._sent_usage = self.usage
             out.append(Unified("usage", usage=dict(self.usage), raw=obj))

@@ -22,7 +22,7 @@ from typing import Any, Optional, Union
 
 from ..events import SSEEvent, Unified
 from ..names import UnifiedType
-from ._base import Normalizer
+from .contract import Normalizer
 from .tool_calls import compact_json, done_event
 
 __all__ = ["GeminiLiveNormalizer"]

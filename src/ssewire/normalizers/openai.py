@@ -23,8 +23,9 @@ Contract (one instance per stream; every event made from a payload carries ``raw
   ``error`` from ``response.error`` unless an ``error`` event came first.
 - ``error`` events (nested ``{"error": {...}}`` or flat ``{"type": "error", "code", "message"}``) -> ``error``; they end
   the stream (``self.done``) but a later terminal event still yields its ``done``.
-- Chat Completions chunks (``object == "chat.completion.chunk"`` or ``choices`` without ``type``) go to a
-  :class:`~ssewire.normalizers.chat.ChatCompletionsNormalizer` delegate, so one instance handles either OpenAI API.
+- Chat Completions chunks (``object == "chat.completion.chunk"`` or ``choices`` / ``error`` without ``type``) hand
+  the stream to a :class:`~ssewire.normalizers.chat.ChatCompletionsNormalizer` delegate (the contract's one
+  delegation), so one instance handles either OpenAI API.
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ from typing import Any, Callable, Optional
 
 from ..events import SSEEvent, Unified, new_event
 from ..names import UnifiedType
-from ._base import Normalizer, error_payload, with_incomplete
+from ..usage import Usage, count, detail
 from .chat import ChatCompletionsNormalizer
+from .common import client_stop, error_object, error_payload, str_or, with_incomplete
+from .contract import DelegatingNormalizer
 from .tool_calls import OpenCall, closes_calls
 
 __all__ = ["CLIENT_CALL_ITEMS", "OpenAINormalizer"]
@@ -58,12 +61,6 @@ _DELTAS: dict[str, UnifiedType] = {
 Handler = Callable[["OpenAINormalizer", dict[str, Any], Optional[int]], list[Unified]]
 
 
-def _is_chat_chunk(obj: dict[str, Any]) -> bool:
-    return obj.get("object") == "chat.completion.chunk" or (
-        "type" not in obj and (type(obj.get("choices")) is list or "error" in obj)
-    )
-
-
 def _item_arguments(item: dict[str, Any]) -> Optional[dict[str, Any]]:
     """Arguments an item carries as an object (computer/shell ``action``, code interpreter ``code`` ...)."""
     action = item.get("action")
@@ -73,7 +70,7 @@ def _item_arguments(item: dict[str, Any]) -> Optional[dict[str, Any]]:
     return out or None
 
 
-class OpenAINormalizer(Normalizer):
+class OpenAINormalizer(DelegatingNormalizer):
     """Responses API events -> Unified (see the module docstring for the full contract)."""
 
     provider = "openai"
@@ -81,9 +78,6 @@ class OpenAINormalizer(Normalizer):
 
     def __init__(self) -> None:
         super().__init__()
-        self.last_sequence: Optional[int] = None
-        self.response_id: Optional[str] = None
-        self.model: Optional[str] = None
         #: The final ``response.status`` once the terminal event arrived.
         self.status: Optional[str] = None
         #: The Chat Completions delegate, created when the first chat chunk arrives.
@@ -92,9 +86,53 @@ class OpenAINormalizer(Normalizer):
         self._closed: set[str] = set()  # item keys whose tool_call_done was emitted
         self._keys: dict[int, str] = {}  # output_index -> item key
         self._client_calls = False
-        self._errored = False
-        self._finished = False
+        self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
         self._event_kind: Optional[str] = None
+
+    # -- what this provider declares --------------------------------------------------------------------------
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """Responses API events: a ``type`` starting with ``response.`` (or, for data without a ``type``, such an
+        SSE event name)."""
+        kind = obj.get("type")
+        if type(kind) is not str:
+            kind = event
+        return kind is not None and kind.startswith("response.")
+
+    @classmethod
+    def claims_error(cls, obj: dict[str, Any]) -> bool:
+        """The flat ``{"type": "error", "code", "message"}`` event (numbered, or with a code)."""
+        return obj.get("type") == "error" and ("sequence_number" in obj or "code" in obj)
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        """``input_tokens`` (cached inside) and ``output_tokens`` (reasoning inside), with their details and a
+        ``total_tokens`` (Anthropic's object has the same two names, without a total or details)."""
+        if "input_tokens" not in raw and "output_tokens" not in raw:
+            return None
+        if "cache_read_input_tokens" in raw or "cache_creation_input_tokens" in raw:
+            return None
+        if "total_tokens" not in raw and "input_tokens_details" not in raw and "output_tokens_details" not in raw:
+            return None
+        return Usage(
+            count(raw.get("input_tokens")),
+            count(raw.get("output_tokens")),
+            cached_input_tokens=detail(raw, "input_tokens_details", "cached_tokens"),
+            cache_write_tokens=detail(raw, "input_tokens_details", "cache_write_tokens"),
+            reasoning_tokens=detail(raw, "output_tokens_details", "reasoning_tokens"),
+            raw=raw,
+            partial=partial,
+            source=cls.provider,
+        )
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """``response``'s ``id`` and ``model`` (``response.created`` and the terminal events carry it)."""
+        response = obj.get("response")
+        if type(response) is not dict:
+            return None, None
+        return str_or(response.get("id"), None), str_or(response.get("model"), None)
 
     # -- dispatch ---------------------------------------------------------------------------------------------
 
@@ -102,12 +140,12 @@ class OpenAINormalizer(Normalizer):
         """Normalise one Responses event (or, via the delegate, one chat chunk)."""
         kind = obj.get("type")
         if type(kind) is not str:
-            if _is_chat_chunk(obj):
+            if ChatCompletionsNormalizer.claims(obj) or "error" in obj:
                 return self._to_chat(obj, event)
             kind = self._event_kind = event  # data without "type": the SSE event name decides
         seq = obj.get("sequence_number")
         if type(seq) is int:
-            self.last_sequence = seq
+            self._last_sequence = seq
         else:
             seq = None
         if kind is None:
@@ -129,19 +167,13 @@ class OpenAINormalizer(Normalizer):
         chat = self.chat
         if chat is None:
             chat = self.chat = ChatCompletionsNormalizer()
-        out = chat.payload(obj, event)
-        self.done = chat.done
-        self.usage = chat.usage
-        return out
+            self.delegate = chat  # from now on the stream's state is the chat normaliser's
+        return chat.payload(obj, event)
 
     def sentinel(self, ev: SSEEvent) -> list[Unified]:
         """``[DONE]`` ends a chat stream; after Responses events it means nothing and is swallowed."""
         chat = self.chat
-        if chat is None:
-            return []
-        out = chat.sentinel(ev)
-        self.done = chat.done
-        return out
+        return [] if chat is None else chat.sentinel(ev)
 
     # -- tool calls -------------------------------------------------------------------------------------------
 
@@ -297,10 +329,10 @@ class OpenAINormalizer(Normalizer):
             return _EMPTY
         response_id = response.get("id")
         if type(response_id) is str:
-            self.response_id = response_id
+            self._response_id = response_id
         model = response.get("model")
         if type(model) is str:
-            self.model = model
+            self._model = model
         return response
 
     def _created(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
@@ -323,49 +355,38 @@ class OpenAINormalizer(Normalizer):
             reason = details.get("reason") if type(details) is dict else None
             if type(reason) is str:
                 stop = _INCOMPLETE_STOP.get(reason, "incomplete")
-        elif stop == "end" and self._client_calls:
-            stop = "tool_use"
+        else:
+            stop = client_stop(stop, self._client_calls)
         out = self._close_open(obj, seq, response.get("output")) if self._calls and closes_calls(stop) else []
-        if status == "failed" and not self._errored:
+        if status == "failed" and not self._error_sent:
             error = response.get("error")
             if error is not None:
-                self._errored = True
+                self._error_sent = True
                 payload = with_incomplete(error_payload(error), self.incomplete_tool_calls())
                 out.append(Unified("error", error=payload, sequence=seq, raw=obj))
         usage = response.get("usage")
         if type(usage) is dict:
-            self.usage = usage
+            self._usage = usage
             out.append(Unified("usage", usage=usage, sequence=seq, raw=obj))
         self.status = status
-        self._finished = True
-        self.done = True
+        self._finished = self._done = True
         out.append(Unified("done", stop_reason=stop, sequence=seq, raw=obj, raw_stop_reason=status))
         return out
 
     def _error(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
-        inner = obj.get("error")
-        if type(inner) is not dict:  # flat: {"type": "error", "code", "message", "param"}
-            flat = {k: v for k, v in obj.items() if k not in ("type", "sequence_number", "error")}
-            if type(inner) is str and "message" not in flat:
-                flat["message"] = inner
-            inner = flat
-        self._errored = True
-        self.done = True
+        inner = error_object(obj, ("type", "sequence_number", "error"))  # nested, or flat with code and message
+        self._error_sent = True
+        self._done = True
         payload = with_incomplete(error_payload(inner), self.incomplete_tool_calls())
-        return [Unified("error", error=payload, usage=self.usage, sequence=seq, raw=obj)]
+        return [Unified("error", error=payload, usage=self._usage, sequence=seq, raw=obj)]
 
     # -- end of stream ----------------------------------------------------------------------------------------
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
-        """The calls still open (Responses items and the chat delegate's)."""
-        out = [call.incomplete() for call in self._calls.values()]
-        if self.chat is not None:
-            out += self.chat.incomplete_tool_calls()
-        return out
-
-    def expected_terminal(self) -> str:
-        """The terminal event of whichever API the stream used."""
-        return self.chat.terminal if self.chat is not None and self.response_id is None else self.terminal
+        """The calls still open (Responses items, or the chat delegate's)."""
+        if self.delegate is not None:
+            return self.delegate.incomplete_tool_calls()
+        return [call.incomplete() for call in self._calls.values()]
 
 
 #: Event type -> handler (the dispatch of :meth:`OpenAINormalizer.payload`).

@@ -1,29 +1,18 @@
-"""Provider name -> normaliser class."""
+"""Provider name -> normaliser: :data:`PROVIDERS` (every entry of :mod:`.providers`, plus ``auto``) and
+:func:`normalizer_for`."""
 
 from __future__ import annotations
 
 from ..errors import UnknownProviderError, unknown_name
-from ._base import Normalizer
-from .anthropic import AnthropicNormalizer
 from .auto import AutoNormalizer
-from .chat import ChatCompletionsNormalizer
-from .gemini import GeminiNormalizer
-from .gemini_live import GeminiLiveNormalizer
-from .openai import OpenAINormalizer
-from .xai import XAINormalizer
+from .contract import Normalizer
+from .providers import ENTRIES, detect_provider, usage_from
 
-__all__ = ["PROVIDERS", "normalizer_for"]
+__all__ = ["PROVIDERS", "detect_provider", "normalizer_for", "usage_from"]
 
 #: Every provider name ``normalizer_for`` accepts, with the class it builds.
-PROVIDERS: dict[str, type[Normalizer]] = {
-    "openai": OpenAINormalizer,
-    "openai-chat": ChatCompletionsNormalizer,
-    "anthropic": AnthropicNormalizer,
-    "xai": XAINormalizer,
-    "gemini": GeminiNormalizer,
-    "gemini-live": GeminiLiveNormalizer,
-    "auto": AutoNormalizer,
-}
+PROVIDERS: dict[str, type[Normalizer]] = {entry.name: entry.cls for entry in ENTRIES}
+PROVIDERS["auto"] = AutoNormalizer
 
 
 def normalizer_for(provider: str) -> Normalizer:

@@ -21,6 +21,7 @@ from ..events import Unified, new_tool_event
 
 __all__ = [
     "CUT_OFF_STOPS",
+    "CallIds",
     "OpenCall",
     "compact_json",
     "decode_arguments",
@@ -146,3 +147,26 @@ class OpenCall:
     def incomplete(self) -> dict[str, Any]:
         """This call reported as incomplete (the argument text that arrived)."""
         return incomplete_entry(self.id, self.name, "".join(self.parts))
+
+
+class CallIds:
+    """Call ids for one stream: the provider's id when it gives one, else a synthetic ``call_N`` never used before
+    in the stream (only provider ids shaped like ours can collide, so only those are remembered)."""
+
+    __slots__ = ("_count", "_seen")
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._seen: set[str] = set()
+
+    def take(self, given: Any) -> str:
+        """``given`` when it is a non-empty string, else a fresh synthetic id."""
+        if type(given) is str and given:
+            if given.startswith("call_"):
+                self._seen.add(given)
+            return given
+        while True:  # the counter never repeats, so only provider ids need checking
+            candidate = f"call_{self._count}"
+            self._count += 1
+            if candidate not in self._seen:
+                return candidate

@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..events import SSEEvent, Unified
-from ._base import DelegatingNormalizer, Normalizer
-from .anthropic import MESSAGE_EVENTS, AnthropicNormalizer
+from .anthropic import AnthropicNormalizer
 from .chat import ChatCompletionsNormalizer
+from .contract import DelegatingNormalizer, Normalizer
 from .openai import OpenAINormalizer
 
 __all__ = ["XAINormalizer"]
@@ -54,28 +54,18 @@ class XAINormalizer(DelegatingNormalizer):
         return self.messages
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
-        """Route one payload to the delegate its shape calls for."""
-        kind = obj.get("type")
+        """Route one payload to the delegate whose provider claims it (see the module docstring)."""
         delegate: Optional[Normalizer]
-        if type(kind) is str:
-            if kind.startswith("response."):
-                delegate = self._responses()
-            elif kind in MESSAGE_EVENTS:
-                delegate = self._messages()
-            elif kind == "error":
-                delegate = self.delegate if self.delegate is not None else self._responses()
-            elif obj.get("object") == "chat.completion.chunk":
-                delegate = self._chat()
-            else:
-                delegate = None
-        elif obj.get("object") == "chat.completion.chunk" or "choices" in obj or "error" in obj:
+        if ChatCompletionsNormalizer.claims(obj):
             delegate = self.chat or self._chat()  # the bulk of a chat stream: no call once it exists
-        elif event is not None and event.startswith("response."):  # data without "type": the event name decides
+        elif OpenAINormalizer.claims(obj, event):
             delegate = self._responses()
-        elif event in MESSAGE_EVENTS:
+        elif AnthropicNormalizer.claims(obj, event):
             delegate = self._messages()
-        elif event == "error":
+        elif obj.get("type") == "error" or (type(obj.get("type")) is not str and event == "error"):
             delegate = self.delegate if self.delegate is not None else self._responses()
+        elif type(obj.get("type")) is not str and "error" in obj:
+            delegate = self.chat or self._chat()
         else:
             delegate = None
         if delegate is None:

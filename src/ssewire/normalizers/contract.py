@@ -1,0 +1,242 @@
+"""The provider contract: what every normaliser is, holds and answers, and the one way a normaliser hands its
+stream to another.
+
+A normaliser turns one stream's framed events into :class:`~ssewire.Unified` events. It is a callable
+``SSEEvent -> list[Unified]`` holding that stream's state (one instance per stream); the stream glue
+(:class:`~ssewire.StreamDecoder`), the tap, resume and the result builder read only what this contract names.
+
+Class attributes (one per provider module):
+
+- ``provider``: the registry name (``"openai"``, ``"anthropic"`` ...); ``terminal``: the name of the event that
+  ends a complete stream, for the truncation message.
+- :meth:`Normalizer.claims` -- whether a decoded payload is this provider's (auto-detection and the routing of
+  xAI / OpenAI streams consult it, in the registry's order); :meth:`Normalizer.claims_error` -- the same for a
+  bare error payload, which any provider could have sent; :meth:`Normalizer.usage_from` -- the provider's usage
+  object as a :class:`~ssewire.Usage` (``None`` when the object is not this provider's shape);
+  :meth:`Normalizer.meta_from` -- the response id and model a payload names.
+
+State (read by the glue; written only by the normaliser itself):
+
+- ``done``: the stream needs no truncation error (its terminal event, or an in-stream error, arrived);
+  ``finished``: its terminal event arrived;
+- ``usage``: the provider's latest usage object (a dict, cumulative where the provider is);
+- ``response_id``, ``model``: what the stream says it is (``None`` until it says); ``last_sequence``: the
+  provider's ordering cursor (OpenAI ``sequence_number``), for resume.
+
+End of stream: :meth:`Normalizer.finish` returns what the stream still owes: nothing when ``done``, else one
+``stream_truncated`` error listing :meth:`Normalizer.incomplete_tool_calls` (calls never closed get no
+``tool_call_done``).
+
+Delegation: a :class:`DelegatingNormalizer` may set ``delegate`` to another normaliser (xAI per endpoint,
+OpenAI to its Chat Completions twin, Gemini to the Interactions normaliser, ``auto`` once detected). From then on
+every piece of state above is the delegate's, so the glue always sees one state.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Optional
+
+from .._json import loads_first, loads_retry
+from ..events import SSEEvent, Unified, new_event
+from .common import truncated_event
+
+if TYPE_CHECKING:
+    from ..usage import Usage
+
+__all__ = ["DelegatingNormalizer", "Normalizer"]
+
+_NOT_JSON = object()
+
+
+def _retry_loads(data: str) -> Any:
+    """The second step of :func:`ssewire._json.loads` after ``loads_first`` rejected ``data``: the decoded value,
+    or ``_NOT_JSON``."""
+    if loads_retry is None:
+        return _NOT_JSON
+    try:
+        return loads_retry(data)
+    except ValueError:
+        return _NOT_JSON
+
+
+class Normalizer:
+    """Base class of every provider normaliser (see the module docstring for the contract).
+
+    Decodes each event's JSON and hands dicts to :meth:`payload`; non-JSON data becomes ``raw`` (never an
+    exception) and ``[DONE]`` goes to :meth:`sentinel`.
+    """
+
+    provider: ClassVar[str] = ""
+    #: Human name of the terminal event, for the truncation message.
+    terminal: ClassVar[str] = "terminal event"
+
+    def __init__(self) -> None:
+        self.done = False
+        self.finished = False
+        self.usage: Optional[dict[str, Any]] = None
+        self.response_id: Optional[str] = None
+        self.model: Optional[str] = None
+        self.last_sequence: Optional[int] = None
+
+    # -- what a provider module declares ----------------------------------------------------------------------
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """True when the decoded payload ``obj`` (with SSE event name ``event``) is one this provider sends."""
+        return False
+
+    @classmethod
+    def claims_error(cls, obj: dict[str, Any]) -> bool:
+        """True when an error payload that no provider claims has this provider's error shape."""
+        return False
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        """The :class:`~ssewire.Usage` this provider's usage object describes; ``None`` for another shape."""
+        return None
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """``(response id, model)`` named by one payload of this provider (``None`` where it names none)."""
+        return None, None
+
+    # -- per event --------------------------------------------------------------------------------------------
+
+    def __call__(self, ev: SSEEvent) -> list[Unified]:
+        """The events of one framed event (the per-event hot path: JSON decode, then :meth:`payload`)."""
+        data = ev.data
+        if data == "[DONE]":
+            return self.sentinel(ev)
+        try:
+            obj = loads_first(data)
+        except (ValueError, RecursionError):
+            obj = _retry_loads(data)
+            if obj is _NOT_JSON:
+                return [new_event("raw", {"event": ev.event, "data": data})]
+        if type(obj) is not dict:
+            return [new_event("raw", {"event": ev.event, "data": obj})]
+        return self.payload(obj, ev.event)
+
+    def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        """Normalise one decoded payload (``event`` is the SSE event name, when the framing had one)."""
+        raise NotImplementedError
+
+    def sentinel(self, ev: SSEEvent) -> list[Unified]:
+        """The ``[DONE]`` sentinel: swallowed unless a subclass gives it meaning."""
+        return []
+
+    # -- end of stream ----------------------------------------------------------------------------------------
+
+    def flush(self) -> list[Unified]:
+        """Events still owed at end of stream (none by default; never a ``tool_call_done``). Subclasses override."""
+        return []
+
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The tool calls open now (started, never closed by the provider), as ``{"id", "name",
+        "arguments_raw"}``. Subclasses that track calls override."""
+        return []
+
+    def expected_terminal(self) -> str:
+        """What the truncation error names as the missing terminal event."""
+        return self.terminal
+
+    def finish(self, detail: str = "") -> list[Unified]:
+        """End of stream: :meth:`flush`, then a ``stream_truncated`` error (listing the calls left open) unless the
+        terminal event was seen. ``detail`` says how the stream ended, for the error message."""
+        out = self.flush()
+        if not self.done:
+            self.done = True
+            out.append(
+                truncated_event(
+                    self.provider, self.expected_terminal(), self.usage, self.incomplete_tool_calls(), detail
+                )
+            )
+        return out
+
+
+class DelegatingNormalizer(Normalizer):
+    """A normaliser that may hand its stream to another one (``delegate``). Until it does, its state is its own
+    (subclasses write ``_done``, ``_usage`` ... directly on hot paths); once a delegate is set, ``done``,
+    ``finished``, ``usage``, ``response_id``, ``model``, ``last_sequence``, the open calls and the expected
+    terminal event are the delegate's."""
+
+    def __init__(self) -> None:
+        self.delegate: Optional[Normalizer] = None
+        self._done = False
+        self._finished = False
+        self._usage: Optional[dict[str, Any]] = None
+        self._response_id: Optional[str] = None
+        self._model: Optional[str] = None
+        self._last_sequence: Optional[int] = None
+        super().__init__()
+
+    @property
+    def done(self) -> bool:
+        """True once the terminal event (or an in-stream error) was seen (the delegate's, when there is one)."""
+        return self._done if self.delegate is None else self.delegate.done
+
+    @done.setter
+    def done(self, value: bool) -> None:
+        if self.delegate is None:
+            self._done = value
+        else:
+            self.delegate.done = value
+
+    @property
+    def finished(self) -> bool:
+        """True once the terminal event was seen (the delegate's, when there is one)."""
+        return self._finished if self.delegate is None else self.delegate.finished
+
+    @finished.setter
+    def finished(self, value: bool) -> None:
+        if self.delegate is None:
+            self._finished = value
+        else:
+            self.delegate.finished = value
+
+    @property
+    def usage(self) -> Optional[dict[str, Any]]:
+        """The best usage object seen so far (the delegate's, when there is one)."""
+        return self._usage if self.delegate is None else self.delegate.usage
+
+    @usage.setter
+    def usage(self, value: Optional[dict[str, Any]]) -> None:
+        if self.delegate is None:
+            self._usage = value
+        else:
+            self.delegate.usage = value
+
+    @property
+    def response_id(self) -> Optional[str]:
+        """The response (message, interaction) id (the delegate's, when there is one)."""
+        return self._response_id if self.delegate is None else self.delegate.response_id
+
+    @response_id.setter
+    def response_id(self, value: Optional[str]) -> None:
+        self._response_id = value
+
+    @property
+    def model(self) -> Optional[str]:
+        """The model the stream names (the delegate's, when there is one)."""
+        return self._model if self.delegate is None else self.delegate.model
+
+    @model.setter
+    def model(self, value: Optional[str]) -> None:
+        self._model = value
+
+    @property
+    def last_sequence(self) -> Optional[int]:
+        """The last ordering cursor seen (the delegate's, when there is one)."""
+        return self._last_sequence if self.delegate is None else self.delegate.last_sequence
+
+    @last_sequence.setter
+    def last_sequence(self, value: Optional[int]) -> None:
+        self._last_sequence = value
+
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The delegate's open calls."""
+        return [] if self.delegate is None else self.delegate.incomplete_tool_calls()
+
+    def expected_terminal(self) -> str:
+        """The delegate's terminal event, once there is a delegate."""
+        return self.terminal if self.delegate is None else self.delegate.expected_terminal()

@@ -1,0 +1,83 @@
+"""The one ordered list of providers: adding a provider is one module and one entry here.
+
+Each entry names a provider and its normaliser class. The order is the order in which auto-detection, usage
+recognition and metadata lookup consult the classes' own rules (``claims``, ``claims_error``, ``usage_from``,
+``meta_from``; see :mod:`.contract`): the first class that recognises a payload wins. ``detect=False`` entries are
+never chosen by auto-detection (their payloads look like another provider's, or they have no byte stream).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
+
+from ..errors import DetectionError
+from .anthropic import AnthropicNormalizer
+from .chat import ChatCompletionsNormalizer
+from .contract import Normalizer
+from .gemini import GeminiNormalizer
+from .gemini_live import GeminiLiveNormalizer
+from .openai import OpenAINormalizer
+from .xai import XAINormalizer
+
+if TYPE_CHECKING:
+    from ..usage import Usage
+
+__all__ = ["ENTRIES", "Entry", "detect_provider", "error_provider", "meta_from", "usage_from"]
+
+
+class Entry(NamedTuple):
+    """One provider: its name (what ``provider=`` takes), its normaliser class, whether auto-detection may
+    choose it."""
+
+    name: str
+    cls: type[Normalizer]
+    detect: bool = True
+
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry("gemini", GeminiNormalizer),  # first: Interactions events are told apart by event_type / event name
+    Entry("openai", OpenAINormalizer),
+    Entry("anthropic", AnthropicNormalizer),
+    Entry("openai-chat", ChatCompletionsNormalizer),  # after the typed event streams: "choices" is its mark
+    Entry("xai", XAINormalizer, detect=False),  # xAI sends OpenAI's and Anthropic's shapes
+    Entry("gemini-live", GeminiLiveNormalizer, detect=False),  # WebSocket frames, fed one by one
+)
+
+_DETECTABLE = tuple(entry for entry in ENTRIES if entry.detect)
+
+
+def detect_provider(obj: dict[str, Any], event: Optional[str] = None) -> Optional[str]:
+    """The name of the provider whose normaliser claims ``obj``; ``None`` for a bare error payload (any provider
+    could have sent it); :class:`~ssewire.DetectionError` for a payload no provider sends (never a guess)."""
+    for entry in _DETECTABLE:
+        if entry.cls.claims(obj, event):
+            return entry.name
+    if obj.get("type") == "error" or "error" in obj:
+        return None
+    sample = ", ".join(sorted(obj)[:8])
+    raise DetectionError(f"cannot tell which provider sent a payload with keys: {sample}")
+
+
+def error_provider(obj: dict[str, Any]) -> str:
+    """The provider whose error shape a bare error payload has (a tie-breaker: any of them reports it)."""
+    for entry in _DETECTABLE:
+        if entry.cls.claims_error(obj):
+            return entry.name
+    return "openai-chat"
+
+
+def usage_from(raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+    """The first provider's reading of a usage object, in registry order (``None`` when none recognises it)."""
+    for entry in _DETECTABLE:
+        usage = entry.cls.usage_from(raw, partial)
+        if usage is not None:
+            return usage
+    return None
+
+
+def meta_from(obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+    """``(response id, model)`` a payload names, read by the provider that claims it."""
+    for entry in _DETECTABLE:
+        if entry.cls.claims(obj):
+            return entry.cls.meta_from(obj)
+    return None, None
