@@ -13,8 +13,9 @@ the module of the response's type (then by duck typing); ssewire never imports a
 
 Contract:
 
-- The framing comes from ``Content-Type`` when not given: ``application/json`` is Gemini's JSON array
-  (``json_array``), anything else (``text/event-stream`` included) is ``sse``.
+- The framing comes from ``Content-Type`` when not given (:func:`ssewire.framing.framing_for_content_type`:
+  ``application/json`` is Gemini's JSON array, ``json_array``; anything else, ``text/event-stream`` included,
+  is ``sse``).
 - A non-2xx response raises :class:`~ssewire.ResponseStatusError` (``status_code``, ``body``: the first 64 KiB of
   the error body as text) on the first iteration, and is closed.
 - Backpressure: the next chunk is read only after every event of the previous one has been taken.
@@ -38,10 +39,11 @@ from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Generator,
 from ._scanner import SSEEvent, SSEParser
 from .errors import ResponseStatusError, StreamTruncated, UnsupportedResponseError
 from .events import Unified
+from .framing import framing_for_content_type, make_scanner
 from .limits import DEFAULT_MAX_BUFFER
 from .names import FramingName, ProviderName
 from .normalizers import Normalizer
-from .stream import StreamDecoder, make_scanner
+from .stream import StreamDecoder
 
 if TYPE_CHECKING:
     import aiohttp
@@ -64,13 +66,6 @@ __all__ = [
 ERROR_BODY_LIMIT = 64 * 1024
 _READ1_SIZE = 64 * 1024
 _ExcTypes = tuple[type[BaseException], ...]
-
-
-def framing_for_content_type(content_type: Optional[str]) -> FramingName:
-    """``"json_array"`` for ``application/json`` (Gemini's default streamed array), else ``"sse"``."""
-    if content_type and content_type.partition(";")[0].strip().lower() == "application/json":
-        return "json_array"
-    return "sse"
 
 
 # ---------------------------------------------------------------------------------------------- client detection

@@ -21,10 +21,11 @@ from . import IMPLEMENTATION, __version__
 from ._json import BACKEND
 from .errors import SSEwireError
 from .events import Unified
+from .framing import FRAMINGS, make_scanner
 from .limits import DEFAULT_MAX_BUFFER
 from .normalizers.registry import PROVIDERS
 from .sniff import describe_body
-from .stream import FRAMINGS, StreamDecoder, make_scanner
+from .stream import StreamDecoder
 from .usage import Usage
 
 __all__ = ["main"]

@@ -9,19 +9,13 @@ from __future__ import annotations
 from typing import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Optional, Union
 
 from ._json import loads
-from ._scanner import JSONArrayStreamParser, SSEEvent, SSEParser
-from .errors import (
-    SSEBufferOverflow,
-    StreamTruncated,
-    UnknownFramingError,
-    chunk_type_error,
-    not_one_chunk,
-    unknown_name,
-)
+from ._scanner import SSEEvent, SSEParser
+from .errors import StreamTruncated, not_one_chunk
 from .events import SSEEvent as PySSEEvent
 from .events import Unified
-from .limits import BOM, DEFAULT_MAX_BUFFER
-from .names import FramingName, ProviderName, literal_values
+from .framing import FRAMINGS, AutoScanner, Chunk, make_scanner
+from .limits import DEFAULT_MAX_BUFFER
+from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
 from .normalizers.registry import normalizer_for
 from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
@@ -29,7 +23,8 @@ from .sniff import describe_body
 from .transport import is_transport_error
 
 __all__ = [
-    "FRAMINGS",
+    "FRAMINGS",  # re-exported from .framing, where framings are registered
+    "AutoScanner",
     "StreamDecoder",
     "aiter_events",
     "aiter_resumable",
@@ -42,80 +37,7 @@ __all__ = [
     "parse_sse_bytes",
 ]
 
-Chunk = Union[bytes, bytearray, memoryview]
 _HEAD = 64 * 1024  # bytes of a body kept until its first event, to say what it is when none comes
-Scanner = Union[SSEParser, JSONArrayStreamParser]
-
-#: The framings a stream can have ("auto": recognised from the first byte).
-FRAMINGS: tuple[str, ...] = literal_values(FramingName)
-
-
-class AutoScanner:
-    """Recognises the framing from the first byte that is not whitespace (after a BOM): ``[`` starts a JSON
-    array, anything else is Server-Sent Events; then behaves as that scanner. Holds at most the leading
-    whitespace (bounded by ``max_buffer``)."""
-
-    __slots__ = ("_held", "_max_buffer", "inner")
-
-    def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:
-        self._max_buffer = max_buffer
-        self._held = b""
-        self.inner: Optional[Scanner] = None
-
-    @property
-    def framing(self) -> Optional[str]:
-        """``"sse"`` or ``"json_array"`` once recognised, else None."""
-        if self.inner is None:
-            return None
-        return "json_array" if isinstance(self.inner, JSONArrayStreamParser) else "sse"
-
-    @property
-    def last_event_id(self) -> Optional[str]:
-        """The SSE scanner's last event ID (None for a JSON array or before the framing is known)."""
-        return getattr(self.inner, "last_event_id", None)
-
-    def feed(self, data: Chunk) -> list[SSEEvent]:
-        """Scan one chunk (see the chosen scanner's ``feed``)."""
-        if self.inner is not None:
-            return self.inner.feed(data)
-        if isinstance(data, (str, int)):
-            raise chunk_type_error(data)
-        try:
-            held = self._held + bytes(data)
-        except TypeError:
-            raise chunk_type_error(data) from None
-        body = held[3:] if held.startswith(BOM) else held
-        start = len(body) - len(body.lstrip(b" \t\r\n"))
-        if start == len(body) or (len(held) < 3 and BOM.startswith(held)):
-            if len(held) > self._max_buffer:
-                raise SSEBufferOverflow(f"leading whitespace exceeds max_buffer ({self._max_buffer} bytes)")
-            self._held = held
-            return []
-        framing: FramingName = "json_array" if body[start] == 0x5B else "sse"
-        self.inner = make_scanner(framing, self._max_buffer)
-        self._held = b""
-        return self.inner.feed(held)
-
-    def close(self) -> list[SSEEvent]:
-        """End of stream (a body that never showed its framing is read as SSE)."""
-        if self.inner is None:
-            self.inner = make_scanner("sse", self._max_buffer)
-            if self._held:
-                self.inner.feed(self._held)
-                self._held = b""
-        return self.inner.close()
-
-
-def make_scanner(framing: FramingName = "sse", max_buffer: int = DEFAULT_MAX_BUFFER) -> Scanner:
-    """A scanner for ``framing``: ``"sse"``, ``"json_array"`` or ``"auto"`` (recognised from the first
-    non-whitespace byte); :class:`~ssewire.errors.UnknownFramingError` (a ``ValueError``) for anything else."""
-    if framing == "sse":
-        return SSEParser(max_buffer)
-    if framing == "json_array":
-        return JSONArrayStreamParser(max_buffer)
-    if framing == "auto":
-        return AutoScanner(max_buffer)  # type: ignore[return-value]
-    raise UnknownFramingError(unknown_name("framing", framing, FRAMINGS))
 
 
 def parse_sse_bytes(data: bytes, chunk_size: Optional[int] = None) -> list[SSEEvent]:

@@ -19,11 +19,12 @@ from typing import Any, Callable, Optional, Union
 from .content_encoding import BodyDecoder
 from .errors import SSEwireError, error_type
 from .events import Unified
+from .framing import Chunk
 from .limits import DEFAULT_MAX_BUFFER
 from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
 from .result import Accumulator, StreamResult
-from .stream import Chunk, StreamDecoder
+from .stream import StreamDecoder
 
 __all__ = ["StreamTap", "TapMetrics"]
 

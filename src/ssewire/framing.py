@@ -1,0 +1,165 @@
+"""Framings: how a byte stream is cut into events. One registry entry per framing; adding a framing is one scanner
+(compiled and twin) and one entry in :data:`FRAMINGS_BY_NAME`.
+
+Every scanner follows :class:`Scanner`: ``feed(chunk)`` returns the events the chunk completes, ``close()`` the
+rest at the end of the stream; memory is bounded by one event (``max_buffer``). An entry (:class:`Framing`) names
+the framing, builds its scanner, lists the ``Content-Type`` media types that announce it, and says whether the
+first bytes of a body are its own (``recognise``). :func:`make_scanner`, :class:`AutoScanner`,
+:func:`framing_for_content_type` (the HTTP adapters) and the command line's ``--framing`` all come from here.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Optional, Protocol, Union
+
+from ._scanner import JSONArrayStreamParser, SSEEvent, SSEParser
+from .errors import SSEBufferOverflow, UnknownFramingError, chunk_type_error, unknown_name
+from .limits import BOM, DEFAULT_MAX_BUFFER
+from .names import FramingName
+
+__all__ = [
+    "FRAMINGS",
+    "FRAMINGS_BY_NAME",
+    "AutoScanner",
+    "Framing",
+    "Scanner",
+    "framing_for_content_type",
+    "make_scanner",
+]
+
+Chunk = Union[bytes, bytearray, memoryview]
+_WHITESPACE = b" \t\r\n"
+
+
+class Scanner(Protocol):
+    """What every framing's scanner does (both implementations, and :class:`AutoScanner`)."""
+
+    def feed(self, data: Chunk) -> list[SSEEvent]:
+        """The events ``data`` completes."""
+        ...
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: the events still owed (or a typed error for a body cut short)."""
+        ...
+
+
+class Framing(NamedTuple):
+    """One framing: ``name``; ``scanner(max_buffer)`` builds its scanner; ``content_types``: the media types that
+    announce it; ``recognise(head)``: given the first bytes that are not whitespace (after a BOM), True when they
+    open this framing, False when they do not, None when more bytes are needed to tell."""
+
+    name: str
+    scanner: Callable[[int], Scanner]
+    content_types: tuple[str, ...]
+    recognise: Callable[[bytes], Optional[bool]]
+
+
+def _json_array(head: bytes) -> Optional[bool]:
+    return head[:1] == b"["
+
+
+def _anything(head: bytes) -> Optional[bool]:
+    return True
+
+
+#: Every framing, in the order auto-detection asks them (the last, SSE, takes whatever no other recognises).
+FRAMINGS_BY_NAME: dict[str, Framing] = {
+    framing.name: framing
+    for framing in (
+        Framing("json_array", JSONArrayStreamParser, ("application/json",), _json_array),
+        Framing("sse", SSEParser, ("text/event-stream",), _anything),
+    )
+}
+
+#: Every name ``framing=`` takes: ``auto`` (recognised from the first bytes), then each registered framing.
+FRAMINGS: tuple[str, ...] = ("auto", *FRAMINGS_BY_NAME)
+_DEFAULT: FramingName = "sse"
+
+
+def framing_for_content_type(content_type: Optional[str]) -> FramingName:
+    """The framing a ``Content-Type`` announces (``application/json``: Gemini's streamed array); ``sse`` for any
+    other or none."""
+    if content_type:
+        media = content_type.partition(";")[0].strip().lower()
+        for framing in FRAMINGS_BY_NAME.values():
+            if media in framing.content_types:
+                return framing.name  # type: ignore[return-value]
+    return _DEFAULT
+
+
+class AutoScanner:
+    """Recognises the framing from the first bytes that are not whitespace (after a BOM), asking each registered
+    framing in order, then behaves as that framing's scanner. Holds only those first bytes until then (bounded
+    by ``max_buffer``)."""
+
+    __slots__ = ("_held", "_max_buffer", "framing", "inner")
+
+    def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:
+        self._max_buffer = max_buffer
+        self._held = b""
+        self.inner: Optional[Scanner] = None
+        #: The framing recognised (None until it is).
+        self.framing: Optional[str] = None
+
+    @property
+    def last_event_id(self) -> Optional[str]:
+        """The SSE scanner's last event ID (None for other framings or before the framing is known)."""
+        return getattr(self.inner, "last_event_id", None)
+
+    def feed(self, data: Chunk) -> list[SSEEvent]:
+        """Scan one chunk (see the chosen scanner's ``feed``)."""
+        if self.inner is not None:
+            return self.inner.feed(data)
+        if isinstance(data, (str, int)):
+            raise chunk_type_error(data)
+        try:
+            held = self._held + bytes(data)
+        except TypeError:
+            raise chunk_type_error(data) from None
+        name = self._recognise(held)
+        if name is None:
+            if len(held) > self._max_buffer:
+                raise SSEBufferOverflow(f"the start of the body exceeds max_buffer ({self._max_buffer} bytes)")
+            self._held = held
+            return []
+        return self._start(name, held)
+
+    def _recognise(self, held: bytes) -> Optional[str]:
+        """The framing ``held`` (the body so far) opens, or None when more bytes are needed."""
+        if len(held) < 3 and BOM.startswith(held):
+            return None
+        body = held[3:] if held.startswith(BOM) else held
+        head = body.lstrip(_WHITESPACE)
+        if not head:
+            return None
+        for framing in FRAMINGS_BY_NAME.values():
+            verdict = framing.recognise(head)
+            if verdict is None:
+                return None
+            if verdict:
+                return framing.name
+        return _DEFAULT
+
+    def _start(self, name: str, held: bytes) -> list[SSEEvent]:
+        self.framing = name
+        self.inner = FRAMINGS_BY_NAME[name].scanner(self._max_buffer)
+        self._held = b""
+        return self.inner.feed(held) if held else []
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream (a body that never showed its framing is read as SSE)."""
+        if self.inner is None:
+            self._start(_DEFAULT, self._held)
+        assert self.inner is not None
+        return self.inner.close()
+
+
+def make_scanner(framing: FramingName = "sse", max_buffer: int = DEFAULT_MAX_BUFFER) -> Scanner:
+    """A scanner for ``framing`` (a name of :data:`FRAMINGS`; ``"auto"`` recognises it from the first bytes);
+    :class:`~ssewire.errors.UnknownFramingError` (a ``ValueError``) for anything else."""
+    entry = FRAMINGS_BY_NAME.get(framing) if isinstance(framing, str) else None
+    if entry is not None:
+        return entry.scanner(max_buffer)
+    if framing == "auto":
+        return AutoScanner(max_buffer)
+    raise UnknownFramingError(unknown_name("framing", framing, FRAMINGS))

@@ -1,0 +1,94 @@
+"""The framing registry: one entry per framing gives make_scanner, auto-detection, the adapters' content-type
+mapping and the command line's choices."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+
+from ssewire import framing
+from ssewire.names import FramingName, literal_values
+from ssewire.stream import FRAMINGS as STREAM_FRAMINGS
+
+
+def test_the_literal_type_names_exactly_the_registered_framings() -> None:
+    assert set(literal_values(FramingName)) == set(framing.FRAMINGS)
+    assert framing.FRAMINGS[0] == "auto" and STREAM_FRAMINGS == framing.FRAMINGS
+
+
+def test_make_scanner_builds_each_registered_framing() -> None:
+    for name, entry in framing.FRAMINGS_BY_NAME.items():
+        scanner = framing.make_scanner(name)  # type: ignore[arg-type]
+        assert type(scanner) is entry.scanner
+    assert isinstance(framing.make_scanner("auto"), framing.AutoScanner)
+
+
+@pytest.mark.parametrize(
+    ("content_type", "expected"),
+    [
+        ("application/json", "json_array"),
+        ("Application/JSON; charset=utf-8", "json_array"),
+        ("text/event-stream", "sse"),
+        ("text/event-stream;charset=UTF-8", "sse"),
+        ("text/plain", "sse"),
+        (None, "sse"),
+        ("", "sse"),
+    ],
+)
+def test_content_type_to_framing(content_type: object, expected: str) -> None:
+    assert framing.framing_for_content_type(content_type) == expected  # type: ignore[arg-type]
+    from ssewire.adapters import framing_for_content_type
+
+    assert framing_for_content_type(content_type) == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b'[{"a":1}]', "json_array"),
+        (b'\xef\xbb\xbf \r\n [{"a":1}]', "json_array"),
+        (b"data: x\n\n", "sse"),
+        (b": comment\n\ndata: x\n\n", "sse"),
+        (b"\n\n\nevent: e\ndata: x\n\n", "sse"),
+    ],
+)
+def test_auto_scanner_recognises_the_framing_at_any_chunking(body: bytes, expected: str) -> None:
+    for size in (1, 2, 3, 5, len(body)):
+        scanner = framing.AutoScanner()
+        events = []
+        for i in range(0, len(body), size):
+            events += scanner.feed(body[i : i + size])
+        events += scanner.close()
+        assert scanner.framing == expected, size
+        assert len(events) == 1
+
+
+def test_auto_scanner_holds_only_the_start_and_bounds_it() -> None:
+    scanner = framing.AutoScanner(max_buffer=16)
+    assert scanner.feed(b" " * 16) == []
+    with pytest.raises(framing.SSEBufferOverflow):
+        scanner.feed(b" ")
+
+
+def test_a_new_framing_is_one_entry(monkeypatch: pytest.MonkeyPatch, scanner: ModuleType) -> None:
+    """A framing added to the registry is built by name, recognised by auto and mapped from its content type."""
+
+    class Lines:
+        def __init__(self, max_buffer: int) -> None:
+            self.parser = scanner.SSEParser(max_buffer)
+
+        def feed(self, data: bytes) -> list[object]:
+            return self.parser.feed(bytes(data).replace(b"\n", b"\n\n").replace(b"~", b"data: "))
+
+        def close(self) -> list[object]:
+            return self.parser.close()
+
+    entry = framing.Framing("tilde", Lines, ("application/x-tilde",), lambda head: head[:1] == b"~")
+    registry = {"tilde": entry, **framing.FRAMINGS_BY_NAME}
+    monkeypatch.setattr(framing, "FRAMINGS_BY_NAME", registry)
+    assert framing.framing_for_content_type("application/x-tilde") == "tilde"
+    auto = framing.AutoScanner()
+    events = auto.feed(b"~hello\n") + auto.close()
+    assert auto.framing == "tilde" and [e.data for e in events] == ["hello"]
+    assert isinstance(framing.make_scanner("tilde"), Lines)  # type: ignore[arg-type]
