@@ -63,7 +63,13 @@ def _extensions() -> list:  # type: ignore[type-arg]
         return []
     from setuptools import Extension
 
-    ext = Extension("ssewire._scanner_c", [source], extra_compile_args=["-O3"] if os.name != "nt" else [])
+    kernels = [os.path.join("src", "ssewire", "_c", name) for name in ("sw_kernels.h", "sw_events.h")]
+    ext = Extension(
+        "ssewire._scanner_c",
+        [source],
+        depends=[*kernels, os.path.join("src", "ssewire", "_kernels.pxd")],  # the C lives in these headers
+        extra_compile_args=["-O3"] if os.name != "nt" else [],
+    )
     try:
         return cythonize([ext], compiler_directives=CYTHON_DIRECTIVES, quiet=True)
     except Exception as exc:

@@ -37,8 +37,8 @@ def event_key(event: Any) -> tuple[Any, ...]:
 
 
 def run_calls(parser: Any, calls: Sequence[Any]) -> list[tuple[Any, ...]]:
-    """Each call's outcome: ``("ok", events, state)`` or ``("raised", exception type, state)``. A call is
-    :data:`CLOSE` or ``(chunk, buffer kind)``."""
+    """Each call's outcome: ``("ok", events, state)`` or ``("raised", exception type, message, state)``. A call
+    is :data:`CLOSE` or ``(chunk, buffer kind)``."""
     out: list[tuple[Any, ...]] = []
     for call in calls:
         try:
@@ -49,5 +49,5 @@ def run_calls(parser: Any, calls: Sequence[Any]) -> list[tuple[Any, ...]]:
                 events = parser.feed(as_buffer_type(chunk, kind))
             out.append(("ok", [event_key(e) for e in events], parser_state(parser)))
         except Exception as exc:
-            out.append(("raised", type(exc), parser_state(parser)))
+            out.append(("raised", type(exc), str(exc), parser_state(parser)))
     return out

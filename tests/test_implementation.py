@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ from ssewire import _scanner_py
 from ssewire._env import env_flag
 
 NAMES = ("DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser")
+SHARED = (*NAMES, "SIMD", "_select_simd")  # every name one module has, the other has too
 needs_compiled = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
 
 
@@ -92,6 +94,53 @@ def test_both_modules_export_the_same_names() -> None:
     assert COMPILED is not None
     assert sorted(COMPILED.__all__) == sorted(_scanner_py.__all__) == sorted(NAMES)
     assert COMPILED.DEFAULT_MAX_BUFFER == _scanner_py.DEFAULT_MAX_BUFFER
+    for name in SHARED:
+        assert hasattr(COMPILED, name) and hasattr(_scanner_py, name), name
+    assert _scanner_py.SIMD == "none" and COMPILED.SIMD in ("none", "sse2", "avx2")
+    assert _scanner_py.SSEEvent.__module__ == "ssewire._scanner_py"  # each twin defines its own event type
+
+
+@pytest.mark.parametrize("kind", ["SSEParser", "JSONArrayStreamParser"])
+def test_a_parser_fed_from_a_second_thread_while_feeding_refuses(scanner: ModuleType, kind: str) -> None:
+    """One parser belongs to one stream and one thread: both implementations refuse a feed(), close() or
+    __init__() that arrives while a feed() is running, and the running feed() is unharmed."""
+    from ssewire.errors import ParserBusyError
+
+    if kind == "SSEParser":
+        body = b'data: {"choices":[{"delta":{"content":"hello there"}}]}\n\n' * 400_000
+    else:
+        body = b"[" + b'{"candidates":[{"content":{"parts":[{"text":"hello there"}]}}]},' * 300_000 + b"{}"
+    for _attempt in range(10):
+        parser = getattr(scanner, kind)(max_buffer=1 << 20)
+        refused: list[str] = []
+        outcome: list[int] = []
+        started = threading.Event()
+
+        def feed_all(p: Any, started: threading.Event, outcome: list[int]) -> None:
+            started.set()
+            try:
+                outcome.append(len(p.feed(body)))
+            except Exception:  # the main thread closed the parser before this feed began: try again
+                outcome.append(-1)
+
+        worker = threading.Thread(target=feed_all, args=(parser, started, outcome))
+        worker.start()
+        started.wait()
+        while worker.is_alive():
+            for call in (lambda p=parser: p.feed(b""), parser.close, lambda p=parser: p.__init__()):
+                try:
+                    call()
+                except ParserBusyError as exc:
+                    refused.append(str(exc))
+                except Exception:  # the feed finished in between: the call met an idle parser
+                    pass
+            time.sleep(0)
+        worker.join()
+        if refused:
+            break
+    assert refused, "no call ever met the parser while it was feeding"
+    assert any("re-entered" in r or "while the parser is feeding" in r for r in refused)
+    assert outcome == [(400_000 if kind == "SSEParser" else 300_001)]  # the running feed() completed, whole
 
 
 def test_event_attributes_are_writable(scanner: ModuleType) -> None:

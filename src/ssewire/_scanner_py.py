@@ -10,53 +10,76 @@ the good events are not lost; a parser that raised stays failed.
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Any, Iterator, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
-from .errors import FramingError, SSEBufferOverflow, SSEwireError, StreamTruncated, chunk_type_error
-from .events import SSEEvent
+from ._chunks import windows
+from .errors import FramingError, ParserBusyError, SSEBufferOverflow, SSEwireError, StreamTruncated
 from .limits import BOM as _BOM
 from .limits import DEFAULT_MAX_BUFFER
 
 __all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser"]
 
-_WINDOW = 256 * 1024  # bytes processed per step of one feed() call
-
 BytesLike = Union[bytes, bytearray, memoryview]
 
-
-def _as_bytes(data: BytesLike) -> bytes:
-    if type(data) is bytes:
-        return data
-    if isinstance(data, memoryview) and (data.format != "B" or data.ndim != 1):
-        data = data.cast("B")
-    return bytes(data)
+#: The vector instructions this implementation's scanners use: none (the compiled twin says "sse2"/"avx2").
+SIMD = "none"
 
 
-def _windows(data: BytesLike) -> Iterator[bytes]:
-    """``data`` as bytes, in pieces of at most ``_WINDOW`` bytes, copied one at a time (:class:`ChunkTypeError`,
-    saying what to pass, for a chunk that is not bytes-like)."""
-    if isinstance(data, (str, int)):
-        raise chunk_type_error(data)
-    try:
-        n = len(data) if not isinstance(data, memoryview) else data.nbytes
-    except TypeError:
-        raise chunk_type_error(data) from None
-    if n <= _WINDOW:
+def _select_simd(allow_avx2: bool) -> str:
+    """As the compiled module's (tests switch its AVX2 loops off); the twin has no vector loops."""
+    return SIMD
+
+
+class SSEEvent:
+    """One dispatched Server-Sent Event (or one JSON-array element, with ``event=None``).
+
+    ``event`` is the event type (``"message"`` when the block set none), ``data`` the data lines joined by
+    ``"\\n"``, ``id`` the last event ID at dispatch (``None`` until the stream set one) and ``retry`` the
+    reconnection time in milliseconds last set by the stream (``None`` until set).
+    """
+
+    __slots__ = ("data", "event", "id", "retry")
+
+    def __init__(
+        self,
+        event: Optional[str] = "message",
+        data: str = "",
+        id: Optional[str] = None,  # noqa: A002 - the SSE field is called id
+        retry: Optional[int] = None,
+    ) -> None:
+        self.event = event
+        self.data = data
+        self.id = id
+        self.retry = retry
+
+    def json(self) -> Any:
+        """``data`` decoded as JSON, or ``None`` when it is not valid JSON (e.g. the ``[DONE]`` sentinel)."""
         try:
-            window = _as_bytes(data)
-        except TypeError:
-            raise chunk_type_error(data) from None
-        yield window
-        return
-    try:
-        view = memoryview(data)
-    except TypeError:
-        raise chunk_type_error(data) from None
-    if view.format != "B" or view.ndim != 1:
-        view = view.cast("B")
-    for i in range(0, n, _WINDOW):
-        yield bytes(view[i : i + _WINDOW])
+            return json.loads(self.data)
+        except (ValueError, RecursionError):
+            return None
+
+    def _key(self) -> tuple[Optional[str], str, Optional[str], Optional[int]]:
+        return (self.event, self.data, self.id, self.retry)
+
+    def __eq__(self, other: object) -> bool:
+        try:
+            return (self.event, self.data, self.id, self.retry) == (
+                other.event,  # type: ignore[attr-defined]
+                other.data,  # type: ignore[attr-defined]
+                other.id,  # type: ignore[attr-defined]
+                other.retry,  # type: ignore[attr-defined]
+            )
+        except AttributeError:
+            return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"SSEEvent(event={self.event!r}, data={self.data!r}, id={self.id!r}, retry={self.retry!r})"
 
 
 def _feed(parser: Any, data: BytesLike) -> list[SSEEvent]:
@@ -66,9 +89,14 @@ def _feed(parser: Any, data: BytesLike) -> list[SSEEvent]:
         raise parser._error
     if parser._closed:
         raise SSEwireError("feed() called after close()")
+    if parser._busy:
+        raise ParserBusyError(
+            f"{type(parser).__name__}.feed() re-entered: a parser belongs to one stream and one thread"
+        )
     out: list[SSEEvent] = []
+    parser._busy = True
     try:
-        for window in _windows(data):
+        for window in windows(data):
             parser.bytes_fed += len(window)
             parser._scan(window, out)
     except SSEwireError as exc:
@@ -76,7 +104,15 @@ def _feed(parser: Any, data: BytesLike) -> list[SSEEvent]:
         if out:
             return out
         raise
+    finally:
+        parser._busy = False
     return out
+
+
+def _check_idle(parser: Any, method: str) -> None:
+    """The one-stream-one-thread guard of ``__init__`` and ``close()`` (as the compiled scanners')."""
+    if getattr(parser, "_busy", False):
+        raise ParserBusyError(f"{type(parser).__name__}.{method}() called while the parser is feeding")
 
 
 def _split_lines(block: Union[bytes, bytearray]) -> list[Union[bytes, bytearray]]:
@@ -122,6 +158,7 @@ class SSEParser:
     """
 
     __slots__ = (
+        "_busy",
         "_closed",
         "_data",
         "_data_size",
@@ -145,6 +182,8 @@ class SSEParser:
     def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER, *, flush_incomplete: bool = True) -> None:
         if max_buffer <= 0:
             raise SSEwireError(f"max_buffer must be positive, got {max_buffer!r}")
+        _check_idle(self, "__init__")
+        self._busy = False
         self.max_buffer = max_buffer
         self.flush_incomplete = flush_incomplete
         self.last_event_id: Optional[str] = None
@@ -176,6 +215,7 @@ class SSEParser:
             raise self._error
         if self._closed:
             return []
+        _check_idle(self, "close")
         self._closed = True
         out: list[SSEEvent] = []
         if not self.flush_incomplete:
@@ -403,6 +443,7 @@ class JSONArrayStreamParser:
     """
 
     __slots__ = (
+        "_busy",
         "_closed",
         "_depth",
         "_error",
@@ -420,6 +461,8 @@ class JSONArrayStreamParser:
     def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:
         if max_buffer <= 0:
             raise SSEwireError(f"max_buffer must be positive, got {max_buffer!r}")
+        _check_idle(self, "__init__")
+        self._busy = False
         self.max_buffer = max_buffer
         self.events_parsed = 0
         self.bytes_fed = 0
@@ -452,6 +495,7 @@ class JSONArrayStreamParser:
             raise self._error
         if self._closed:
             return []
+        _check_idle(self, "close")
         self._closed = True
         if self._state != _END:
             where = "inside an element" if self._state == _INSIDE else "before the closing ']'"

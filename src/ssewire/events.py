@@ -1,71 +1,24 @@
-"""Event types: :class:`SSEEvent` (one framed event) and :class:`Unified` (one normalised event).
+"""Event types: :class:`Unified` (one normalised event) and :class:`SSEEvent` (one framed event).
 
-Both use ``__slots__``: one of each is created per event on the hot path. ``SSEEvent`` here is the pure-Python
-class; the compiled scanner defines an equivalent type (same attributes, equality, repr and ``json()``), and
-``ssewire.SSEEvent`` is whichever the active scanner produces.
+Both use ``__slots__``: one of each is created per event on the hot path. Each scanner implementation defines
+its own ``SSEEvent`` (same attributes, equality, repr and ``json()``): the pure-Python one, re-exported here, lives
+in ``_scanner_py``; ``ssewire.SSEEvent`` is whichever the active scanner produces.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional
 
 from .names import UnifiedType, literal_values
 
 __all__ = ["SSEEvent", "Unified", "UNIFIED_TYPES", "UnifiedType", "new_event", "new_tool_event"]
 
+# The pure-Python SSEEvent lives with the twin scanner that builds it (the compiled module has its own); it is
+# re-exported here because normalisers construct framed events (e.g. Gemini Live frames) with it.
+from ._scanner_py import SSEEvent
+
 #: Every value ``Unified.type`` can take (the values of :data:`~ssewire.names.UnifiedType`).
 UNIFIED_TYPES = frozenset(literal_values(UnifiedType))
-
-
-class SSEEvent:
-    """One dispatched Server-Sent Event (or one JSON-array element, with ``event=None``).
-
-    ``event`` is the event type (``"message"`` when the block set none), ``data`` the data lines joined by
-    ``"\\n"``, ``id`` the last event ID at dispatch (``None`` until the stream set one) and ``retry`` the
-    reconnection time in milliseconds last set by the stream (``None`` until set).
-    """
-
-    __slots__ = ("data", "event", "id", "retry")
-
-    def __init__(
-        self,
-        event: Optional[str] = "message",
-        data: str = "",
-        id: Optional[str] = None,  # noqa: A002 - the SSE field is called id
-        retry: Optional[int] = None,
-    ) -> None:
-        self.event = event
-        self.data = data
-        self.id = id
-        self.retry = retry
-
-    def json(self) -> Any:
-        """``data`` decoded as JSON, or ``None`` when it is not valid JSON (e.g. the ``[DONE]`` sentinel)."""
-        try:
-            return json.loads(self.data)
-        except (ValueError, RecursionError):
-            return None
-
-    def _key(self) -> tuple[Optional[str], str, Optional[str], Optional[int]]:
-        return (self.event, self.data, self.id, self.retry)
-
-    def __eq__(self, other: object) -> bool:
-        try:
-            return (self.event, self.data, self.id, self.retry) == (
-                other.event,  # type: ignore[attr-defined]
-                other.data,  # type: ignore[attr-defined]
-                other.id,  # type: ignore[attr-defined]
-                other.retry,  # type: ignore[attr-defined]
-            )
-        except AttributeError:
-            return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return f"SSEEvent(event={self.event!r}, data={self.data!r}, id={self.id!r}, retry={self.retry!r})"
 
 
 _UNIFIED_DEFAULTS: dict[str, Any] = {

@@ -1,0 +1,22 @@
+# The C side of the compiled scanners, declared for _scanner_c.pyx: the vector kernels (_c/sw_kernels.h) and the
+# event type's member fields and constructor (_c/sw_events.h). The C is in those headers, formatted with
+# clang-format (.clang-format) and checked by .ci/run; this file only says what Cython may call.
+
+cdef extern from "_c/sw_kernels.h":
+    int ssewire_select_simd(int allow_avx2)
+    Py_ssize_t ssewire_eol(const char* p, Py_ssize_t pos, Py_ssize_t n, unsigned* maxb, Py_ssize_t* cont) noexcept nogil
+    object ssewire_decode(const char* s, Py_ssize_t n)
+    object ssewire_decode_sized(const char* s, Py_ssize_t n, unsigned maxb, Py_ssize_t cont)
+
+    ctypedef struct ssewire_walk:
+        Py_ssize_t depth
+        int in_str
+        int esc
+        unsigned max_byte
+        Py_ssize_t cont
+    Py_ssize_t ssewire_walk64(const unsigned char* p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk* w,
+                              int* done) noexcept nogil
+
+cdef extern from "_c/sw_events.h":
+    int ssewire_use_member_fields(type t, object sample, tuple values) except -1
+    object ssewire_event_new(object event, object data, object id, object retry)
