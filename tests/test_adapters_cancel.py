@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import pytest
 
-from http_server import TIMEOUT, StreamServer
+from helpers.http_server import TIMEOUT, StreamServer
 from ssewire.adapters import aiter_response, aiter_response_events, iter_response, iter_response_events
 
 httpx = pytest.importorskip("httpx")

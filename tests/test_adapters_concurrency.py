@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from http_server import synthetic_body, synthetic_text
+from helpers.http_server import synthetic_body, synthetic_text
 from ssewire.adapters import aiter_response
 
 httpx = pytest.importorskip("httpx")
@@ -36,7 +36,7 @@ STREAM_BYTES = len(synthetic_body(EVENTS, SIZE))
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
     """The test server in its own process: ``PORT <n>`` on stdout, stops when its stdin closes."""
-    script = Path(__file__).with_name("http_server.py")
+    script = Path(__file__).parent / "helpers" / "http_server.py"
     with subprocess.Popen(
         [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
     ) as proc:

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from conftest import CORPUS, FIXTURES, load_manifest
-from corpus_expect import framing_for, provider_for
-from http_server import CLIENTS, StreamServer, fetch
-from result_check import check_corpus_result, check_fixture_result
+from helpers import CORPUS, FIXTURES, load_manifest
+from helpers.checks import check_corpus_result, check_fixture_result
+from helpers.corpus import framing_for, provider_for
+from helpers.http_server import CLIENTS, StreamServer, fetch
 from ssewire import Unified, collect, iter_unified
 
 for _client_module in ("httpx", "aiohttp", "requests"):

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from http_server import CLIENTS, TIMEOUT, StreamServer, fetch, synthetic_text
+from helpers.http_server import CLIENTS, TIMEOUT, StreamServer, fetch, synthetic_text
 from ssewire import FramingError, ResponseStatusError, StreamTruncated, collect
 from ssewire.adapters import (
     ERROR_BODY_LIMIT,

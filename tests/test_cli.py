@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
+from helpers import FIXTURES
 from ssewire.cli import main
 
 RESPONSES = (

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from conftest import CHUNK_SIZES, CORPUS, chunked, load_manifest
-from corpus_expect import framing_for, provider_for
-from result_check import check_corpus_result
+from helpers import CHUNK_SIZES, CORPUS, chunked, load_manifest
+from helpers.checks import check_corpus_result
+from helpers.corpus import framing_for, provider_for
 from ssewire import Unified, collect, iter_unified
 
 CAPTURES = load_manifest()

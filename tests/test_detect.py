@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from conftest import CORPUS, FIXTURES, chunked, load_manifest
-from corpus_expect import framing_for, provider_for
+from helpers import CORPUS, FIXTURES, chunked, load_manifest
+from helpers.corpus import framing_for, provider_for
 from ssewire import DetectionError, collect, iter_unified
 from ssewire.normalizers.auto import AutoNormalizer, detect_provider
 from ssewire.stream import AutoScanner

@@ -151,7 +151,7 @@ def test_a_body_without_events_says_what_it_is_in_the_truncation() -> None:
 def test_a_429_through_a_plain_byte_iterator_is_the_provider_error_not_a_truncation() -> None:
     httpx = pytest.importorskip("httpx")
 
-    from http_server import StreamServer
+    from helpers.http_server import StreamServer
 
     with StreamServer() as server, httpx.stream("POST", server.url("/status/429")) as response:
         events = list(ssewire.iter_unified(response.iter_bytes(), "openai-chat"))

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from conftest import CHUNK_SIZES, FIXTURES, chunked
-from result_check import check_fixture_result
+from helpers import CHUNK_SIZES, FIXTURES, chunked
+from helpers.checks import check_fixture_result
 from ssewire import collect, iter_unified
 
 EXPECTED = sorted(FIXTURES.glob("*.expected.json"))

@@ -16,8 +16,8 @@ from typing import Any, Callable, Optional
 
 import pytest
 
-from conftest import CORPUS, load_manifest
-from http_server import TIMEOUT, StreamServer
+from helpers import CORPUS, load_manifest
+from helpers.http_server import TIMEOUT, StreamServer
 
 httpx = pytest.importorskip("httpx")
 

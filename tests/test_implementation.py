@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import ssewire
-from conftest import COMPILED
+from helpers import COMPILED
 from ssewire import _scanner_py
 from ssewire._env import env_flag
 

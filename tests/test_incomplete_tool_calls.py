@@ -12,8 +12,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from conftest import CORPUS, FIXTURES, load_manifest
-from corpus_expect import framing_for, provider_for
+from helpers import CORPUS, FIXTURES, load_manifest
+from helpers.corpus import framing_for, provider_for
 from ssewire import StreamDecoder, Unified, collect
 
 
@@ -169,7 +169,7 @@ def test_cut_call_through_iter_unified_and_aiter_unified() -> None:
 
 @pytest.mark.parametrize("abort", [False, True], ids=["eof", "reset"])
 def test_cut_call_through_every_http_client(abort: bool) -> None:
-    from http_server import CLIENTS, StreamServer, fetch
+    from helpers.http_server import CLIENTS, StreamServer, fetch
 
     for module in ("httpx", "aiohttp", "requests"):
         pytest.importorskip(module)

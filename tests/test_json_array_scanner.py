@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import chunked
+from helpers import chunked
 from ssewire import FramingError, SSEBufferOverflow, StreamTruncated
 
 

@@ -7,9 +7,9 @@ from typing import Any, Optional
 
 import pytest
 
-from ssewire import AnthropicNormalizer, Unified, collect
+from helpers.events import feed, only, types
+from ssewire import AnthropicNormalizer, collect
 from ssewire.events import SSEEvent
-from unified_helpers import only, types
 
 START_USAGE = {"input_tokens": 20, "cache_read_input_tokens": 0, "output_tokens": 1, "service_tier": "standard"}
 
@@ -50,15 +50,6 @@ STOP = {"type": "message_stop"}
 
 def tool_use(call_id: str, name: str, kind: str = "tool_use", given: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     return {"type": kind, "id": call_id, "name": name, "input": given if given is not None else {}}
-
-
-def feed(norm: AnthropicNormalizer, *items: dict[str, Any], finish: bool = True) -> list[Unified]:
-    out: list[Unified] = []
-    for item in items:
-        out += norm(SSEEvent(str(item.get("type")), json.dumps(item)))
-    if finish:
-        out += norm.finish()
-    return out
 
 
 def test_text_and_thinking_deltas() -> None:

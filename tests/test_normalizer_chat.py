@@ -7,9 +7,9 @@ from typing import Any, Optional
 
 import pytest
 
-from ssewire import ChatCompletionsNormalizer, SSEEvent, Unified, collect
+from helpers.events import feed, types
+from ssewire import ChatCompletionsNormalizer, SSEEvent, collect
 from ssewire.events import SSEEvent as PySSEEvent
-from unified_helpers import types
 
 DONE = "[DONE]"
 
@@ -29,16 +29,6 @@ def tool(index: int, call_id: Optional[str] = None, name: Optional[str] = None, 
     if args is not None:
         fragment["function"]["arguments"] = args
     return fragment
-
-
-def feed(norm: ChatCompletionsNormalizer, *items: Any, finish: bool = True) -> list[Unified]:
-    out: list[Unified] = []
-    for item in items:
-        data = item if isinstance(item, str) else json.dumps(item)
-        out += norm(PySSEEvent("message", data))
-    if finish:
-        out += norm.finish()
-    return out
 
 
 def test_content_is_text_and_role_only_chunks_are_raw() -> None:

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from typing import Any, Optional
 
 import pytest
 
-from ssewire import SSEEvent, Unified, collect, iter_unified
+from helpers import events
+from helpers.events import types as kinds
+from ssewire import SSEEvent, collect, iter_unified
 from ssewire.normalizers.gemini import GeminiNormalizer, parse_json_path
 from ssewire.normalizers.gemini_interactions import GeminiInteractionsNormalizer
+
+#: Payloads straight to payload() (events keep the very object), no finish(): the tests call it when they mean to.
+feed = partial(events.feed, decoded=True, finish=False, named=False)
 
 
 def chunk(
@@ -27,17 +33,6 @@ def chunk(
     if usage is not None:
         obj["usageMetadata"] = usage
     return obj
-
-
-def feed(norm: GeminiNormalizer, *objs: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
-    out: list[Unified] = []
-    for obj in objs:
-        out += norm.payload(obj, event)
-    return out
-
-
-def kinds(events: list[Unified]) -> list[str]:
-    return [e.type for e in events]
 
 
 def fc(name: Optional[str] = None, **fields: Any) -> dict[str, Any]:

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Optional
 
 import pytest
 
-from ssewire import SSEEvent, Unified, collect
+from helpers import events
+from helpers.events import types as kinds
+from ssewire import SSEEvent, collect
 from ssewire.normalizers.gemini_interactions import GeminiInteractionsNormalizer
+
+#: Payloads straight to payload() with their event_type as the SSE name; no finish() (tests call it).
+feed = partial(events.feed, decoded=True, finish=False)
 
 
 def ev(event_type: str, **fields: Any) -> dict[str, Any]:
     return {**fields, "event_type": event_type}
-
-
-def feed(norm: GeminiInteractionsNormalizer, *objs: dict[str, Any]) -> list[Unified]:
-    out: list[Unified] = []
-    for obj in objs:
-        out += norm.payload(obj, obj.get("event_type"))
-    return out
-
-
-def kinds(events: list[Unified]) -> list[str]:
-    return [e.type for e in events]
 
 
 def start(index: int, **step: Any) -> dict[str, Any]:

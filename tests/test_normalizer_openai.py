@@ -7,9 +7,9 @@ from typing import Any, Optional
 
 import pytest
 
-from ssewire import OpenAINormalizer, Unified, collect
+from helpers.events import feed, only, types
+from ssewire import OpenAINormalizer, collect
 from ssewire.events import SSEEvent
-from unified_helpers import only, types
 
 DONE = "[DONE]"
 USAGE = {"input_tokens": 10, "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 2}, "total_tokens": 15}
@@ -40,18 +40,6 @@ def fc(item_id: str, call_id: str, name: str, arguments: str = "", kind: str = "
 
 def response(status: str = "completed", usage: Any = USAGE, **extra: Any) -> dict[str, Any]:
     return {"id": "resp_1", "object": "response", "model": "gpt-test", "status": status, "usage": usage, **extra}
-
-
-def feed(norm: OpenAINormalizer, *items: Any, finish: bool = True) -> list[Unified]:
-    out: list[Unified] = []
-    for item in items:
-        if isinstance(item, str):
-            out += norm(SSEEvent("message", item))
-        else:
-            out += norm(SSEEvent(item.get("type") or "message", json.dumps(item)))
-    if finish:
-        out += norm.finish()
-    return out
 
 
 def test_text_and_refusal_deltas_carry_sequence() -> None:

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import json
+from functools import partial
 from typing import Any, Optional
 
+from helpers import events
+from helpers.events import types
 from ssewire import (
     AnthropicNormalizer,
     ChatCompletionsNormalizer,
     OpenAINormalizer,
-    Unified,
     XAINormalizer,
     collect,
     iter_unified,
 )
-from ssewire.events import SSEEvent
-from unified_helpers import types
 
+feed = partial(events.feed, named=False)  # xAI chat and Responses framing: data only (named=True: event names)
 DONE = "[DONE]"
 CHAT_USAGE = {"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 40, "cost_in_usd_ticks": 1721250}
 RESP_USAGE = {
@@ -32,20 +32,6 @@ def chat(delta: Optional[dict[str, Any]] = None, finish: Optional[str] = None, *
     if finish is not None:
         choice["finish_reason"] = finish
     return {"id": "f0f0", "object": "chat.completion.chunk", "model": "grok-3-mini", "choices": [choice], **extra}
-
-
-def feed(norm: XAINormalizer, *items: Any, event: bool = False, finish: bool = True) -> list[Unified]:
-    """Feed payloads data-only (xAI chat and Responses framing) or with ``event:`` names."""
-    out: list[Unified] = []
-    for item in items:
-        if isinstance(item, str):
-            out += norm(SSEEvent("message", item))
-        else:
-            name = str(item.get("type")) if event else "message"
-            out += norm(SSEEvent(name, json.dumps(item)))
-    if finish:
-        out += norm.finish()
-    return out
 
 
 def test_chat_chunks_go_to_the_chat_delegate() -> None:
@@ -125,7 +111,7 @@ def test_responses_function_call_with_whole_arguments_in_one_delta() -> None:
             "item": {**item, "arguments": '{"a":1}'},
         },
         {"sequence_number": 4, "type": "response.completed", "response": {"status": "completed", "usage": RESP_USAGE}},
-        event=True,
+        named=True,
     )
     result = collect(events)
     assert [(c.id, c.arguments) for c in result.tool_calls] == [("call-1", {"a": 1})]
@@ -179,7 +165,7 @@ def test_anthropic_events_go_to_the_messages_delegate_with_xai_quirks() -> None:
         {"type": "content_block_stop", "index": 0},
         {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}},
         {"type": "message_stop"},
-        event=True,
+        named=True,
     )
     assert isinstance(norm.delegate, AnthropicNormalizer)
     assert norm.delegate is norm.messages
@@ -195,7 +181,7 @@ def test_anthropic_error_event_goes_to_the_delegate_in_use() -> None:
         norm,
         {"type": "message_start", "message": {"id": "msg_x", "usage": {"input_tokens": 5}}},
         {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
-        event=True,
+        named=True,
     )
     assert norm.delegate is norm.messages
     assert types(events) == ["raw", "error"]

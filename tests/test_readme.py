@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES
-from http_server import StreamServer
+from helpers import FIXTURES
+from helpers.http_server import StreamServer
 
 README = FIXTURES.parent / "README.md"
 _FENCE = re.compile(r"^( *)```python\n(.*?)^\1```", re.S | re.M)

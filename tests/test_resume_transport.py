@@ -11,8 +11,8 @@ from typing import Any, Optional
 
 import pytest
 
-from conftest import FIXTURES
-from http_server import StreamServer
+from helpers import FIXTURES
+from helpers.http_server import StreamServer
 from ssewire import Unified, collect, iter_unified
 from ssewire.resume import ResumeCursor
 from ssewire.stream import aiter_resumable, iter_resumable

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import COMPILED
-from scanner_trace import CLOSE, event_key, run_calls
+from helpers import COMPILED
+from helpers.trace import CLOSE, event_key, run_calls
 from ssewire import _scanner_py
 
 pytestmark = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")

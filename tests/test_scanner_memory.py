@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import pytest
 
-from conftest import COMPILED
+from helpers import COMPILED
 from ssewire import FramingError, SSEBufferOverflow, StreamTruncated, _scanner_py
 
 tracemalloc = pytest.importorskip("tracemalloc")  # CPython's; PyPy has none

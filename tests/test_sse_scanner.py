@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import chunked, peak_traced
+from helpers import chunked, peak_traced
 from ssewire import SSEBufferOverflow, SSEwireError
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conftest import CORPUS, load_manifest
+from helpers import CORPUS, load_manifest
 from ssewire import SSEBufferOverflow, SSEwireError, iter_unified
 from ssewire.tap import StreamTap
 
@@ -83,7 +83,7 @@ def test_parse_failure_never_reaches_the_forwarding_path() -> None:
 
 
 def test_tap_on_corpus_streams_matches_collect() -> None:
-    from corpus_expect import provider_for
+    from helpers.corpus import provider_for
     from ssewire import collect
 
     for capture in load_manifest():

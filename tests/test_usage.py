@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conftest import load_manifest
+from helpers import load_manifest
 from ssewire.usage import Usage
 
 CAPTURES = [c for c in load_manifest() if c["expected"]["usage"] is not None]

@@ -17,7 +17,7 @@ from typing import Any
 import atheris
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: the shared trace helpers
-from scanner_trace import CLOSE, run_calls
+from helpers.trace import CLOSE, run_calls
 
 with atheris.instrument_imports():
     from ssewire import _scanner_c, _scanner_py

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURES = ROOT / "fixtures"
 CORPUS = Path(os.environ.get("SSEWIRE_CORPUS", ROOT.parent / "shared" / "corpus"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from corpus_expect import unified_stop
+from helpers.corpus import unified_stop
 from ssewire import StreamResult, Unified
 
 

@@ -1,0 +1,78 @@
+"""What the tests share, in one package (tests never import from ``conftest``, which only holds fixtures):
+paths to the fixtures and the shared corpus, chunking, the compiled module, and the submodules ``corpus``
+(manifest -> provider), ``checks`` (result checks), ``events`` (feeding normalisers, event views), ``trace``
+(scanner call traces) and ``http_server`` (the local HTTP server).
+
+``SSEWIRE_REQUIRE_CORPUS=1`` (set by ``.ci/run``) turns a missing ``../shared/corpus`` into an error instead of
+skipped corpus tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Optional
+
+import pytest
+
+from ssewire._env import env_flag
+
+__all__ = [
+    "CHUNK_SIZES",
+    "COMPILED",
+    "CORPUS",
+    "FIXTURES",
+    "ROOT",
+    "chunked",
+    "load_manifest",
+    "peak_traced",
+]
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURES = ROOT / "fixtures"
+CORPUS = Path(os.environ.get("SSEWIRE_CORPUS", ROOT.parent / "shared" / "corpus"))
+
+CHUNK_SIZES = (1, 7, 13, 17, 29, 33, 41, 50, 64, 4096, None)  # None: the whole stream in one feed
+
+
+def _compiled() -> Optional[ModuleType]:
+    try:
+        return importlib.import_module("ssewire._scanner_c")
+    except ImportError:
+        return None
+
+
+#: The compiled scanner module, or None where it is not built.
+COMPILED = _compiled()
+
+
+def chunked(data: bytes, size: Optional[int]) -> list[bytes]:
+    """``data`` cut into ``size``-byte chunks (one chunk when ``size`` is None)."""
+    if size is None:
+        return [data]
+    return [data[i : i + size] for i in range(0, len(data), size)] or [b""]
+
+
+def peak_traced(fn: Callable[[], Any]) -> int:
+    """Peak traced memory (bytes) while ``fn()`` runs; skips the test where tracemalloc is missing (PyPy)."""
+    tracemalloc = pytest.importorskip("tracemalloc")
+    tracemalloc.start()
+    try:
+        fn()
+        return int(tracemalloc.get_traced_memory()[1])
+    finally:
+        tracemalloc.stop()
+
+
+def load_manifest() -> list[dict[str, Any]]:
+    """The corpus captures; an empty list when ``../shared/corpus`` is absent, unless ``SSEWIRE_REQUIRE_CORPUS``
+    is set, which makes its absence an error (CI must not pass by skipping the recordings)."""
+    manifest = CORPUS / "manifest.json"
+    if not manifest.is_file():
+        if env_flag("SSEWIRE_REQUIRE_CORPUS"):
+            raise RuntimeError(f"SSEWIRE_REQUIRE_CORPUS is set but there is no corpus at {CORPUS}")
+        return []
+    return list(json.loads(manifest.read_text(encoding="utf-8"))["captures"])
