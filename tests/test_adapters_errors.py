@@ -23,7 +23,7 @@ from ssewire.adapters import (
     iter_response_events,
 )
 
-httpx = pytest.importorskip("httpx")
+httpx = pytest.importorskip("httpx")  # typed as Any: the classes below subclass httpx types
 aiohttp = pytest.importorskip("aiohttp")
 requests = pytest.importorskip("requests")
 
@@ -199,7 +199,7 @@ def test_importing_ssewire_imports_no_http_client() -> None:
 # ------------------------------------------------------------------------------------------------ backpressure
 
 
-class _CountingStream(httpx.SyncByteStream):
+class _CountingStream(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
     """A body of ``n`` one-event chunks that counts how many chunks were pulled."""
 
     def __init__(self, n: int) -> None:
@@ -212,7 +212,7 @@ class _CountingStream(httpx.SyncByteStream):
             yield b'data: {"choices": [{"index": 0, "delta": {"content": "%d "}}]}\n\n' % i
 
 
-class _AsyncCountingStream(httpx.AsyncByteStream):
+class _AsyncCountingStream(httpx.AsyncByteStream):  # type: ignore[misc,name-defined]
     def __init__(self, n: int) -> None:
         self.n = n
         self.pulled = 0
@@ -255,7 +255,7 @@ def test_async_backpressure_at_most_one_chunk_ahead() -> None:
 
 
 def test_response_from_a_subclass_or_fork_is_recognised() -> None:
-    class MyResponse(httpx.Response):
+    class MyResponse(httpx.Response):  # type: ignore[misc,name-defined]
         pass
 
     response = MyResponse(200, headers={"content-type": "text/event-stream"}, stream=_CountingStream(3))

@@ -9,6 +9,7 @@ import pytest
 from helpers import CORPUS, FIXTURES, chunked, load_manifest
 from helpers.corpus import framing_for, provider_for
 from ssewire import DetectionError, collect, iter_unified
+from ssewire.names import ProviderName
 from ssewire.normalizers.auto import AutoNormalizer, detect_provider
 from ssewire.stream import AutoScanner
 
@@ -119,7 +120,7 @@ def test_framing_from_the_first_byte_at_any_chunking(body: bytes, framing: str) 
         (b'data: {"error": {"message": "rate limited", "code": 429}}\n\n', "openai-chat"),
     ],
 )
-def test_error_only_streams_read_like_their_provider(body: bytes, provider: str) -> None:
+def test_error_only_streams_read_like_their_provider(body: bytes, provider: ProviderName) -> None:
     assert [e.to_dict(with_raw=True) for e in iter_unified([body], "auto")] == [
         e.to_dict(with_raw=True) for e in iter_unified([body], provider)
     ]

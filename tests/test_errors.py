@@ -45,7 +45,7 @@ def test_a_chunk_that_is_not_bytes_says_what_to_pass(scanner: ModuleType, chunk:
 
 def test_text_chunks_through_iter_unified_name_iter_bytes() -> None:
     with pytest.raises(ChunkTypeError, match=r"iter_bytes\(\), not iter_text\(\)"):
-        list(ssewire.iter_unified(["data: x\n\n"], "openai-chat"))
+        list(ssewire.iter_unified(["data: x\n\n"], "openai-chat"))  # type: ignore[list-item]
 
 
 @pytest.mark.parametrize("whole", [BODY, bytearray(BODY), memoryview(BODY), BODY.decode()])

@@ -4,10 +4,11 @@ mapping and the command line's choices."""
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 import pytest
 
-from ssewire import framing
+from ssewire import SSEBufferOverflow, framing
 from ssewire.names import FramingName, literal_values
 from ssewire.stream import FRAMINGS as STREAM_FRAMINGS
 
@@ -67,7 +68,7 @@ def test_auto_scanner_recognises_the_framing_at_any_chunking(body: bytes, expect
 def test_auto_scanner_holds_only_the_start_and_bounds_it() -> None:
     scanner = framing.AutoScanner(max_buffer=16)
     assert scanner.feed(b" " * 16) == []
-    with pytest.raises(framing.SSEBufferOverflow):
+    with pytest.raises(SSEBufferOverflow):
         scanner.feed(b" ")
 
 
@@ -78,16 +79,16 @@ def test_a_new_framing_is_one_entry(monkeypatch: pytest.MonkeyPatch, scanner: Mo
         def __init__(self, max_buffer: int) -> None:
             self.parser = scanner.SSEParser(max_buffer)
 
-        def feed(self, data: bytes) -> list[object]:
-            return self.parser.feed(bytes(data).replace(b"\n", b"\n\n").replace(b"~", b"data: "))
+        def feed(self, data: Any) -> list[Any]:
+            return list(self.parser.feed(bytes(data).replace(b"\n", b"\n\n").replace(b"~", b"data: ")))
 
-        def close(self) -> list[object]:
-            return self.parser.close()
+        def close(self) -> list[Any]:
+            return list(self.parser.close())
 
     entry = framing.Framing("tilde", Lines, ("application/x-tilde",), lambda head: head[:1] == b"~")
     registry = {"tilde": entry, **framing.FRAMINGS_BY_NAME}
     monkeypatch.setattr(framing, "FRAMINGS_BY_NAME", registry)
-    assert framing.framing_for_content_type("application/x-tilde") == "tilde"
+    assert framing.framing_for_content_type("application/x-tilde") == "tilde"  # type: ignore[comparison-overlap]
     auto = framing.AutoScanner()
     events = auto.feed(b"~hello\n") + auto.close()
     assert auto.framing == "tilde" and [e.data for e in events] == ["hello"]

@@ -23,6 +23,7 @@ httpx = pytest.importorskip("httpx")
 
 from ssewire.httpx_sse import EventSource, ServerSentEvent, SSEError, aconnect_sse, connect_sse  # noqa: E402
 
+reference: Any
 try:
     import httpx_sse as reference
 except ImportError:  # the comparisons with httpx-sse itself are skipped
@@ -285,7 +286,8 @@ def test_server_sent_event_model() -> None:
     with pytest.raises(json.JSONDecodeError):
         ServerSentEvent(data="[DONE]").json()
     if reference is not None:
-        for args in [(), ("e",), ("e", "d"), ("e", "d", "i"), ("e", "d", "i", 3), (None, None, None, None)]:
+        calls: list[tuple[Any, ...]] = [(), ("e",), ("e", "d"), ("e", "d", "i"), ("e", "d", "i", 3), (None,) * 4]
+        for args in calls:
             assert repr(ServerSentEvent(*args)) == repr(reference.ServerSentEvent(*args))
 
 

@@ -15,13 +15,14 @@ import pytest
 from helpers import CORPUS, FIXTURES, load_manifest
 from helpers.corpus import framing_for, provider_for
 from ssewire import StreamDecoder, Unified, collect
+from ssewire.names import FramingName, ProviderName
 
 
 class Stream(NamedTuple):
     name: str
     data: bytes
-    provider: str
-    framing: str
+    provider: ProviderName
+    framing: FramingName
 
 
 def _streams() -> list[Stream]:
@@ -111,8 +112,8 @@ def _args_of(calls: list[Any]) -> list[Any]:
 def test_whole_stream_closes_every_call_it_started(scanner: ModuleType, stream: Stream) -> None:
     events = _parse(scanner, stream, stream.data)
     result = collect(events)
-    started = [e.tool_call_id for e in events if e.type == "tool_call_start"]
-    done = [e.tool_call_id for e in events if e.type == "tool_call_done"]
+    started = [str(e.tool_call_id) for e in events if e.type == "tool_call_start"]
+    done = [str(e.tool_call_id) for e in events if e.type == "tool_call_done"]
     truncated = [e for e in events if e.type == "error" and e.error and e.error["type"] == "stream_truncated"]
     if truncated:  # a fixture that is itself cut short
         assert truncated[0].error is not None

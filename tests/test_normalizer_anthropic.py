@@ -15,7 +15,8 @@ START_USAGE = {"input_tokens": 20, "cache_read_input_tokens": 0, "output_tokens"
 
 
 def message_start(usage: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "content": []}
+    message: dict[str, Any] = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test"}
+    message["content"] = []
     message["usage"] = dict(usage if usage is not None else START_USAGE)
     return {"type": "message_start", "message": message}
 
@@ -195,7 +196,9 @@ def test_usage_merges_message_start_and_each_message_delta_into_fresh_dicts() ->
     assert usages[0] is not usages[1]
     assert usages[1] is not norm.usage
     assert norm.usage == usages[1]
-    assert events[0].raw["message"]["usage"] == START_USAGE  # the message_start payload is never updated
+    assert (
+        events[0].raw is not None and events[0].raw["message"]["usage"] == START_USAGE
+    )  # the message_start payload is never updated
     usage = collect(events).usage
     assert usage is not None
     assert usage.raw == usages[1]

@@ -14,12 +14,16 @@ from ssewire.events import SSEEvent as PySSEEvent
 DONE = "[DONE]"
 
 
-def chunk(delta: Optional[dict[str, Any]] = None, finish: Optional[str] = None, index: int = 0, **extra: Any) -> dict:
+def chunk(
+    delta: Optional[dict[str, Any]] = None, finish: Optional[str] = None, index: int = 0, **extra: Any
+) -> dict[str, Any]:
     choice: dict[str, Any] = {"index": index, "delta": delta or {}, "finish_reason": finish}
     return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-test", "choices": [choice], **extra}
 
 
-def tool(index: int, call_id: Optional[str] = None, name: Optional[str] = None, args: Optional[str] = None) -> dict:
+def tool(
+    index: int, call_id: Optional[str] = None, name: Optional[str] = None, args: Optional[str] = None
+) -> dict[str, Any]:
     fragment: dict[str, Any] = {"index": index, "function": {}}
     if call_id is not None:
         fragment["id"] = call_id

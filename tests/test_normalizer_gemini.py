@@ -12,6 +12,7 @@ import pytest
 from helpers import events
 from helpers.events import types as kinds
 from ssewire import SSEEvent, collect, iter_unified
+from ssewire.names import FramingName
 from ssewire.normalizers.gemini import GeminiNormalizer, parse_json_path
 from ssewire.normalizers.gemini_interactions import GeminiInteractionsNormalizer
 
@@ -500,7 +501,8 @@ def test_sse_and_json_array_framings_give_the_same_result() -> None:
         chunk({"text": " ok"}, finish="STOP", usage=usage(4)),
     ]
     array = ("[" + "\n,\r\n".join(json.dumps(o, indent=2) for o in objs) + "\n]").encode()
-    for data, framing in ((_sse(*objs), "sse"), (array, "json_array")):
+    streams: tuple[tuple[bytes, FramingName], ...] = ((_sse(*objs), "sse"), (array, "json_array"))
+    for data, framing in streams:
         chunks = [data[i : i + 7] for i in range(0, len(data), 7)]
         result = collect(iter_unified(chunks, "gemini", framing))
         assert (result.text, result.stop_reason, result.signatures) == ('Use {"a": [1]} ok', "end", ["s{1}"])

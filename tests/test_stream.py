@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from typing import Any, Generator, Iterator, Optional, cast
 
 import pytest
 
@@ -18,6 +18,7 @@ from ssewire import (
     iter_unified,
     parse_sse_bytes,
 )
+from ssewire.names import ProviderName
 from ssewire.stream import make_scanner
 
 
@@ -84,7 +85,7 @@ def test_backpressure_pulls_one_chunk_per_event() -> None:
             pulled.append(i)
             yield b'data: {"t": "%d"}\n\n' % i
 
-    gen = iter_unified(chunks(), Echo())
+    gen = cast(Generator[Unified, None, None], iter_unified(chunks(), Echo()))
     assert pulled == []
     assert next(gen).text == "0"
     assert pulled == [0]
@@ -104,9 +105,9 @@ def test_iter_events_and_parse_sse_bytes() -> None:
 
 def test_unknown_framing_and_provider() -> None:
     with pytest.raises(ValueError, match="framing"):
-        make_scanner("ndjson")
+        make_scanner("ndjsn")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="provider"):
-        list(iter_unified([b""], "nope"))
+        list(iter_unified([b""], "nope"))  # type: ignore[arg-type]
 
 
 def test_async_twins_give_the_same_events() -> None:
@@ -138,7 +139,7 @@ def test_async_twins_give_the_same_events() -> None:
     ],
 )
 @pytest.mark.parametrize("provider", ["openai", "openai-chat", "anthropic", "xai", "gemini", "auto"])
-def test_pathological_nesting_becomes_raw_never_an_exception(payload: bytes, provider: str) -> None:
+def test_pathological_nesting_becomes_raw_never_an_exception(payload: bytes, provider: ProviderName) -> None:
     try:
         events = list(iter_unified([b"data: " + payload + b"\n\n"], provider))
     except DetectionError:

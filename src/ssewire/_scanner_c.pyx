@@ -46,12 +46,14 @@ from ._kernels cimport (
     ssewire_walk,
     ssewire_walk64,
 )
-
-# the vector kernels: _c/sw_kernels.h (declared in _kernels.pxd)
-
-
+# the vector kernels are in _c/sw_kernels.h, the event type's C side in _c/sw_events.h (both declared in
+# _kernels.pxd)
 
 import json as _json
+
+from ._chunks import windows as _windows
+from .errors import FramingError, ParserBusyError, SSEBufferOverflow, SSEwireError, StreamTruncated
+from .limits import DEFAULT_MAX_BUFFER
 
 _SIMD_NAMES = ("none", "sse2", "avx2")
 SIMD = _SIMD_NAMES[ssewire_select_simd(1)]  # the vector instructions the scanners use on this CPU
@@ -64,9 +66,6 @@ def _select_simd(allow_avx2):
     SIMD = _SIMD_NAMES[ssewire_select_simd(1 if allow_avx2 else 0)]
     return SIMD
 
-from .errors import FramingError, ParserBusyError, SSEBufferOverflow, SSEwireError, StreamTruncated
-from ._chunks import windows as _windows
-from .limits import DEFAULT_MAX_BUFFER
 
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
@@ -223,10 +222,6 @@ cdef class SSEEvent:
 
 cdef inline tuple _fields(object ev):
     return (ev.event, ev.data, ev.id, ev.retry)
-
-
-# the event type's C side: _c/sw_events.h (declared in _kernels.pxd)
-
 
 
 def _fast_event_fields():

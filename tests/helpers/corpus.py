@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
+
+from ssewire.names import FramingName, ProviderName
 
 # (corpus api, corpus provider) -> ssewire provider name
 PROVIDER_FOR = {
@@ -33,11 +35,11 @@ _STOP = {
 }
 
 
-def provider_for(capture: dict[str, Any]) -> str:
-    return PROVIDER_FOR[(capture["api"], capture["provider"])]
+def provider_for(capture: dict[str, Any]) -> ProviderName:
+    return cast(ProviderName, PROVIDER_FOR[(capture["api"], capture["provider"])])
 
 
-def framing_for(capture: dict[str, Any]) -> str:
+def framing_for(capture: dict[str, Any]) -> FramingName:
     return "json_array" if capture["framing"] == "json-array" else "sse"
 
 

@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
+from ssewire.names import FramingName
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURES = ROOT / "fixtures"
 CORPUS = Path(os.environ.get("SSEWIRE_CORPUS", ROOT.parent / "shared" / "corpus"))
@@ -402,7 +404,7 @@ CLIENTS = ("httpx", "httpx-async", "aiohttp", "requests")
 TIMEOUT = 20.0
 
 
-def fetch(client: str, url: str, provider: Any = None, framing: Optional[str] = None) -> list[Any]:
+def fetch(client: str, url: str, provider: Any = None, framing: Optional[FramingName] = None) -> list[Any]:
     """Every event of ``url`` read through ``client``: unified events when ``provider`` is given, else framed
     events. Exceptions propagate."""
     from ssewire.adapters import aiter_response, aiter_response_events, iter_response, iter_response_events
@@ -417,10 +419,10 @@ def fetch(client: str, url: str, provider: Any = None, framing: Optional[str] = 
     if client == "requests":
         import requests
 
-        with requests.Session() as session, session.get(url, stream=True, timeout=TIMEOUT) as response:
+        with requests.Session() as session, session.get(url, stream=True, timeout=TIMEOUT) as reply:
             if provider is None:
-                return list(iter_response_events(response, framing))
-            return list(iter_response(response, provider, framing))
+                return list(iter_response_events(reply, framing))
+            return list(iter_response(reply, provider, framing))
 
     async def run() -> list[Any]:
         if client == "httpx-async":
