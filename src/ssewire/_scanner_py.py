@@ -115,6 +115,18 @@ def _check_idle(parser: Any, method: str) -> None:
         raise ParserBusyError(f"{type(parser).__name__}.{method}() called while the parser is feeding")
 
 
+def _closing(parser: Any) -> bool:
+    """``close()``'s common start, as the compiled scanners': re-raise a failure; False when already closed;
+    refuse while feeding; else mark closed."""
+    if parser._error is not None:
+        raise parser._error
+    if parser._closed:
+        return False
+    _check_idle(parser, "close")
+    parser._closed = True
+    return True
+
+
 def _split_lines(block: Union[bytes, bytearray]) -> list[Union[bytes, bytearray]]:
     """``block.splitlines()`` (CR, LF or CRLF; ``block`` ends with a line end) at memchr speed while the lines are
     long; once they turn out short (``splitlines()`` is then faster) the rest is left to ``splitlines()``."""
@@ -211,12 +223,8 @@ class SSEParser:
 
     def close(self) -> list[SSEEvent]:
         """End of stream: the pending line and event, dispatched when ``flush_incomplete`` (else discarded)."""
-        if self._error is not None:
-            raise self._error
-        if self._closed:
+        if not _closing(self):
             return []
-        _check_idle(self, "close")
-        self._closed = True
         out: list[SSEEvent] = []
         if not self.flush_incomplete:
             self._drop_line()
@@ -491,12 +499,8 @@ class JSONArrayStreamParser:
 
     def close(self) -> list[SSEEvent]:
         """End of body: ``StreamTruncated`` unless the closing ``]`` was seen."""
-        if self._error is not None:
-            raise self._error
-        if self._closed:
+        if not _closing(self):
             return []
-        _check_idle(self, "close")
-        self._closed = True
         if self._state != _END:
             where = "inside an element" if self._state == _INSIDE else "before the closing ']'"
             self._error = StreamTruncated(f"JSON array body ended {where}")

@@ -207,6 +207,14 @@ def _reconnects_on(exc: BaseException, reconnect_on: Optional[tuple[type[BaseExc
     return isinstance(exc, reconnect_on) if reconnect_on is not None else is_transport_error(exc)
 
 
+def _next_connection(decoder: StreamDecoder, reconnects: int, max_reconnects: int) -> Optional[ResumeCursor]:
+    """After a connection ended: the cursor to reopen the stream from, or None when it is complete, cannot
+    resume, or has been reopened ``max_reconnects`` times."""
+    if decoder.normalizer.done or reconnects >= max_reconnects or not decoder.cursor().resumable:
+        return None
+    return decoder.reconnect()
+
+
 def iter_resumable(
     open_stream: Callable[[Optional[ResumeCursor]], Iterable[Chunk]],
     provider: Union[ProviderName, Normalizer],
@@ -239,10 +247,10 @@ def iter_resumable(
         except Exception as exc:
             if not _reconnects_on(exc, reconnect_on):
                 raise
-        if decoder.normalizer.done or reconnects >= max_reconnects or not decoder.cursor().resumable:
+        cursor = _next_connection(decoder, reconnects, max_reconnects)
+        if cursor is None:
             break
         reconnects += 1
-        cursor = decoder.reconnect()
     yield from decoder.close()
 
 
@@ -268,10 +276,10 @@ async def aiter_resumable(
         except Exception as exc:
             if not _reconnects_on(exc, reconnect_on):
                 raise
-        if decoder.normalizer.done or reconnects >= max_reconnects or not decoder.cursor().resumable:
+        cursor = _next_connection(decoder, reconnects, max_reconnects)
+        if cursor is None:
             break
         reconnects += 1
-        cursor = decoder.reconnect()
     for event in decoder.close():
         yield event
 
