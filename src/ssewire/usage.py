@@ -17,9 +17,18 @@ look like a real answer.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-__all__ = ["Usage", "count", "detail"]
+__all__ = ["Usage", "count", "detail", "read_usage_with"]
+
+#: Who reads usage objects: the provider registry registers itself (this module knows no provider).
+_READERS: list[Callable[[dict[str, Any], bool], Optional[Usage]]] = []
+
+
+def read_usage_with(reader: Callable[[dict[str, Any], bool], Optional[Usage]]) -> None:
+    """Make :meth:`Usage.from_raw` ask ``reader(raw, partial)`` (the provider registry does, when it loads)."""
+    if reader not in _READERS:
+        _READERS.append(reader)
 
 
 def count(value: Any) -> int:
@@ -76,11 +85,11 @@ class Usage:
         """The :class:`Usage` a provider's usage object describes: the first provider (in the registry's order)
         that recognises its shape builds it. An unrecognised object keeps ``raw`` with ``source`` None and
         every count None."""
-        from .normalizers.providers import usage_from  # the providers import this module: asked at call time
-
-        usage = usage_from(raw, partial) if isinstance(raw, dict) else None
-        if usage is not None:
-            return usage
+        if isinstance(raw, dict):
+            for reader in _READERS:
+                usage = reader(raw, partial)
+                if usage is not None:
+                    return usage
         return cls(
             None,
             None,

@@ -8,9 +8,10 @@ never chosen by auto-detection (their payloads look like another provider's, or 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 from ..errors import DetectionError
+from ..usage import Usage, read_usage_with
 from .anthropic import AnthropicNormalizer
 from .chat import ChatCompletionsNormalizer
 from .contract import Normalizer
@@ -18,9 +19,6 @@ from .gemini import GeminiNormalizer
 from .gemini_live import GeminiLiveNormalizer
 from .openai import OpenAINormalizer
 from .xai import XAINormalizer
-
-if TYPE_CHECKING:
-    from ..usage import Usage
 
 __all__ = ["ENTRIES", "Entry", "detect_provider", "error_provider", "meta_from", "usage_from"]
 
@@ -81,3 +79,6 @@ def meta_from(obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
         if entry.cls.claims(obj):
             return entry.cls.meta_from(obj)
     return None, None
+
+
+read_usage_with(usage_from)  # Usage.from_raw asks the providers, in this order
