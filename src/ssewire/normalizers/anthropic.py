@@ -30,7 +30,7 @@ from typing import Any, Callable, Optional
 
 from ..events import Unified, new_event
 from ..usage import Usage, count
-from .common import client_stop, error_object, error_payload, str_or, with_incomplete
+from .common import client_stop, error_object, error_payload, id_and_model, str_or, with_incomplete
 from .contract import Normalizer
 from .tool_calls import OpenCall, closes_calls
 
@@ -127,10 +127,7 @@ class AnthropicNormalizer(Normalizer):
     @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
         """``message_start.message``'s ``id`` and ``model``."""
-        message = obj.get("message")
-        if type(message) is not dict:
-            return None, None
-        return str_or(message.get("id"), None), str_or(message.get("model"), None)
+        return id_and_model(obj.get("message"))
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""

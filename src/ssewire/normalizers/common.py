@@ -12,6 +12,7 @@ __all__ = [
     "client_stop",
     "error_object",
     "error_payload",
+    "id_and_model",
     "str_or",
     "truncated_event",
     "with_incomplete",
@@ -21,6 +22,14 @@ __all__ = [
 def str_or(value: Any, current: Optional[str]) -> Optional[str]:
     """``value`` when it is a string (a provider's optional id/model/status field), else ``current``."""
     return value if type(value) is str else current
+
+
+def id_and_model(holder: Any) -> tuple[Optional[str], Optional[str]]:
+    """``(holder["id"], holder["model"])`` of a payload's response/message/interaction object (each ``None``
+    unless a string; both ``None`` when ``holder`` is not a dict)."""
+    if type(holder) is not dict:
+        return None, None
+    return str_or(holder.get("id"), None), str_or(holder.get("model"), None)
 
 
 def client_stop(stop: str, client_calls: bool) -> str:

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Optional, Union
 
 from ..events import Unified
 from ..usage import Usage, count
-from .common import client_stop, error_payload, str_or, with_incomplete
+from .common import client_stop, error_payload, id_and_model, str_or, with_incomplete
 from .contract import Normalizer
 from .tool_calls import CallIds, closes_calls, compact_json, done_event, incomplete_entry
 
@@ -172,7 +172,7 @@ class GeminiInteractionsNormalizer(Normalizer):
         interaction = obj.get("interaction")
         if type(interaction) is not dict:
             return str_or(obj.get("interaction_id"), None), None
-        return str_or(interaction.get("id"), None), str_or(interaction.get("model"), None)
+        return id_and_model(interaction)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Interactions event payload."""

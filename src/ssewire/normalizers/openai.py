@@ -36,7 +36,7 @@ from ..events import SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from .chat import ChatCompletionsNormalizer
-from .common import client_stop, error_object, error_payload, str_or, with_incomplete
+from .common import client_stop, error_object, error_payload, id_and_model, with_incomplete
 from .contract import DelegatingNormalizer
 from .tool_calls import OpenCall, closes_calls
 
@@ -129,10 +129,7 @@ class OpenAINormalizer(DelegatingNormalizer):
     @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
         """``response``'s ``id`` and ``model`` (``response.created`` and the terminal events carry it)."""
-        response = obj.get("response")
-        if type(response) is not dict:
-            return None, None
-        return str_or(response.get("id"), None), str_or(response.get("model"), None)
+        return id_and_model(obj.get("response"))
 
     # -- dispatch ---------------------------------------------------------------------------------------------
 
