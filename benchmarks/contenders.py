@@ -299,6 +299,7 @@ def contenders() -> list[Contender]:
     every library up front, so no import lands inside a measurement."""
     for module in ("httpx", "httpx_sse", "openai._streaming", "anthropic._streaming", "sseclient", "ijson"):
         importlib.import_module(module)
+    import msgspec
     import orjson
 
     from ssewire import _scanner_py
@@ -332,6 +333,7 @@ def contenders() -> list[Contender]:
                 Contender("ijson yajl2_c items", E2E, arr, _ijson_c),
                 Contender("floor: json.loads payloads", E2E, both, _decode_all(json.loads), floor=True),
                 Contender("floor: orjson payloads", E2E, both, _decode_all(orjson.loads), floor=True),
+                Contender("floor: msgspec payloads", E2E, both, _decode_all(msgspec.json.Decoder().decode), floor=True),
                 Contender("floor: orjson whole body", E2E, arr, _orjson_body, floor=True),
             ]
     return out

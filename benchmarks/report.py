@@ -250,6 +250,30 @@ def _speedup(s: dict[str, Any], group: str, other: str) -> str:
     return f"{1 / row['vs_ssewire']:.1f}x"
 
 
+_DECODE_FLOORS = ("floor: json.loads payloads", "floor: orjson payloads", "floor: msgspec payloads")
+
+
+def decode_floor(s: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """The fastest plain decode of every payload measured for stream ``s`` (json, orjson or msgspec)."""
+    rows = [r for r in s["results"] if r["group"] == E2E and r["contender"] in _DECODE_FLOORS and r["median_s"]]
+    return min(rows, key=lambda r: r["median_s"]) if rows else None
+
+
+def _decode_ratio(s: dict[str, Any], ref: Optional[dict[str, Any]]) -> str:
+    """ssewire's end-to-end time over the fastest decoder's plain decode of the same payloads (1.0: as fast)."""
+    floor = decode_floor(s)
+    if ref is None or floor is None:
+        return "n/a"
+    return f"{ref['median_s'] / floor['median_s']:.2f}x ({floor['contender'].split()[1]})"
+
+
+def _peak_ratio(s: dict[str, Any], ref: Optional[dict[str, Any]]) -> str:
+    """ssewire's end-to-end peak memory over the stream's largest event."""
+    if ref is None or ref.get("peak_bytes") is None or not s.get("largest_event_bytes"):
+        return "n/a"
+    return f"{ref['peak_bytes'] / s['largest_event_bytes']:.1f}x"
+
+
 def _mb_per_s(s: dict[str, Any], contender: str) -> Optional[float]:
     for row in s["results"]:
         if row["group"] == FRAMING and row["contender"] == contender and row["median_s"]:
@@ -310,8 +334,9 @@ def readme_block(doc: dict[str, Any], chart: str = "benchmarks/results/throughpu
         "adds JSON decoding (ssewire also normalises to its unified events).",
         "",
         "| Stream | ssewire framing MB/s | x httpx-sse | x openai SDK | x anthropic SDK | x sseclient-py "
-        "| ssewire end-to-end MB/s | x httpx-sse + json.loads | x ijson (C) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| ssewire end-to-end MB/s | x httpx-sse + json.loads | x ijson (C) | end-to-end / fastest decode "
+        "| peak / largest event |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in doc["streams"]:
         ref_f = _reference(s["results"], FRAMING)
@@ -326,6 +351,8 @@ def readme_block(doc: dict[str, Any], chart: str = "benchmarks/results/throughpu
             f"{ref_e['mb_per_s']:.0f}" if ref_e else "n/a",
             _speedup(s, E2E, "httpx-sse + json.loads"),
             _speedup(s, E2E, "ijson yajl2_c items"),
+            _decode_ratio(s, ref_e),
+            _peak_ratio(s, ref_e),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += _twin_table(doc)

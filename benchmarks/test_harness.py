@@ -137,3 +137,27 @@ def test_help_is_plain_text_and_the_readme_is_rewritten_only_on_request() -> Non
     assert parse_args([]).readme is False
     assert parse_args(["--quick"]).readme is False
     assert parse_args(["--readme"]).readme is True
+
+
+def test_decode_floor_is_the_fastest_decoder_and_the_readme_ratios_use_it() -> None:
+    from .contenders import E2E
+    from .report import _decode_ratio, _peak_ratio, decode_floor
+
+    def row(contender: str, median: float, peak: object = None) -> dict[str, object]:
+        return {"group": E2E, "contender": contender, "median_s": median, "mb_per_s": 1.0, "peak_bytes": peak}
+
+    ssewire_row = row("ssewire[cython]", 3.0, 600)
+    stream = {
+        "largest_event_bytes": 200,
+        "results": [
+            ssewire_row,
+            row("floor: json.loads payloads", 6.0),
+            row("floor: orjson payloads", 2.5),
+            row("floor: msgspec payloads", 2.0),
+        ],
+    }
+    floor = decode_floor(stream)
+    assert floor is not None and floor["contender"] == "floor: msgspec payloads"
+    assert _decode_ratio(stream, ssewire_row) == "1.50x (msgspec)"
+    assert _peak_ratio(stream, ssewire_row) == "3.0x"
+    assert _peak_ratio(stream, row("ssewire[cython]", 3.0)) == "n/a"

@@ -1,4 +1,4 @@
-"""The payload JSON decoder gives the same values with or without orjson."""
+"""The payload JSON decoder gives the same values whichever decoder is installed (msgspec, orjson, json)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ SAMPLES = [
     "9223372036854775807",
     "-9223372036854775808",
     "NaN",
+    "1e400",
     '{"a": "\\ud800"}',
 ]
 
@@ -33,18 +34,30 @@ def test_invalid_json_raises_value_error() -> None:
             backend.loads(text)
 
 
-def test_env_var_forces_the_standard_library(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SSEWIRE_NO_ORJSON", "1")
+@pytest.mark.parametrize("variable", ["SSEWIRE_NO_FAST_JSON", "SSEWIRE_NO_ORJSON"])
+def test_env_var_forces_the_standard_library(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    monkeypatch.setenv(variable, "1")
     reloaded = importlib.reload(backend)
     try:
         assert reloaded.BACKEND == "json"
         assert reloaded.loads('{"a": [1]}') == {"a": [1]}
     finally:
-        monkeypatch.delenv("SSEWIRE_NO_ORJSON")
+        monkeypatch.delenv(variable)
         importlib.reload(backend)
 
 
-def test_integers_beyond_64_bits_are_the_documented_difference() -> None:
+def test_msgspec_is_preferred_and_can_be_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("msgspec")
+    assert importlib.reload(backend).BACKEND == "msgspec"
+    monkeypatch.setenv("SSEWIRE_NO_MSGSPEC", "1")
+    try:
+        assert importlib.reload(backend).BACKEND in ("orjson", "json")
+    finally:
+        monkeypatch.delenv("SSEWIRE_NO_MSGSPEC")
+        importlib.reload(backend)
+
+
+def test_integers_beyond_64_bits_are_the_documented_orjson_difference() -> None:
     value = backend.loads("123456789012345678901234567890")
     if backend.BACKEND == "orjson":
         assert value == float(123456789012345678901234567890)
@@ -56,7 +69,7 @@ def test_two_step_decode_gives_the_same_values_as_loads() -> None:
     def two_step(text: str) -> object:
         try:
             return backend.loads_first(text)
-        except ValueError:
+        except backend.FIRST_ERRORS:
             if backend.loads_retry is None:
                 raise
             return backend.loads_retry(text)
@@ -65,5 +78,5 @@ def test_two_step_decode_gives_the_same_values_as_loads() -> None:
         got, want = two_step(text), backend.loads(text)
         assert got == want or (got != got and want != want)
     for text in ["{", "", "[DONE]"]:
-        with pytest.raises(ValueError):
+        with pytest.raises(backend.FIRST_ERRORS):
             two_step(text)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
-from .._json import loads_first, loads_retry
+from .._json import FIRST_ERRORS, loads_first, loads_retry
 from ..events import SSEEvent, Unified, new_event
 from .common import truncated_event
 
@@ -109,7 +109,7 @@ class Normalizer:
             return self.sentinel(ev)
         try:
             obj = loads_first(data)
-        except (ValueError, RecursionError):
+        except FIRST_ERRORS:
             obj = _retry_loads(data)
             if obj is _NOT_JSON:
                 return [new_event("raw", {"event": ev.event, "data": data})]
