@@ -48,6 +48,8 @@ def test_env_var_forces_the_standard_library(monkeypatch: pytest.MonkeyPatch, va
 
 def test_msgspec_is_preferred_and_can_be_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("msgspec")
+    for variable in ("SSEWIRE_NO_MSGSPEC", "SSEWIRE_NO_FAST_JSON", "SSEWIRE_NO_ORJSON"):
+        monkeypatch.delenv(variable, raising=False)
     assert importlib.reload(backend).BACKEND == "msgspec"
     monkeypatch.setenv("SSEWIRE_NO_MSGSPEC", "1")
     try:
