@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ._json import loads
+from ._scanner_py import SSEEvent  # lives with the twin that builds it; re-exported for the normalisers
 from .names import UnifiedType, literal_values
 
-__all__ = ["SSEEvent", "Unified", "UNIFIED_TYPES", "UnifiedType", "new_event", "new_tool_event"]
-
-# The pure-Python SSEEvent lives with the twin scanner that builds it (the compiled module has its own); it is
-# re-exported here because normalisers construct framed events (e.g. Gemini Live frames) with it.
-from ._scanner_py import SSEEvent
+__all__ = ["LazyPayload", "SSEEvent", "Unified", "UNIFIED_TYPES", "UnifiedType", "new_event", "new_tool_event"]
 
 #: Every value ``Unified.type`` can take (the values of :data:`~ssewire.names.UnifiedType`).
 UNIFIED_TYPES = frozenset(literal_values(UnifiedType))
@@ -65,7 +63,7 @@ class Unified:
     - ``raw``: the provider's decoded payload this event came from.
     """
 
-    __slots__ = ("type", *_UNIFIED_DEFAULTS)
+    __slots__ = ("type", *(name if name != "raw" else "_raw" for name in _UNIFIED_DEFAULTS))
 
     type: UnifiedType
 
@@ -99,7 +97,7 @@ class Unified:
         self.stop_reason = stop_reason
         self.error = error
         self.sequence = sequence
-        self.raw = raw
+        self._raw = raw
         self.raw_stop_reason = raw_stop_reason
         self.server = server
         self.signature = signature
@@ -120,16 +118,55 @@ class Unified:
                 out[name] = value
         return out
 
+    @property
+    def raw(self) -> Any:
+        """The provider's payload this event came from, decoded on first access when the normaliser read only
+        the fields it needed (every event of one payload shares the one decoded object)."""
+        raw = self._raw
+        if type(raw) is LazyPayload:
+            raw = self._raw = raw.value()
+        return raw
+
+    @raw.setter
+    def raw(self, value: Any) -> None:
+        self._raw = value
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Unified):
             return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+        return all(getattr(self, name) == getattr(other, name) for name in _FIELDS)
 
     __hash__ = None  # type: ignore[assignment]  # mutable payloads
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items() if k != "type")
         return f"Unified({self.type!r}{', ' if fields else ''}{fields})"
+
+
+#: Every field of :class:`Unified`, ``type`` first.
+_FIELDS = ("type", *_UNIFIED_DEFAULTS)
+
+
+class LazyPayload:
+    """A payload kept as its JSON text, decoded the first time an event's ``raw`` is read: a normaliser that
+    read only the fields it needed (typed decoding) hands this to the events instead of a decoded dict. The
+    value is what the full decode gives (:func:`ssewire._json.loads`), decoded once and shared."""
+
+    __slots__ = ("_value", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._value: Any = _UNDECODED
+
+    def value(self) -> Any:
+        """The decoded payload (decoded now, if it was not yet)."""
+        value = self._value
+        if value is _UNDECODED:
+            value = self._value = loads(self.text)
+        return value
+
+
+_UNDECODED = object()
 
 
 # -- fast constructors for the per-event hot paths --------------------------------------------------------------
@@ -156,7 +193,7 @@ def new_event(
     event.stop_reason = None
     event.error = None
     event.sequence = sequence
-    event.raw = raw
+    event._raw = raw
     event.raw_stop_reason = None
     event.server = False
     event.signature = signature

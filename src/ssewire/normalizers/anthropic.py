@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ..events import Unified, new_event
+from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..usage import Usage, count
+from . import typed
 from .common import client_stop, error_object, error_payload, id_and_model, str_or, with_incomplete
 from .contract import Normalizer
 from .tool_calls import OpenCall, closes_calls
@@ -84,6 +85,7 @@ class AnthropicNormalizer(Normalizer):
         self._current: Any = None  # index of the block started last
         self._count = 0
         self._client_calls = False
+        self._typed = typed.anthropic_delta  # None: every event takes the full decode
 
     @property
     def message_id(self) -> Optional[str]:
@@ -128,6 +130,23 @@ class AnthropicNormalizer(Normalizer):
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
         """``message_start.message``'s ``id`` and ``model``."""
         return id_and_model(obj.get("message"))
+
+    def __call__(self, ev: SSEEvent) -> list[Unified]:
+        """One event: the typed fast path for text and thinking deltas (named by their SSE event), else the full
+        decode."""
+        decode = self._typed
+        if decode is not None and ev.event == "content_block_delta":
+            try:
+                block = decode(ev.data)
+            except typed.DECODE_ERRORS:
+                block = None
+            delta = block.delta if block is not None and block.type == "content_block_delta" else None
+            if delta is not None:
+                if delta.type == "text_delta" and delta.text:
+                    return [new_event("text_delta", LazyPayload(ev.data), delta.text)]
+                if delta.type == "thinking_delta" and delta.thinking:
+                    return [new_event("reasoning_delta", LazyPayload(ev.data), delta.thinking)]
+        return super().__call__(ev)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..events import SSEEvent, Unified, new_event
+from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
+from . import typed
 from .common import client_stop, error_object, error_payload, str_or, with_incomplete
 from .contract import Normalizer
 from .tool_calls import OpenCall, closes_calls
@@ -74,6 +75,7 @@ class ChatCompletionsNormalizer(Normalizer):
 
     def __init__(self) -> None:
         super().__init__()
+        self._typed = typed.chat_chunk  # None: every chunk takes the full decode
         #: The last ``finish_reason`` seen (the provider's own value).
         self.finish_reason: Optional[str] = None
         self._calls: dict[tuple[int, int], OpenCall] = {}
@@ -121,6 +123,47 @@ class ChatCompletionsNormalizer(Normalizer):
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
         """The chunk's ``id`` and ``model``."""
         return str_or(obj.get("id"), None), str_or(obj.get("model"), None)
+
+    def __call__(self, ev: SSEEvent) -> list[Unified]:
+        """One chunk: the typed fast path for the bulk of a stream, else the full decode."""
+        out = self.fast(ev)
+        return out if out is not None else super().__call__(ev)
+
+    def fast(self, ev: SSEEvent) -> Optional[list[Unified]]:
+        """The events of a chunk that is one text or reasoning delta of one choice and nothing else, decoded with
+        only the fields that decide it (``raw`` stays lazy); None for any other chunk (see :mod:`.typed`)."""
+        decode = self._typed
+        data = ev.data
+        if decode is None or data == "[DONE]":
+            return None
+        try:
+            chunk = decode(data)
+        except typed.DECODE_ERRORS:
+            return None
+        choices = chunk.choices
+        if choices is None or len(choices) != 1 or chunk.usage is not None or chunk.error is not None:
+            return None
+        choice = choices[0]
+        delta = choice.delta
+        if delta is None or choice.finish_reason is not None or delta.tool_calls is not None:
+            return None
+        if delta.function_call is not None or delta.refusal is not None or delta.role is not None:
+            return None
+        reasoning = delta.reasoning_content or delta.reasoning  # reasoning_content wins, never both counted
+        if delta.content:
+            if reasoning:
+                return None
+            kind: UnifiedType = "text_delta"
+            text = delta.content
+        elif reasoning:
+            kind, text = "reasoning_delta", reasoning
+        else:
+            return None
+        if self.response_id is None and type(chunk.id) is str:
+            self.response_id = chunk.id
+        if self.model is None and type(chunk.model) is str:
+            self.model = chunk.model
+        return [new_event(kind, LazyPayload(data), text)]
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one chunk."""

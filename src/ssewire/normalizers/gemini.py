@@ -27,9 +27,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Optional
 
-from ..events import Unified, new_event
+from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage
+from . import typed
 from .common import client_stop, error_payload, str_or, with_incomplete
 from .contract import DelegatingNormalizer
 from .gemini_interactions import GeminiInteractionsNormalizer, is_interaction_event, thought_usage
@@ -86,6 +87,7 @@ class GeminiNormalizer(DelegatingNormalizer):
         self._client_calls = False
         self._ids = CallIds()
         self._open: Optional[StreamedCall] = None
+        self._typed = typed.gemini_chunk  # None: every chunk takes the full decode
 
     # -- what this provider declares ------------------------------------------------------------------------------
 
@@ -151,6 +153,46 @@ class GeminiNormalizer(DelegatingNormalizer):
         return None if self._interactions is None else self._interactions.last_event_id
 
     # -- dispatch -----------------------------------------------------------------------------------------------
+
+    def __call__(self, ev: SSEEvent) -> list[Unified]:
+        """One chunk: the typed fast path for a chunk of text and thought parts, else the full decode."""
+        decode = self._typed
+        if decode is not None and self._interactions is None and (ev.event is None or ev.event == "message"):
+            try:
+                chunk = decode(ev.data)
+            except typed.DECODE_ERRORS:
+                chunk = None
+            if chunk is not None:
+                out = self._fast_chunk(chunk, ev.data)
+                if out is not None:
+                    return out
+        return super().__call__(ev)
+
+    def _fast_chunk(self, chunk: Any, data: str) -> Optional[list[Unified]]:
+        """The events of a generateContent chunk whose first candidate is text and thought parts only, not
+        finished, with no error (``raw`` stays lazy); None for any other chunk, which takes the full decode."""
+        candidates = chunk.candidates
+        if not candidates or chunk.error is not None or chunk.event_type is not None or self._finished:
+            return None
+        candidate = candidates[0]
+        content = candidate.content
+        parts = content.parts if content is not None else None
+        if not parts or candidate.finishReason is not None:
+            return None
+        raw = LazyPayload(data)
+        out: list[Unified] = []
+        for part in parts:
+            text = part.text
+            if not text or part.thoughtSignature is not None or part.functionCall is not typed.ABSENT:
+                return None
+            out.append(new_event("reasoning_delta" if part.thought is True else "text_delta", raw, text))
+        if chunk.usageMetadata is not None:
+            self._usage = chunk.usageMetadata
+        if type(chunk.responseId) is str:
+            self._response_id = chunk.responseId
+        if type(chunk.modelVersion) is str:
+            self._model = chunk.modelVersion
+        return out
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one generateContent chunk, or hand an Interactions payload to the delegate."""

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ..events import SSEEvent, Unified, new_event
+from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
+from . import typed
 from .chat import ChatCompletionsNormalizer
 from .common import client_stop, error_object, error_payload, id_and_model, with_incomplete
 from .contract import DelegatingNormalizer
@@ -88,6 +89,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._client_calls = False
         self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
         self._event_kind: Optional[str] = None
+        self._typed = typed.responses_delta  # None: every event takes the full decode
 
     # -- what this provider declares --------------------------------------------------------------------------
 
@@ -132,6 +134,30 @@ class OpenAINormalizer(DelegatingNormalizer):
         return id_and_model(obj.get("response"))
 
     # -- dispatch ---------------------------------------------------------------------------------------------
+
+    def __call__(self, ev: SSEEvent) -> list[Unified]:
+        """One event: the typed fast path for text and reasoning deltas (named by their SSE event), the chat
+        delegate's fast path for a chat stream, else the full decode."""
+        decode = self._typed
+        if decode is not None:
+            chat = self.chat
+            if chat is None:
+                kind = _DELTAS.get(ev.event)  # type: ignore[arg-type]
+                if kind is not None:
+                    try:
+                        delta = decode(ev.data)
+                    except typed.DECODE_ERRORS:
+                        delta = None
+                    if delta is not None and delta.type == ev.event and delta.delta:
+                        seq = delta.sequence_number
+                        if seq is not None:
+                            self._last_sequence = seq
+                        return [new_event(kind, LazyPayload(ev.data), delta.delta, seq)]
+            elif self.delegate is chat:
+                out = chat.fast(ev)
+                if out is not None:
+                    return out
+        return super().__call__(ev)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Responses event (or, via the delegate, one chat chunk)."""

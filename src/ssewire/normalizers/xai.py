@@ -53,6 +53,15 @@ class XAINormalizer(DelegatingNormalizer):
             self.messages = AnthropicNormalizer()
         return self.messages
 
+    def __call__(self, ev: SSEEvent) -> list[Unified]:
+        """One event: a chat stream's chunks take the chat delegate's typed fast path, the rest are routed."""
+        chat = self.chat
+        if chat is not None and self.delegate is chat:
+            out = chat.fast(ev)
+            if out is not None:
+                return out
+        return super().__call__(ev)
+
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Route one payload to the delegate whose provider claims it (see the module docstring)."""
         delegate: Optional[Normalizer]

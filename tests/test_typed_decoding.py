@@ -1,0 +1,115 @@
+"""Typed decoding (msgspec: only the fields a normaliser needs, ``raw`` decoded lazily) changes nothing users see:
+every fixture, shared recording and generated benchmark stream gives the same events, ``raw`` included, with the
+fast paths on and off, at several chunkings; and the fast paths really run on the bulk of each stream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import CORPUS, FIXTURES, chunked, load_manifest
+from helpers.corpus import framing_for, provider_for
+from ssewire import Unified, collect, iter_unified
+from ssewire.events import LazyPayload
+from ssewire.normalizers import typed
+
+pytestmark = pytest.mark.skipif(not typed.set_enabled(True), reason="msgspec (the fast extra) is not installed")
+
+
+def _streams() -> list[tuple[str, bytes, Any, Any]]:
+    out = []
+    for expected_file in sorted(FIXTURES.glob("*.expected.json")):
+        expected = json.loads(expected_file.read_text(encoding="utf-8"))
+        stream = expected_file.with_name(expected_file.name[: -len(".expected.json")])
+        out.append((stream.name, stream.read_bytes(), expected["provider"], expected["framing"]))
+    for capture in load_manifest():
+        data = Path(CORPUS / capture["file"]).read_bytes()
+        out.append((capture["file"], data, provider_for(capture), framing_for(capture)))
+    try:
+        from benchmarks.generate import STREAMS, generate
+    except ImportError:  # the suite copied out of the source tree (wheel tests): the benchmark generator is not there
+        return out
+    for name, spec in STREAMS.items():
+        out.append((f"generated-{name}", generate(name, 300_000).data, spec.provider, spec.framing))
+    return out
+
+
+STREAMS = _streams()
+
+
+@pytest.fixture
+def untyped() -> Iterator[None]:
+    typed.set_enabled(False)
+    try:
+        yield
+    finally:
+        typed.set_enabled(True)
+
+
+def _events(data: bytes, provider: Any, framing: Any, size: Any, on: bool) -> list[Unified]:
+    typed.set_enabled(on)
+    try:
+        return list(iter_unified(chunked(data, size), provider, framing))
+    finally:
+        typed.set_enabled(True)
+
+
+@pytest.mark.parametrize(("name", "data", "provider", "framing"), STREAMS, ids=[s[0] for s in STREAMS])
+def test_typed_decoding_gives_the_same_events_raw_included(name: str, data: bytes, provider: Any, framing: Any) -> None:
+    untyped = [e.to_dict(with_raw=True) for e in _events(data, provider, framing, None, False)]
+    for size in (None, 7, 4096):
+        fast = _events(data, provider, framing, size, True)
+        assert [e.to_dict(with_raw=True) for e in fast] == untyped, f"chunk size {size}"
+    on, off = (
+        collect(_events(data, provider, framing, 1000, True)),
+        collect(_events(data, provider, framing, 1000, False)),
+    )
+    assert repr(on) == repr(off)
+    assert [c.to_dict() for c in on.tool_calls] == [c.to_dict() for c in off.tool_calls]
+    assert (on.response_id, on.model, on.usage) == (off.response_id, off.model, off.usage)
+
+
+@pytest.mark.parametrize("name", ["openai-responses", "anthropic-messages", "openai-chat", "xai-chat", "gemini-sse"])
+def test_the_fast_paths_carry_the_bulk_of_each_stream(name: str) -> None:
+    stream = next((s for s in STREAMS if s[0] == f"generated-{name}"), None)
+    if stream is None:
+        pytest.skip("the benchmark generator is not importable here")
+    events = _events(stream[1], stream[2], stream[3], 16384, True)
+    deltas = [e for e in events if e.type in ("text_delta", "reasoning_delta")]
+    lazy = [e for e in deltas if type(e._raw) is LazyPayload]
+    assert deltas and len(lazy) >= 0.9 * len(deltas)  # decoded only as far as needed
+    assert all(type(e.raw) is dict for e in lazy)  # and the payload is there when asked for
+    assert all(type(e._raw) is dict for e in lazy)  # decoded once, then kept
+
+
+def test_events_of_one_payload_share_one_decoded_raw() -> None:
+    chunk = b'data: {"candidates":[{"content":{"parts":[{"text":"a"},{"text":"b","thought":true}]}}]}\n\n'
+    first, second = list(iter_unified([chunk], "gemini"))[:2]
+    assert type(first._raw) is LazyPayload
+    assert first.raw is second.raw and first.raw["candidates"][0]["content"]["parts"][1]["thought"] is True
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"candidates":[{"content":{"parts":[{"text":"a","functionCall":null}]}}]}',  # present, even as null
+        b'{"candidates":[{"content":{"parts":[{"text":"a","thoughtSignature":"s"}]}}]}',
+        b'{"candidates":[{"content":{"parts":[{"text":""}]}}]}',
+        b'{"candidates":[{"content":{"parts":[{"text":"a"}]},"finishReason":"STOP"}]}',
+        b'{"choices":[{"index":0,"delta":{"content":"a","reasoning_content":"b"}}]}',
+        b'{"choices":[{"index":0,"delta":{"content":["a"]}}]}',
+        b'{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens":1}}',
+    ],
+)
+def test_shapes_the_fast_paths_do_not_own_take_the_full_decode(payload: bytes, untyped: None) -> None:
+    provider = "gemini" if b"candidates" in payload else "openai-chat"
+    body = b"data: " + payload + b"\n\n"
+    typed.set_enabled(False)
+    want = [e.to_dict(with_raw=True) for e in iter_unified([body], provider)]  # type: ignore[arg-type]
+    typed.set_enabled(True)
+    got = [e.to_dict(with_raw=True) for e in iter_unified([body], provider)]  # type: ignore[arg-type]
+    assert got == want
