@@ -78,7 +78,7 @@ cdef enum:
     NOGIL_MIN = 4096  # release the GIL to scan windows at least this long
     LINE_BATCH = 512  # line ends found per GIL-free scan
     SPAN_BATCH = 256  # JSON elements found per GIL-free scan
-    RETAIN = 1024 * 1024  # buffers larger than this are freed once emptied
+    RETAIN = 64 * 1024  # buffers larger than this are freed once emptied (memory stays about one event)
     NAME_SLOTS = 128  # event-name cache (open addressing), at most NAME_SLOTS // 2 names
     NAME_MASK = NAME_SLOTS - 1
     UNKNOWN_STATS = 0x100  # a line's decoder statistics were not taken
