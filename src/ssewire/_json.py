@@ -42,7 +42,7 @@ def _make_loads() -> tuple[
             pass
         else:
             decode = msgspec.json.Decoder().decode
-            errors = (*std, msgspec.MsgspecError)
+            errors: tuple[type[BaseException], ...] = (*std, msgspec.MsgspecError)
 
             def loads_msgspec(text: str) -> Any:
                 try:

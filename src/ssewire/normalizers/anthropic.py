@@ -86,6 +86,8 @@ class AnthropicNormalizer(Normalizer):
         self._count = 0
         self._client_calls = False
         self._typed = typed.anthropic_delta  # None: every event takes the full decode
+        if self._typed is not None:
+            self.fast = self._fast_event
 
     @property
     def message_id(self) -> Optional[str]:
@@ -131,22 +133,21 @@ class AnthropicNormalizer(Normalizer):
         """``message_start.message``'s ``id`` and ``model``."""
         return id_and_model(obj.get("message"))
 
-    def __call__(self, ev: SSEEvent) -> list[Unified]:
-        """One event: the typed fast path for text and thinking deltas (named by their SSE event), else the full
-        decode."""
-        decode = self._typed
-        if decode is not None and ev.event == "content_block_delta":
-            try:
-                block = decode(ev.data)
-            except typed.DECODE_ERRORS:
-                block = None
-            delta = block.delta if block is not None and block.type == "content_block_delta" else None
-            if delta is not None:
-                if delta.type == "text_delta" and delta.text:
-                    return [new_event("text_delta", LazyPayload(ev.data), delta.text)]
-                if delta.type == "thinking_delta" and delta.thinking:
-                    return [new_event("reasoning_delta", LazyPayload(ev.data), delta.thinking)]
-        return super().__call__(ev)
+    def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
+        """The typed fast path: text and thinking deltas (named by their SSE event); None for anything else."""
+        if ev.event != "content_block_delta":
+            return None
+        try:
+            block = self._typed(ev.data)  # type: ignore[misc]
+        except typed.DECODE_ERRORS:
+            return None
+        delta = block.delta if block.type == "content_block_delta" else None
+        if delta is not None:
+            if delta.type == "text_delta" and delta.text:
+                return [new_event("text_delta", LazyPayload(ev.data), delta.text)]
+            if delta.type == "thinking_delta" and delta.thinking:
+                return [new_event("reasoning_delta", LazyPayload(ev.data), delta.thinking)]
+        return None
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""

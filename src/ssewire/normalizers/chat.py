@@ -76,6 +76,8 @@ class ChatCompletionsNormalizer(Normalizer):
     def __init__(self) -> None:
         super().__init__()
         self._typed = typed.chat_chunk  # None: every chunk takes the full decode
+        if self._typed is not None:
+            self.fast = self.fast_chunk
         #: The last ``finish_reason`` seen (the provider's own value).
         self.finish_reason: Optional[str] = None
         self._calls: dict[tuple[int, int], OpenCall] = {}
@@ -124,12 +126,7 @@ class ChatCompletionsNormalizer(Normalizer):
         """The chunk's ``id`` and ``model``."""
         return str_or(obj.get("id"), None), str_or(obj.get("model"), None)
 
-    def __call__(self, ev: SSEEvent) -> list[Unified]:
-        """One chunk: the typed fast path for the bulk of a stream, else the full decode."""
-        out = self.fast(ev)
-        return out if out is not None else super().__call__(ev)
-
-    def fast(self, ev: SSEEvent) -> Optional[list[Unified]]:
+    def fast_chunk(self, ev: SSEEvent) -> Optional[list[Unified]]:
         """The events of a chunk that is one text or reasoning delta of one choice and nothing else, decoded with
         only the fields that decide it (``raw`` stays lazy); None for any other chunk (see :mod:`.typed`)."""
         decode = self._typed

@@ -34,7 +34,7 @@ every piece of state above is the delegate's, so the glue always sees one state.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional
 
 from .._json import FIRST_ERRORS, loads_first, loads_retry
 from ..events import SSEEvent, Unified, new_event
@@ -77,6 +77,9 @@ class Normalizer:
         self.response_id: Optional[str] = None
         self.model: Optional[str] = None
         self.last_sequence: Optional[int] = None
+        #: The typed fast path (see :mod:`.typed`): ``fast(ev)`` gives the events of the payloads it owns and
+        #: None for any other; None when typed decoding is off or the provider has none.
+        self.fast: Optional[Callable[[SSEEvent], Optional[list[Unified]]]] = None
 
     # -- what a provider module declares ----------------------------------------------------------------------
 
@@ -103,7 +106,13 @@ class Normalizer:
     # -- per event --------------------------------------------------------------------------------------------
 
     def __call__(self, ev: SSEEvent) -> list[Unified]:
-        """The events of one framed event (the per-event hot path: JSON decode, then :meth:`payload`)."""
+        """The events of one framed event (the per-event hot path: the typed fast path when it owns the payload,
+        else the JSON decode, then :meth:`payload`)."""
+        fast = self.fast
+        if fast is not None:
+            out = fast(ev)
+            if out is not None:
+                return out
         data = ev.data
         if data == "[DONE]":
             return self.sentinel(ev)

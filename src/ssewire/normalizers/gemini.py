@@ -88,6 +88,8 @@ class GeminiNormalizer(DelegatingNormalizer):
         self._ids = CallIds()
         self._open: Optional[StreamedCall] = None
         self._typed = typed.gemini_chunk  # None: every chunk takes the full decode
+        if self._typed is not None:
+            self.fast = self._fast_event
 
     # -- what this provider declares ------------------------------------------------------------------------------
 
@@ -154,23 +156,16 @@ class GeminiNormalizer(DelegatingNormalizer):
 
     # -- dispatch -----------------------------------------------------------------------------------------------
 
-    def __call__(self, ev: SSEEvent) -> list[Unified]:
-        """One chunk: the typed fast path for a chunk of text and thought parts, else the full decode."""
-        decode = self._typed
-        if decode is not None and self._interactions is None and (ev.event is None or ev.event == "message"):
-            try:
-                chunk = decode(ev.data)
-            except typed.DECODE_ERRORS:
-                chunk = None
-            if chunk is not None:
-                out = self._fast_chunk(chunk, ev.data)
-                if out is not None:
-                    return out
-        return super().__call__(ev)
-
-    def _fast_chunk(self, chunk: Any, data: str) -> Optional[list[Unified]]:
-        """The events of a generateContent chunk whose first candidate is text and thought parts only, not
-        finished, with no error (``raw`` stays lazy); None for any other chunk, which takes the full decode."""
+    def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
+        """The typed fast path: the events of a generateContent chunk whose first candidate is text and thought
+        parts only, not finished, with no error (``raw`` stays lazy); None for any other chunk."""
+        if self._interactions is not None or (ev.event is not None and ev.event != "message"):
+            return None
+        data = ev.data
+        try:
+            chunk = self._typed(data)  # type: ignore[misc]
+        except typed.DECODE_ERRORS:
+            return None
         candidates = chunk.candidates
         if not candidates or chunk.error is not None or chunk.event_type is not None or self._finished:
             return None

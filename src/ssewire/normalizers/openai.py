@@ -90,6 +90,8 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
         self._event_kind: Optional[str] = None
         self._typed = typed.responses_delta  # None: every event takes the full decode
+        if self._typed is not None:
+            self.fast = self._fast_event
 
     # -- what this provider declares --------------------------------------------------------------------------
 
@@ -135,29 +137,25 @@ class OpenAINormalizer(DelegatingNormalizer):
 
     # -- dispatch ---------------------------------------------------------------------------------------------
 
-    def __call__(self, ev: SSEEvent) -> list[Unified]:
-        """One event: the typed fast path for text and reasoning deltas (named by their SSE event), the chat
-        delegate's fast path for a chat stream, else the full decode."""
-        decode = self._typed
-        if decode is not None:
-            chat = self.chat
-            if chat is None:
-                kind = _DELTAS.get(ev.event)  # type: ignore[arg-type]
-                if kind is not None:
-                    try:
-                        delta = decode(ev.data)
-                    except typed.DECODE_ERRORS:
-                        delta = None
-                    if delta is not None and delta.type == ev.event and delta.delta:
-                        seq = delta.sequence_number
-                        if seq is not None:
-                            self._last_sequence = seq
-                        return [new_event(kind, LazyPayload(ev.data), delta.delta, seq)]
-            elif self.delegate is chat:
-                out = chat.fast(ev)
-                if out is not None:
-                    return out
-        return super().__call__(ev)
+    def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
+        """The typed fast path: text and reasoning deltas (named by their SSE event), or a chat stream's chunks
+        through the chat delegate's; None for anything else (see :mod:`.typed`)."""
+        chat = self.chat
+        if chat is not None:
+            return chat.fast_chunk(ev) if self.delegate is chat else None
+        kind = _DELTAS.get(ev.event)  # type: ignore[arg-type]
+        if kind is None:
+            return None
+        try:
+            delta = self._typed(ev.data)  # type: ignore[misc]
+        except typed.DECODE_ERRORS:
+            return None
+        if delta.type != ev.event or not delta.delta:
+            return None
+        seq = delta.sequence_number
+        if seq is not None:
+            self._last_sequence = seq
+        return [new_event(kind, LazyPayload(ev.data), delta.delta, seq)]
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Responses event (or, via the delegate, one chat chunk)."""

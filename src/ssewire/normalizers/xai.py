@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..events import SSEEvent, Unified
+from . import typed
 from .anthropic import AnthropicNormalizer
 from .chat import ChatCompletionsNormalizer
 from .contract import DelegatingNormalizer, Normalizer
@@ -36,6 +37,8 @@ class XAINormalizer(DelegatingNormalizer):
         self.chat: Optional[ChatCompletionsNormalizer] = None
         self.responses: Optional[OpenAINormalizer] = None
         self.messages: Optional[AnthropicNormalizer] = None
+        if typed.chat_chunk is not None:
+            self.fast = self._fast_event
         # self.delegate (DelegatingNormalizer): the one that handled the last payload, None before the first
 
     def _chat(self) -> ChatCompletionsNormalizer:
@@ -53,14 +56,10 @@ class XAINormalizer(DelegatingNormalizer):
             self.messages = AnthropicNormalizer()
         return self.messages
 
-    def __call__(self, ev: SSEEvent) -> list[Unified]:
-        """One event: a chat stream's chunks take the chat delegate's typed fast path, the rest are routed."""
+    def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
+        """A chat stream's chunks take the chat delegate's typed fast path (None: route as usual)."""
         chat = self.chat
-        if chat is not None and self.delegate is chat:
-            out = chat.fast(ev)
-            if out is not None:
-                return out
-        return super().__call__(ev)
+        return chat.fast_chunk(ev) if chat is not None and self.delegate is chat else None
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Route one payload to the delegate whose provider claims it (see the module docstring)."""
