@@ -5,7 +5,8 @@ Each decoder here reads the bulk of one provider's stream -- text, reasoning and
 struct. A normaliser takes its fast path only when the struct shows the one shape that path handles (every field
 that could change the result is declared, so an unexpected key or type is seen, never ignored); anything else,
 and every payload when msgspec is not installed or typed decoding is switched off (``SSEWIRE_NO_TYPED_DECODE=1``,
-or :func:`set_enabled`), takes the full decode and the same rules as before. The events are the same either way:
+``SSEWIRE_NO_FAST_JSON=1`` or ``SSEWIRE_NO_MSGSPEC=1``, or :func:`set_enabled`), takes the full decode and the
+same rules as before. The events are the same either way:
 tests compare them field for field, ``raw`` included.
 """
 
@@ -136,4 +137,5 @@ def enabled() -> bool:
     return responses_delta is not None
 
 
-set_enabled(not env_flag("SSEWIRE_NO_TYPED_DECODE"))
+_OFF_SWITCHES = ("SSEWIRE_NO_TYPED_DECODE", "SSEWIRE_NO_FAST_JSON", "SSEWIRE_NO_MSGSPEC")
+set_enabled(not any(env_flag(name) for name in _OFF_SWITCHES))
