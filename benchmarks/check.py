@@ -49,25 +49,13 @@ FLOORS: tuple[Floor, ...] = (
     # the design documents' reference module (skipped where ../shared is absent); the twin is meant to be faster,
     # the floor leaves room for a noisy runner
     Floor("pure twin vs seed reference, framing", _PY, REFERENCE, (*ALL_SSE, "gemini-array"), 0.8, optional=True),
-    # end to end (framing, decoding, normalising) against msgspec decoding every payload and nothing else: typed
-    # decoding reads only what it needs, so the chat streams run about as fast as that decode (~1.1-1.3x its time)
-    # and the others at 1.5-2.9x; the floors leave room for a noisy runner
-    Floor(
-        "end-to-end vs msgspec decode alone",
-        _C,
-        "floor: msgspec payloads",
-        ("openai-chat", "xai-chat"),
-        0.55,
-        group=E2E,
-    ),
-    Floor(
-        "end-to-end vs msgspec decode alone",
-        _C,
-        "floor: msgspec payloads",
-        (*SMALL_EVENT_SSE, "gemini-array"),
-        0.25,
-        group=E2E,
-    ),
+    # end to end (framing, decoding, normalising) against msgspec decoding every payload and nothing else (a bare
+    # loop): typed decoding reads only what it needs, so the chat streams take ~1.8-2.3x that decode's time and the
+    # others 2-3.5x (the goal is 1.3x); the floors leave room for a noisy runner
+    Floor("end-to-end vs msgspec decode alone", _C, "floor: msgspec payloads", ("openai-chat", "xai-chat"), 0.35,
+          group=E2E),
+    Floor("end-to-end vs msgspec decode alone", _C, "floor: msgspec payloads", (*SMALL_EVENT_SSE, "gemini-array"),
+          0.2, group=E2E),
 )
 
 
