@@ -52,10 +52,22 @@ FLOORS: tuple[Floor, ...] = (
     # end to end (framing, decoding, normalising) against msgspec decoding every payload and nothing else (a bare
     # loop): typed decoding reads only what it needs, so the chat streams take ~1.8-2.3x that decode's time and the
     # others 2-3.5x (the goal is 1.3x); the floors leave room for a noisy runner
-    Floor("end-to-end vs msgspec decode alone", _C, "floor: msgspec payloads", ("openai-chat", "xai-chat"), 0.35,
-          group=E2E),
-    Floor("end-to-end vs msgspec decode alone", _C, "floor: msgspec payloads", (*SMALL_EVENT_SSE, "gemini-array"),
-          0.2, group=E2E),
+    Floor(
+        "end-to-end vs msgspec decode alone",
+        _C,
+        "floor: msgspec payloads",
+        ("openai-chat", "xai-chat"),
+        0.35,
+        group=E2E,
+    ),
+    Floor(
+        "end-to-end vs msgspec decode alone",
+        _C,
+        "floor: msgspec payloads",
+        (*SMALL_EVENT_SSE, "gemini-array"),
+        0.2,
+        group=E2E,
+    ),
 )
 
 
