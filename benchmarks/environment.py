@@ -19,6 +19,7 @@ PACKAGES = (
     "sseclient-py",
     "ijson",
     "orjson",
+    "msgspec",
     "pytest-benchmark",
     "matplotlib",
     "Cython",

@@ -267,10 +267,17 @@ def _decode_ratio(s: dict[str, Any], ref: Optional[dict[str, Any]]) -> str:
     return f"{ref['median_s'] / floor['median_s']:.2f}x ({floor['contender'].split()[1]})"
 
 
+#: Below this size an event is smaller than the fixed working set (buffers, caches), so peak / event says nothing.
+_LARGE_EVENT = 64 * 1024
+
+
 def _peak_ratio(s: dict[str, Any], ref: Optional[dict[str, Any]]) -> str:
-    """ssewire's end-to-end peak memory over the stream's largest event."""
+    """ssewire's end-to-end peak memory over the stream's largest event (streams with events of 64 KiB or more;
+    "—" for the others, whose peak is the fixed working set, not a multiple of an event)."""
     if ref is None or ref.get("peak_bytes") is None or not s.get("largest_event_bytes"):
         return "n/a"
+    if s["largest_event_bytes"] < _LARGE_EVENT:
+        return "—"
     return f"{ref['peak_bytes'] / s['largest_event_bytes']:.1f}x"
 
 
@@ -331,7 +338,10 @@ def readme_block(doc: dict[str, Any], chart: str = "benchmarks/results/throughpu
         f"{settings['chunk_size'] // 1024} KiB chunks: ~{settings['size_mb']:g} MB generated streams, median of "
         f"{settings['repeats']} to {settings['max_runs']} runs, every ratio measured within one run. Each contender's "
         "output was checked against ssewire's before its time counted. *Framing* is bytes to events; *end-to-end* "
-        "adds JSON decoding (ssewire also normalises to its unified events).",
+        "adds JSON decoding (ssewire also normalises to its unified events). *End-to-end / fastest decode* is "
+        "ssewire's end-to-end time over the fastest installed decoder's bare loop decoding every payload (1.0x: as "
+        "fast as decoding alone); *peak / largest event* is its end-to-end peak memory (tracemalloc) over the "
+        "stream's largest event, for streams whose events reach 64 KiB.",
         "",
         "| Stream | ssewire framing MB/s | x httpx-sse | x openai SDK | x anthropic SDK | x sseclient-py "
         "| ssewire end-to-end MB/s | x httpx-sse + json.loads | x ijson (C) | end-to-end / fastest decode "

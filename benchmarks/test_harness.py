@@ -146,9 +146,9 @@ def test_decode_floor_is_the_fastest_decoder_and_the_readme_ratios_use_it() -> N
     def row(contender: str, median: float, peak: object = None) -> dict[str, object]:
         return {"group": E2E, "contender": contender, "median_s": median, "mb_per_s": 1.0, "peak_bytes": peak}
 
-    ssewire_row = row("ssewire[cython]", 3.0, 600)
+    ssewire_row = row("ssewire[cython]", 3.0, 600_000)
     stream = {
-        "largest_event_bytes": 200,
+        "largest_event_bytes": 200_000,
         "results": [
             ssewire_row,
             row("floor: json.loads payloads", 6.0),
@@ -161,3 +161,4 @@ def test_decode_floor_is_the_fastest_decoder_and_the_readme_ratios_use_it() -> N
     assert _decode_ratio(stream, ssewire_row) == "1.50x (msgspec)"
     assert _peak_ratio(stream, ssewire_row) == "3.0x"
     assert _peak_ratio(stream, row("ssewire[cython]", 3.0)) == "n/a"
+    assert _peak_ratio({**stream, "largest_event_bytes": 1000}, ssewire_row) == "—"  # small events: no meaning
