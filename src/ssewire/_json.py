@@ -43,28 +43,24 @@ def _make_loads() -> tuple[
         else:
             decode = msgspec.json.Decoder().decode
             errors: tuple[type[BaseException], ...] = (*std, msgspec.MsgspecError)
-
-            def loads_msgspec(text: str) -> Any:
-                try:
-                    return decode(text)
-                except errors:
-                    return _std_loads(text)
-
-            return loads_msgspec, decode, _std_loads, "msgspec", errors
+            return _retrying(decode, errors), decode, _std_loads, "msgspec", errors
     try:
         import orjson
     except ImportError:
         return _std_loads, json.loads, None, "json", std
-    _orjson_loads = orjson.loads
-    _orjson_error = orjson.JSONDecodeError
+    return _retrying(orjson.loads, (orjson.JSONDecodeError,)), orjson.loads, _std_loads, "orjson", std
+
+
+def _retrying(first: Callable[[str], Any], errors: tuple[type[BaseException], ...]) -> Callable[[str], Any]:
+    """``first(text)``, and the standard library's answer for what it rejects with one of ``errors``."""
 
     def loads(text: str) -> Any:
         try:
-            return _orjson_loads(text)
-        except _orjson_error:
+            return first(text)
+        except errors:
             return _std_loads(text)
 
-    return loads, _orjson_loads, _std_loads, "orjson", std
+    return loads
 
 
 #: ``loads`` in two steps, for the per-event hot path (one Python call less than :func:`loads`): call

@@ -34,7 +34,7 @@ every piece of state above is the delegate's, so the glue always sees one state.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Optional, TypeVar
 
 from .._json import FIRST_ERRORS, loads_first, loads_retry
 from ..events import SSEEvent, Unified, new_event
@@ -163,6 +163,37 @@ class Normalizer:
         return out
 
 
+_T = TypeVar("_T")
+
+
+class _Delegated(Generic[_T]):
+    """One piece of contract state on a :class:`DelegatingNormalizer`: read from the delegate once there is one,
+    else from the normaliser's own ``_<name>``. Writes go to the own ``_<name>``, or (``write_through``) to the
+    delegate once there is one: ``done``, ``finished`` and ``usage`` are the stream's, whoever sets them."""
+
+    def __init__(self, doc: str, write_through: bool = False) -> None:
+        self.__doc__ = f"{doc} (the delegate's, when there is one)"
+        self.write_through = write_through
+        self.name = self.own = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name, self.own = name, "_" + name
+
+    def __get__(self, obj: Any, owner: Optional[type] = None) -> _T:
+        if obj is None:
+            return self  # type: ignore[return-value]  # the descriptor itself, looked up on the class
+        delegate = obj.delegate
+        value: _T = getattr(obj, self.own) if delegate is None else getattr(delegate, self.name)
+        return value
+
+    def __set__(self, obj: Any, value: _T) -> None:
+        delegate = obj.delegate
+        if self.write_through and delegate is not None:
+            setattr(delegate, self.name, value)
+        else:
+            setattr(obj, self.own, value)
+
+
 class DelegatingNormalizer(Normalizer):
     """A normaliser that may hand its stream to another one (``delegate``). Until it does, its state is its own
     (subclasses write ``_done``, ``_usage`` ... directly on hot paths); once a delegate is set, ``done``,
@@ -179,68 +210,12 @@ class DelegatingNormalizer(Normalizer):
         self._last_sequence: Optional[int] = None
         super().__init__()
 
-    @property
-    def done(self) -> bool:
-        """True once the terminal event (or an in-stream error) was seen (the delegate's, when there is one)."""
-        return self._done if self.delegate is None else self.delegate.done
-
-    @done.setter
-    def done(self, value: bool) -> None:
-        if self.delegate is None:
-            self._done = value
-        else:
-            self.delegate.done = value
-
-    @property
-    def finished(self) -> bool:
-        """True once the terminal event was seen (the delegate's, when there is one)."""
-        return self._finished if self.delegate is None else self.delegate.finished
-
-    @finished.setter
-    def finished(self, value: bool) -> None:
-        if self.delegate is None:
-            self._finished = value
-        else:
-            self.delegate.finished = value
-
-    @property
-    def usage(self) -> Optional[dict[str, Any]]:
-        """The best usage object seen so far (the delegate's, when there is one)."""
-        return self._usage if self.delegate is None else self.delegate.usage
-
-    @usage.setter
-    def usage(self, value: Optional[dict[str, Any]]) -> None:
-        if self.delegate is None:
-            self._usage = value
-        else:
-            self.delegate.usage = value
-
-    @property
-    def response_id(self) -> Optional[str]:
-        """The response (message, interaction) id (the delegate's, when there is one)."""
-        return self._response_id if self.delegate is None else self.delegate.response_id
-
-    @response_id.setter
-    def response_id(self, value: Optional[str]) -> None:
-        self._response_id = value
-
-    @property
-    def model(self) -> Optional[str]:
-        """The model the stream names (the delegate's, when there is one)."""
-        return self._model if self.delegate is None else self.delegate.model
-
-    @model.setter
-    def model(self, value: Optional[str]) -> None:
-        self._model = value
-
-    @property
-    def last_sequence(self) -> Optional[int]:
-        """The last ordering cursor seen (the delegate's, when there is one)."""
-        return self._last_sequence if self.delegate is None else self.delegate.last_sequence
-
-    @last_sequence.setter
-    def last_sequence(self, value: Optional[int]) -> None:
-        self._last_sequence = value
+    done = _Delegated[bool]("True once the terminal event (or an in-stream error) was seen.", write_through=True)
+    finished = _Delegated[bool]("True once the terminal event was seen.", write_through=True)
+    usage = _Delegated[Optional[dict[str, Any]]]("The best usage object seen so far.", write_through=True)
+    response_id = _Delegated[Optional[str]]("The response (message, interaction) id.")
+    model = _Delegated[Optional[str]]("The model the stream names.")
+    last_sequence = _Delegated[Optional[int]]("The last ordering cursor seen.")
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
         """The delegate's open calls."""
