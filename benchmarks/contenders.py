@@ -157,7 +157,8 @@ def ssewire_framing(module: ModuleType) -> Callable[[Case], Outcome]:
 
 
 def ssewire_e2e(module: ModuleType) -> Callable[[Case], Outcome]:
-    """``iter_unified`` built by hand on one scanner implementation: scanner -> provider normaliser -> finish()."""
+    """``iter_unified`` built by hand on one scanner implementation, as :class:`~ssewire.StreamDecoder` does it:
+    each chunk's events through the normaliser's ``normalize``, then ``finish()``."""
     from ssewire.normalizers import normalizer_for
 
     def run(case: Case) -> Outcome:
@@ -165,15 +166,16 @@ def ssewire_e2e(module: ModuleType) -> Callable[[Case], Outcome]:
         norm = normalizer_for(case.stream.provider)
         feed = parser.feed
         n = chars = unified = 0
+        normalize = norm.normalize
         for chunk in case.chunks:
-            for ev in feed(chunk):
-                n += 1
-                chars += len(ev.data)
-                unified += len(norm(ev))
-        for ev in parser.close():
-            n += 1
-            chars += len(ev.data)
-            unified += len(norm(ev))
+            events = feed(chunk)
+            n += len(events)
+            chars += sum(map(len, map(_data, events)))
+            unified += len(normalize(events))
+        events = parser.close()
+        n += len(events)
+        chars += sum(map(len, map(_data, events)))
+        unified += len(normalize(events))
         unified += len(norm.finish())
         return Outcome(n, chars, unified)
 

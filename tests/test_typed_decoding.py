@@ -13,7 +13,7 @@ import pytest
 
 from helpers import CORPUS, FIXTURES, chunked, load_manifest
 from helpers.corpus import framing_for, provider_for
-from ssewire import Unified, collect, iter_unified
+from ssewire import Unified, collect, iter_events, iter_unified, normalizer_for
 from ssewire.events import LazyPayload
 from ssewire.normalizers import typed
 
@@ -113,3 +113,22 @@ def test_shapes_the_fast_paths_do_not_own_take_the_full_decode(payload: bytes, u
     typed.set_enabled(True)
     got = [e.to_dict(with_raw=True) for e in iter_unified([body], provider)]  # type: ignore[arg-type]
     assert got == want
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["typed", "untyped"])
+@pytest.mark.parametrize(("name", "data", "provider", "framing"), STREAMS, ids=[s[0] for s in STREAMS])
+def test_normalize_over_a_batch_equals_one_event_at_a_time(
+    name: str, data: bytes, provider: Any, framing: Any, on: bool
+) -> None:
+    """The contract's batch entry point (what StreamDecoder calls per chunk) gives exactly the events of calling
+    the normaliser on each framed event in turn, auto-detection included."""
+    framed = list(iter_events([data], framing))
+    typed.set_enabled(on)
+    try:
+        for name_or_auto in (provider, "auto"):
+            batch, single = normalizer_for(name_or_auto), normalizer_for(name_or_auto)
+            whole = batch.normalize(framed) + batch.finish()
+            one_by_one = [u for ev in framed for u in single(ev)] + single.finish()
+            assert [e.to_dict(with_raw=True) for e in whole] == [e.to_dict(with_raw=True) for e in one_by_one]
+    finally:
+        typed.set_enabled(True)

@@ -107,13 +107,7 @@ class StreamDecoder:
             return []
         if self._replay is not None:
             events = self._drop_replays(events)
-        normalizer = self.normalizer
-        if len(events) == 1:
-            out = normalizer(events[0])
-        else:
-            out = []
-            for event in events:
-                out += normalizer(event)
+        out = self.normalizer.normalize(events)
         if out:
             sequence = out[-1].sequence
             if sequence is not None:
@@ -159,9 +153,7 @@ class StreamDecoder:
             return normalizer.finish(str(exc))
         if not tail and self._head is not None:
             return self._no_events(bytes(self._head))
-        out = []
-        for event in tail:
-            out += normalizer(event)
+        out = normalizer.normalize(tail)
         out += normalizer.finish()
         return out
 

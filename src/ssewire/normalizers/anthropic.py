@@ -26,7 +26,7 @@ Contract (one instance per stream; every event made from a payload carries ``raw
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..usage import Usage, count
@@ -86,8 +86,6 @@ class AnthropicNormalizer(Normalizer):
         self._count = 0
         self._client_calls = False
         self._typed = typed.anthropic_delta  # None: every event takes the full decode
-        if self._typed is not None:
-            self.fast = self._fast_event
 
     @property
     def message_id(self) -> Optional[str]:
@@ -133,21 +131,31 @@ class AnthropicNormalizer(Normalizer):
         """``message_start.message``'s ``id`` and ``model``."""
         return id_and_model(obj.get("message"))
 
-    def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
-        """The typed fast path: text and thinking deltas (named by their SSE event); None for anything else."""
-        if ev.event != "content_block_delta":
-            return None
-        try:
-            block = self._typed(ev.data)  # type: ignore[misc]
-        except typed.DECODE_ERRORS:
-            return None
-        delta = block.delta if block.type == "content_block_delta" else None
-        if delta is not None:
-            if delta.type == "text_delta" and delta.text:
-                return [new_event("text_delta", LazyPayload(ev.data), delta.text)]
-            if delta.type == "thinking_delta" and delta.thinking:
-                return [new_event("reasoning_delta", LazyPayload(ev.data), delta.thinking)]
-        return None
+    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """The typed fast path inline: text and thinking deltas (named by their SSE event) are read into a small
+        struct (see :mod:`.typed`); every other event takes :meth:`decoded`."""
+        decode = self._typed
+        if decode is None:
+            return super().normalize(events)
+        out: list[Unified] = []
+        append = out.append
+        for ev in events:
+            if ev.event == "content_block_delta":
+                data = ev.data
+                try:
+                    block = decode(data)
+                except typed.DECODE_ERRORS:
+                    block = None
+                delta = block.delta if block is not None and block.type == "content_block_delta" else None
+                if delta is not None:
+                    if delta.type == "text_delta" and delta.text:
+                        append(new_event("text_delta", LazyPayload(data), delta.text))
+                        continue
+                    if delta.type == "thinking_delta" and delta.thinking:
+                        append(new_event("reasoning_delta", LazyPayload(data), delta.thinking))
+                        continue
+            out += self.decoded(ev)
+        return out
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""

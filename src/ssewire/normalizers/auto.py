@@ -10,10 +10,10 @@ matches no provider raises :class:`~ssewire.errors.DetectionError`: detection ne
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from ..errors import DetectionError
-from ..events import Unified
+from ..events import SSEEvent, Unified
 from .common import truncated_event
 from .contract import DelegatingNormalizer
 from .providers import ENTRIES, detect_provider, error_provider
@@ -39,11 +39,21 @@ class AutoNormalizer(DelegatingNormalizer):
         """The provider recognised so far (None before the first recognisable payload)."""
         return None if self.delegate is None else self.delegate.provider
 
-    def __call__(self, ev: Any) -> list[Unified]:
+    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """Decode events until the provider is recognised, then hand the rest to its normaliser."""
         inner = self.delegate
         if inner is not None:
-            return inner(ev)
-        return super().__call__(ev)  # decode, then payload()
+            return inner.normalize(events)
+        out: list[Unified] = []
+        for index, ev in enumerate(events):
+            out += self.decoded(ev)  # decode, then payload()
+            inner = self.delegate
+            if inner is not None:
+                rest = events[index + 1 :]
+                if rest:
+                    out += inner.normalize(rest)
+                break
+        return out
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Before detection: find the provider (holding bare errors), then replay what was held to it."""

@@ -1,8 +1,9 @@
 """The provider contract: what every normaliser is, holds and answers, and the one way a normaliser hands its
 stream to another.
 
-A normaliser turns one stream's framed events into :class:`~ssewire.Unified` events. It is a callable
-``SSEEvent -> list[Unified]`` holding that stream's state (one instance per stream); the stream glue
+A normaliser turns one stream's framed events into :class:`~ssewire.Unified` events, holding that stream's state
+(one instance per stream): :meth:`Normalizer.normalize` takes the events of one chunk (the hot path: the stream
+glue calls it once per chunk), and calling it on one event is ``normalize((ev,))``; the stream glue
 (:class:`~ssewire.StreamDecoder`), the tap, resume and the result builder read only what this contract names.
 
 Class attributes (one per provider module):
@@ -34,7 +35,7 @@ every piece of state above is the delegate's, so the glue always sees one state.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Optional, Sequence, TypeVar
 
 from .._json import FIRST_ERRORS, loads_first, loads_retry
 from ..events import SSEEvent, Unified, new_event
@@ -106,13 +107,29 @@ class Normalizer:
     # -- per event --------------------------------------------------------------------------------------------
 
     def __call__(self, ev: SSEEvent) -> list[Unified]:
-        """The events of one framed event (the per-event hot path: the typed fast path when it owns the payload,
-        else the JSON decode, then :meth:`payload`)."""
+        """The events of one framed event (``normalize((ev,))``)."""
+        return self.normalize((ev,))
+
+    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """The events of several framed events, in order: what :class:`~ssewire.StreamDecoder` calls once per
+        chunk (the hot path). Each event takes the typed fast path when it owns the payload, else
+        :meth:`decoded`. A provider may override this to handle its hottest events inline; the result must stay
+        the concatenation of :meth:`decoded` over the events."""
+        out: list[Unified] = []
         fast = self.fast
-        if fast is not None:
-            out = fast(ev)
-            if out is not None:
-                return out
+        decoded = self.decoded
+        if fast is None:
+            for ev in events:
+                out += decoded(ev)
+            return out
+        for ev in events:
+            got = fast(ev)
+            out += decoded(ev) if got is None else got
+        return out
+
+    def decoded(self, ev: SSEEvent) -> list[Unified]:
+        """The events of one framed event by the full JSON decode: dicts go to :meth:`payload`, ``[DONE]`` to
+        :meth:`sentinel`, anything else becomes ``raw``."""
         data = ev.data
         if data == "[DONE]":
             return self.sentinel(ev)

@@ -30,7 +30,7 @@ Contract (one instance per stream; every event made from a payload carries ``raw
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
@@ -90,8 +90,6 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
         self._event_kind: Optional[str] = None
         self._typed = typed.responses_delta  # None: every event takes the full decode
-        if self._typed is not None:
-            self.fast = self._fast_event
 
     # -- what this provider declares --------------------------------------------------------------------------
 
@@ -137,25 +135,33 @@ class OpenAINormalizer(DelegatingNormalizer):
 
     # -- dispatch ---------------------------------------------------------------------------------------------
 
-    def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
-        """The typed fast path: text and reasoning deltas (named by their SSE event), or a chat stream's chunks
-        through the chat delegate's; None for anything else (see :mod:`.typed`)."""
+    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """The typed fast path inline: text and reasoning deltas (named by their SSE event) are read into a
+        small struct (see :mod:`.typed`); every other event takes :meth:`decoded`. A chat stream's events go to
+        the chat delegate's own fast path."""
         chat = self.chat
-        if chat is not None:
-            return chat.fast_chunk(ev) if self.delegate is chat else None
-        kind = _DELTAS.get(ev.event)  # type: ignore[arg-type]
-        if kind is None:
-            return None
-        try:
-            delta = self._typed(ev.data)  # type: ignore[misc]
-        except typed.DECODE_ERRORS:
-            return None
-        if delta.type != ev.event or not delta.delta:
-            return None
-        seq = delta.sequence_number
-        if seq is not None:
-            self._last_sequence = seq
-        return [new_event(kind, LazyPayload(ev.data), delta.delta, seq)]
+        decode = self._typed
+        if chat is not None or decode is None:
+            return chat.normalize(events) if chat is not None and self.delegate is chat else super().normalize(events)
+        out: list[Unified] = []
+        append = out.append
+        for ev in events:
+            name = ev.event
+            kind = _DELTAS.get(name)  # type: ignore[arg-type]
+            if kind is not None:
+                data = ev.data
+                try:
+                    delta = decode(data)
+                except typed.DECODE_ERRORS:
+                    delta = None
+                if delta is not None and delta.type == name and delta.delta:
+                    seq = delta.sequence_number
+                    if seq is not None:
+                        self._last_sequence = seq
+                    append(new_event(kind, LazyPayload(data), delta.delta, seq))
+                    continue
+            out += self.decoded(ev)
+        return out
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Responses event (or, via the delegate, one chat chunk)."""
