@@ -1,4 +1,5 @@
-"""The CI gate: speed ratios measured in the same run must stay above conservative floors.
+"""The CI gate: speed ratios measured in the same run must stay above conservative floors, and end-to-end peak
+memory within a small multiple of the stream's largest event.
 
 Only ratios are checked, never absolute times, so a slow or busy machine does not fail the gate. A ratio
 whose compiled contender is not built is skipped with a warning; a ratio that cannot be computed because a
@@ -14,10 +15,10 @@ from typing import Optional
 from .contenders import E2E, FRAMING, REFERENCE
 from .measure import StreamResult
 
-__all__ = ["FLOORS", "Floor", "Verdict", "evaluate"]
+__all__ = ["CEILINGS", "FLOORS", "Ceiling", "Floor", "Verdict", "evaluate"]
 
 SMALL_EVENT_SSE = ("openai-responses", "anthropic-messages", "openai-chat", "xai-chat", "gemini-sse")
-ALL_SSE = (*SMALL_EVENT_SSE, "large-payload", "multiline")
+ALL_SSE = (*SMALL_EVENT_SSE, "large-payload", "large-payload-1mb", "multiline")
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ FLOORS: tuple[Floor, ...] = (
     Floor("compiled vs pure twin, SSE framing", _C, _PY, SMALL_EVENT_SSE, 5.0, geomean=True),
     Floor("compiled vs pure twin, SSE framing", _C, _PY, SMALL_EVENT_SSE, 2.0),
     # one huge line, or thousands of tiny ones: the twin spends its time in bytes.find / bytes.splitlines too
-    Floor("compiled vs pure twin, SSE framing", _C, _PY, ("large-payload", "multiline"), 1.0),
+    Floor("compiled vs pure twin, SSE framing", _C, _PY, ("large-payload", "large-payload-1mb", "multiline"), 1.0),
     Floor("compiled vs pure twin, JSON array framing", _C, _PY, ("gemini-array",), 20.0),
     Floor("compiled vs httpx-sse, SSE framing", _C, "httpx-sse", ALL_SSE, 1.0),
     Floor("pure twin vs httpx-sse, SSE framing", _PY, "httpx-sse", ALL_SSE, 0.8),
@@ -72,6 +73,25 @@ FLOORS: tuple[Floor, ...] = (
 
 
 @dataclass(frozen=True)
+class Ceiling:
+    """``peak memory(contender) / largest event <= ceiling`` in ``group`` on each of ``streams`` (those whose peak
+    was traced): memory bounded by one event, with the constant stated."""
+
+    label: str
+    contender: str
+    streams: tuple[str, ...]
+    ceiling: float
+    group: str = E2E
+
+
+#: Peak / largest event is ~3.0x with msgspec and with the standard library (decoding a payload allocates about
+#: its size; the event's text and its decoded value are alive together); the margin covers interpreter versions.
+CEILINGS: tuple[Ceiling, ...] = (
+    Ceiling("end-to-end peak memory / largest event", _C, ("large-payload", "large-payload-1mb"), 3.5),
+)
+
+
+@dataclass(frozen=True)
 class Verdict:
     """One floor on one stream (or on the geometric mean): ``status`` is ``pass``, ``fail`` or ``skip``."""
 
@@ -81,6 +101,7 @@ class Verdict:
     floor: float
     status: str
     reason: str = ""
+    op: str = ">="  # "<=" for a ceiling
 
 
 def _ratio(result: StreamResult, floor: Floor) -> tuple[Optional[float], str, str]:
@@ -98,9 +119,28 @@ def _ratio(result: StreamResult, floor: Floor) -> tuple[Optional[float], str, st
     return slow.median / fast.median, "", ""  # speed ratio = time of the slower one / time of the faster one
 
 
-def evaluate(results: list[StreamResult], floors: tuple[Floor, ...] = FLOORS) -> list[Verdict]:
-    """The :class:`Verdict` of every floor on the streams measured in ``results``."""
+def _ceilings(results: list[StreamResult], ceilings: tuple[Ceiling, ...]) -> list[Verdict]:
     verdicts: list[Verdict] = []
+    for ceiling in ceilings:
+        for result in results:
+            if result.stream.name not in ceiling.streams:
+                continue
+            row = next((r for r in result.rows if r.group == ceiling.group and r.contender == ceiling.contender), None)
+            if row is None or row.status == "unavailable" or row.peak is None:
+                why = "peak memory not traced" if row is not None and row.status != "unavailable" else "not run"
+                verdicts.append(Verdict(ceiling.label, result.stream.name, None, ceiling.ceiling, "skip", why, "<="))
+                continue
+            ratio = row.peak / max(1, result.stream.largest_event)
+            status = "pass" if ratio <= ceiling.ceiling else "fail"
+            verdicts.append(Verdict(ceiling.label, result.stream.name, ratio, ceiling.ceiling, status, op="<="))
+    return verdicts
+
+
+def evaluate(
+    results: list[StreamResult], floors: tuple[Floor, ...] = FLOORS, ceilings: tuple[Ceiling, ...] = CEILINGS
+) -> list[Verdict]:
+    """The :class:`Verdict` of every floor and memory ceiling on the streams measured in ``results``."""
+    verdicts: list[Verdict] = _ceilings(results, ceilings)
     for floor in floors:
         if floor.optional and not any(row.contender == floor.slower for r in results for row in r.rows):
             continue

@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional
 __all__ = ["DATA_DIR", "GENERATOR_VERSION", "SEED", "STREAMS", "Spec", "Stream", "generate", "load"]
 
 SEED = 20240601
-GENERATOR_VERSION = 1  # bump when any generator's output changes (invalidates the cache)
+GENERATOR_VERSION = 2  # bump when any generator's output changes (invalidates the cache)
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 _TEXT = (
@@ -519,9 +519,9 @@ def _emit_pretty(body: _Body, src: _Source, obj: dict[str, Any], lines: int) -> 
 class _Gemini:
     """Seeded ``GenerateContentResponse`` chunks (``next()``), usage growing as a real stream's does."""
 
-    def __init__(self, src: _Source, images: bool = False) -> None:
+    def __init__(self, src: _Source, images: int = 0) -> None:
         self.src = src
-        self.images = images
+        self.images = images  # bytes per image (0: a text stream)
         self.rid = src.ident(23)
         self.model = "gemini-2.5-flash-image" if images else "gemini-2.5-pro"
         self.count = 0
@@ -531,7 +531,7 @@ class _Gemini:
         src, rng, n = self.src, self.src.rng, self.count
         self.count += 1
         if self.images and n % 2 == 1:
-            part: dict[str, Any] = {"inlineData": {"mimeType": "image/png", "data": src.b64(150_000)}}
+            part: dict[str, Any] = {"inlineData": {"mimeType": "image/png", "data": src.b64(self.images)}}
             self.cand += 1290
         elif self.images:
             part = {"text": src.sentence(rng.randint(10, 40))}
@@ -569,13 +569,14 @@ def _count_gemini(body: _Body, chunk: dict[str, Any]) -> None:
             body.tool_calls += 1
 
 
-def _gemini(src: _Source, size: int, *, images: bool = False, array: bool = False) -> _Body:
-    """Gemini ``streamGenerateContent``: ``?alt=sse`` (CRLF) or, with ``array``, the pretty-printed JSON array."""
+def _gemini(src: _Source, size: int, *, images: int = 0, array: bool = False) -> _Body:
+    """Gemini ``streamGenerateContent``: ``?alt=sse`` (CRLF) or, with ``array``, the pretty-printed JSON array;
+    ``images``: every other chunk an inline image of that many bytes."""
     body = _Body(framing="json_array") if array else _Body(eol="\r\n")
     gen = _Gemini(src, images)
-    typical = 250_000 if images else 2_000
+    typical = images * 5 // 3 if images else 2_000
     while True:
-        last = body.size + typical >= size
+        last = body.size + typical >= size and (not images or gen.count >= 2)  # an image stream has an image
         chunk = gen.next(last)
         _count_gemini(body, chunk)
         if array:
@@ -634,7 +635,14 @@ STREAMS: dict[str, Spec] = {
             "gemini",
             "sse",
             "Gemini image stream: ~200 KB base64 events",
-            lambda s, n: _gemini(s, n, images=True),
+            lambda s, n: _gemini(s, n, images=150_000),
+        ),
+        Spec(
+            "large-payload-1mb",
+            "gemini",
+            "sse",
+            "Gemini image stream: ~1 MB base64 events",
+            lambda s, n: _gemini(s, n, images=750_000),
         ),
         Spec(
             "multiline",

@@ -162,11 +162,11 @@ def format_scaling(doc: dict[str, Any]) -> str:
 
 
 def format_checks(doc: dict[str, Any]) -> str:
-    out = ["\nCI floors (speed ratios measured in this run)"]
+    out = ["\nCI floors (speed ratios measured in this run) and memory ceilings"]
     for v in doc["checks"]:
         ratio = f"{v['ratio']:.2f}x" if v["ratio"] is not None else "—"
         reason = f"  ({v['reason']})" if v["reason"] else ""
-        out.append(f"  {v['status'].upper():<5}{v['label']:<50}{v['stream']:<20}{ratio:>8} >= {v['floor']:g}x{reason}")
+        out.append(f"  {v['status'].upper():<5}{v['label']:<50}{v['stream']:<20}{ratio:>8} {v.get('op', '>=')} {v['floor']:g}x{reason}")
     return "\n".join(out)
 
 

@@ -28,7 +28,7 @@ def test_generator_is_deterministic_and_sized(name: str) -> None:
     assert a.sha256 == b.sha256
     assert generate(name, SMALL, seed=1).data != a.data
     big = generate(name, 3_000_000)
-    assert abs(big.size - 3_000_000) < 400_000
+    assert abs(big.size - 3_000_000) < max(400_000, big.largest_event)  # sized to within an event
 
 
 @pytest.mark.parametrize("name", list(STREAMS))

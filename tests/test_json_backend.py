@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import tracemalloc
+from typing import Callable
 
 import pytest
 
@@ -82,3 +84,34 @@ def test_two_step_decode_gives_the_same_values_as_loads() -> None:
     for text in ["{", "", "[DONE]"]:
         with pytest.raises(backend.FIRST_ERRORS):
             two_step(text)
+
+
+def _peak(fn: Callable[[], object]) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+_BACKEND_SWITCHES = {"msgspec": {}, "orjson": {"SSEWIRE_NO_MSGSPEC": "1"}, "json": {"SSEWIRE_NO_FAST_JSON": "1"}}
+
+
+@pytest.mark.parametrize("name", list(_BACKEND_SWITCHES))
+def test_decoding_a_large_payload_allocates_about_its_size(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Memory bounded by one event needs a small constant behind it, whichever decoder is installed: orjson
+    allocates ~13x a large string-heavy document, so large payloads go to the standard library."""
+    pytest.importorskip(name)
+    for variable, value in _BACKEND_SWITCHES[name].items():
+        monkeypatch.setenv(variable, value)
+    reloaded = importlib.reload(backend)
+    try:
+        assert reloaded.BACKEND == name
+        text = json.dumps({"inlineData": {"data": "QUJD" * 250_000}, "parts": [{"text": "é" * 1000}] * 50})
+        assert _peak(lambda: reloaded.loads(text)) <= 2 * len(text)
+        assert _peak(lambda: reloaded.loads_first(text)) <= 2 * len(text)
+    finally:
+        for variable in _BACKEND_SWITCHES[name]:
+            monkeypatch.delenv(variable)
+        importlib.reload(backend)

@@ -43,25 +43,25 @@ except ImportError:  # pragma: no cover - the fast extra is not installed: full 
 
 if msgspec is not None:
 
-    class ResponsesDelta(msgspec.Struct):
+    class ResponsesDelta(msgspec.Struct, gc=False):
         """``response.*.delta`` events of the Responses API."""
 
         type: str
         delta: Optional[str] = None
         sequence_number: Optional[int] = None
 
-    class AnthropicInner(msgspec.Struct):
+    class AnthropicInner(msgspec.Struct, gc=False):
         type: Optional[str] = None
         text: Optional[str] = None
         thinking: Optional[str] = None
 
-    class AnthropicDelta(msgspec.Struct):
+    class AnthropicDelta(msgspec.Struct, gc=False):
         """``content_block_delta`` events of the Messages API."""
 
         type: str
         delta: Optional[AnthropicInner] = None
 
-    class ChatDelta(msgspec.Struct):
+    class ChatDelta(msgspec.Struct, gc=False):
         content: Optional[str] = None
         reasoning_content: Optional[str] = None
         reasoning: Optional[str] = None
@@ -70,11 +70,11 @@ if msgspec is not None:
         function_call: Any = None
         role: Any = None
 
-    class ChatChoice(msgspec.Struct):
+    class ChatChoice(msgspec.Struct, gc=False):
         delta: Optional[ChatDelta] = None
         finish_reason: Any = None
 
-    class ChatChunk(msgspec.Struct):
+    class ChatChunk(msgspec.Struct, gc=False):
         """A Chat Completions chunk."""
 
         choices: Optional[list[ChatChoice]] = None
@@ -84,20 +84,20 @@ if msgspec is not None:
         error: Any = None
         type: Any = None  # a chunk with a "type" is routed by the Responses rules, never fast
 
-    class GeminiPart(msgspec.Struct):
+    class GeminiPart(msgspec.Struct, gc=False):
         text: Optional[str] = None
         thought: Any = None
         thoughtSignature: Any = None
         functionCall: Any = msgspec.UNSET  # its presence matters (even as null): UNSET when the key is absent
 
-    class GeminiContent(msgspec.Struct):
+    class GeminiContent(msgspec.Struct, gc=False):
         parts: Optional[list[GeminiPart]] = None
 
-    class GeminiCandidate(msgspec.Struct):
+    class GeminiCandidate(msgspec.Struct, gc=False):
         content: Optional[GeminiContent] = None
         finishReason: Any = None
 
-    class GeminiChunk(msgspec.Struct):
+    class GeminiChunk(msgspec.Struct, gc=False):
         """A generateContent chunk."""
 
         candidates: Optional[list[GeminiCandidate]] = None
