@@ -166,7 +166,8 @@ def format_checks(doc: dict[str, Any]) -> str:
     for v in doc["checks"]:
         ratio = f"{v['ratio']:.2f}x" if v["ratio"] is not None else "—"
         reason = f"  ({v['reason']})" if v["reason"] else ""
-        out.append(f"  {v['status'].upper():<5}{v['label']:<50}{v['stream']:<20}{ratio:>8} {v.get('op', '>=')} {v['floor']:g}x{reason}")
+        bound = f"{v.get('op', '>=')} {v['floor']:g}x"
+        out.append(f"  {v['status'].upper():<5}{v['label']:<50}{v['stream']:<20}{ratio:>8} {bound}{reason}")
     return "\n".join(out)
 
 
