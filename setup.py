@@ -63,15 +63,25 @@ def _extensions() -> list:  # type: ignore[type-arg]
         return []
     from setuptools import Extension
 
-    kernels = [os.path.join("src", "ssewire", "_c", name) for name in ("sw_kernels.h", "sw_events.h")]
-    ext = Extension(
-        "ssewire._scanner_c",
-        [source],
-        depends=[*kernels, os.path.join("src", "ssewire", "_kernels.pxd")],  # the C lives in these headers
-        extra_compile_args=["-O3"] if os.name != "nt" else [],
-    )
+    here = os.path.join("src", "ssewire")
+    kernels = [os.path.join(here, "_c", name) for name in ("sw_kernels.h", "sw_events.h")]
+    flags = ["-O3"] if os.name != "nt" else []
+    exts = [
+        Extension(
+            "ssewire._scanner_c",
+            [source],
+            depends=[*kernels, os.path.join(here, "_kernels.pxd")],  # the C lives in these headers
+            extra_compile_args=flags,
+        ),
+        Extension(
+            "ssewire._deltas_c",
+            [os.path.join(here, "_deltas_c.pyx")],
+            depends=[os.path.join(here, "_c", "sw_json.h"), os.path.join(here, "_json_fields.pxd")],
+            extra_compile_args=flags,
+        ),
+    ]
     try:
-        return cythonize([ext], compiler_directives=CYTHON_DIRECTIVES, quiet=True)
+        return cythonize(exts, compiler_directives=CYTHON_DIRECTIVES, quiet=True)
     except Exception as exc:
         _skip(f"Cython could not translate {source}: {exc}")
         return []

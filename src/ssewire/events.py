@@ -147,6 +147,12 @@ class Unified:
 _FIELDS = ("type", *_UNIFIED_DEFAULTS)
 
 
+def unified_defaults() -> tuple[Any, ...]:
+    """The value each of ``Unified.__slots__`` starts with, in slot order (``type``: None): what the compiled delta
+    reader fills an event with before it sets the event's own fields."""
+    return (None, *_UNIFIED_DEFAULTS.values())
+
+
 class LazyPayload:
     """A payload kept as its JSON text, decoded the first time an event's ``raw`` is read: a normaliser that
     read only the fields it needed (typed decoding) hands this to the events instead of a decoded dict. The

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
-from ..events import LazyPayload, SSEEvent, Unified, new_event
+from ..events import SSEEvent, Unified, new_event
 from ..usage import Usage, count
 from . import typed
 from .common import client_stop, error_object, error_payload, id_and_model, str_or, with_incomplete
@@ -61,6 +61,19 @@ MESSAGE_EVENTS = frozenset(
 )
 _TOOL_BLOCKS = {"tool_use": False, "server_tool_use": True, "mcp_tool_use": True}  # block type -> server
 _NO_INDEX = object()
+#: The deltas read without a decode: ``content_block_delta`` events whose ``delta`` is a ``text_delta`` with a
+#: non-empty string ``text`` or a ``thinking_delta`` with a non-empty string ``thinking``.
+_DELTA_RULE = typed.delta_rule(
+    (("type",), ("delta", "type"), ("delta", "text"), ("delta", "thinking")),
+    {
+        "content_block_delta": (
+            "content_block_delta",
+            (("text_delta", 2, "text_delta"), ("thinking_delta", 3, "reasoning_delta")),
+        )
+    },
+    type_path=0,
+    tag_path=1,
+)
 
 Handler = Callable[["AnthropicNormalizer", dict[str, Any]], list[Unified]]
 
@@ -85,7 +98,7 @@ class AnthropicNormalizer(Normalizer):
         self._current: Any = None  # index of the block started last
         self._count = 0
         self._client_calls = False
-        self._typed = typed.anthropic_delta  # None: every event takes the full decode
+        self._take = typed.take_deltas  # None: every event takes the full decode
 
     @property
     def message_id(self) -> Optional[str]:
@@ -132,30 +145,12 @@ class AnthropicNormalizer(Normalizer):
         return id_and_model(obj.get("message"))
 
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
-        """The typed fast path inline: text and thinking deltas (named by their SSE event) are read into a small
-        struct (see :mod:`.typed`); every other event takes :meth:`decoded`."""
-        decode = self._typed
-        if decode is None:
+        """Text and thinking deltas (named by their SSE event) through the compiled delta reader when it is
+        there (see :mod:`.typed`), every other event through :meth:`decoded`."""
+        take = self._take
+        if take is None or _DELTA_RULE is None:
             return super().normalize(events)
-        out: list[Unified] = []
-        append = out.append
-        for ev in events:
-            if ev.event == "content_block_delta":
-                data = ev.data
-                try:
-                    block = decode(data)
-                except typed.DECODE_ERRORS:
-                    block = None
-                delta = block.delta if block is not None and block.type == "content_block_delta" else None
-                if delta is not None:
-                    if delta.type == "text_delta" and delta.text:
-                        append(new_event("text_delta", LazyPayload(data), delta.text))
-                        continue
-                    if delta.type == "thinking_delta" and delta.thinking:
-                        append(new_event("reasoning_delta", LazyPayload(data), delta.thinking))
-                        continue
-            out += self.decoded(ev)
-        return out
+        return self.normalize_reading(events, take, _DELTA_RULE)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""

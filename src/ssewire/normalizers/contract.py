@@ -43,6 +43,7 @@ from .common import truncated_event
 
 if TYPE_CHECKING:
     from ..usage import Usage
+    from .typed import TakeDeltas
 
 __all__ = ["DelegatingNormalizer", "Normalizer"]
 
@@ -126,6 +127,30 @@ class Normalizer:
             got = fast(ev)
             out += decoded(ev) if got is None else got
         return out
+
+    def normalize_reading(
+        self, events: Sequence[SSEEvent], take: TakeDeltas, rule: Any, sequences: bool = False
+    ) -> list[Unified]:
+        """:meth:`normalize` with the compiled delta reader: the events ``rule`` describes are made by ``take``
+        (see :mod:`.typed`) without decoding their payloads, every other event by :meth:`decoded`, in order.
+        ``sequences``: the rule's events carry the ordering cursor, so ``last_sequence`` follows them too."""
+        batch = events if type(events) is list else list(events)
+        out: list[Unified] = []
+        decoded = self.decoded
+        end = len(batch)
+        index = 0
+        while True:
+            before = len(out)
+            index = take(batch, index, rule, out)
+            if sequences and len(out) > before:
+                for made in reversed(out[before:]):
+                    if made.sequence is not None:
+                        self.last_sequence = made.sequence
+                        break
+            if index >= end:
+                return out
+            out += decoded(batch[index])
+            index += 1
 
     def decoded(self, ev: SSEEvent) -> list[Unified]:
         """The events of one framed event by the full JSON decode: dicts go to :meth:`payload`, ``[DONE]`` to

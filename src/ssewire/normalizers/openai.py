@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
-from ..events import LazyPayload, SSEEvent, Unified, new_event
+from ..events import SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from . import typed
@@ -58,6 +58,15 @@ _DELTAS: dict[str, UnifiedType] = {
     "response.reasoning_summary_text.delta": "reasoning_delta",
     "response.reasoning_text.delta": "reasoning_delta",
 }
+
+#: The deltas read without a decode: ``type`` equal to the SSE event name, a non-empty string ``delta``, an integer
+#: (or absent) ``sequence_number``.
+_DELTA_RULE = typed.delta_rule(
+    (("type",), ("delta",), ("sequence_number",)),
+    {name: (name, ((None, 1, kind),)) for name, kind in _DELTAS.items()},
+    type_path=0,
+    seq_path=2,
+)
 
 Handler = Callable[["OpenAINormalizer", dict[str, Any], Optional[int]], list[Unified]]
 
@@ -89,7 +98,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._client_calls = False
         self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
         self._event_kind: Optional[str] = None
-        self._typed = typed.responses_delta  # None: every event takes the full decode
+        self._take = typed.take_deltas  # None: every event takes the full decode
 
     # -- what this provider declares --------------------------------------------------------------------------
 
@@ -136,32 +145,16 @@ class OpenAINormalizer(DelegatingNormalizer):
     # -- dispatch ---------------------------------------------------------------------------------------------
 
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
-        """The typed fast path inline: text and reasoning deltas (named by their SSE event) are read into a
-        small struct (see :mod:`.typed`); every other event takes :meth:`decoded`. A chat stream's events go to
-        the chat delegate's own fast path."""
+        """Text and reasoning deltas (named by their SSE event) through the compiled delta reader when it is
+        there (see :mod:`.typed`), every other event through :meth:`decoded`; a chat stream's events through the
+        chat delegate's own fast path."""
         chat = self.chat
-        decode = self._typed
-        if chat is not None or decode is None:
-            return chat.normalize(events) if chat is not None and self.delegate is chat else super().normalize(events)
-        out: list[Unified] = []
-        append = out.append
-        for ev in events:
-            name = ev.event
-            kind = _DELTAS.get(name)  # type: ignore[arg-type]
-            if kind is not None:
-                data = ev.data
-                try:
-                    delta = decode(data)
-                except typed.DECODE_ERRORS:
-                    delta = None
-                if delta is not None and delta.type == name and delta.delta:
-                    seq = delta.sequence_number
-                    if seq is not None:
-                        self._last_sequence = seq
-                    append(new_event(kind, LazyPayload(data), delta.delta, seq))
-                    continue
-            out += self.decoded(ev)
-        return out
+        if chat is not None:
+            return chat.normalize(events) if self.delegate is chat else super().normalize(events)
+        take = self._take
+        if take is None or _DELTA_RULE is None:
+            return super().normalize(events)
+        return self.normalize_reading(events, take, _DELTA_RULE, sequences=True)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Responses event (or, via the delegate, one chat chunk)."""

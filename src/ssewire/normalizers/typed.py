@@ -1,13 +1,17 @@
-"""Typed decoding of the hot payloads: decode only the fields a normaliser needs, with msgspec (the ``fast``
-extra), and keep the rest as text for a lazy ``raw`` (:class:`~ssewire.events.LazyPayload`).
+"""Typed decoding of the hot payloads: decode only the fields a normaliser needs and keep the rest as text for a
+lazy ``raw`` (:class:`~ssewire.events.LazyPayload`), two ways:
 
-Each decoder here reads the bulk of one provider's stream -- text, reasoning and argument deltas -- into a small
-struct. A normaliser takes its fast path only when the struct shows the one shape that path handles (every field
-that could change the result is declared, so an unexpected key or type is seen, never ignored); anything else,
-and every payload when msgspec is not installed or typed decoding is switched off (``SSEWIRE_NO_TYPED_DECODE=1``,
-``SSEWIRE_NO_FAST_JSON=1`` or ``SSEWIRE_NO_MSGSPEC=1``, or :func:`set_enabled`), takes the full decode and the
-same rules as before. The events are the same either way:
-tests compare them field for field, ``raw`` included.
+- the compiled delta reader (:func:`take_deltas`, built with the scanners; no extra needed) reads the text and
+  reasoning deltas of the Responses and Messages APIs straight from the payload text, by a provider's
+  :func:`delta_rule`;
+- msgspec (the ``fast`` extra) decodes Chat Completions and Gemini chunks into small structs.
+
+A normaliser takes a fast path only when what it read shows the one shape that path handles (every field that
+could change the result is read, so an unexpected key or type is seen, never ignored); anything else, and every
+payload when the reader is not built and msgspec not installed, or typed decoding is switched off
+(``SSEWIRE_NO_TYPED_DECODE=1`` or :func:`set_enabled`; ``SSEWIRE_NO_FAST_JSON=1`` / ``SSEWIRE_NO_MSGSPEC=1`` leave
+msgspec out, ``SSEWIRE_NO_EXTENSIONS=1`` the compiled reader), takes the full decode and the same rules. The events
+are the same either way: tests compare them field for field, ``raw`` included.
 """
 
 from __future__ import annotations
@@ -15,21 +19,22 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from .._env import env_flag
+from .._scanner import NO_EXTENSIONS
+from ..events import LazyPayload, SSEEvent, Unified, unified_defaults
+from ..names import UnifiedType
 
 __all__ = [
     "DECODE_ERRORS",
-    "anthropic_delta",
     "chat_chunk",
+    "delta_rule",
     "enabled",
     "gemini_chunk",
-    "responses_delta",
     "set_enabled",
+    "take_deltas",
 ]
 
 Decoder = Optional[Callable[[str], Any]]
 
-responses_delta: Decoder = None
-anthropic_delta: Decoder = None
 chat_chunk: Decoder = None
 gemini_chunk: Decoder = None
 DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError,)
@@ -37,29 +42,13 @@ DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError,)
 ABSENT: Any = object()
 
 try:
+    if env_flag("SSEWIRE_NO_FAST_JSON") or env_flag("SSEWIRE_NO_MSGSPEC"):
+        raise ImportError("msgspec switched off")
     import msgspec
-except ImportError:  # pragma: no cover - the fast extra is not installed: full decoding only
+except ImportError:  # the fast extra is not installed (or is switched off): no typed structs
     msgspec = None  # type: ignore[assignment]
 
 if msgspec is not None:
-
-    class ResponsesDelta(msgspec.Struct, gc=False):
-        """``response.*.delta`` events of the Responses API."""
-
-        type: str
-        delta: Optional[str] = None
-        sequence_number: Optional[int] = None
-
-    class AnthropicInner(msgspec.Struct, gc=False):
-        type: Optional[str] = None
-        text: Optional[str] = None
-        thinking: Optional[str] = None
-
-    class AnthropicDelta(msgspec.Struct, gc=False):
-        """``content_block_delta`` events of the Messages API."""
-
-        type: str
-        delta: Optional[AnthropicInner] = None
 
     class ChatDelta(msgspec.Struct, gc=False):
         content: Optional[str] = None
@@ -109,8 +98,6 @@ if msgspec is not None:
         event_type: Any = None
 
     _DECODERS: dict[str, Callable[[str], Any]] = {
-        "responses_delta": msgspec.json.Decoder(ResponsesDelta).decode,
-        "anthropic_delta": msgspec.json.Decoder(AnthropicDelta).decode,
         "chat_chunk": msgspec.json.Decoder(ChatChunk).decode,
         "gemini_chunk": msgspec.json.Decoder(GeminiChunk).decode,
     }
@@ -120,22 +107,60 @@ else:  # pragma: no cover
     _DECODERS = {}
 
 
+# -- the compiled delta reader ------------------------------------------------------------------------------------
+#
+# Where the compiled extension is built (and SSEWIRE_NO_EXTENSIONS is not set), the Responses and Messages text and
+# reasoning deltas -- the bulk of those streams -- are read straight from the payload text in C
+# (:mod:`ssewire._deltas_c`): the JSON is validated strictly and only the members a rule names are located, so a
+# delta costs no decode at all; ``raw`` stays lazy. Whatever the reader cannot vouch for takes the full decode.
+
+
+try:
+    if NO_EXTENSIONS:
+        raise ImportError("SSEWIRE_NO_EXTENSIONS")
+    from .. import _deltas_c
+    from .._scanner_c import SSEEvent as _CompiledEvent
+except ImportError:  # the pure-Python install: the normalisers decode every payload
+    _deltas_c = None  # type: ignore[assignment]
+else:
+    if not _deltas_c.use_types(
+        Unified, Unified.__slots__, unified_defaults(), LazyPayload, LazyPayload(" ")._value, _CompiledEvent
+    ):  # pragma: no cover - a Python whose classes do not lay out __slots__ as plain members
+        _deltas_c = None  # type: ignore[assignment]
+
+TakeDeltas = Callable[[list[SSEEvent], int, Any, list[Unified]], int]
+#: ``take_deltas(events, start, rule, out) -> index`` (see :mod:`ssewire._deltas_c`), or None when typed decoding is
+#: off or the compiled reader is not built.
+take_deltas: Optional[TakeDeltas] = None
+
+
+def delta_rule(
+    paths: tuple[tuple[str, ...], ...],
+    cases: dict[str, tuple[str, tuple[tuple[Optional[str], int, UnifiedType], ...]]],
+    type_path: int,
+    tag_path: int = -1,
+    seq_path: int = -1,
+) -> Any:
+    """A provider's delta rule compiled for :func:`take_deltas` (see ``ssewire._deltas_c.DeltaRule`` for what
+    each argument means), or None without the compiled reader."""
+    if _deltas_c is None:
+        return None
+    return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path)
+
+
 def set_enabled(on: bool) -> bool:
-    """Switch typed decoding on (where msgspec is installed) or off; returns whether it is on. Normalisers read
-    the decoders when they are created."""
-    global responses_delta, anthropic_delta, chat_chunk, gemini_chunk
-    on = on and bool(_DECODERS)
-    responses_delta = _DECODERS.get("responses_delta") if on else None
-    anthropic_delta = _DECODERS.get("anthropic_delta") if on else None
+    """Switch typed decoding on (where msgspec or the compiled delta reader is there) or off; returns whether it
+    is on. Normalisers read the decoders when they are created."""
+    global chat_chunk, gemini_chunk, take_deltas
     chat_chunk = _DECODERS.get("chat_chunk") if on else None
     gemini_chunk = _DECODERS.get("gemini_chunk") if on else None
-    return on
+    take_deltas = _deltas_c.take_deltas if on and _deltas_c is not None else None
+    return enabled()
 
 
 def enabled() -> bool:
     """Whether typed decoding is on."""
-    return responses_delta is not None
+    return chat_chunk is not None or take_deltas is not None
 
 
-_OFF_SWITCHES = ("SSEWIRE_NO_TYPED_DECODE", "SSEWIRE_NO_FAST_JSON", "SSEWIRE_NO_MSGSPEC")
-set_enabled(not any(env_flag(name) for name in _OFF_SWITCHES))
+set_enabled(not env_flag("SSEWIRE_NO_TYPED_DECODE"))

@@ -1,0 +1,25 @@
+"""Type stub of the compiled delta reader (``_deltas_c.pyx``); it has no pure-Python twin: without it the normalisers
+decode every payload (see ``ssewire.normalizers.typed``)."""
+
+from typing import Any, Mapping, Optional
+
+from typing_extensions import disjoint_base
+
+__all__ = ["DeltaRule", "take_deltas", "use_types"]
+
+def use_types(
+    unified: type, fields: tuple[str, ...], defaults: tuple[Any, ...], lazy: type, undecoded: object, event: type
+) -> bool: ...
+
+@disjoint_base
+class DeltaRule:
+    def __init__(
+        self,
+        paths: Any,
+        cases: Mapping[str, tuple[str, tuple[tuple[Optional[str], int, str], ...]]],
+        type_path: int,
+        tag_path: int = -1,
+        seq_path: int = -1,
+    ) -> None: ...
+
+def take_deltas(events: list[Any], start: int, rule: DeltaRule, out: list[Any]) -> int: ...

@@ -1,0 +1,35 @@
+# The C side of the compiled delta reader (_deltas_c.pyx): strict JSON validation that locates a few members of a
+# payload object without building it (_c/sw_json.h), and objects with __slots__ read and built through their
+# member descriptors (_c/sw_slots.h). Both formatted with clang-format and checked by .ci/run.
+
+from cpython.object cimport PyObject
+
+cdef extern from "_c/sw_json.h":
+    enum:
+        SW_JSON_MAX_PATHS
+        SW_J_ABSENT
+        SW_J_STRING
+        SW_J_INT
+        SW_J_NULL
+    ctypedef struct sw_json_val:
+        int kind
+        int escaped
+        const char* start
+        Py_ssize_t len
+    ctypedef struct sw_json_paths:
+        int n
+        const char* key1[8]
+        Py_ssize_t len1[8]
+        const char* key2[8]
+        Py_ssize_t len2[8]
+    int sw_json_locate(const char* text, Py_ssize_t n, const sw_json_paths* paths, sw_json_val* vals) noexcept
+    # a new reference; NULL with no exception set for a string the full decode must read (a lone surrogate)
+    PyObject* sw_json_string(const sw_json_val* v)
+
+cdef extern from "_c/sw_slots.h":
+    ctypedef struct sw_slots:
+        Py_ssize_t n
+    int sw_slots_init(sw_slots* c, object type, object names) except -1
+    PyObject* sw_slots_get(const sw_slots* c, object o, Py_ssize_t i)
+    object sw_slots_new(const sw_slots* c, PyObject** values)
+    bint sw_slots_is(const sw_slots* c, object o)

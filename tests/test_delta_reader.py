@@ -1,0 +1,286 @@
+"""The compiled delta reader (``ssewire._deltas_c``) makes exactly the events the full decode makes, ``raw``
+included, or leaves the event to the full decode: on generated payloads built to be awkward (escapes, duplicate
+keys, surrogates, odd numbers, nesting, whitespace, invalid JSON) as well as on plain ones, for each provider that
+declares a delta rule. The recordings and fixtures are compared in test_typed_decoding.py."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from ssewire import Unified
+from ssewire.events import LazyPayload
+from ssewire.normalizers import anthropic, normalizer_for, openai, typed
+from ssewire.normalizers.contract import Normalizer
+
+pytestmark = pytest.mark.skipif(
+    typed.delta_rule((("type",),), {}, 0) is None, reason="the compiled reader is not built"
+)
+
+_events = pytest.importorskip("ssewire._scanner_c")  # the reader reads the compiled scanners' events directly
+from ssewire._scanner_py import SSEEvent as PyEvent  # noqa: E402  # and anyone else's through attributes
+
+RESPONSES_EVENTS = ["response.output_text.delta", "response.reasoning_text.delta", "response.refusal.delta"]
+
+
+@pytest.fixture
+def reader_off() -> Iterator[None]:
+    typed.set_enabled(False)
+    try:
+        yield
+    finally:
+        typed.set_enabled(True)
+
+
+def _both(provider: str, events: list[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Normalizer]:
+    """The events with the reader on and off, as dicts with ``raw``; and the normaliser that read them."""
+    typed.set_enabled(True)
+    fast = normalizer_for(provider)  # type: ignore[arg-type]
+    got = [e.to_dict(with_raw=True) for e in fast.normalize(events)]
+    typed.set_enabled(False)
+    try:
+        slow = normalizer_for(provider)  # type: ignore[arg-type]
+        want = [e.to_dict(with_raw=True) for e in slow.normalize(events)]
+    finally:
+        typed.set_enabled(True)
+    assert fast.last_sequence == slow.last_sequence
+    return got, want, fast
+
+
+def _compiled(name: str, data: str) -> Any:
+    return _events.SSEEvent(name, data)
+
+
+# -- payloads ---------------------------------------------------------------------------------------------------
+
+_text = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
+    ["", " ", "hé", "東京", "🙂", '"', "\\", "\n", "\x00", "\u2028"]
+)
+_scalar = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | _text
+_value = st.recursive(_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3))
+_seq = st.none() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.booleans() | _text | st.just([1])
+
+
+@st.composite
+def _member_lists(draw: Any, wanted: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """The wanted members, some dropped or replaced, plus extra members, shuffled, sometimes a key twice."""
+    members = [(key, draw(_value) if draw(st.integers(0, 9)) == 0 else value) for key, value in wanted]
+    members = [m for m in members if draw(st.integers(0, 14)) != 0]
+    members += draw(st.lists(st.tuples(_text, _value), max_size=3))
+    if members and draw(st.booleans()):
+        key, _ = draw(st.sampled_from(members))
+        members.append((key, draw(_value)))
+    shuffled: list[tuple[str, Any]] = draw(st.permutations(members))
+    return shuffled
+
+
+def _dump(members: list[tuple[str, Any]], spaced: bool, ascii_only: bool) -> str:
+    sep = ", " if spaced else ","
+    colon = " : " if spaced else ":"
+    return (
+        "{" + sep.join(json.dumps(k, ensure_ascii=ascii_only) + colon + _json(v, ascii_only) for k, v in members) + "}"
+    )
+
+
+def _json(value: Any, ascii_only: bool) -> str:
+    if isinstance(value, list) and value and isinstance(value[0], tuple):  # a member list: an object with duplicates
+        return _dump(value, False, ascii_only)
+    return json.dumps(value, ensure_ascii=ascii_only)
+
+
+@st.composite
+def responses_payloads(draw: Any) -> tuple[str, str]:
+    name = draw(st.sampled_from([*RESPONSES_EVENTS, "response.output_text.done", "message"]))
+    wanted = [
+        ("type", draw(st.sampled_from([name, *RESPONSES_EVENTS]))),
+        ("delta", draw(_text | _value)),
+        ("sequence_number", draw(_seq)),
+        ("item_id", "msg_1"),
+        ("logprobs", []),
+    ]
+    return name, _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
+
+
+@st.composite
+def anthropic_payloads(draw: Any) -> tuple[str, str]:
+    name = draw(st.sampled_from(["content_block_delta", "ping", "message"]))
+    inner = [
+        ("type", draw(st.sampled_from(["text_delta", "thinking_delta", "input_json_delta", "signature_delta"]))),
+        ("text", draw(_text | _value)),
+        ("thinking", draw(_text | _value)),
+    ]
+    delta: Any = draw(_member_lists(inner)) if draw(st.integers(0, 5)) else draw(_value)
+    wanted = [("type", draw(st.sampled_from([name, "content_block_delta"]))), ("index", 0), ("delta", delta)]
+    return name, _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
+
+
+_MANGLE = [
+    lambda s: s,
+    lambda s: s + " ",
+    lambda s: " \r\n\t" + s,
+    lambda s: s[:-1],  # cut
+    lambda s: s + "}",
+    lambda s: s.replace("}", ",}", 1),  # trailing comma
+    lambda s: s.replace(":", ': NaN, "x":', 1),
+    lambda s: s.replace('"type"', '"t\\u0079pe"', 1),  # an escaped key: same key for json.loads
+    lambda s: s.replace('"delta"', '"\\u0064elta"', 1),
+    lambda s: s.replace('"text"', '"\\u0074ext"', 1),
+    lambda s: s.replace('"', "'", 1),
+    lambda s: "[" + s + "]",
+    lambda s: s.replace("0", "01", 1),  # a leading zero
+    lambda s: s.replace(":", ":\x01", 1),
+    lambda s: s.replace('":"', '":"\\ud800', 1),  # a lone surrogate, escaped
+    lambda s: s.replace('":"', '":"\\ud83d\\ude42', 1),  # a pair
+    lambda s: s.replace('":"', '":"\\x', 1),  # an invalid escape
+    lambda s: s.replace("true", "tr", 1),
+]
+
+
+def _check(provider: str, name: str, data: str) -> None:
+    for event in (_compiled(name, data), PyEvent(name, data)):
+        got, want, _ = _both(provider, [event])
+        assert got == want, data
+
+
+@settings(max_examples=400)
+@given(responses_payloads(), st.integers(0, len(_MANGLE) - 1))
+@example(("response.output_text.delta", '{"type":"response.output_text.delta","delta":"a","sequence_number":1}'), 0)
+def test_responses_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int) -> None:
+    name, data = payload
+    _check("openai", name, _MANGLE[mangle](data))
+
+
+@settings(max_examples=400)
+@given(anthropic_payloads(), st.integers(0, len(_MANGLE) - 1))
+@example(("content_block_delta", '{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}'), 0)
+def test_anthropic_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int) -> None:
+    name, data = payload
+    _check("anthropic", name, _MANGLE[mangle](data))
+
+
+@pytest.mark.parametrize(
+    ("provider", "name", "data", "text"),
+    [
+        ("openai", "response.output_text.delta", '{"type":"response.output_text.delta","delta":"hi"}', "hi"),
+        (
+            "openai",
+            "response.refusal.delta",
+            '{"delta":"a\\"b\\\\c\\/\\n\\u00e9\\ud83d\\ude42","type":"response.refusal.delta"}',
+            'a"b\\c/\né🙂',
+        ),
+        (
+            "openai",
+            "response.reasoning_text.delta",
+            ' {"type" : "response.reasoning_text.delta" , "delta" : "東京"} ',
+            "東京",
+        ),
+        (
+            "anthropic",
+            "content_block_delta",
+            '{"type":"content_block_delta","index":3,"delta":{"type":"thinking_delta","thinking":"hm"}}',
+            "hm",
+        ),
+        (
+            "anthropic",
+            "content_block_delta",
+            '{"delta":{"text":"x","type":"text_delta"},"type":"content_block_delta"}',
+            "x",
+        ),
+    ],
+)
+def test_the_reader_takes_plain_deltas_and_keeps_raw_lazy(provider: str, name: str, data: str, text: str) -> None:
+    got, want, _ = _both(provider, [_compiled(name, data)])
+    assert got == want and got[0]["text"] == text
+    out: list[Unified] = []
+    rule = (openai if provider == "openai" else anthropic)._DELTA_RULE
+    assert typed.take_deltas is not None and typed.take_deltas([_compiled(name, data)], 0, rule, out) == 1
+    assert type(out[0]._raw) is LazyPayload and out[0].raw == json.loads(data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        '{"type":"response.output_text.delta","delta":""}',  # empty: raw, not a delta
+        '{"type":"response.output_text.delta","delta":"a","sequence_number":1.0}',
+        '{"type":"response.output_text.delta","delta":"a","sequence_number":true}',
+        '{"type":"response.output_text.delta","delta":"a","sequence_number":"1"}',
+        '{"type":"response.output_text.delta","delta":"a","sequence_number":99999999999999999999999999999999}',
+        '{"type":"response.output_text.delta","delta":"a","delta":null}',  # the last duplicate counts
+        '{"type":"response.output_text.delta","delta":"\\ud800"}',
+        '{"type":"response.output_text.done","delta":"a"}',  # type differs from the event name
+        '{"type":"response.output_text.delta","delta":"a"} x',
+        '{"type":"response.output_text.delta","delta":"a","x":' + "[" * 300 + "]" * 300 + "}",
+        '{"type":"response.output_text.delta","delta":"a","x":NaN}',
+    ],
+)
+def test_payloads_the_reader_leaves_to_the_full_decode_still_come_out_the_same(data: str) -> None:
+    name = "response.output_text.delta"
+    got, want, _ = _both("openai", [_compiled(name, data)])
+    assert got == want
+    assert typed.take_deltas is not None and typed.take_deltas([_compiled(name, data)], 0, openai._DELTA_RULE, []) == 0
+
+
+def test_a_batch_mixing_read_and_decoded_events_keeps_order_and_the_sequence_cursor() -> None:
+    deltas = [
+        _compiled(
+            "response.output_text.delta",
+            json.dumps({"type": "response.output_text.delta", "delta": str(i), "sequence_number": i}),
+        )
+        for i in range(6)
+    ]
+    other = _compiled(
+        "response.content_part.added", json.dumps({"type": "response.content_part.added", "sequence_number": 10})
+    )
+    unnumbered = _compiled(
+        "response.output_text.delta", json.dumps({"type": "response.output_text.delta", "delta": "z"})
+    )
+    for batch in ([*deltas[:3], other, *deltas[3:]], [*deltas, other], [other, *deltas, unnumbered]):
+        got, want, reader = _both("openai", batch)
+        assert got == want
+        assert reader.last_sequence == (10 if batch[-1] is other else 5)
+
+
+def test_the_reader_is_off_when_typed_decoding_is(reader_off: None) -> None:
+    assert typed.take_deltas is None
+    assert normalizer_for("openai").normalize(
+        [_compiled("response.output_text.delta", '{"type":"response.output_text.delta","delta":"a"}')]
+    )[0]._raw == {
+        "type": "response.output_text.delta",
+        "delta": "a",
+    }
+
+
+def test_rules_are_checked() -> None:
+    with pytest.raises(ValueError, match="1 to 8 paths"):
+        typed.delta_rule((), {}, 0)
+    with pytest.raises(ValueError, match="one key or two"):
+        typed.delta_rule((("a", "b", "c"),), {}, 0)
+    with pytest.raises(ValueError, match="out of range"):
+        typed.delta_rule((("type",),), {}, 0, seq_path=3)
+    with pytest.raises(ValueError, match="out of range"):
+        typed.delta_rule((("type",),), {"e": ("e", ((None, 2, "text_delta"),))}, 0)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        '{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"},"delta":5}',  # the last delta counts
+        '{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"},"delta":{"type":"text_delta"}}',
+        '{"type":"content_block_delta","delta":{"type":"text_delta","text":"a","type":"signature_delta"}}',
+        '{"type":"content_block_delta","delta":{"type":"thinking_delta","text":"a"}}',
+        '{"type":"content_block_delta","delta":{"type":"text_delta","text":["a"]}}',
+        '{"type":"content_block_delta","delta":{"t\\u0079pe":"text_delta","text":"a"}}',
+        '{"type":"content_block_delta","delta":[{"type":"text_delta","text":"a"}]}',
+    ],
+)
+def test_anthropic_payloads_the_reader_leaves_to_the_full_decode(data: str) -> None:
+    name = "content_block_delta"
+    got, want, _ = _both("anthropic", [_compiled(name, data)])
+    assert got == want
+    assert typed.take_deltas is not None
+    assert typed.take_deltas([_compiled(name, data)], 0, anthropic._DELTA_RULE, []) == 0
