@@ -132,3 +132,19 @@ def test_normalize_over_a_batch_equals_one_event_at_a_time(
             assert [e.to_dict(with_raw=True) for e in whole] == [e.to_dict(with_raw=True) for e in one_by_one]
     finally:
         typed.set_enabled(True)
+
+
+def test_a_chunk_with_a_type_in_a_chat_stream_read_by_the_openai_normaliser_is_routed_alike() -> None:
+    """Once an ``openai`` stream turned out to be Chat Completions, a payload with a ``type`` still follows the
+    Responses rules, with the fast paths on or off and at any chunking."""
+    body = (
+        b'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
+        b'data: {"type":"response.output_text.delta","delta":"zz","choices":[{"index":0,"delta":{"content":"b"}}]}'
+        b"\n\ndata: [DONE]\n\n"
+    )
+    seen = set()
+    for on in (True, False):
+        for size in (None, 5, 64):
+            seen.add(tuple(repr(e.to_dict(with_raw=True)) for e in _events(body, "openai", "sse", size, on)))
+    assert len(seen) == 1
+    assert "'text': 'zz'" in next(iter(seen))[1]

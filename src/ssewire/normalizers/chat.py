@@ -140,6 +140,8 @@ class ChatCompletionsNormalizer(Normalizer):
         choices = chunk.choices
         if choices is None or len(choices) != 1 or chunk.usage is not None or chunk.error is not None:
             return None
+        if chunk.type is not None:  # an OpenAI normaliser routes a payload with a "type" by the Responses rules
+            return None
         choice = choices[0]
         delta = choice.delta
         if delta is None or choice.finish_reason is not None or delta.tool_calls is not None:

@@ -146,13 +146,11 @@ class OpenAINormalizer(DelegatingNormalizer):
 
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
         """Text and reasoning deltas (named by their SSE event) through the compiled delta reader when it is
-        there (see :mod:`.typed`), every other event through :meth:`decoded`; a chat stream's events through the
-        chat delegate's own fast path."""
-        chat = self.chat
-        if chat is not None:
-            return chat.normalize(events) if self.delegate is chat else super().normalize(events)
+        there (see :mod:`.typed`), every other event through :meth:`decoded`. Once the stream turned out to be
+        Chat Completions, chunks take the chat delegate's fast path (``fast``), the rest this normaliser's
+        routing."""
         take = self._take
-        if take is None or _DELTA_RULE is None:
+        if take is None or _DELTA_RULE is None or self.chat is not None:
             return super().normalize(events)
         return self.normalize_reading(events, take, _DELTA_RULE, sequences=True)
 
@@ -188,6 +186,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         if chat is None:
             chat = self.chat = ChatCompletionsNormalizer()
             self.delegate = chat  # from now on the stream's state is the chat normaliser's
+            self.fast = chat.fast  # and its chunks take the chat fast path
         return chat.payload(obj, event)
 
     def sentinel(self, ev: SSEEvent) -> list[Unified]:
