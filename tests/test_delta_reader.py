@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ssewire import Unified
 from ssewire.events import LazyPayload
-from ssewire.normalizers import anthropic, normalizer_for, openai, typed
+from ssewire.normalizers import anthropic, chat, normalizer_for, openai, typed
 from ssewire.normalizers.contract import Normalizer
 
 pytestmark = pytest.mark.skipif(
@@ -37,17 +37,22 @@ def reader_off() -> Iterator[None]:
         typed.set_enabled(True)
 
 
-def _both(provider: str, events: list[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Normalizer]:
-    """The events with the reader on and off, as dicts with ``raw``; and the normaliser that read them."""
-    typed.set_enabled(True)
-    fast = normalizer_for(provider)  # type: ignore[arg-type]
-    got = [e.to_dict(with_raw=True) for e in fast.normalize(events)]
-    typed.set_enabled(False)
-    try:
-        slow = normalizer_for(provider)  # type: ignore[arg-type]
-        want = [e.to_dict(with_raw=True) for e in slow.normalize(events)]
-    finally:
-        typed.set_enabled(True)
+def _both(
+    provider: str, events: list[Any], first: tuple[Any, ...] = ()
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Normalizer]:
+    """The events with the reader on and off, as dicts with ``raw``, after ``first`` (fed as a batch of its own);
+    and the normaliser that read them."""
+    results = []
+    for on in (True, False):
+        typed.set_enabled(on)
+        try:
+            normalizer = normalizer_for(provider)  # type: ignore[arg-type]
+            made = normalizer.normalize(list(first)) if first else []
+            made += normalizer.normalize(events)
+            results.append(([e.to_dict(with_raw=True) for e in made], normalizer))
+        finally:
+            typed.set_enabled(True)
+    (got, fast), (want, slow) = results
     assert fast.last_sequence == slow.last_sequence
     return got, want, fast
 
@@ -66,13 +71,18 @@ _value = st.recursive(_scalar, lambda inner: st.lists(inner, max_size=3) | st.di
 _seq = st.none() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.booleans() | _text | st.just([1])
 
 
+#: True now and then (sampled_from draws its first element most often, and shrinks towards it).
+_rare = st.sampled_from([False] * 49 + [True])
+
+
 @st.composite
 def _member_lists(draw: Any, wanted: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """The wanted members, some dropped or replaced, plus extra members, shuffled, sometimes a key twice."""
-    members = [(key, draw(_value) if draw(st.integers(0, 9)) == 0 else value) for key, value in wanted]
-    members = [m for m in members if draw(st.integers(0, 14)) != 0]
-    members += draw(st.lists(st.tuples(_text, _value), max_size=3))
-    if members and draw(st.booleans()):
+    members = [(key, draw(_value) if draw(_rare) else value) for key, value in wanted]
+    members = [m for m in members if not draw(_rare)]
+    if draw(_rare):
+        members += draw(st.lists(st.tuples(_text, _value), max_size=2))
+    if members and draw(_rare):
         key, _ = draw(st.sampled_from(members))
         members.append((key, draw(_value)))
     shuffled: list[tuple[str, Any]] = draw(st.permutations(members))
@@ -88,6 +98,8 @@ def _dump(members: list[tuple[str, Any]], spaced: bool, ascii_only: bool) -> str
 
 
 def _json(value: Any, ascii_only: bool) -> str:
+    if isinstance(value, _Objects):
+        return "[" + ",".join(_json(item, ascii_only) for item in value) + "]"
     if isinstance(value, list) and value and isinstance(value[0], tuple):  # a member list: an object with duplicates
         return _dump(value, False, ascii_only)
     return json.dumps(value, ensure_ascii=ascii_only)
@@ -98,8 +110,8 @@ def responses_payloads(draw: Any) -> tuple[str, str]:
     name = draw(st.sampled_from([*RESPONSES_EVENTS, "response.output_text.done", "message"]))
     wanted = [
         ("type", draw(st.sampled_from([name, *RESPONSES_EVENTS]))),
-        ("delta", draw(_text | _value)),
-        ("sequence_number", draw(_seq)),
+        ("delta", draw(_value) if draw(_rare) else draw(_text)),
+        ("sequence_number", draw(_seq) if draw(_rare) else draw(st.integers(0, 10**6))),
         ("item_id", "msg_1"),
         ("logprobs", []),
     ]
@@ -111,15 +123,60 @@ def anthropic_payloads(draw: Any) -> tuple[str, str]:
     name = draw(st.sampled_from(["content_block_delta", "ping", "message"]))
     inner = [
         ("type", draw(st.sampled_from(["text_delta", "thinking_delta", "input_json_delta", "signature_delta"]))),
-        ("text", draw(_text | _value)),
-        ("thinking", draw(_text | _value)),
+        ("text", draw(_value) if draw(_rare) else draw(_text)),
+        ("thinking", draw(_value) if draw(_rare) else draw(_text)),
     ]
-    delta: Any = draw(_member_lists(inner)) if draw(st.integers(0, 5)) else draw(_value)
+    delta: Any = draw(_value) if draw(_rare) else draw(_member_lists(inner))
     wanted = [("type", draw(st.sampled_from([name, "content_block_delta"]))), ("index", 0), ("delta", delta)]
     return name, _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
 
 
+def _mostly_none(*values: Any) -> Any:
+    """None most of the time (the reader's shape), else one of ``values``."""
+    return st.sampled_from([None] * 15 + list(values))
+
+
+@st.composite
+def chat_payloads(draw: Any) -> tuple[str, str]:
+    """Chat chunks around the one-choice text or reasoning delta the reader takes, now and then with one of the
+    members that make a chunk something else."""
+    text = st.sampled_from(["a", " b", "hé", ""]) | _text
+    delta = [
+        ("content", draw(st.none() | _value) if draw(_rare) else draw(text)),
+        ("reasoning_content", draw(_mostly_none("r", "", 5))),
+        ("reasoning", draw(_mostly_none("q", ""))),
+        ("role", draw(_mostly_none("assistant"))),
+        ("refusal", draw(_mostly_none("no", ""))),
+        ("tool_calls", draw(_mostly_none([{"index": 0, "function": {"arguments": "{"}}]))),
+    ]
+    choice = [
+        ("index", 0),
+        ("delta", draw(_value) if draw(_rare) else draw(_member_lists(delta))),
+        ("logprobs", None),
+        ("finish_reason", draw(_mostly_none("stop", "length", ""))),
+    ]
+    choices: Any = [draw(_member_lists(choice)) for _ in range(draw(st.sampled_from([1] * 12 + [0, 2])))]
+    wanted = [
+        ("id", "chatcmpl-1"),
+        ("object", "chat.completion.chunk"),
+        ("model", "m"),
+        ("choices", _Objects(choices)),
+        ("usage", draw(_mostly_none({"prompt_tokens": 1}))),
+        ("error", draw(_mostly_none({"message": "x"}, ""))),
+        ("type", draw(_mostly_none("response.output_text.delta"))),
+    ]
+    name = draw(st.sampled_from(["message", "message", "message", "delta"]))
+    return name, _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
+
+
+class _Objects(list):  # type: ignore[type-arg]
+    """An array of member lists (objects that may repeat a key)."""
+
+
 _MANGLE = [
+    lambda s: s,
+    lambda s: s,
+    lambda s: s,
     lambda s: s,
     lambda s: s + " ",
     lambda s: " \r\n\t" + s,
@@ -141,10 +198,30 @@ _MANGLE = [
 ]
 
 
-def _check(provider: str, name: str, data: str) -> None:
+def _check(provider: str, name: str, data: str, first: tuple[Any, ...] = ()) -> None:
+    """The events of ``first`` then the payload are the same with the reader on and off."""
     for event in (_compiled(name, data), PyEvent(name, data)):
-        got, want, _ = _both(provider, [event])
+        got, want, _ = _both(provider, [event], first)
         assert got == want, data
+
+
+#: A chat stream's first chunk: it names the id and model, after which the reader takes text chunks.
+_CHAT_START = json.dumps(
+    {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"role": "assistant"}}],
+    }
+)
+
+
+@settings(max_examples=500)
+@given(chat_payloads(), st.integers(0, len(_MANGLE) - 1), st.sampled_from(["openai-chat", "xai", "openai"]))
+@example(("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"a"}}]}'), 0, "openai-chat")
+def test_chat_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int, provider: str) -> None:
+    name, data = payload
+    _check(provider, name, _MANGLE[mangle](data), (_compiled("message", _CHAT_START),))
 
 
 @settings(max_examples=400)
@@ -256,14 +333,18 @@ def test_the_reader_is_off_when_typed_decoding_is(reader_off: None) -> None:
 
 
 def test_rules_are_checked() -> None:
-    with pytest.raises(ValueError, match="1 to 8 paths"):
+    with pytest.raises(ValueError, match="1 to 16 paths"):
         typed.delta_rule((), {}, 0)
-    with pytest.raises(ValueError, match="one key or two"):
-        typed.delta_rule((("a", "b", "c"),), {}, 0)
+    with pytest.raises(ValueError, match="1 to 4 keys"):
+        typed.delta_rule((("a", "b", "c", "d", "e"),), {}, 0)
+    with pytest.raises(ValueError, match="1 to 4 keys"):
+        typed.delta_rule((("a", 1),), {}, 0)
     with pytest.raises(ValueError, match="out of range"):
         typed.delta_rule((("type",),), {}, 0, seq_path=3)
     with pytest.raises(ValueError, match="out of range"):
-        typed.delta_rule((("type",),), {"e": ("e", ((None, 2, "text_delta"),))}, 0)
+        typed.delta_rule((("type",),), {"e": ("e", ((None, ((2, "text_delta"),)),))}, 0)
+    with pytest.raises(ValueError, match="needs a type path"):
+        typed.delta_rule((("type",),), {"e": ("e", ((None, ((0, "text_delta"),)),))})
 
 
 @pytest.mark.parametrize(
@@ -284,3 +365,74 @@ def test_anthropic_payloads_the_reader_leaves_to_the_full_decode(data: str) -> N
     assert got == want
     assert typed.take_deltas is not None
     assert typed.take_deltas([_compiled(name, data)], 0, anthropic._DELTA_RULE, []) == 0
+
+
+_CHAT_TEXT = {
+    "id": "chatcmpl-1",
+    "model": "m",
+    "choices": [{"index": 0, "delta": {"content": "a"}, "finish_reason": None}],
+}
+
+
+def _with(path: tuple[Any, ...], value: Any) -> str:
+    chunk = json.loads(json.dumps(_CHAT_TEXT))
+    target = chunk
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = value
+    return json.dumps(chunk)
+
+
+_SOMETHING_ELSE = [
+    (("usage",), {"prompt_tokens": 1}),
+    (("error",), {"message": "x"}),
+    (("error",), ""),
+    (("type",), "response.output_text.delta"),
+    (("choices", 0, "finish_reason"), "stop"),
+    (("choices", 0, "finish_reason"), ""),
+    (("choices", 0, "delta", "reasoning_content"), "r"),  # text and reasoning: two events
+    (("choices", 0, "delta", "reasoning"), "r"),
+    (("choices", 0, "delta", "reasoning_content"), 5),
+    (("choices", 0, "delta", "refusal"), "no"),
+    (("choices", 0, "delta", "tool_calls"), [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{"}}]),
+    (("choices", 0, "delta", "function_call"), {"name": "f"}),
+    (("choices", 0, "delta", "role"), "assistant"),
+    (("choices", 0, "delta", "content"), ["a"]),
+    (("choices", 0, "delta", "content"), ""),
+    (("choices", 0, "delta"), "a"),
+    (("choices",), [{"index": 0, "delta": {"content": "a"}}, {"index": 1, "delta": {"content": "b"}}]),
+    (("choices",), []),
+    (("choices",), {"0": {"delta": {"content": "a"}}}),
+]
+_STILL_TEXT = [
+    (("choices", 0, "delta", "content"), "b"),
+    (("choices", 0, "delta"), {"content": None, "reasoning": "r"}),
+    (("choices", 0, "delta"), {"reasoning_content": "", "reasoning": "r"}),
+    (("choices", 0, "delta"), {"reasoning_content": "r", "reasoning": "s"}),  # reasoning_content wins
+    (("object",), "chat.completion.chunk"),
+    (("choices", 0, "logprobs"), {"content": []}),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "taken"), [(*c, False) for c in _SOMETHING_ELSE] + [(*c, True) for c in _STILL_TEXT]
+)
+@pytest.mark.parametrize("provider", ["openai-chat", "xai", "openai"])
+def test_each_member_that_makes_a_chat_chunk_something_else_is_seen(
+    path: tuple[Any, ...], value: Any, taken: bool, provider: str
+) -> None:
+    data = _with(path, value)
+    got, want, _ = _both(provider, [_compiled("message", data)], (_compiled("message", _CHAT_START),))
+    assert got == want
+    assert typed.take_deltas is not None
+    assert typed.take_deltas([_compiled("message", data)], 0, chat.CHAT_DELTA_RULE, []) == int(taken)
+
+
+def test_the_chat_reader_waits_for_the_stream_id_and_model() -> None:
+    """The first chunks name the id and model (the reader sets neither): the reader starts once both are known."""
+    normalizer = normalizer_for("openai-chat")
+    assert isinstance(normalizer, chat.ChatCompletionsNormalizer) and not normalizer.reads_deltas()
+    normalizer.normalize([_compiled("message", json.dumps({"id": "chatcmpl-1", "choices": []}))])
+    assert normalizer.response_id == "chatcmpl-1" and not normalizer.reads_deltas()
+    normalizer.normalize([_compiled("message", json.dumps(_CHAT_TEXT))])
+    assert normalizer.model == "m" and normalizer.reads_deltas()

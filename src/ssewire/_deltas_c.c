@@ -1677,8 +1677,9 @@ static const char* const __pyx_f[] = {
 /*--- Type declarations ---*/
 struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule;
 struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr;
+struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr;
 
-/* "ssewire/_deltas_c.pyx":91
+/* "ssewire/_deltas_c.pyx":93
  * # -- the rules ----------------------------------------------------------------------------------------------------
  * 
  * cdef class DeltaRule:             # <<<<<<<<<<<<<<
@@ -1690,23 +1691,38 @@ struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule {
   sw_json_paths c_paths;
   PyObject *keys;
   PyObject *cases;
+  PyObject *nulls;
   int type_path;
   int tag_path;
   int seq_path;
 };
 
 
-/* "ssewire/_deltas_c.pyx":115
- *             if not 1 <= len(path) <= 2:
- *                 raise ValueError(f"a path is one key or two, not {path!r}")
- *             keys.append(tuple(key.encode("utf-8") for key in path))             # <<<<<<<<<<<<<<
- *         for index in (type_path, tag_path, seq_path):
- *             if not -1 <= index < len(paths):
+/* "ssewire/_deltas_c.pyx":119
+ *         for path in paths:
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
+ *             ):
+ *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
 */
 struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr {
   PyObject_HEAD
   PyObject *__pyx_genexpr_arg_0;
-  PyObject *__pyx_v_key;
+  PyObject *__pyx_v_step;
+};
+
+
+/* "ssewire/_deltas_c.pyx":122
+ *             ):
+ *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+ *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))             # <<<<<<<<<<<<<<
+ *         for index in (type_path, tag_path, seq_path, *nulls):
+ *             if not -1 <= index < len(paths):
+*/
+struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr {
+  PyObject_HEAD
+  PyObject *__pyx_genexpr_arg_0;
+  PyObject *__pyx_v_step;
   PyObject *__pyx_t_0;
   Py_ssize_t __pyx_t_1;
   PyObject *(*__pyx_t_2)(PyObject *);
@@ -2136,12 +2152,8 @@ static CYTHON_INLINE PyObject* __Pyx_CallUnboundCMethod1(__Pyx_CachedCFunction* 
 /* RaiseUnboundLocalError.proto */
 static void __Pyx_RaiseUnboundLocalError(const char *varname);
 
-/* PyObjectFastCallMethod.proto */
-#if CYTHON_VECTORCALL
-#define __Pyx_PyObject_FastCallMethod(name, args, nargsf) PyObject_VectorcallMethod(name, args, nargsf, NULL)
-#else
-static PyObject *__Pyx_PyObject_FastCallMethod(PyObject *name, PyObject *const *args, size_t nargsf);
-#endif
+/* PyLongCompare.proto */
+static CYTHON_INLINE int __Pyx_PyLong_BoolEqObjC(PyObject *op1, PyObject *op2, long intval, long inplace);
 
 /* GetException.proto (used by pep479) */
 #if CYTHON_FAST_THREAD_STATE
@@ -2153,6 +2165,13 @@ static int __Pyx_GetException(PyObject **type, PyObject **value, PyObject **tb);
 
 /* pep479.proto */
 static void __Pyx_Generator_Replace_StopIteration(int in_async_gen);
+
+/* PyObjectFastCallMethod.proto */
+#if CYTHON_VECTORCALL
+#define __Pyx_PyObject_FastCallMethod(name, args, nargsf) PyObject_VectorcallMethod(name, args, nargsf, NULL)
+#else
+static PyObject *__Pyx_PyObject_FastCallMethod(PyObject *name, PyObject *const *args, size_t nargsf);
+#endif
 
 /* BuildPyUnicode.proto (used by COrdinalToPyUnicode) */
 static PyObject* __Pyx_PyUnicode_BuildFromAscii(Py_ssize_t ulength, const char* chars, int clength,
@@ -2206,38 +2225,35 @@ static CYTHON_INLINE int __Pyx_PyList_Append(PyObject* list, PyObject* x);
 #define __Pyx_PyList_Append(L,x) PyList_Append(L,x)
 #endif
 
-/* FormatTypeName.proto (used by pybuiltin_invalid) */
-#if CYTHON_COMPILING_IN_LIMITED_API && __PYX_LIMITED_VERSION_HEX >= 0x030d0000
-typedef PyObject *__Pyx_TypeName;
-#define __Pyx_FMT_TYPENAME "%N"
-#define __Pyx_PyType_GetFullyQualifiedName(tp) Py_NewRef((PyObject*)tp)
-#define __Pyx_DECREF_TypeName(obj) Py_DECREF(obj)
-#elif CYTHON_COMPILING_IN_LIMITED_API
-typedef PyObject *__Pyx_TypeName;
-#define __Pyx_FMT_TYPENAME "%U"
-#define __Pyx_DECREF_TypeName(obj) Py_XDECREF(obj)
-static __Pyx_TypeName __Pyx_PyType_GetFullyQualifiedName(PyTypeObject* tp);
-#else  // !LIMITED_API
-typedef const char *__Pyx_TypeName;
-#define __Pyx_FMT_TYPENAME "%.200s"
-#define __Pyx_PyType_GetFullyQualifiedName(tp) ((tp)->tp_name)
-#define __Pyx_DECREF_TypeName(obj)
+/* ListExtend.proto */
+#if (CYTHON_COMPILING_IN_LIMITED_API || PY_VERSION_HEX < 0x030d0000) && !defined(PyList_Extend)
+static CYTHON_INLINE int __Pyx_PyList_Extend(PyObject* L, PyObject* v);
+#else
+#define __Pyx_PyList_Extend(L, v)  PyList_Extend(L, v)
 #endif
 
-/* pybuiltin_invalid.export */
-static void __Pyx_PyBuiltin_Invalid(PyObject *obj, const char *builtin_type_name, const char *argname);
+/* PyObjectCompare.proto */
+static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLe_int_object(PyObject *op1, PyObject *op2, int pyop);
 
-/* pyint_simplify.proto */
-static CYTHON_INLINE int __Pyx_PyInt_FromNumber(PyObject **number_var, const char *argname, int accept_none);
+/* PyObjectCompare.proto */
+static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLt_object_int(PyObject *op1, PyObject *op2, int pyop);
 
-/* CIntToPyUnicode.proto */
-#define __Pyx_PyUnicode_From_int(value, width, padding_char, format_char) (\
-    ((format_char) == ('c')) ?\
-        __Pyx_uchar___Pyx_PyUnicode_From_int(value, width, padding_char) :\
-        __Pyx____Pyx_PyUnicode_From_int(value, width, padding_char, format_char)\
-    )
-static CYTHON_INLINE PyObject* __Pyx_uchar___Pyx_PyUnicode_From_int(int value, Py_ssize_t width, char padding_char);
-static CYTHON_INLINE PyObject* __Pyx____Pyx_PyUnicode_From_int(int value, Py_ssize_t width, char padding_char, char format_char);
+/* PyObjectFormatSimple.proto */
+#if CYTHON_COMPILING_IN_PYPY
+    #define __Pyx_PyObject_FormatSimple(s, f) (\
+        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
+        PyObject_Format(s, f))
+#elif CYTHON_USE_TYPE_SLOTS
+    #define __Pyx_PyObject_FormatSimple(s, f) (\
+        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
+        likely(PyLong_CheckExact(s)) ? PyLong_Type.tp_repr(s) :\
+        likely(PyFloat_CheckExact(s)) ? PyFloat_Type.tp_repr(s) :\
+        PyObject_Format(s, f))
+#else
+    #define __Pyx_PyObject_FormatSimple(s, f) (\
+        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
+        PyObject_Format(s, f))
+#endif
 
 /* PyFrozenDict.proto (used by GetItemInt) */
 #if CYTHON_COMPILING_IN_LIMITED_API
@@ -2345,29 +2361,6 @@ static CYTHON_INLINE int __Pyx_dict_iter_next(PyObject* dict_or_iter, Py_ssize_t
 static CYTHON_INLINE PyObject* __Pyx_dict_iterator(PyObject* dict, int is_dict, PyObject* method_name,
                                                    Py_ssize_t* p_orig_length, int* p_is_dict);
 
-/* PyObjectCompare.proto */
-static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLe_int_object(PyObject *op1, PyObject *op2, int pyop);
-
-/* PyObjectCompare.proto */
-static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLt_object_int(PyObject *op1, PyObject *op2, int pyop);
-
-/* PyObjectFormatSimple.proto */
-#if CYTHON_COMPILING_IN_PYPY
-    #define __Pyx_PyObject_FormatSimple(s, f) (\
-        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
-        PyObject_Format(s, f))
-#elif CYTHON_USE_TYPE_SLOTS
-    #define __Pyx_PyObject_FormatSimple(s, f) (\
-        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
-        likely(PyLong_CheckExact(s)) ? PyLong_Type.tp_repr(s) :\
-        likely(PyFloat_CheckExact(s)) ? PyFloat_Type.tp_repr(s) :\
-        PyObject_Format(s, f))
-#else
-    #define __Pyx_PyObject_FormatSimple(s, f) (\
-        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
-        PyObject_Format(s, f))
-#endif
-
 /* RejectKeywords.export */
 static void __Pyx_RejectKeywords(const char* function_name, PyObject *kwds);
 
@@ -2396,6 +2389,9 @@ static CYTHON_INLINE void __Pyx__ExceptionReset(PyThreadState *tstate, PyObject 
 /* PyUnicodeEncodeError_Check.proto */
 #define __Pyx_PyExc_UnicodeEncodeError_Check(obj)  __Pyx_TypeCheck(obj, PyExc_UnicodeEncodeError)
 
+/* PyObjectCompare.proto */
+static CYTHON_INLINE int __Pyx_PyObject_CompareBoolNe_object_object(PyObject *op1, PyObject *op2, int pyop);
+
 /* AllocateExtensionType.proto */
 static PyObject *__Pyx_AllocateExtensionType(PyTypeObject *t, int is_final);
 
@@ -2403,6 +2399,24 @@ static PyObject *__Pyx_AllocateExtensionType(PyTypeObject *t, int is_final);
 #if CYTHON_VECTORCALL_TPNEW
 typedef PyObject * (*__Pyx_tpnewvectorcallfunc)(PyTypeObject* o, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 static PyObject * __Pyx_CallTpnewAsVectorcall(__Pyx_tpnewvectorcallfunc f, PyTypeObject* o, PyObject *a, PyObject *k);
+#endif
+
+/* FormatTypeName.proto (used by RaiseErrorWithObjectType) */
+#if CYTHON_COMPILING_IN_LIMITED_API && __PYX_LIMITED_VERSION_HEX >= 0x030d0000
+typedef PyObject *__Pyx_TypeName;
+#define __Pyx_FMT_TYPENAME "%N"
+#define __Pyx_PyType_GetFullyQualifiedName(tp) Py_NewRef((PyObject*)tp)
+#define __Pyx_DECREF_TypeName(obj) Py_DECREF(obj)
+#elif CYTHON_COMPILING_IN_LIMITED_API
+typedef PyObject *__Pyx_TypeName;
+#define __Pyx_FMT_TYPENAME "%U"
+#define __Pyx_DECREF_TypeName(obj) Py_XDECREF(obj)
+static __Pyx_TypeName __Pyx_PyType_GetFullyQualifiedName(PyTypeObject* tp);
+#else  // !LIMITED_API
+typedef const char *__Pyx_TypeName;
+#define __Pyx_FMT_TYPENAME "%.200s"
+#define __Pyx_PyType_GetFullyQualifiedName(tp) ((tp)->tp_name)
+#define __Pyx_DECREF_TypeName(obj)
 #endif
 
 /* RaiseErrorWithObjectType.proto (used by CallNewInitFromVectorcall) */
@@ -2986,6 +3000,7 @@ static PyObject *__pyx_v_7ssewire_9_deltas_c__undecoded = 0;
 static PyObject *__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN = 0;
 static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *, PyObject *, PyObject *, PyObject *); /*proto*/
 static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *, PyObject *); /*proto*/
+static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__none(sw_json_val const *); /*proto*/
 static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char const *, Py_ssize_t); /*proto*/
 static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *, PyObject *, PyObject *); /*proto*/
 /* #### Code section: typeinfo ### */
@@ -3002,7 +3017,8 @@ static const char __pyx_k_The_compiled_hot_path_of_the_nor[] = "The compiled hot
 /* #### Code section: decls ### */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_v_unified, PyObject *__pyx_v_fields, PyObject *__pyx_v_defaults, PyObject *__pyx_v_lazy, PyObject *__pyx_v_undecoded, PyObject *__pyx_v_event); /* proto */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0); /* proto */
-static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self, PyObject *__pyx_v_paths, PyObject *__pyx_v_cases, int __pyx_v_type_path, int __pyx_v_tag_path, int __pyx_v_seq_path); /* proto */
+static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0); /* proto */
+static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self, PyObject *__pyx_v_paths, PyObject *__pyx_v_cases, int __pyx_v_type_path, int __pyx_v_tag_path, int __pyx_v_seq_path, PyObject *__pyx_v_nulls); /* proto */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_2__reduce_cython__(CYTHON_UNUSED struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self); /* proto */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_4__setstate_cython__(CYTHON_UNUSED struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self, CYTHON_UNUSED PyObject *__pyx_v___pyx_state); /* proto */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_v_events, Py_ssize_t __pyx_v_start, struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_rule, PyObject *__pyx_v_out); /* proto */
@@ -3058,6 +3074,29 @@ static PyObject *__pyx_tp_new_7ssewire_9_deltas_c___pyx_scope_struct__genexpr(Py
 #if CYTHON_VECTORCALL_TPNEW
 static PyObject *__pyx_tp_vectorcall_7ssewire_9_deltas_c___pyx_scope_struct__genexpr(PyObject *t, PyObject *const *args, size_t nargsf, PyObject *kwnames); /*proto*/
 #endif
+static PyObject *__pyx_tp_new__initialisation_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(PyObject *o, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+); /*proto*/
+static PyObject *__pyx_tp_new_vectorcall_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(PyTypeObject *t, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+); /*proto*/
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_new_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(PyTypeObject *t, PyObject *a, PyObject *k); /*proto*/
+#endif
+#if !CYTHON_VECTORCALL_TPNEW
+#define __pyx_tp_new_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr __pyx_tp_new_vectorcall_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr
+#endif
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_vectorcall_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(PyObject *t, PyObject *const *args, size_t nargsf, PyObject *kwnames); /*proto*/
+#endif
 /* #### Code section: late_includes ### */
 /* #### Code section: module_state ### */
 /* SmallCodeConfig */
@@ -3084,17 +3123,19 @@ namespace {
     PyTypeObject *__pyx_ptype_7cpython_4type_type;
     PyObject *__pyx_type_7ssewire_9_deltas_c_DeltaRule;
     PyObject *__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr;
+    PyObject *__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr;
     PyTypeObject *__pyx_ptype_7ssewire_9_deltas_c_DeltaRule;
     PyTypeObject *__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr;
+    PyTypeObject *__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_get;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_items;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_pop;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_values;
     __Pyx_CachedCFunction __pyx_umethod_PyTuple_Type__index;
     PyObject *__pyx_tuple[2];
-    PyObject *__pyx_codeobj_tab[5];
-    PyObject *__pyx_string_tab[91];
-    PyObject *__pyx_number_tab[1];
+    PyObject *__pyx_codeobj_tab[6];
+    PyObject *__pyx_string_tab[94];
+    PyObject *__pyx_number_tab[2];
 /* #### Code section: module_state_contents ### */
 /* PyFrozenDict.module_state_decls */
 #if CYTHON_COMPILING_IN_LIMITED_API
@@ -3105,6 +3146,11 @@ PyObject *__Pyx_PyFrozenDictType;
 #if CYTHON_USE_FREELISTS
 struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr *__pyx_freelist_7ssewire_9_deltas_c___pyx_scope_struct__genexpr[8];
 int __pyx_freecount_7ssewire_9_deltas_c___pyx_scope_struct__genexpr;
+#endif
+
+#if CYTHON_USE_FREELISTS
+struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *__pyx_freelist_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr[8];
+int __pyx_freecount_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr;
 #endif
 /* CommonTypesMetaclass.module_state_decls */
 PyTypeObject *__pyx_CommonTypesMetaclassType;
@@ -3156,98 +3202,102 @@ static __pyx_mstatetype __pyx_mstate_global_static =
 static __pyx_mstatetype * const __pyx_mstate_global = &__pyx_mstate_global_static;
 #endif
 /* #### Code section: constant_name_defines ### */
-#define __pyx_kp_u_out_of_range __pyx_string_tab[0]
-#define __pyx_kp_u_paths_not __pyx_string_tab[1]
-#define __pyx_kp_u_tree_fragment __pyx_string_tab[2]
-#define __pyx_kp_u_ __pyx_string_tab[3]
-#define __pyx_kp_u_Note_that_Cython_is_deliberately __pyx_string_tab[4]
-#define __pyx_kp_u_Pickling_of_struct_members_such __pyx_string_tab[5]
-#define __pyx_kp_u_a_DeltaRule_needs_a_type_path __pyx_string_tab[6]
+#define __pyx_kp_u_keys_or_0_the_only_element_not __pyx_string_tab[0]
+#define __pyx_kp_u_out_of_range __pyx_string_tab[1]
+#define __pyx_kp_u_paths_not __pyx_string_tab[2]
+#define __pyx_kp_u_tree_fragment __pyx_string_tab[3]
+#define __pyx_kp_u_ __pyx_string_tab[4]
+#define __pyx_kp_u_Note_that_Cython_is_deliberately __pyx_string_tab[5]
+#define __pyx_kp_u_Pickling_of_struct_members_such __pyx_string_tab[6]
 #define __pyx_kp_u_a_DeltaRule_reads_1_to __pyx_string_tab[7]
-#define __pyx_kp_u_a_path_is_one_key_or_two_not __pyx_string_tab[8]
-#define __pyx_kp_u_add_note __pyx_string_tab[9]
-#define __pyx_kp_u_disable __pyx_string_tab[10]
-#define __pyx_kp_u_enable __pyx_string_tab[11]
-#define __pyx_kp_u_gc __pyx_string_tab[12]
-#define __pyx_kp_u_isenabled __pyx_string_tab[13]
-#define __pyx_kp_u_one_default_per_field_at_most_20 __pyx_string_tab[14]
-#define __pyx_kp_u_path_index __pyx_string_tab[15]
-#define __pyx_kp_u_src_ssewire__deltas_c_pyx __pyx_string_tab[16]
-#define __pyx_kp_u_text_path_index __pyx_string_tab[17]
-#define __pyx_kp_u_utf_8 __pyx_string_tab[18]
-#define __pyx_n_u_DeltaRule __pyx_string_tab[19]
-#define __pyx_n_u_DeltaRule___reduce_cython __pyx_string_tab[20]
-#define __pyx_n_u_DeltaRule___setstate_cython __pyx_string_tab[21]
-#define __pyx_n_u_Pyx_PyDict_NextRef __pyx_string_tab[22]
-#define __pyx_n_u_all __pyx_string_tab[23]
-#define __pyx_n_u_annotate __pyx_string_tab[24]
-#define __pyx_n_u_func __pyx_string_tab[25]
-#define __pyx_n_u_getstate __pyx_string_tab[26]
-#define __pyx_n_u_init___locals_genexpr __pyx_string_tab[27]
-#define __pyx_n_u_main __pyx_string_tab[28]
-#define __pyx_n_u_module __pyx_string_tab[29]
-#define __pyx_n_u_name __pyx_string_tab[30]
-#define __pyx_n_u_pyx_state __pyx_string_tab[31]
-#define __pyx_n_u_qualname __pyx_string_tab[32]
-#define __pyx_n_u_reduce __pyx_string_tab[33]
-#define __pyx_n_u_reduce_cython __pyx_string_tab[34]
-#define __pyx_n_u_reduce_ex __pyx_string_tab[35]
-#define __pyx_n_u_set_name __pyx_string_tab[36]
-#define __pyx_n_u_setstate __pyx_string_tab[37]
-#define __pyx_n_u_setstate_cython __pyx_string_tab[38]
-#define __pyx_n_u_test __pyx_string_tab[39]
-#define __pyx_n_u_is_coroutine __pyx_string_tab[40]
-#define __pyx_n_u_raw __pyx_string_tab[41]
-#define __pyx_n_u_value __pyx_string_tab[42]
-#define __pyx_n_u_asyncio_coroutines __pyx_string_tab[43]
-#define __pyx_n_u_cases __pyx_string_tab[44]
-#define __pyx_n_u_cline_in_traceback __pyx_string_tab[45]
-#define __pyx_n_u_close __pyx_string_tab[46]
-#define __pyx_n_u_data __pyx_string_tab[47]
-#define __pyx_n_u_defaults __pyx_string_tab[48]
-#define __pyx_n_u_encode __pyx_string_tab[49]
-#define __pyx_n_u_event __pyx_string_tab[50]
-#define __pyx_n_u_events __pyx_string_tab[51]
-#define __pyx_n_u_fields __pyx_string_tab[52]
-#define __pyx_n_u_genexpr __pyx_string_tab[53]
-#define __pyx_n_u_get __pyx_string_tab[54]
-#define __pyx_n_u_i __pyx_string_tab[55]
-#define __pyx_n_u_index __pyx_string_tab[56]
-#define __pyx_n_u_items __pyx_string_tab[57]
-#define __pyx_n_u_key __pyx_string_tab[58]
+#define __pyx_kp_u_a_path_is_1_to __pyx_string_tab[8]
+#define __pyx_kp_u_a_type_to_match_needs_a_type_pat __pyx_string_tab[9]
+#define __pyx_kp_u_add_note __pyx_string_tab[10]
+#define __pyx_kp_u_disable __pyx_string_tab[11]
+#define __pyx_kp_u_enable __pyx_string_tab[12]
+#define __pyx_kp_u_gc __pyx_string_tab[13]
+#define __pyx_kp_u_isenabled __pyx_string_tab[14]
+#define __pyx_kp_u_one_default_per_field_at_most_20 __pyx_string_tab[15]
+#define __pyx_kp_u_path_index __pyx_string_tab[16]
+#define __pyx_kp_u_src_ssewire__deltas_c_pyx __pyx_string_tab[17]
+#define __pyx_kp_u_text_path_index __pyx_string_tab[18]
+#define __pyx_kp_u_utf_8 __pyx_string_tab[19]
+#define __pyx_n_u_DeltaRule __pyx_string_tab[20]
+#define __pyx_n_u_DeltaRule___reduce_cython __pyx_string_tab[21]
+#define __pyx_n_u_DeltaRule___setstate_cython __pyx_string_tab[22]
+#define __pyx_n_u_Pyx_PyDict_NextRef __pyx_string_tab[23]
+#define __pyx_n_u_all __pyx_string_tab[24]
+#define __pyx_n_u_annotate __pyx_string_tab[25]
+#define __pyx_n_u_func __pyx_string_tab[26]
+#define __pyx_n_u_getstate __pyx_string_tab[27]
+#define __pyx_n_u_init___locals_genexpr __pyx_string_tab[28]
+#define __pyx_n_u_main __pyx_string_tab[29]
+#define __pyx_n_u_module __pyx_string_tab[30]
+#define __pyx_n_u_name __pyx_string_tab[31]
+#define __pyx_n_u_pyx_state __pyx_string_tab[32]
+#define __pyx_n_u_qualname __pyx_string_tab[33]
+#define __pyx_n_u_reduce __pyx_string_tab[34]
+#define __pyx_n_u_reduce_cython __pyx_string_tab[35]
+#define __pyx_n_u_reduce_ex __pyx_string_tab[36]
+#define __pyx_n_u_set_name __pyx_string_tab[37]
+#define __pyx_n_u_setstate __pyx_string_tab[38]
+#define __pyx_n_u_setstate_cython __pyx_string_tab[39]
+#define __pyx_n_u_test __pyx_string_tab[40]
+#define __pyx_n_u_is_coroutine __pyx_string_tab[41]
+#define __pyx_n_u_raw __pyx_string_tab[42]
+#define __pyx_n_u_value __pyx_string_tab[43]
+#define __pyx_n_u_asyncio_coroutines __pyx_string_tab[44]
+#define __pyx_n_u_cases __pyx_string_tab[45]
+#define __pyx_n_u_cline_in_traceback __pyx_string_tab[46]
+#define __pyx_n_u_close __pyx_string_tab[47]
+#define __pyx_n_u_data __pyx_string_tab[48]
+#define __pyx_n_u_defaults __pyx_string_tab[49]
+#define __pyx_n_u_encode __pyx_string_tab[50]
+#define __pyx_n_u_event __pyx_string_tab[51]
+#define __pyx_n_u_events __pyx_string_tab[52]
+#define __pyx_n_u_fields __pyx_string_tab[53]
+#define __pyx_n_u_genexpr __pyx_string_tab[54]
+#define __pyx_n_u_get __pyx_string_tab[55]
+#define __pyx_n_u_i __pyx_string_tab[56]
+#define __pyx_n_u_index __pyx_string_tab[57]
+#define __pyx_n_u_items __pyx_string_tab[58]
 #define __pyx_n_u_lazy __pyx_string_tab[59]
 #define __pyx_n_u_made __pyx_string_tab[60]
 #define __pyx_n_u_n __pyx_string_tab[61]
 #define __pyx_n_u_name_2 __pyx_string_tab[62]
 #define __pyx_n_u_next __pyx_string_tab[63]
-#define __pyx_n_u_object __pyx_string_tab[64]
-#define __pyx_n_u_out __pyx_string_tab[65]
-#define __pyx_n_u_paths __pyx_string_tab[66]
-#define __pyx_n_u_pop __pyx_string_tab[67]
-#define __pyx_n_u_rule __pyx_string_tab[68]
-#define __pyx_n_u_self __pyx_string_tab[69]
-#define __pyx_n_u_send __pyx_string_tab[70]
-#define __pyx_n_u_seq_path __pyx_string_tab[71]
-#define __pyx_n_u_sequence __pyx_string_tab[72]
-#define __pyx_n_u_setdefault __pyx_string_tab[73]
-#define __pyx_n_u_ssewire__deltas_c __pyx_string_tab[74]
-#define __pyx_n_u_start __pyx_string_tab[75]
-#define __pyx_n_u_tag_path __pyx_string_tab[76]
-#define __pyx_n_u_take_deltas __pyx_string_tab[77]
-#define __pyx_n_u_text __pyx_string_tab[78]
-#define __pyx_n_u_throw __pyx_string_tab[79]
-#define __pyx_n_u_type __pyx_string_tab[80]
-#define __pyx_n_u_type_path __pyx_string_tab[81]
-#define __pyx_n_u_undecoded __pyx_string_tab[82]
-#define __pyx_n_u_unified __pyx_string_tab[83]
-#define __pyx_n_u_use_types __pyx_string_tab[84]
-#define __pyx_n_u_value_2 __pyx_string_tab[85]
-#define __pyx_n_u_values __pyx_string_tab[86]
-#define __pyx_kp_b_iso88591_Q __pyx_string_tab[87]
-#define __pyx_kp_b_iso88591_3aq_wc_q_Ba_aq_1AXWF_Qax_ST_1AX __pyx_string_tab[88]
-#define __pyx_kp_b_iso88591_Q_s_83c_Cs_82Q_j_Qaz_Rs_q_PWW __pyx_string_tab[89]
-#define __pyx_kp_b_iso88591__2 __pyx_string_tab[90]
+#define __pyx_n_u_nulls __pyx_string_tab[64]
+#define __pyx_n_u_object __pyx_string_tab[65]
+#define __pyx_n_u_out __pyx_string_tab[66]
+#define __pyx_n_u_paths __pyx_string_tab[67]
+#define __pyx_n_u_pop __pyx_string_tab[68]
+#define __pyx_n_u_rule __pyx_string_tab[69]
+#define __pyx_n_u_self __pyx_string_tab[70]
+#define __pyx_n_u_send __pyx_string_tab[71]
+#define __pyx_n_u_seq_path __pyx_string_tab[72]
+#define __pyx_n_u_sequence __pyx_string_tab[73]
+#define __pyx_n_u_setdefault __pyx_string_tab[74]
+#define __pyx_n_u_ssewire__deltas_c __pyx_string_tab[75]
+#define __pyx_n_u_start __pyx_string_tab[76]
+#define __pyx_n_u_step __pyx_string_tab[77]
+#define __pyx_n_u_tag_path __pyx_string_tab[78]
+#define __pyx_n_u_take_deltas __pyx_string_tab[79]
+#define __pyx_n_u_text __pyx_string_tab[80]
+#define __pyx_n_u_throw __pyx_string_tab[81]
+#define __pyx_n_u_type __pyx_string_tab[82]
+#define __pyx_n_u_type_path __pyx_string_tab[83]
+#define __pyx_n_u_undecoded __pyx_string_tab[84]
+#define __pyx_n_u_unified __pyx_string_tab[85]
+#define __pyx_n_u_use_types __pyx_string_tab[86]
+#define __pyx_n_u_value_2 __pyx_string_tab[87]
+#define __pyx_n_u_values __pyx_string_tab[88]
+#define __pyx_kp_b_iso88591_Q __pyx_string_tab[89]
+#define __pyx_kp_b_iso88591_3aq_wc_q_Ba_aq_1AXWF_Qax_ST_1AX __pyx_string_tab[90]
+#define __pyx_kp_b_iso88591_Q_s_83c_Cs_82Q_j_Qaz_Rs_q_PWW __pyx_string_tab[91]
+#define __pyx_kp_b_iso88591__2 __pyx_string_tab[92]
+#define __pyx_kp_b_iso88591_a __pyx_string_tab[93]
 #define __pyx_int_0 __pyx_number_tab[0]
+#define __pyx_int_neg_1 __pyx_number_tab[1]
 /* #### Code section: module_state_clear ### */
 #if CYTHON_USE_MODULE_STATE
 static CYTHON_SMALL_CODE int __pyx_m_clear(PyObject *m) {
@@ -3267,15 +3317,17 @@ static CYTHON_SMALL_CODE int __pyx_m_clear(PyObject *m) {
   Py_CLEAR(clear_module_state->__pyx_type_7ssewire_9_deltas_c_DeltaRule);
   Py_CLEAR(clear_module_state->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr);
   Py_CLEAR(clear_module_state->__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr);
+  Py_CLEAR(clear_module_state->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr);
+  Py_CLEAR(clear_module_state->__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_get.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_items.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_pop.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_values.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyTuple_Type__index.method);
   for (int i=0; i<2; ++i) { Py_CLEAR(clear_module_state->__pyx_tuple[i]); }
-  for (int i=0; i<5; ++i) { Py_CLEAR(clear_module_state->__pyx_codeobj_tab[i]); }
-  for (int i=0; i<91; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
-  for (int i=0; i<1; ++i) { Py_CLEAR(clear_module_state->__pyx_number_tab[i]); }
+  for (int i=0; i<6; ++i) { Py_CLEAR(clear_module_state->__pyx_codeobj_tab[i]); }
+  for (int i=0; i<94; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<2; ++i) { Py_CLEAR(clear_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_clear_contents ### */
 /* CommonTypesMetaclass.module_state_clear */
 Py_CLEAR(clear_module_state->__pyx_CommonTypesMetaclassType);
@@ -3306,15 +3358,17 @@ static CYTHON_SMALL_CODE int __pyx_m_traverse(PyObject *m, visitproc visit, void
   Py_VISIT(traverse_module_state->__pyx_type_7ssewire_9_deltas_c_DeltaRule);
   Py_VISIT(traverse_module_state->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr);
   Py_VISIT(traverse_module_state->__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr);
+  Py_VISIT(traverse_module_state->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr);
+  Py_VISIT(traverse_module_state->__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_get.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_items.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_pop.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_values.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyTuple_Type__index.method);
   for (int i=0; i<2; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_tuple[i]); }
-  for (int i=0; i<5; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_codeobj_tab[i]); }
-  for (int i=0; i<91; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
-  for (int i=0; i<1; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_number_tab[i]); }
+  for (int i=0; i<6; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_codeobj_tab[i]); }
+  for (int i=0; i<94; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<2; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_traverse_contents ### */
 /* CommonTypesMetaclass.module_state_traverse */
 Py_VISIT(traverse_module_state->__pyx_CommonTypesMetaclassType);
@@ -3331,7 +3385,7 @@ return 0;
 #endif
 /* #### Code section: module_code ### */
 
-/* "ssewire/_deltas_c.pyx":52
+/* "ssewire/_deltas_c.pyx":54
  * 
  * 
  * def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event):             # <<<<<<<<<<<<<<
@@ -3384,56 +3438,56 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_unified,&__pyx_mstate_global->__pyx_n_u_fields,&__pyx_mstate_global->__pyx_n_u_defaults,&__pyx_mstate_global->__pyx_n_u_lazy,&__pyx_mstate_global->__pyx_n_u_undecoded,&__pyx_mstate_global->__pyx_n_u_event,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 52, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 54, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  6:
         values[5] = __Pyx_ArgRef_FASTCALL(__pyx_args, 5);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 52, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 54, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  5:
         values[4] = __Pyx_ArgRef_FASTCALL(__pyx_args, 4);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 52, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 54, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 52, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 54, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 52, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 54, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 52, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 54, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 52, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 54, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "use_types", 0) < (0)) __PYX_ERR(0, 52, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "use_types", 0) < (0)) __PYX_ERR(0, 54, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 6; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, i); __PYX_ERR(0, 52, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, i); __PYX_ERR(0, 54, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 6)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 52, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 54, __pyx_L3_error)
       values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 52, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 54, __pyx_L3_error)
       values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 52, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 54, __pyx_L3_error)
       values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 52, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 54, __pyx_L3_error)
       values[4] = __Pyx_ArgRef_FASTCALL(__pyx_args, 4);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 52, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 54, __pyx_L3_error)
       values[5] = __Pyx_ArgRef_FASTCALL(__pyx_args, 5);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 52, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 54, __pyx_L3_error)
     }
     __pyx_v_unified = values[0];
     __pyx_v_fields = ((PyObject*)values[1]);
@@ -3444,7 +3498,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, __pyx_nargs); __PYX_ERR(0, 52, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, __pyx_nargs); __PYX_ERR(0, 54, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -3455,8 +3509,8 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   __Pyx_RefNannyFinishContext();
   return NULL;
   __pyx_L4_argument_unpacking_done:;
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_fields), (&PyTuple_Type), 1, "fields", 1))) __PYX_ERR(0, 52, __pyx_L1_error)
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_defaults), (&PyTuple_Type), 1, "defaults", 1))) __PYX_ERR(0, 52, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_fields), (&PyTuple_Type), 1, "fields", 1))) __PYX_ERR(0, 54, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_defaults), (&PyTuple_Type), 1, "defaults", 1))) __PYX_ERR(0, 54, __pyx_L1_error)
   __pyx_r = __pyx_pf_7ssewire_9_deltas_c_use_types(__pyx_self, __pyx_v_unified, __pyx_v_fields, __pyx_v_defaults, __pyx_v_lazy, __pyx_v_undecoded, __pyx_v_event);
 
   /* function exit code */
@@ -3492,7 +3546,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("use_types", 0);
 
-  /* "ssewire/_deltas_c.pyx":58
+  /* "ssewire/_deltas_c.pyx":60
  *     directly. Returns whether every type has the fields named as plain slots (False: the reader stays off)."""
  *     global _types, _defaults, _type_at, _text_at, _sequence_at, _raw_at, _undecoded
  *     _types = None             # <<<<<<<<<<<<<<
@@ -3504,7 +3558,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__types, Py_None);
   __Pyx_GIVEREF(Py_None);
 
-  /* "ssewire/_deltas_c.pyx":59
+  /* "ssewire/_deltas_c.pyx":61
  *     global _types, _defaults, _type_at, _text_at, _sequence_at, _raw_at, _undecoded
  *     _types = None
  *     if len(fields) != len(defaults) or len(fields) > 20:             # <<<<<<<<<<<<<<
@@ -3513,14 +3567,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 */
   if (unlikely(__pyx_v_fields == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 59, __pyx_L1_error)
+    __PYX_ERR(0, 61, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 59, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 61, __pyx_L1_error)
   if (unlikely(__pyx_v_defaults == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 59, __pyx_L1_error)
+    __PYX_ERR(0, 61, __pyx_L1_error)
   }
-  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_defaults); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 59, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_defaults); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 61, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_2 != __pyx_t_3);
 
 
@@ -3535,9 +3589,9 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   }
   if (unlikely(__pyx_v_fields == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 59, __pyx_L1_error)
+    __PYX_ERR(0, 61, __pyx_L1_error)
   }
-  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 59, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 61, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_3 > 20);
 
 
@@ -3548,7 +3602,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "ssewire/_deltas_c.pyx":60
+    /* "ssewire/_deltas_c.pyx":62
  *     _types = None
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")             # <<<<<<<<<<<<<<
@@ -3561,14 +3615,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
       PyObject *__pyx_callargs[2] = {__pyx_t_6, __pyx_mstate_global->__pyx_kp_u_one_default_per_field_at_most_20};
       __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_7, (2-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
-      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 60, __pyx_L1_error)
+      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 62, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
     }
     __Pyx_Raise(__pyx_t_5, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    __PYX_ERR(0, 60, __pyx_L1_error)
+    __PYX_ERR(0, 62, __pyx_L1_error)
 
-    /* "ssewire/_deltas_c.pyx":59
+    /* "ssewire/_deltas_c.pyx":61
  *     global _types, _defaults, _type_at, _text_at, _sequence_at, _raw_at, _undecoded
  *     _types = None
  *     if len(fields) != len(defaults) or len(fields) > 20:             # <<<<<<<<<<<<<<
@@ -3577,14 +3631,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":61
+  /* "ssewire/_deltas_c.pyx":63
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):
  *         return False
 */
-  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_unified, __pyx_v_fields); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 61, __pyx_L1_error)
+  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_unified, __pyx_v_fields); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 63, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_8 != 1);
 
 
@@ -3597,16 +3651,16 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
     goto __pyx_L7_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":62
+  /* "ssewire/_deltas_c.pyx":64
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):             # <<<<<<<<<<<<<<
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
 */
-  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy, __pyx_mstate_global->__pyx_tuple[0]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 61, __pyx_L1_error)
+  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy, __pyx_mstate_global->__pyx_tuple[0]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 63, __pyx_L1_error)
 
-  /* "ssewire/_deltas_c.pyx":61
+  /* "ssewire/_deltas_c.pyx":63
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -3625,14 +3679,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
     goto __pyx_L7_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":62
+  /* "ssewire/_deltas_c.pyx":64
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):             # <<<<<<<<<<<<<<
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
 */
-  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__event), __pyx_v_event, __pyx_mstate_global->__pyx_tuple[1]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 62, __pyx_L1_error)
+  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__event), __pyx_v_event, __pyx_mstate_global->__pyx_tuple[1]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 64, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_8 != 1);
 
 
@@ -3641,7 +3695,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 
   __pyx_L7_bool_binop_done:;
 
-  /* "ssewire/_deltas_c.pyx":61
+  /* "ssewire/_deltas_c.pyx":63
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -3651,7 +3705,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   if (__pyx_t_1) {
 
 
-    /* "ssewire/_deltas_c.pyx":63
+    /* "ssewire/_deltas_c.pyx":65
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):
  *         return False             # <<<<<<<<<<<<<<
@@ -3669,7 +3723,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":61
+    /* "ssewire/_deltas_c.pyx":63
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -3678,57 +3732,57 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":64
+  /* "ssewire/_deltas_c.pyx":66
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")             # <<<<<<<<<<<<<<
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
  *     _defaults = list(defaults)
 */
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_type); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 64, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_type); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 66, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 64, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 66, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_text); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 64, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_text); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 66, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 64, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 66, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
   __pyx_v_7ssewire_9_deltas_c__type_at = __pyx_t_3;
   __pyx_v_7ssewire_9_deltas_c__text_at = __pyx_t_2;
 
-  /* "ssewire/_deltas_c.pyx":65
+  /* "ssewire/_deltas_c.pyx":67
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")             # <<<<<<<<<<<<<<
  *     _defaults = list(defaults)
  *     _undecoded = undecoded
 */
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_sequence); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 65, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_sequence); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 67, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 65, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 67, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_raw); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 65, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_raw); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 67, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 65, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 67, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
   __pyx_v_7ssewire_9_deltas_c__sequence_at = __pyx_t_2;
   __pyx_v_7ssewire_9_deltas_c__raw_at = __pyx_t_3;
 
-  /* "ssewire/_deltas_c.pyx":66
+  /* "ssewire/_deltas_c.pyx":68
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
  *     _defaults = list(defaults)             # <<<<<<<<<<<<<<
  *     _undecoded = undecoded
  *     _types = (unified, lazy, event, defaults)
 */
-  __pyx_t_5 = PySequence_List(__pyx_v_defaults); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 66, __pyx_L1_error)
+  __pyx_t_5 = PySequence_List(__pyx_v_defaults); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 68, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__defaults);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__defaults, ((PyObject*)__pyx_t_5));
   __Pyx_GIVEREF(__pyx_t_5);
   __pyx_t_5 = 0;
 
-  /* "ssewire/_deltas_c.pyx":67
+  /* "ssewire/_deltas_c.pyx":69
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
  *     _defaults = list(defaults)
  *     _undecoded = undecoded             # <<<<<<<<<<<<<<
@@ -3740,33 +3794,33 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__undecoded, __pyx_v_undecoded);
   __Pyx_GIVEREF(__pyx_v_undecoded);
 
-  /* "ssewire/_deltas_c.pyx":68
+  /* "ssewire/_deltas_c.pyx":70
  *     _defaults = list(defaults)
  *     _undecoded = undecoded
  *     _types = (unified, lazy, event, defaults)             # <<<<<<<<<<<<<<
  *     return True
  * 
 */
-  __pyx_t_5 = PyTuple_New(4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 68, __pyx_L1_error)
+  __pyx_t_5 = PyTuple_New(4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 70, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
   __Pyx_INCREF(__pyx_v_unified);
   __Pyx_GIVEREF(__pyx_v_unified);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_v_unified) != (0)) __PYX_ERR(0, 68, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_v_unified) != (0)) __PYX_ERR(0, 70, __pyx_L1_error);
   __Pyx_INCREF(__pyx_v_lazy);
   __Pyx_GIVEREF(__pyx_v_lazy);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_v_lazy) != (0)) __PYX_ERR(0, 68, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_v_lazy) != (0)) __PYX_ERR(0, 70, __pyx_L1_error);
   __Pyx_INCREF(__pyx_v_event);
   __Pyx_GIVEREF(__pyx_v_event);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 2, __pyx_v_event) != (0)) __PYX_ERR(0, 68, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 2, __pyx_v_event) != (0)) __PYX_ERR(0, 70, __pyx_L1_error);
   __Pyx_INCREF(__pyx_v_defaults);
   __Pyx_GIVEREF(__pyx_v_defaults);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 3, __pyx_v_defaults) != (0)) __PYX_ERR(0, 68, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 3, __pyx_v_defaults) != (0)) __PYX_ERR(0, 70, __pyx_L1_error);
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__types);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__types, __pyx_t_5);
   __Pyx_GIVEREF(__pyx_t_5);
   __pyx_t_5 = 0;
 
-  /* "ssewire/_deltas_c.pyx":69
+  /* "ssewire/_deltas_c.pyx":71
  *     _undecoded = undecoded
  *     _types = (unified, lazy, event, defaults)
  *     return True             # <<<<<<<<<<<<<<
@@ -3784,7 +3838,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   }
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":52
+  /* "ssewire/_deltas_c.pyx":54
  * 
  * 
  * def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event):             # <<<<<<<<<<<<<<
@@ -3804,7 +3858,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":72
+/* "ssewire/_deltas_c.pyx":74
  * 
  * 
  * cdef object _new_delta(object kind, object data, object text, object sequence):             # <<<<<<<<<<<<<<
@@ -3828,7 +3882,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_new_delta", 0);
 
-  /* "ssewire/_deltas_c.pyx":77
+  /* "ssewire/_deltas_c.pyx":79
  *     cdef PyObject* lazy_values[2]
  *     cdef Py_ssize_t i
  *     lazy_values[0] = <PyObject*>data             # <<<<<<<<<<<<<<
@@ -3837,7 +3891,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_lazy_values[0]) = ((PyObject *)__pyx_v_data);
 
-  /* "ssewire/_deltas_c.pyx":78
+  /* "ssewire/_deltas_c.pyx":80
  *     cdef Py_ssize_t i
  *     lazy_values[0] = <PyObject*>data
  *     lazy_values[1] = <PyObject*>_undecoded             # <<<<<<<<<<<<<<
@@ -3846,19 +3900,19 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_lazy_values[1]) = ((PyObject *)__pyx_v_7ssewire_9_deltas_c__undecoded);
 
-  /* "ssewire/_deltas_c.pyx":79
+  /* "ssewire/_deltas_c.pyx":81
  *     lazy_values[0] = <PyObject*>data
  *     lazy_values[1] = <PyObject*>_undecoded
  *     lazy = sw_slots_new(&_lazy, lazy_values)             # <<<<<<<<<<<<<<
  *     for i in range(len(_defaults)):
  *         values[i] = <PyObject*>_defaults[i]
 */
-  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 79, __pyx_L1_error)
+  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 81, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_lazy = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":80
+  /* "ssewire/_deltas_c.pyx":82
  *     lazy_values[1] = <PyObject*>_undecoded
  *     lazy = sw_slots_new(&_lazy, lazy_values)
  *     for i in range(len(_defaults)):             # <<<<<<<<<<<<<<
@@ -3869,16 +3923,16 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   __Pyx_INCREF(__pyx_t_1);
   if (unlikely(__pyx_t_1 == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 80, __pyx_L1_error)
+    __PYX_ERR(0, 82, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_t_1); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 80, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_t_1); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 82, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __pyx_t_3 = __pyx_t_2;
 
   for (__pyx_t_4 = 0; __pyx_t_4 < __pyx_t_3; __pyx_t_4+=1) {
     __pyx_v_i = __pyx_t_4;
 
-    /* "ssewire/_deltas_c.pyx":81
+    /* "ssewire/_deltas_c.pyx":83
  *     lazy = sw_slots_new(&_lazy, lazy_values)
  *     for i in range(len(_defaults)):
  *         values[i] = <PyObject*>_defaults[i]             # <<<<<<<<<<<<<<
@@ -3887,14 +3941,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
     if (unlikely(__pyx_v_7ssewire_9_deltas_c__defaults == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 81, __pyx_L1_error)
+      __PYX_ERR(0, 83, __pyx_L1_error)
     }
     (__pyx_v_values[__pyx_v_i]) = ((PyObject *)__Pyx_PyList_GET_ITEM(__pyx_v_7ssewire_9_deltas_c__defaults, __pyx_v_i));
   }
 
 
 
-  /* "ssewire/_deltas_c.pyx":82
+  /* "ssewire/_deltas_c.pyx":84
  *     for i in range(len(_defaults)):
  *         values[i] = <PyObject*>_defaults[i]
  *     values[_type_at] = <PyObject*>kind             # <<<<<<<<<<<<<<
@@ -3903,7 +3957,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__type_at]) = ((PyObject *)__pyx_v_kind);
 
-  /* "ssewire/_deltas_c.pyx":83
+  /* "ssewire/_deltas_c.pyx":85
  *         values[i] = <PyObject*>_defaults[i]
  *     values[_type_at] = <PyObject*>kind
  *     values[_text_at] = <PyObject*>text             # <<<<<<<<<<<<<<
@@ -3912,7 +3966,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__text_at]) = ((PyObject *)__pyx_v_text);
 
-  /* "ssewire/_deltas_c.pyx":84
+  /* "ssewire/_deltas_c.pyx":86
  *     values[_type_at] = <PyObject*>kind
  *     values[_text_at] = <PyObject*>text
  *     values[_sequence_at] = <PyObject*>sequence             # <<<<<<<<<<<<<<
@@ -3921,7 +3975,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__sequence_at]) = ((PyObject *)__pyx_v_sequence);
 
-  /* "ssewire/_deltas_c.pyx":85
+  /* "ssewire/_deltas_c.pyx":87
  *     values[_text_at] = <PyObject*>text
  *     values[_sequence_at] = <PyObject*>sequence
  *     values[_raw_at] = <PyObject*>lazy             # <<<<<<<<<<<<<<
@@ -3930,14 +3984,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__raw_at]) = ((PyObject *)__pyx_v_lazy);
 
-  /* "ssewire/_deltas_c.pyx":86
+  /* "ssewire/_deltas_c.pyx":88
  *     values[_sequence_at] = <PyObject*>sequence
  *     values[_raw_at] = <PyObject*>lazy
  *     return sw_slots_new(&_unified, values)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 86, __pyx_L1_error)
+  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 88, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject *__pyx_temp;
@@ -3950,7 +4004,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":72
+  /* "ssewire/_deltas_c.pyx":74
  * 
  * 
  * cdef object _new_delta(object kind, object data, object text, object sequence):             # <<<<<<<<<<<<<<
@@ -3973,12 +4027,12 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":107
+/* "ssewire/_deltas_c.pyx":112
  *     cdef int type_path, tag_path, seq_path
  * 
- *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1):             # <<<<<<<<<<<<<<
+ *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=()):             # <<<<<<<<<<<<<<
  *         cdef list keys = []
- *         cdef int i
+ *         cdef int i, j
 */
 
 /* Python wrapper */
@@ -4001,11 +4055,12 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   int __pyx_v_type_path;
   int __pyx_v_tag_path;
   int __pyx_v_seq_path;
+  PyObject *__pyx_v_nulls = 0;
   #if !CYTHON_VECTORCALL_TPNEW
   CYTHON_UNUSED Py_ssize_t __pyx_nargs;
   #endif
   CYTHON_UNUSED PyObject *const *__pyx_kwvalues;
-  PyObject* values[5] = {0,0,0,0,0};
+  PyObject* values[6] = {0,0,0,0,0,0};
   int __pyx_lineno = 0;
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
@@ -4021,77 +4076,88 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   #endif
   __pyx_kwvalues = __Pyx_KwValues_FASTCALL_TPNEW(__pyx_args, __pyx_nargs);
   {
-    PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_paths,&__pyx_mstate_global->__pyx_n_u_cases,&__pyx_mstate_global->__pyx_n_u_type_path,&__pyx_mstate_global->__pyx_n_u_tag_path,&__pyx_mstate_global->__pyx_n_u_seq_path,0};
+    PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_paths,&__pyx_mstate_global->__pyx_n_u_cases,&__pyx_mstate_global->__pyx_n_u_type_path,&__pyx_mstate_global->__pyx_n_u_tag_path,&__pyx_mstate_global->__pyx_n_u_seq_path,&__pyx_mstate_global->__pyx_n_u_nulls,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL_TPNEW(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 107, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 112, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
+        case  6:
+        values[5] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 5);
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 112, __pyx_L3_error)
+        CYTHON_FALLTHROUGH;
         case  5:
         values[4] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 4);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 107, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 112, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 107, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 112, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 107, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 112, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 107, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 112, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 107, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 112, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__init__", 0) < (0)) __PYX_ERR(0, 107, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__init__", 0) < (0)) __PYX_ERR(0, 112, __pyx_L3_error)
+      if (!values[5]) values[5] = __Pyx_NewRef(((PyObject *)__pyx_mstate_global->__pyx_empty_tuple));
       for (Py_ssize_t i = __pyx_nargs; i < 3; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 5, i); __PYX_ERR(0, 107, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 6, i); __PYX_ERR(0, 112, __pyx_L3_error) }
       }
     } else {
       switch (__pyx_nargs) {
+        case  6:
+        values[5] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 5);
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 112, __pyx_L3_error)
+        CYTHON_FALLTHROUGH;
         case  5:
         values[4] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 4);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 107, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 112, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 107, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 112, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 107, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 112, __pyx_L3_error)
         values[1] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 107, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 112, __pyx_L3_error)
         values[0] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 107, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 112, __pyx_L3_error)
         break;
         default: goto __pyx_L5_argtuple_error;
       }
+      if (!values[5]) values[5] = __Pyx_NewRef(((PyObject *)__pyx_mstate_global->__pyx_empty_tuple));
     }
     __pyx_v_paths = values[0];
     __pyx_v_cases = values[1];
-    __pyx_v_type_path = __Pyx_PyLong_As_int(values[2]); if (unlikely((__pyx_v_type_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 107, __pyx_L3_error)
+    __pyx_v_type_path = __Pyx_PyLong_As_int(values[2]); if (unlikely((__pyx_v_type_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 112, __pyx_L3_error)
     if (values[3]) {
-      __pyx_v_tag_path = __Pyx_PyLong_As_int(values[3]); if (unlikely((__pyx_v_tag_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 107, __pyx_L3_error)
+      __pyx_v_tag_path = __Pyx_PyLong_As_int(values[3]); if (unlikely((__pyx_v_tag_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 112, __pyx_L3_error)
     } else {
       __pyx_v_tag_path = ((int)-1);
     }
     if (values[4]) {
-      __pyx_v_seq_path = __Pyx_PyLong_As_int(values[4]); if (unlikely((__pyx_v_seq_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 107, __pyx_L3_error)
+      __pyx_v_seq_path = __Pyx_PyLong_As_int(values[4]); if (unlikely((__pyx_v_seq_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 112, __pyx_L3_error)
     } else {
       __pyx_v_seq_path = ((int)-1);
     }
+    __pyx_v_nulls = values[5];
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 5, __pyx_nargs); __PYX_ERR(0, 107, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 6, __pyx_nargs); __PYX_ERR(0, 112, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -4102,7 +4168,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   __Pyx_RefNannyFinishContext();
   return -1;
   __pyx_L4_argument_unpacking_done:;
-  __pyx_r = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(((struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *)__pyx_v_self), __pyx_v_paths, __pyx_v_cases, __pyx_v_type_path, __pyx_v_tag_path, __pyx_v_seq_path);
+  __pyx_r = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(((struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *)__pyx_v_self), __pyx_v_paths, __pyx_v_cases, __pyx_v_type_path, __pyx_v_tag_path, __pyx_v_seq_path, __pyx_v_nulls);
 
   /* function exit code */
   for (Py_ssize_t __pyx_temp=0; __pyx_temp < (Py_ssize_t)(sizeof(values)/sizeof(values[0])); ++__pyx_temp) {
@@ -4116,12 +4182,12 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
 }
 static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
 
-/* "ssewire/_deltas_c.pyx":115
- *             if not 1 <= len(path) <= 2:
- *                 raise ValueError(f"a path is one key or two, not {path!r}")
- *             keys.append(tuple(key.encode("utf-8") for key in path))             # <<<<<<<<<<<<<<
- *         for index in (type_path, tag_path, seq_path):
- *             if not -1 <= index < len(paths):
+/* "ssewire/_deltas_c.pyx":119
+ *         for path in paths:
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
+ *             ):
+ *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
 */
 
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0) {
@@ -4136,7 +4202,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(CYTHO
   if (unlikely(!__pyx_cur_scope)) {
     __pyx_cur_scope = ((struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr *)Py_None);
     __Pyx_INCREF(Py_None);
-    __PYX_ERR(0, 115, __pyx_L1_error)
+    __PYX_ERR(0, 119, __pyx_L1_error)
   } else {
     __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
   }
@@ -4144,7 +4210,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(CYTHO
   __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   {
-    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[0]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_init___locals_genexpr, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c); if (unlikely(!gen)) __PYX_ERR(0, 115, __pyx_L1_error)
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[0]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_init___locals_genexpr, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c); if (unlikely(!gen)) __PYX_ERR(0, 119, __pyx_L1_error)
     __Pyx_DECREF(__pyx_cur_scope);
     __Pyx_RefNannyFinishContext();
     return (PyObject *) gen;
@@ -4168,8 +4234,240 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
   Py_ssize_t __pyx_t_2;
   PyObject *(*__pyx_t_3)(PyObject *);
   PyObject *__pyx_t_4 = NULL;
-  PyObject *__pyx_t_5 = NULL;
-  size_t __pyx_t_6;
+  int __pyx_t_5;
+  int __pyx_t_6;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannyDeclarations
+  __Pyx_RefNannySetupContext("genexpr", 0);
+  switch (__pyx_generator->resume_label) {
+    case 0: goto __pyx_L3_first_run;
+    default: /* CPython raises the right error here */
+    __Pyx_RefNannyFinishContext();
+    return NULL;
+  }
+  __pyx_L3_first_run:;
+  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 119, __pyx_L1_error)
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 119, __pyx_L1_error) }
+  if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
+    __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
+    __pyx_t_2 = 0;
+    __pyx_t_3 = NULL;
+  } else {
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_1);
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 119, __pyx_L1_error)
+  }
+  for (;;) {
+    if (likely(!__pyx_t_3)) {
+      if (likely(PyList_CheckExact(__pyx_t_1))) {
+        {
+          Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
+          #if !CYTHON_ASSUME_SAFE_SIZE
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
+          #endif
+          if (__pyx_t_2 >= __pyx_temp) break;
+        }
+        __pyx_t_4 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_1, __pyx_t_2, __Pyx_ReferenceSharing_OwnStrongReference);
+        ++__pyx_t_2;
+      } else {
+        {
+          Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
+          #if !CYTHON_ASSUME_SAFE_SIZE
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
+          #endif
+          if (__pyx_t_2 >= __pyx_temp) break;
+        }
+        #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+        __pyx_t_4 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_2));
+        #else
+        __pyx_t_4 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_2);
+        #endif
+        ++__pyx_t_2;
+      }
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 119, __pyx_L1_error)
+    } else {
+      __pyx_t_4 = __pyx_t_3(__pyx_t_1);
+      if (unlikely(!__pyx_t_4)) {
+        PyObject* exc_type = PyErr_Occurred();
+        if (exc_type) {
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 119, __pyx_L1_error)
+          PyErr_Clear();
+        }
+        break;
+      }
+    }
+    __Pyx_GOTREF(__pyx_t_4);
+    __Pyx_XGOTREF(__pyx_cur_scope->__pyx_v_step);
+    __Pyx_XDECREF_SET(__pyx_cur_scope->__pyx_v_step, __pyx_t_4);
+    __Pyx_GIVEREF(__pyx_t_4);
+    __pyx_t_4 = 0;
+    __pyx_t_6 = (((PyObject *)Py_TYPE(__pyx_cur_scope->__pyx_v_step)) == ((PyObject *)(&PyUnicode_Type)));
+    if (!__pyx_t_6) {
+
+    } else {
+
+      __pyx_t_5 = __pyx_t_6;
+
+      goto __pyx_L7_bool_binop_done;
+    }
+    __pyx_t_6 = (((PyObject *)Py_TYPE(__pyx_cur_scope->__pyx_v_step)) == ((PyObject *)(&PyLong_Type)));
+    if (__pyx_t_6) {
+
+    } else {
+
+      __pyx_t_5 = __pyx_t_6;
+
+      goto __pyx_L7_bool_binop_done;
+    }
+    __pyx_t_6 = (__Pyx_PyLong_BoolEqObjC(__pyx_cur_scope->__pyx_v_step, __pyx_mstate_global->__pyx_int_0, 0, 0)); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
+
+    __pyx_t_5 = __pyx_t_6;
+
+    __pyx_L7_bool_binop_done:;
+    __pyx_t_6 = (!__pyx_t_5);
+
+
+    if (__pyx_t_6) {
+
+
+      /* "ssewire/_deltas_c.pyx":118
+ *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
+ *         for path in paths:
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
+ *             ):
+*/
+      {
+        PyObject *__pyx_temp;
+        {
+          __pyx_temp = __pyx_r;
+          __Pyx_INCREF(Py_True);
+          __pyx_r = Py_True;
+        }
+        __Pyx_XDECREF(__pyx_temp);
+      }
+      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+      goto __pyx_L0;
+
+      /* "ssewire/_deltas_c.pyx":119
+ *         for path in paths:
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
+ *             ):
+ *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+*/
+    }
+  }
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  /*else*/ {
+
+    /* "ssewire/_deltas_c.pyx":118
+ *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
+ *         for path in paths:
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
+ *             ):
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __Pyx_INCREF(Py_False);
+        __pyx_r = Py_False;
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+  }
+  CYTHON_MAYBE_UNUSED_VAR(__pyx_cur_scope);
+
+  /* "ssewire/_deltas_c.pyx":119
+ *         for path in paths:
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
+ *             ):
+ *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+*/
+
+  /* function exit code */
+  goto __pyx_L0;
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_1);
+  __Pyx_XDECREF(__pyx_t_4);
+  if (__Pyx_PyErr_Occurred()) {
+    __Pyx_Generator_Replace_StopIteration(0);
+    __Pyx_AddTraceback("genexpr", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  }
+  __pyx_L0:;
+  __Pyx_XGIVEREF(__pyx_r);
+  #if !CYTHON_USE_EXC_INFO_STACK
+  __Pyx_Coroutine_ResetAndClearException(__pyx_generator);
+  #endif
+  __pyx_generator->resume_label = -1;
+  __Pyx_Coroutine_clear((PyObject*)__pyx_generator);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
+
+/* "ssewire/_deltas_c.pyx":122
+ *             ):
+ *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+ *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))             # <<<<<<<<<<<<<<
+ *         for index in (type_path, tag_path, seq_path, *nulls):
+ *             if not -1 <= index < len(paths):
+*/
+
+static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0) {
+  struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *__pyx_cur_scope;
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("genexpr", 0);
+  __pyx_cur_scope = (struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *)__pyx_tp_new_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(__pyx_mstate_global->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr, __pyx_mstate_global->__pyx_empty_tuple, NULL);
+  if (unlikely(!__pyx_cur_scope)) {
+    __pyx_cur_scope = ((struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *)Py_None);
+    __Pyx_INCREF(Py_None);
+    __PYX_ERR(0, 122, __pyx_L1_error)
+  } else {
+    __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
+  }
+  __pyx_cur_scope->__pyx_genexpr_arg_0 = __pyx_genexpr_arg_0;
+  __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
+  __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
+  {
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_init___locals_genexpr, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c); if (unlikely(!gen)) __PYX_ERR(0, 122, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_cur_scope);
+    __Pyx_RefNannyFinishContext();
+    return (PyObject *) gen;
+  }
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_AddTraceback("ssewire._deltas_c.DeltaRule.__init__.genexpr", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = NULL;
+  __Pyx_DECREF((PyObject *)__pyx_cur_scope);
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value) /* generator body */
+{
+  struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *__pyx_cur_scope = ((struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *)__pyx_generator->closure);
+  PyObject *__pyx_r = NULL;
+  PyObject *__pyx_t_1 = NULL;
+  Py_ssize_t __pyx_t_2;
+  PyObject *(*__pyx_t_3)(PyObject *);
+  PyObject *__pyx_t_4 = NULL;
+  int __pyx_t_5;
+  PyObject *__pyx_t_6 = NULL;
+  PyObject *__pyx_t_7 = NULL;
+  size_t __pyx_t_8;
   int __pyx_lineno = 0;
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
@@ -4185,17 +4483,17 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
   __pyx_L3_first_run:;
   if (unlikely(__pyx_sent_value != Py_None)) {
     if (unlikely(__pyx_sent_value)) PyErr_SetString(PyExc_TypeError, "can't send non-None value to a just-started generator");
-    __PYX_ERR(0, 115, __pyx_L1_error)
+    __PYX_ERR(0, 122, __pyx_L1_error)
   }
-  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 115, __pyx_L1_error) }
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 122, __pyx_L1_error) }
   if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
     __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
     __pyx_t_2 = 0;
     __pyx_t_3 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 115, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 122, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 115, __pyx_L1_error)
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 122, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_3)) {
@@ -4203,7 +4501,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 115, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 122, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4213,7 +4511,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 115, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 122, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4224,33 +4522,42 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 115, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 122, __pyx_L1_error)
     } else {
       __pyx_t_4 = __pyx_t_3(__pyx_t_1);
       if (unlikely(!__pyx_t_4)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 115, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 122, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
       }
     }
     __Pyx_GOTREF(__pyx_t_4);
-    __Pyx_XGOTREF(__pyx_cur_scope->__pyx_v_key);
-    __Pyx_XDECREF_SET(__pyx_cur_scope->__pyx_v_key, __pyx_t_4);
+    __Pyx_XGOTREF(__pyx_cur_scope->__pyx_v_step);
+    __Pyx_XDECREF_SET(__pyx_cur_scope->__pyx_v_step, __pyx_t_4);
     __Pyx_GIVEREF(__pyx_t_4);
     __pyx_t_4 = 0;
-    __pyx_t_5 = __pyx_cur_scope->__pyx_v_key;
-    __Pyx_INCREF(__pyx_t_5);
-    __pyx_t_6 = 0;
-    {
-      PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_mstate_global->__pyx_kp_u_utf_8};
-      __pyx_t_4 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_6, (2-__pyx_t_6) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-      __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 115, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_4);
+    __pyx_t_5 = (((PyObject *)Py_TYPE(__pyx_cur_scope->__pyx_v_step)) == ((PyObject *)(&PyLong_Type)));
+    if (__pyx_t_5) {
+      __Pyx_INCREF(Py_None);
+      __pyx_t_4 = Py_None;
+    } else {
+      __pyx_t_7 = __pyx_cur_scope->__pyx_v_step;
+      __Pyx_INCREF(__pyx_t_7);
+      __pyx_t_8 = 0;
+      {
+        PyObject *__pyx_callargs[2] = {__pyx_t_7, __pyx_mstate_global->__pyx_kp_u_utf_8};
+        __pyx_t_6 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_8, (2-__pyx_t_8) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+        __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
+        if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 122, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_6);
+      }
+      __pyx_t_4 = __pyx_t_6;
+      __pyx_t_6 = 0;
     }
+
     __pyx_r = __pyx_t_4;
     __pyx_t_4 = 0;
     __Pyx_XGIVEREF(__pyx_t_1);
@@ -4271,7 +4578,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
     __Pyx_XGOTREF(__pyx_t_1);
     __pyx_t_2 = __pyx_cur_scope->__pyx_t_1;
     __pyx_t_3 = __pyx_cur_scope->__pyx_t_2;
-    if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 115, __pyx_L1_error)
+    if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 122, __pyx_L1_error)
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   CYTHON_MAYBE_UNUSED_VAR(__pyx_cur_scope);
@@ -4282,7 +4589,8 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
   __pyx_L1_error:;
   __Pyx_XDECREF(__pyx_t_1);
   __Pyx_XDECREF(__pyx_t_4);
-  __Pyx_XDECREF(__pyx_t_5);
+  __Pyx_XDECREF(__pyx_t_6);
+  __Pyx_XDECREF(__pyx_t_7);
   if (__Pyx_PyErr_Occurred()) {
     __Pyx_Generator_Replace_StopIteration(0);
     __Pyx_AddTraceback("genexpr", __pyx_clineno, __pyx_lineno, __pyx_filename);
@@ -4298,29 +4606,31 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":107
+/* "ssewire/_deltas_c.pyx":112
  *     cdef int type_path, tag_path, seq_path
  * 
- *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1):             # <<<<<<<<<<<<<<
+ *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=()):             # <<<<<<<<<<<<<<
  *         cdef list keys = []
- *         cdef int i
+ *         cdef int i, j
 */
 
-static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self, PyObject *__pyx_v_paths, PyObject *__pyx_v_cases, int __pyx_v_type_path, int __pyx_v_tag_path, int __pyx_v_seq_path) {
+static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self, PyObject *__pyx_v_paths, PyObject *__pyx_v_cases, int __pyx_v_type_path, int __pyx_v_tag_path, int __pyx_v_seq_path, PyObject *__pyx_v_nulls) {
   PyObject *__pyx_v_keys = 0;
   int __pyx_v_i;
+  int __pyx_v_j;
   PyObject *__pyx_v_path = NULL;
-  int __pyx_v_index;
-  PyObject *__pyx_v_first = NULL;
-  PyObject *__pyx_v_second = NULL;
+  PyObject *__pyx_v_index = NULL;
+  PyObject *__pyx_v_step = NULL;
   PyObject *__pyx_v_name = NULL;
   PyObject *__pyx_v_expected = NULL;
   PyObject *__pyx_v_variants = NULL;
   PyObject *__pyx_v_compiled = NULL;
   PyObject *__pyx_v_tag = NULL;
+  PyObject *__pyx_v_candidates = NULL;
   PyObject *__pyx_v_text_path = NULL;
-  PyObject *__pyx_v_kind = NULL;
+  CYTHON_UNUSED PyObject *__pyx_v__kind = NULL;
   PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator = 0;
+  PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1 = 0;
   int __pyx_r;
   __Pyx_RefNannyDeclarations
   PyObject *__pyx_t_1 = NULL;
@@ -4337,41 +4647,43 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   PyObject *(*__pyx_t_12)(PyObject *);
   Py_ssize_t __pyx_t_13;
   int __pyx_t_14;
-  PyObject *__pyx_t_15[3];
-  char const *__pyx_t_16;
-  Py_ssize_t __pyx_t_17;
-  char const *__pyx_t_18;
-  int __pyx_t_19;
-  PyObject *(*__pyx_t_20)(PyObject *);
-  PyObject *__pyx_t_21 = NULL;
-  PyObject *__pyx_t_22 = NULL;
-  Py_ssize_t __pyx_t_23;
-  int __pyx_t_24;
+  PyObject *__pyx_t_15 = NULL;
+  int __pyx_t_16;
+  PyObject *__pyx_t_17[3];
+  Py_ssize_t __pyx_t_18;
+  Py_ssize_t __pyx_t_19;
+  int __pyx_t_20;
+  char const *__pyx_t_21;
+  Py_ssize_t __pyx_t_22;
+  PyObject *(*__pyx_t_23)(PyObject *);
+  PyObject *(*__pyx_t_24)(PyObject *);
+  PyObject *__pyx_t_25 = NULL;
+  int __pyx_t_26;
   int __pyx_lineno = 0;
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("__init__", 0);
 
-  /* "ssewire/_deltas_c.pyx":108
+  /* "ssewire/_deltas_c.pyx":113
  * 
- *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1):
+ *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=()):
  *         cdef list keys = []             # <<<<<<<<<<<<<<
- *         cdef int i
+ *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
 */
-  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 108, __pyx_L1_error)
+  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 113, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_keys = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":110
+  /* "ssewire/_deltas_c.pyx":115
  *         cdef list keys = []
- *         cdef int i
+ *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
 */
-  __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 110, __pyx_L1_error)
+  __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 115, __pyx_L1_error)
   __pyx_t_3 = (0 < __pyx_t_2);
   if (__pyx_t_3) {
     __pyx_t_3 = (__pyx_t_2 <= SW_JSON_MAX_PATHS);
@@ -4383,18 +4695,18 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   if (unlikely(__pyx_t_4)) {
 
 
-    /* "ssewire/_deltas_c.pyx":111
- *         cdef int i
+    /* "ssewire/_deltas_c.pyx":116
+ *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")             # <<<<<<<<<<<<<<
  *         for path in paths:
- *             if not 1 <= len(path) <= 2:
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
 */
     __pyx_t_5 = NULL;
-    __pyx_t_6 = __Pyx_PyUnicode_From___pyx_anon_enum(SW_JSON_MAX_PATHS, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 111, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From___pyx_anon_enum(SW_JSON_MAX_PATHS, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 116, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
-    __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 111, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 111, __pyx_L1_error)
+    __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 116, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 116, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
     __pyx_t_8[0] = __pyx_mstate_global->__pyx_kp_u_a_DeltaRule_reads_1_to;
@@ -4407,7 +4719,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     #endif
     __pyx_t_9 = 0;
     __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 4, __pyx_t_2, __pyx_t_9);
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 111, __pyx_L1_error)
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 116, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -4417,37 +4729,37 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 111, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 116, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 111, __pyx_L1_error)
+    __PYX_ERR(0, 116, __pyx_L1_error)
 
-    /* "ssewire/_deltas_c.pyx":110
+    /* "ssewire/_deltas_c.pyx":115
  *         cdef list keys = []
- *         cdef int i
+ *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":112
+  /* "ssewire/_deltas_c.pyx":117
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:             # <<<<<<<<<<<<<<
- *             if not 1 <= len(path) <= 2:
- *                 raise ValueError(f"a path is one key or two, not {path!r}")
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
 */
   if (likely(PyList_CheckExact(__pyx_v_paths)) || PyTuple_CheckExact(__pyx_v_paths)) {
     __pyx_t_1 = __pyx_v_paths; __Pyx_INCREF(__pyx_t_1);
     __pyx_t_2 = 0;
     __pyx_t_12 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_v_paths); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 112, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_v_paths); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 117, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 112, __pyx_L1_error)
+    __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 117, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_12)) {
@@ -4455,7 +4767,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 112, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 117, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4465,7 +4777,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 112, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 117, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4476,13 +4788,13 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 112, __pyx_L1_error)
+      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 117, __pyx_L1_error)
     } else {
       __pyx_t_10 = __pyx_t_12(__pyx_t_1);
       if (unlikely(!__pyx_t_10)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 112, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 117, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -4492,805 +4804,1013 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     __Pyx_XDECREF_SET(__pyx_v_path, __pyx_t_10);
     __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":113
+    /* "ssewire/_deltas_c.pyx":118
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
- *             if not 1 <= len(path) <= 2:             # <<<<<<<<<<<<<<
- *                 raise ValueError(f"a path is one key or two, not {path!r}")
- *             keys.append(tuple(key.encode("utf-8") for key in path))
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
+ *             ):
 */
-    __pyx_t_13 = PyObject_Length(__pyx_v_path); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 113, __pyx_L1_error)
-    __pyx_t_4 = (1 <= __pyx_t_13);
-    if (__pyx_t_4) {
-      __pyx_t_4 = (__pyx_t_13 <= 2);
-    }
-
-    __pyx_t_3 = (!__pyx_t_4);
-
-
-    if (unlikely(__pyx_t_3)) {
-
-
-      /* "ssewire/_deltas_c.pyx":114
- *         for path in paths:
- *             if not 1 <= len(path) <= 2:
- *                 raise ValueError(f"a path is one key or two, not {path!r}")             # <<<<<<<<<<<<<<
- *             keys.append(tuple(key.encode("utf-8") for key in path))
- *         for index in (type_path, tag_path, seq_path):
-*/
-      __pyx_t_5 = NULL;
-      __pyx_t_7 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_path), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 114, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_7);
-      __pyx_t_6 = __Pyx_PyUnicode_Concat(__pyx_mstate_global->__pyx_kp_u_a_path_is_one_key_or_two_not, __pyx_t_7); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 114, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_6);
-      __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      __pyx_t_11 = 1;
-      {
-        PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_t_6};
-        __pyx_t_10 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-        __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
-        __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-        if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 114, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_10);
-      }
-      __Pyx_Raise(__pyx_t_10, 0, 0, 0);
-      __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-      __PYX_ERR(0, 114, __pyx_L1_error)
-
-      /* "ssewire/_deltas_c.pyx":113
- *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
- *         for path in paths:
- *             if not 1 <= len(path) <= 2:             # <<<<<<<<<<<<<<
- *                 raise ValueError(f"a path is one key or two, not {path!r}")
- *             keys.append(tuple(key.encode("utf-8") for key in path))
-*/
-    }
-
-    /* "ssewire/_deltas_c.pyx":115
- *             if not 1 <= len(path) <= 2:
- *                 raise ValueError(f"a path is one key or two, not {path!r}")
- *             keys.append(tuple(key.encode("utf-8") for key in path))             # <<<<<<<<<<<<<<
- *         for index in (type_path, tag_path, seq_path):
- *             if not -1 <= index < len(paths):
-*/
-    __pyx_t_10 = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(NULL, __pyx_v_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 115, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_10);
-    __pyx_t_6 = __Pyx_PySequence_Tuple(__pyx_t_10); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 115, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_6);
-    __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-    __pyx_t_14 = __Pyx_PyList_Append(__pyx_v_keys, __pyx_t_6); if (unlikely(__pyx_t_14 == ((int)-1))) __PYX_ERR(0, 115, __pyx_L1_error)
-    __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-
-
-    /* "ssewire/_deltas_c.pyx":112
- *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
- *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
- *         for path in paths:             # <<<<<<<<<<<<<<
- *             if not 1 <= len(path) <= 2:
- *                 raise ValueError(f"a path is one key or two, not {path!r}")
-*/
-  }
-  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-
-  /* "ssewire/_deltas_c.pyx":116
- *                 raise ValueError(f"a path is one key or two, not {path!r}")
- *             keys.append(tuple(key.encode("utf-8") for key in path))
- *         for index in (type_path, tag_path, seq_path):             # <<<<<<<<<<<<<<
- *             if not -1 <= index < len(paths):
- *                 raise ValueError(f"path index {index} out of range")
-*/
-  __pyx_t_1 = __Pyx_PyLong_From_int(__pyx_v_type_path); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 116, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_6 = __Pyx_PyLong_From_int(__pyx_v_tag_path); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 116, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_6);
-  __pyx_t_10 = __Pyx_PyLong_From_int(__pyx_v_seq_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 116, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_10);
-  __pyx_t_5 = PyTuple_New(3); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 116, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_5);
-  __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_t_1) != (0)) __PYX_ERR(0, 116, __pyx_L1_error);
-  __Pyx_GIVEREF(__pyx_t_6);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_t_6) != (0)) __PYX_ERR(0, 116, __pyx_L1_error);
-  __Pyx_GIVEREF(__pyx_t_10);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 2, __pyx_t_10) != (0)) __PYX_ERR(0, 116, __pyx_L1_error);
-  __pyx_t_1 = 0;
-  __pyx_t_6 = 0;
-  __pyx_t_10 = 0;
-  __pyx_t_10 = __pyx_t_5; __Pyx_INCREF(__pyx_t_10);
-  __pyx_t_2 = 0;
-  __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-  for (;;) {
-    if (__pyx_t_2 >= 3) break;
-    #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
-    __pyx_t_5 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_10, __pyx_t_2));
-    #else
-    __pyx_t_5 = __Pyx_PySequence_ITEM(__pyx_t_10, __pyx_t_2);
-    #endif
-    ++__pyx_t_2;
-    if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 116, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_5);
-    if (__Pyx_PyInt_FromNumber(&__pyx_t_5, NULL, 1) < (0)) __PYX_ERR(0, 116, __pyx_L1_error)
-    __pyx_t_9 = __Pyx_PyLong_As_int(__pyx_t_5); if (unlikely((__pyx_t_9 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 116, __pyx_L1_error)
-    __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    __pyx_v_index = __pyx_t_9;
-
-    /* "ssewire/_deltas_c.pyx":117
- *             keys.append(tuple(key.encode("utf-8") for key in path))
- *         for index in (type_path, tag_path, seq_path):
- *             if not -1 <= index < len(paths):             # <<<<<<<<<<<<<<
- *                 raise ValueError(f"path index {index} out of range")
- *         if type_path < 0:
-*/
-    __pyx_t_3 = (-1L <= __pyx_v_index);
+    __pyx_t_13 = PyObject_Length(__pyx_v_path); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 118, __pyx_L1_error)
+    __pyx_t_3 = (1 <= __pyx_t_13);
     if (__pyx_t_3) {
-      __pyx_t_13 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 117, __pyx_L1_error)
-      __pyx_t_3 = (__pyx_v_index < __pyx_t_13);
-
+      __pyx_t_3 = (__pyx_t_13 <= SW_JSON_MAX_STEPS);
     }
-    __pyx_t_4 = (!__pyx_t_3);
+
+    __pyx_t_14 = (!__pyx_t_3);
 
 
+    if (!__pyx_t_14) {
+
+    } else {
+
+      __pyx_t_4 = __pyx_t_14;
+
+      goto __pyx_L7_bool_binop_done;
+    }
+
+    /* "ssewire/_deltas_c.pyx":119
+ *         for path in paths:
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
+ *             ):
+ *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+*/
+    __pyx_t_10 = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(NULL, __pyx_v_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_10);
+    __pyx_t_5 = __Pyx_Generator_GetInlinedResult(__pyx_t_10); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_5);
+    __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
+    __pyx_t_14 = __Pyx_PyObject_IsTrue(__pyx_t_5); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+
+    __pyx_t_4 = __pyx_t_14;
+
+    __pyx_L7_bool_binop_done:;
+
+    /* "ssewire/_deltas_c.pyx":118
+ *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
+ *         for path in paths:
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
+ *             ):
+*/
     if (unlikely(__pyx_t_4)) {
 
 
-      /* "ssewire/_deltas_c.pyx":118
- *         for index in (type_path, tag_path, seq_path):
- *             if not -1 <= index < len(paths):
- *                 raise ValueError(f"path index {index} out of range")             # <<<<<<<<<<<<<<
- *         if type_path < 0:
- *             raise ValueError("a DeltaRule needs a type path")
+      /* "ssewire/_deltas_c.pyx":121
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
+ *             ):
+ *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")             # <<<<<<<<<<<<<<
+ *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
+ *         for index in (type_path, tag_path, seq_path, *nulls):
 */
-      __pyx_t_6 = NULL;
-      __pyx_t_1 = __Pyx_PyUnicode_From_int(__pyx_v_index, 0, ' ', 'd'); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 118, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_1);
-      __pyx_t_15[0] = __pyx_mstate_global->__pyx_kp_u_path_index;
-      __pyx_t_15[1] = __pyx_t_1;
-      __pyx_t_15[2] = __pyx_mstate_global->__pyx_kp_u_out_of_range;
-      __pyx_t_13 = 24;
+      __pyx_t_10 = NULL;
+      __pyx_t_7 = __Pyx_PyUnicode_From___pyx_anon_enum(SW_JSON_MAX_STEPS, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 121, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_7);
+      __pyx_t_6 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_path), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 121, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_6);
+      __pyx_t_8[0] = __pyx_mstate_global->__pyx_kp_u_a_path_is_1_to;
+      __pyx_t_8[1] = __pyx_t_7;
+      __pyx_t_8[2] = __pyx_mstate_global->__pyx_kp_u_keys_or_0_the_only_element_not;
+      __pyx_t_8[3] = __pyx_t_6;
+      __pyx_t_13 = 50;
       #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-      __pyx_t_13 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_15[1]);
+      __pyx_t_13 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_8[1]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_8[3]);
       #endif
       __pyx_t_9 = 0;
-      __pyx_t_7 = __Pyx_PyUnicode_Join(__pyx_t_15, 3, __pyx_t_13, __pyx_t_9);
-      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 118, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_7);
-      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+      #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+      __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[3]);
+      #endif
+      __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_8, 4, __pyx_t_13, __pyx_t_9);
+      if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 121, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_15);
+      __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
+      __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
       __pyx_t_11 = 1;
       {
-        PyObject *__pyx_callargs[2] = {__pyx_t_6, __pyx_t_7};
+        PyObject *__pyx_callargs[2] = {__pyx_t_10, __pyx_t_15};
         __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-        __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
-        __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 118, __pyx_L1_error)
+        __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
+        __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
+        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 121, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_5);
       }
       __Pyx_Raise(__pyx_t_5, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __PYX_ERR(0, 118, __pyx_L1_error)
+      __PYX_ERR(0, 121, __pyx_L1_error)
 
-      /* "ssewire/_deltas_c.pyx":117
- *             keys.append(tuple(key.encode("utf-8") for key in path))
- *         for index in (type_path, tag_path, seq_path):
- *             if not -1 <= index < len(paths):             # <<<<<<<<<<<<<<
- *                 raise ValueError(f"path index {index} out of range")
- *         if type_path < 0:
+      /* "ssewire/_deltas_c.pyx":118
+ *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
+ *         for path in paths:
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
+ *             ):
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":116
- *                 raise ValueError(f"a path is one key or two, not {path!r}")
- *             keys.append(tuple(key.encode("utf-8") for key in path))
- *         for index in (type_path, tag_path, seq_path):             # <<<<<<<<<<<<<<
+    /* "ssewire/_deltas_c.pyx":122
+ *             ):
+ *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+ *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))             # <<<<<<<<<<<<<<
+ *         for index in (type_path, tag_path, seq_path, *nulls):
  *             if not -1 <= index < len(paths):
- *                 raise ValueError(f"path index {index} out of range")
+*/
+    __pyx_t_5 = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(NULL, __pyx_v_path); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 122, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_5);
+    __pyx_t_15 = __Pyx_PySequence_Tuple(__pyx_t_5); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 122, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_15);
+    __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+    __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_keys, __pyx_t_15); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 122, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
+
+
+    /* "ssewire/_deltas_c.pyx":117
+ *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
+ *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
+ *         for path in paths:             # <<<<<<<<<<<<<<
+ *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+ *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
 */
   }
-  __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":119
+  /* "ssewire/_deltas_c.pyx":123
+ *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+ *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
+ *         for index in (type_path, tag_path, seq_path, *nulls):             # <<<<<<<<<<<<<<
  *             if not -1 <= index < len(paths):
  *                 raise ValueError(f"path index {index} out of range")
- *         if type_path < 0:             # <<<<<<<<<<<<<<
- *             raise ValueError("a DeltaRule needs a type path")
+*/
+  __pyx_t_15 = __Pyx_PyLong_From_int(__pyx_v_type_path); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 123, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_15);
+  __pyx_t_5 = __Pyx_PyLong_From_int(__pyx_v_tag_path); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 123, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_5);
+  __pyx_t_10 = __Pyx_PyLong_From_int(__pyx_v_seq_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 123, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_10);
+  __pyx_t_6 = PyList_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 123, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_6);
+  __Pyx_GIVEREF(__pyx_t_15);
+  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 0, __pyx_t_15) != (0)) __PYX_ERR(0, 123, __pyx_L1_error);
+  __Pyx_GIVEREF(__pyx_t_5);
+  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 123, __pyx_L1_error);
+  __Pyx_GIVEREF(__pyx_t_10);
+  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 2, __pyx_t_10) != (0)) __PYX_ERR(0, 123, __pyx_L1_error);
+  __pyx_t_15 = 0;
+  __pyx_t_5 = 0;
+  __pyx_t_10 = 0;
+  __pyx_t_1 = __pyx_t_6;
+  __pyx_t_6 = 0;
+  if (__Pyx_PyList_Extend(__pyx_t_1, __pyx_v_nulls) < (0)) __PYX_ERR(0, 123, __pyx_L1_error)
+  {
+    PyObject *__pyx_temp = PyList_AsTuple(__pyx_t_1);
+    __Pyx_DECREF(__pyx_t_1);
+    __pyx_t_1 = __pyx_temp; if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 123, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_1);
+  }
+  __pyx_t_6 = __pyx_t_1; __Pyx_INCREF(__pyx_t_6);
+  __pyx_t_2 = 0;
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  for (;;) {
+    {
+      Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_6);
+      #if !CYTHON_ASSUME_SAFE_SIZE
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 123, __pyx_L1_error)
+      #endif
+      if (__pyx_t_2 >= __pyx_temp) break;
+    }
+    #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+    __pyx_t_1 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_6, __pyx_t_2));
+    #else
+    __pyx_t_1 = __Pyx_PySequence_ITEM(__pyx_t_6, __pyx_t_2);
+    #endif
+    ++__pyx_t_2;
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 123, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_1);
+    __Pyx_XDECREF_SET(__pyx_v_index, __pyx_t_1);
+    __pyx_t_1 = 0;
+
+    /* "ssewire/_deltas_c.pyx":124
+ *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
+ *         for index in (type_path, tag_path, seq_path, *nulls):
+ *             if not -1 <= index < len(paths):             # <<<<<<<<<<<<<<
+ *                 raise ValueError(f"path index {index} out of range")
  *         self.keys = tuple(keys)
 */
-  __pyx_t_4 = (__pyx_v_type_path < 0);
+    __pyx_t_4 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_1, __pyx_v_index, Py_LE); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+    if (__pyx_t_4) {
+      __pyx_t_13 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 124, __pyx_L1_error)
+      __pyx_t_1 = PyLong_FromSsize_t(__pyx_t_13); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 124, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_1);
 
-  if (unlikely(__pyx_t_4)) {
+      __pyx_t_4 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_index, __pyx_t_1, Py_LT); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+    }
+    __pyx_t_14 = (!__pyx_t_4);
 
 
-    /* "ssewire/_deltas_c.pyx":120
- *                 raise ValueError(f"path index {index} out of range")
- *         if type_path < 0:
- *             raise ValueError("a DeltaRule needs a type path")             # <<<<<<<<<<<<<<
+    if (unlikely(__pyx_t_14)) {
+
+
+      /* "ssewire/_deltas_c.pyx":125
+ *         for index in (type_path, tag_path, seq_path, *nulls):
+ *             if not -1 <= index < len(paths):
+ *                 raise ValueError(f"path index {index} out of range")             # <<<<<<<<<<<<<<
  *         self.keys = tuple(keys)
  *         self.c_paths.n = len(keys)
 */
-    __pyx_t_5 = NULL;
-    __pyx_t_11 = 1;
-    {
-      PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_mstate_global->__pyx_kp_u_a_DeltaRule_needs_a_type_path};
-      __pyx_t_10 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-      __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
-      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 120, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_10);
-    }
-    __Pyx_Raise(__pyx_t_10, 0, 0, 0);
-    __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-    __PYX_ERR(0, 120, __pyx_L1_error)
+      __pyx_t_10 = NULL;
+      __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_index, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 125, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_5);
+      __pyx_t_17[0] = __pyx_mstate_global->__pyx_kp_u_path_index;
+      __pyx_t_17[1] = __pyx_t_5;
+      __pyx_t_17[2] = __pyx_mstate_global->__pyx_kp_u_out_of_range;
+      __pyx_t_13 = 24;
+      #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+      __pyx_t_13 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_17[1]);
+      #endif
+      __pyx_t_9 = 0;
+      #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+      __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[1]);
+      #endif
+      __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_17, 3, __pyx_t_13, __pyx_t_9);
+      if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 125, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_15);
+      __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+      __pyx_t_11 = 1;
+      {
+        PyObject *__pyx_callargs[2] = {__pyx_t_10, __pyx_t_15};
+        __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+        __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
+        __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 125, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_1);
+      }
+      __Pyx_Raise(__pyx_t_1, 0, 0, 0);
+      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+      __PYX_ERR(0, 125, __pyx_L1_error)
 
-    /* "ssewire/_deltas_c.pyx":119
- *             if not -1 <= index < len(paths):
+      /* "ssewire/_deltas_c.pyx":124
+ *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
+ *         for index in (type_path, tag_path, seq_path, *nulls):
+ *             if not -1 <= index < len(paths):             # <<<<<<<<<<<<<<
  *                 raise ValueError(f"path index {index} out of range")
- *         if type_path < 0:             # <<<<<<<<<<<<<<
- *             raise ValueError("a DeltaRule needs a type path")
  *         self.keys = tuple(keys)
 */
-  }
+    }
 
-  /* "ssewire/_deltas_c.pyx":121
- *         if type_path < 0:
- *             raise ValueError("a DeltaRule needs a type path")
+    /* "ssewire/_deltas_c.pyx":123
+ *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+ *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
+ *         for index in (type_path, tag_path, seq_path, *nulls):             # <<<<<<<<<<<<<<
+ *             if not -1 <= index < len(paths):
+ *                 raise ValueError(f"path index {index} out of range")
+*/
+  }
+  __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
+
+  /* "ssewire/_deltas_c.pyx":126
+ *             if not -1 <= index < len(paths):
+ *                 raise ValueError(f"path index {index} out of range")
  *         self.keys = tuple(keys)             # <<<<<<<<<<<<<<
  *         self.c_paths.n = len(keys)
  *         for i in range(len(keys)):
 */
-  __pyx_t_10 = PyList_AsTuple(__pyx_v_keys); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 121, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_10);
-  __Pyx_GIVEREF(__pyx_t_10);
+  __pyx_t_6 = PyList_AsTuple(__pyx_v_keys); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 126, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_6);
+  __Pyx_GIVEREF(__pyx_t_6);
   __Pyx_GOTREF(__pyx_v_self->keys);
-  __Pyx_DECREF_SET(__pyx_v_self->keys, ((PyObject*)__pyx_t_10));
-  __pyx_t_10 = 0;
+  __Pyx_DECREF_SET(__pyx_v_self->keys, ((PyObject*)__pyx_t_6));
+  __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":122
- *             raise ValueError("a DeltaRule needs a type path")
+  /* "ssewire/_deltas_c.pyx":127
+ *                 raise ValueError(f"path index {index} out of range")
  *         self.keys = tuple(keys)
  *         self.c_paths.n = len(keys)             # <<<<<<<<<<<<<<
  *         for i in range(len(keys)):
- *             first = keys[i][0]
+ *             self.c_paths.steps[i] = len(keys[i])
 */
-  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 122, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 127, __pyx_L1_error)
   __pyx_v_self->c_paths.n = __pyx_t_2;
 
-  /* "ssewire/_deltas_c.pyx":123
+  /* "ssewire/_deltas_c.pyx":128
  *         self.keys = tuple(keys)
  *         self.c_paths.n = len(keys)
  *         for i in range(len(keys)):             # <<<<<<<<<<<<<<
- *             first = keys[i][0]
- *             self.c_paths.key1[i] = first
+ *             self.c_paths.steps[i] = len(keys[i])
+ *             for j in range(len(keys[i])):
 */
-  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 123, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 128, __pyx_L1_error)
   __pyx_t_13 = __pyx_t_2;
 
   for (__pyx_t_9 = 0; __pyx_t_9 < __pyx_t_13; __pyx_t_9+=1) {
     __pyx_v_i = __pyx_t_9;
 
-    /* "ssewire/_deltas_c.pyx":124
+    /* "ssewire/_deltas_c.pyx":129
  *         self.c_paths.n = len(keys)
  *         for i in range(len(keys)):
- *             first = keys[i][0]             # <<<<<<<<<<<<<<
- *             self.c_paths.key1[i] = first
- *             self.c_paths.len1[i] = len(first)
+ *             self.c_paths.steps[i] = len(keys[i])             # <<<<<<<<<<<<<<
+ *             for j in range(len(keys[i])):
+ *                 step = keys[i][j]
 */
-    __pyx_t_10 = __Pyx_GetItemInt(__Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i), 0, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_SharedReference); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 124, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_10);
-    __Pyx_XDECREF_SET(__pyx_v_first, __pyx_t_10);
-    __pyx_t_10 = 0;
+    __pyx_t_6 = __Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i);
+    __Pyx_INCREF(__pyx_t_6);
+    __pyx_t_18 = PyObject_Length(__pyx_t_6); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 129, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
+    (__pyx_v_self->c_paths.steps[__pyx_v_i]) = __pyx_t_18;
 
-    /* "ssewire/_deltas_c.pyx":125
+
+    /* "ssewire/_deltas_c.pyx":130
  *         for i in range(len(keys)):
- *             first = keys[i][0]
- *             self.c_paths.key1[i] = first             # <<<<<<<<<<<<<<
- *             self.c_paths.len1[i] = len(first)
- *             if len(keys[i]) == 2:
+ *             self.c_paths.steps[i] = len(keys[i])
+ *             for j in range(len(keys[i])):             # <<<<<<<<<<<<<<
+ *                 step = keys[i][j]
+ *                 if step is None:
 */
-    __pyx_t_16 = __Pyx_PyObject_AsString(__pyx_v_first); if (unlikely((!__pyx_t_16) && PyErr_Occurred())) __PYX_ERR(0, 125, __pyx_L1_error)
-    (__pyx_v_self->c_paths.key1[__pyx_v_i]) = __pyx_t_16;
+    __pyx_t_6 = __Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i);
+    __Pyx_INCREF(__pyx_t_6);
+    __pyx_t_18 = PyObject_Length(__pyx_t_6); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 130, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
+    __pyx_t_19 = __pyx_t_18;
 
+    for (__pyx_t_20 = 0; __pyx_t_20 < __pyx_t_19; __pyx_t_20+=1) {
+      __pyx_v_j = __pyx_t_20;
 
-    /* "ssewire/_deltas_c.pyx":126
- *             first = keys[i][0]
- *             self.c_paths.key1[i] = first
- *             self.c_paths.len1[i] = len(first)             # <<<<<<<<<<<<<<
- *             if len(keys[i]) == 2:
- *                 second = keys[i][1]
+      /* "ssewire/_deltas_c.pyx":131
+ *             self.c_paths.steps[i] = len(keys[i])
+ *             for j in range(len(keys[i])):
+ *                 step = keys[i][j]             # <<<<<<<<<<<<<<
+ *                 if step is None:
+ *                     self.c_paths.key[i][j] = NULL
 */
-    __pyx_t_17 = PyObject_Length(__pyx_v_first); if (unlikely(__pyx_t_17 == ((Py_ssize_t)-1))) __PYX_ERR(0, 126, __pyx_L1_error)
-    (__pyx_v_self->c_paths.len1[__pyx_v_i]) = __pyx_t_17;
+      __pyx_t_6 = __Pyx_GetItemInt(__Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i), __pyx_v_j, int, 1, __Pyx_PyLong_From_int, 0, 0, 1, __Pyx_ReferenceSharing_SharedReference); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 131, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_6);
+      __Pyx_XDECREF_SET(__pyx_v_step, __pyx_t_6);
+      __pyx_t_6 = 0;
 
-
-    /* "ssewire/_deltas_c.pyx":127
- *             self.c_paths.key1[i] = first
- *             self.c_paths.len1[i] = len(first)
- *             if len(keys[i]) == 2:             # <<<<<<<<<<<<<<
- *                 second = keys[i][1]
- *                 self.c_paths.key2[i] = second
+      /* "ssewire/_deltas_c.pyx":132
+ *             for j in range(len(keys[i])):
+ *                 step = keys[i][j]
+ *                 if step is None:             # <<<<<<<<<<<<<<
+ *                     self.c_paths.key[i][j] = NULL
+ *                     self.c_paths.len[i][j] = SW_JSON_ONLY
 */
-    __pyx_t_10 = __Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i);
-    __Pyx_INCREF(__pyx_t_10);
-    __pyx_t_17 = PyObject_Length(__pyx_t_10); if (unlikely(__pyx_t_17 == ((Py_ssize_t)-1))) __PYX_ERR(0, 127, __pyx_L1_error)
-    __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-    __pyx_t_4 = (__pyx_t_17 == 2);
+      __pyx_t_14 = (__pyx_v_step == Py_None);
+      if (__pyx_t_14) {
 
 
-    if (__pyx_t_4) {
-
-
-      /* "ssewire/_deltas_c.pyx":128
- *             self.c_paths.len1[i] = len(first)
- *             if len(keys[i]) == 2:
- *                 second = keys[i][1]             # <<<<<<<<<<<<<<
- *                 self.c_paths.key2[i] = second
- *                 self.c_paths.len2[i] = len(second)
+        /* "ssewire/_deltas_c.pyx":133
+ *                 step = keys[i][j]
+ *                 if step is None:
+ *                     self.c_paths.key[i][j] = NULL             # <<<<<<<<<<<<<<
+ *                     self.c_paths.len[i][j] = SW_JSON_ONLY
+ *                 else:
 */
-      __pyx_t_10 = __Pyx_GetItemInt(__Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i), 1, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_SharedReference); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 128, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_10);
-      __Pyx_XDECREF_SET(__pyx_v_second, __pyx_t_10);
-      __pyx_t_10 = 0;
+        ((__pyx_v_self->c_paths.key[__pyx_v_i])[__pyx_v_j]) = NULL;
 
-      /* "ssewire/_deltas_c.pyx":129
- *             if len(keys[i]) == 2:
- *                 second = keys[i][1]
- *                 self.c_paths.key2[i] = second             # <<<<<<<<<<<<<<
- *                 self.c_paths.len2[i] = len(second)
- *             else:
+        /* "ssewire/_deltas_c.pyx":134
+ *                 if step is None:
+ *                     self.c_paths.key[i][j] = NULL
+ *                     self.c_paths.len[i][j] = SW_JSON_ONLY             # <<<<<<<<<<<<<<
+ *                 else:
+ *                     self.c_paths.key[i][j] = step
 */
-      __pyx_t_18 = __Pyx_PyObject_AsString(__pyx_v_second); if (unlikely((!__pyx_t_18) && PyErr_Occurred())) __PYX_ERR(0, 129, __pyx_L1_error)
-      (__pyx_v_self->c_paths.key2[__pyx_v_i]) = __pyx_t_18;
+        ((__pyx_v_self->c_paths.len[__pyx_v_i])[__pyx_v_j]) = SW_JSON_ONLY;
 
-
-      /* "ssewire/_deltas_c.pyx":130
- *                 second = keys[i][1]
- *                 self.c_paths.key2[i] = second
- *                 self.c_paths.len2[i] = len(second)             # <<<<<<<<<<<<<<
- *             else:
- *                 self.c_paths.key2[i] = NULL
+        /* "ssewire/_deltas_c.pyx":132
+ *             for j in range(len(keys[i])):
+ *                 step = keys[i][j]
+ *                 if step is None:             # <<<<<<<<<<<<<<
+ *                     self.c_paths.key[i][j] = NULL
+ *                     self.c_paths.len[i][j] = SW_JSON_ONLY
 */
-      __pyx_t_17 = PyObject_Length(__pyx_v_second); if (unlikely(__pyx_t_17 == ((Py_ssize_t)-1))) __PYX_ERR(0, 130, __pyx_L1_error)
-      (__pyx_v_self->c_paths.len2[__pyx_v_i]) = __pyx_t_17;
+        goto __pyx_L18;
+      }
 
-
-      /* "ssewire/_deltas_c.pyx":127
- *             self.c_paths.key1[i] = first
- *             self.c_paths.len1[i] = len(first)
- *             if len(keys[i]) == 2:             # <<<<<<<<<<<<<<
- *                 second = keys[i][1]
- *                 self.c_paths.key2[i] = second
-*/
-      goto __pyx_L15;
-    }
-
-    /* "ssewire/_deltas_c.pyx":132
- *                 self.c_paths.len2[i] = len(second)
- *             else:
- *                 self.c_paths.key2[i] = NULL             # <<<<<<<<<<<<<<
- *                 self.c_paths.len2[i] = 0
+      /* "ssewire/_deltas_c.pyx":136
+ *                     self.c_paths.len[i][j] = SW_JSON_ONLY
+ *                 else:
+ *                     self.c_paths.key[i][j] = step             # <<<<<<<<<<<<<<
+ *                     self.c_paths.len[i][j] = len(step)
  *         self.cases = {}
 */
-    /*else*/ {
-      (__pyx_v_self->c_paths.key2[__pyx_v_i]) = NULL;
+      /*else*/ {
+        __pyx_t_21 = __Pyx_PyObject_AsString(__pyx_v_step); if (unlikely((!__pyx_t_21) && PyErr_Occurred())) __PYX_ERR(0, 136, __pyx_L1_error)
+        ((__pyx_v_self->c_paths.key[__pyx_v_i])[__pyx_v_j]) = __pyx_t_21;
 
-      /* "ssewire/_deltas_c.pyx":133
- *             else:
- *                 self.c_paths.key2[i] = NULL
- *                 self.c_paths.len2[i] = 0             # <<<<<<<<<<<<<<
+
+        /* "ssewire/_deltas_c.pyx":137
+ *                 else:
+ *                     self.c_paths.key[i][j] = step
+ *                     self.c_paths.len[i][j] = len(step)             # <<<<<<<<<<<<<<
  *         self.cases = {}
  *         for name, (expected, variants) in cases.items():
 */
-      (__pyx_v_self->c_paths.len2[__pyx_v_i]) = 0;
+        __pyx_t_22 = PyObject_Length(__pyx_v_step); if (unlikely(__pyx_t_22 == ((Py_ssize_t)-1))) __PYX_ERR(0, 137, __pyx_L1_error)
+        ((__pyx_v_self->c_paths.len[__pyx_v_i])[__pyx_v_j]) = __pyx_t_22;
+
+      }
+      __pyx_L18:;
     }
-    __pyx_L15:;
+
+
   }
 
 
 
-  /* "ssewire/_deltas_c.pyx":134
- *                 self.c_paths.key2[i] = NULL
- *                 self.c_paths.len2[i] = 0
+  /* "ssewire/_deltas_c.pyx":138
+ *                     self.c_paths.key[i][j] = step
+ *                     self.c_paths.len[i][j] = len(step)
  *         self.cases = {}             # <<<<<<<<<<<<<<
  *         for name, (expected, variants) in cases.items():
- *             compiled = []
+ *             if expected is not None and type_path < 0:
 */
-  __pyx_t_10 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 134, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_10);
-  __Pyx_GIVEREF(__pyx_t_10);
+  __pyx_t_6 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 138, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_6);
+  __Pyx_GIVEREF(__pyx_t_6);
   __Pyx_GOTREF(__pyx_v_self->cases);
-  __Pyx_DECREF_SET(__pyx_v_self->cases, ((PyObject*)__pyx_t_10));
-  __pyx_t_10 = 0;
+  __Pyx_DECREF_SET(__pyx_v_self->cases, ((PyObject*)__pyx_t_6));
+  __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":135
- *                 self.c_paths.len2[i] = 0
+  /* "ssewire/_deltas_c.pyx":139
+ *                     self.c_paths.len[i][j] = len(step)
  *         self.cases = {}
  *         for name, (expected, variants) in cases.items():             # <<<<<<<<<<<<<<
- *             compiled = []
- *             for tag, text_path, kind in variants:
+ *             if expected is not None and type_path < 0:
+ *                 raise ValueError("a type to match needs a type path")
 */
   __pyx_t_2 = 0;
   if (unlikely(__pyx_v_cases == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "items");
-    __PYX_ERR(0, 135, __pyx_L1_error)
+    __PYX_ERR(0, 139, __pyx_L1_error)
   }
-  __pyx_t_5 = __Pyx_dict_iterator(__pyx_v_cases, 0, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_13), (&__pyx_t_9)); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 135, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_5);
-  __Pyx_XDECREF(__pyx_t_10);
-  __pyx_t_10 = __pyx_t_5;
-  __pyx_t_5 = 0;
+  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_cases, 0, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_13), (&__pyx_t_9)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 139, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __Pyx_XDECREF(__pyx_t_6);
+  __pyx_t_6 = __pyx_t_1;
+  __pyx_t_1 = 0;
   while (1) {
-    __pyx_t_19 = __Pyx_dict_iter_next(__pyx_t_10, __pyx_t_13, &__pyx_t_2, &__pyx_t_5, &__pyx_t_7, NULL, __pyx_t_9);
-    if (unlikely(__pyx_t_19 == 0)) break;
-    if (unlikely(__pyx_t_19 == -1)) __PYX_ERR(0, 135, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_5);
-    __Pyx_GOTREF(__pyx_t_7);
-    __Pyx_XDECREF_SET(__pyx_v_name, __pyx_t_5);
-    __pyx_t_5 = 0;
-    if ((likely(PyTuple_CheckExact(__pyx_t_7))) || (PyList_CheckExact(__pyx_t_7))) {
-      PyObject* sequence = __pyx_t_7;
+    __pyx_t_20 = __Pyx_dict_iter_next(__pyx_t_6, __pyx_t_13, &__pyx_t_2, &__pyx_t_1, &__pyx_t_15, NULL, __pyx_t_9);
+    if (unlikely(__pyx_t_20 == 0)) break;
+    if (unlikely(__pyx_t_20 == -1)) __PYX_ERR(0, 139, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_1);
+    __Pyx_GOTREF(__pyx_t_15);
+    __Pyx_XDECREF_SET(__pyx_v_name, __pyx_t_1);
+    __pyx_t_1 = 0;
+    if ((likely(PyTuple_CheckExact(__pyx_t_15))) || (PyList_CheckExact(__pyx_t_15))) {
+      PyObject* sequence = __pyx_t_15;
       Py_ssize_t size = __Pyx_PySequence_SIZE(sequence);
       if (unlikely(size != 2)) {
         if (size > 2) __Pyx_RaiseTooManyValuesError(2);
         else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-        __PYX_ERR(0, 135, __pyx_L1_error)
+        __PYX_ERR(0, 139, __pyx_L1_error)
       }
       #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
       if (likely(PyTuple_CheckExact(sequence))) {
-        __pyx_t_5 = PyTuple_GET_ITEM(sequence, 0);
-        __Pyx_INCREF(__pyx_t_5);
-        __pyx_t_6 = PyTuple_GET_ITEM(sequence, 1);
-        __Pyx_INCREF(__pyx_t_6);
+        __pyx_t_1 = PyTuple_GET_ITEM(sequence, 0);
+        __Pyx_INCREF(__pyx_t_1);
+        __pyx_t_10 = PyTuple_GET_ITEM(sequence, 1);
+        __Pyx_INCREF(__pyx_t_10);
       } else {
-        __pyx_t_5 = __Pyx_PyList_GET_ITEM_REF(sequence, 0, __Pyx_ReferenceSharing_SharedReference);
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 135, __pyx_L1_error)
-        __Pyx_XGOTREF(__pyx_t_5);
-        __pyx_t_6 = __Pyx_PyList_GET_ITEM_REF(sequence, 1, __Pyx_ReferenceSharing_SharedReference);
-        if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 135, __pyx_L1_error)
-        __Pyx_XGOTREF(__pyx_t_6);
+        __pyx_t_1 = __Pyx_PyList_GET_ITEM_REF(sequence, 0, __Pyx_ReferenceSharing_SharedReference);
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 139, __pyx_L1_error)
+        __Pyx_XGOTREF(__pyx_t_1);
+        __pyx_t_10 = __Pyx_PyList_GET_ITEM_REF(sequence, 1, __Pyx_ReferenceSharing_SharedReference);
+        if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 139, __pyx_L1_error)
+        __Pyx_XGOTREF(__pyx_t_10);
       }
       #else
-      __pyx_t_5 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 135, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_5);
-      __pyx_t_6 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 135, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_6);
+      __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 139, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_1);
+      __pyx_t_10 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 139, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_10);
       #endif
-      __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
+      __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
     } else {
       Py_ssize_t index = -1;
-      __pyx_t_1 = PyObject_GetIter(__pyx_t_7); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 135, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_1);
-      __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      __pyx_t_20 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1);
-      index = 0; __pyx_t_5 = __pyx_t_20(__pyx_t_1); if (unlikely(!__pyx_t_5)) goto __pyx_L18_unpacking_failed;
+      __pyx_t_5 = PyObject_GetIter(__pyx_t_15); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 139, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
-      index = 1; __pyx_t_6 = __pyx_t_20(__pyx_t_1); if (unlikely(!__pyx_t_6)) goto __pyx_L18_unpacking_failed;
-      __Pyx_GOTREF(__pyx_t_6);
-      if (__Pyx_IternextUnpackEndCheck(__pyx_t_20(__pyx_t_1), 2) < (0)) __PYX_ERR(0, 135, __pyx_L1_error)
-      __pyx_t_20 = NULL;
-      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-      goto __pyx_L19_unpacking_done;
-      __pyx_L18_unpacking_failed:;
-      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-      __pyx_t_20 = NULL;
+      __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
+      __pyx_t_23 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_5);
+      index = 0; __pyx_t_1 = __pyx_t_23(__pyx_t_5); if (unlikely(!__pyx_t_1)) goto __pyx_L21_unpacking_failed;
+      __Pyx_GOTREF(__pyx_t_1);
+      index = 1; __pyx_t_10 = __pyx_t_23(__pyx_t_5); if (unlikely(!__pyx_t_10)) goto __pyx_L21_unpacking_failed;
+      __Pyx_GOTREF(__pyx_t_10);
+      if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_5), 2) < (0)) __PYX_ERR(0, 139, __pyx_L1_error)
+      __pyx_t_23 = NULL;
+      __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+      goto __pyx_L22_unpacking_done;
+      __pyx_L21_unpacking_failed:;
+      __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+      __pyx_t_23 = NULL;
       if (__Pyx_IterFinish() == 0) __Pyx_RaiseNeedMoreValuesError(index);
-      __PYX_ERR(0, 135, __pyx_L1_error)
-      __pyx_L19_unpacking_done:;
+      __PYX_ERR(0, 139, __pyx_L1_error)
+      __pyx_L22_unpacking_done:;
     }
-    __Pyx_XDECREF_SET(__pyx_v_expected, __pyx_t_5);
-    __pyx_t_5 = 0;
-    __Pyx_XDECREF_SET(__pyx_v_variants, __pyx_t_6);
-    __pyx_t_6 = 0;
+    __Pyx_XDECREF_SET(__pyx_v_expected, __pyx_t_1);
+    __pyx_t_1 = 0;
+    __Pyx_XDECREF_SET(__pyx_v_variants, __pyx_t_10);
+    __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":136
+    /* "ssewire/_deltas_c.pyx":140
  *         self.cases = {}
  *         for name, (expected, variants) in cases.items():
- *             compiled = []             # <<<<<<<<<<<<<<
- *             for tag, text_path, kind in variants:
- *                 if not 0 <= text_path < len(paths):
-*/
-    __pyx_t_7 = PyList_New(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 136, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_7);
-    __Pyx_XDECREF_SET(__pyx_v_compiled, ((PyObject*)__pyx_t_7));
-    __pyx_t_7 = 0;
-
-    /* "ssewire/_deltas_c.pyx":137
- *         for name, (expected, variants) in cases.items():
+ *             if expected is not None and type_path < 0:             # <<<<<<<<<<<<<<
+ *                 raise ValueError("a type to match needs a type path")
  *             compiled = []
- *             for tag, text_path, kind in variants:             # <<<<<<<<<<<<<<
- *                 if not 0 <= text_path < len(paths):
- *                     raise ValueError(f"text path index {text_path} out of range")
+*/
+    __pyx_t_4 = (__pyx_v_expected != Py_None);
+    if (__pyx_t_4) {
+
+    } else {
+
+      __pyx_t_14 = __pyx_t_4;
+
+      goto __pyx_L24_bool_binop_done;
+    }
+    __pyx_t_4 = (__pyx_v_type_path < 0);
+
+
+    __pyx_t_14 = __pyx_t_4;
+
+    __pyx_L24_bool_binop_done:;
+    if (unlikely(__pyx_t_14)) {
+
+
+      /* "ssewire/_deltas_c.pyx":141
+ *         for name, (expected, variants) in cases.items():
+ *             if expected is not None and type_path < 0:
+ *                 raise ValueError("a type to match needs a type path")             # <<<<<<<<<<<<<<
+ *             compiled = []
+ *             for tag, candidates in variants:
+*/
+      __pyx_t_10 = NULL;
+      __pyx_t_11 = 1;
+      {
+        PyObject *__pyx_callargs[2] = {__pyx_t_10, __pyx_mstate_global->__pyx_kp_u_a_type_to_match_needs_a_type_pat};
+        __pyx_t_15 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+        __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
+        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 141, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_15);
+      }
+      __Pyx_Raise(__pyx_t_15, 0, 0, 0);
+      __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
+      __PYX_ERR(0, 141, __pyx_L1_error)
+
+      /* "ssewire/_deltas_c.pyx":140
+ *         self.cases = {}
+ *         for name, (expected, variants) in cases.items():
+ *             if expected is not None and type_path < 0:             # <<<<<<<<<<<<<<
+ *                 raise ValueError("a type to match needs a type path")
+ *             compiled = []
+*/
+    }
+
+    /* "ssewire/_deltas_c.pyx":142
+ *             if expected is not None and type_path < 0:
+ *                 raise ValueError("a type to match needs a type path")
+ *             compiled = []             # <<<<<<<<<<<<<<
+ *             for tag, candidates in variants:
+ *                 for text_path, _kind in candidates:
+*/
+    __pyx_t_15 = PyList_New(0); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 142, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_15);
+    __Pyx_XDECREF_SET(__pyx_v_compiled, ((PyObject*)__pyx_t_15));
+    __pyx_t_15 = 0;
+
+    /* "ssewire/_deltas_c.pyx":143
+ *                 raise ValueError("a type to match needs a type path")
+ *             compiled = []
+ *             for tag, candidates in variants:             # <<<<<<<<<<<<<<
+ *                 for text_path, _kind in candidates:
+ *                     if not 0 <= text_path < len(paths):
 */
     if (likely(PyList_CheckExact(__pyx_v_variants)) || PyTuple_CheckExact(__pyx_v_variants)) {
-      __pyx_t_7 = __pyx_v_variants; __Pyx_INCREF(__pyx_t_7);
-      __pyx_t_17 = 0;
+      __pyx_t_15 = __pyx_v_variants; __Pyx_INCREF(__pyx_t_15);
+      __pyx_t_18 = 0;
       __pyx_t_12 = NULL;
     } else {
-      __pyx_t_17 = -1; __pyx_t_7 = PyObject_GetIter(__pyx_v_variants); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 137, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_7);
-      __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_7); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 137, __pyx_L1_error)
+      __pyx_t_18 = -1; __pyx_t_15 = PyObject_GetIter(__pyx_v_variants); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 143, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_15);
+      __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_15); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 143, __pyx_L1_error)
     }
     for (;;) {
       if (likely(!__pyx_t_12)) {
-        if (likely(PyList_CheckExact(__pyx_t_7))) {
+        if (likely(PyList_CheckExact(__pyx_t_15))) {
           {
-            Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_7);
+            Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_15);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 137, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 143, __pyx_L1_error)
             #endif
-            if (__pyx_t_17 >= __pyx_temp) break;
+            if (__pyx_t_18 >= __pyx_temp) break;
           }
-          __pyx_t_6 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_7, __pyx_t_17, __Pyx_ReferenceSharing_OwnStrongReference);
-          ++__pyx_t_17;
+          __pyx_t_10 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_15, __pyx_t_18, __Pyx_ReferenceSharing_OwnStrongReference);
+          ++__pyx_t_18;
         } else {
           {
-            Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_7);
+            Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_15);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 137, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 143, __pyx_L1_error)
             #endif
-            if (__pyx_t_17 >= __pyx_temp) break;
+            if (__pyx_t_18 >= __pyx_temp) break;
           }
           #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
-          __pyx_t_6 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_7, __pyx_t_17));
+          __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_15, __pyx_t_18));
           #else
-          __pyx_t_6 = __Pyx_PySequence_ITEM(__pyx_t_7, __pyx_t_17);
+          __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_15, __pyx_t_18);
           #endif
-          ++__pyx_t_17;
+          ++__pyx_t_18;
         }
-        if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 137, __pyx_L1_error)
+        if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 143, __pyx_L1_error)
       } else {
-        __pyx_t_6 = __pyx_t_12(__pyx_t_7);
-        if (unlikely(!__pyx_t_6)) {
+        __pyx_t_10 = __pyx_t_12(__pyx_t_15);
+        if (unlikely(!__pyx_t_10)) {
           PyObject* exc_type = PyErr_Occurred();
           if (exc_type) {
-            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 137, __pyx_L1_error)
+            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 143, __pyx_L1_error)
             PyErr_Clear();
           }
           break;
         }
       }
-      __Pyx_GOTREF(__pyx_t_6);
-      if ((likely(PyTuple_CheckExact(__pyx_t_6))) || (PyList_CheckExact(__pyx_t_6))) {
-        PyObject* sequence = __pyx_t_6;
+      __Pyx_GOTREF(__pyx_t_10);
+      if ((likely(PyTuple_CheckExact(__pyx_t_10))) || (PyList_CheckExact(__pyx_t_10))) {
+        PyObject* sequence = __pyx_t_10;
         Py_ssize_t size = __Pyx_PySequence_SIZE(sequence);
-        if (unlikely(size != 3)) {
-          if (size > 3) __Pyx_RaiseTooManyValuesError(3);
+        if (unlikely(size != 2)) {
+          if (size > 2) __Pyx_RaiseTooManyValuesError(2);
           else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-          __PYX_ERR(0, 137, __pyx_L1_error)
+          __PYX_ERR(0, 143, __pyx_L1_error)
         }
         #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
         if (likely(PyTuple_CheckExact(sequence))) {
-          __pyx_t_5 = PyTuple_GET_ITEM(sequence, 0);
-          __Pyx_INCREF(__pyx_t_5);
-          __pyx_t_1 = PyTuple_GET_ITEM(sequence, 1);
+          __pyx_t_1 = PyTuple_GET_ITEM(sequence, 0);
           __Pyx_INCREF(__pyx_t_1);
-          __pyx_t_21 = PyTuple_GET_ITEM(sequence, 2);
-          __Pyx_INCREF(__pyx_t_21);
+          __pyx_t_5 = PyTuple_GET_ITEM(sequence, 1);
+          __Pyx_INCREF(__pyx_t_5);
         } else {
-          __pyx_t_5 = __Pyx_PyList_GET_ITEM_REF(sequence, 0, __Pyx_ReferenceSharing_SharedReference);
-          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 137, __pyx_L1_error)
-          __Pyx_XGOTREF(__pyx_t_5);
-          __pyx_t_1 = __Pyx_PyList_GET_ITEM_REF(sequence, 1, __Pyx_ReferenceSharing_SharedReference);
-          if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 137, __pyx_L1_error)
+          __pyx_t_1 = __Pyx_PyList_GET_ITEM_REF(sequence, 0, __Pyx_ReferenceSharing_SharedReference);
+          if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 143, __pyx_L1_error)
           __Pyx_XGOTREF(__pyx_t_1);
-          __pyx_t_21 = __Pyx_PyList_GET_ITEM_REF(sequence, 2, __Pyx_ReferenceSharing_SharedReference);
-          if (unlikely(!__pyx_t_21)) __PYX_ERR(0, 137, __pyx_L1_error)
-          __Pyx_XGOTREF(__pyx_t_21);
+          __pyx_t_5 = __Pyx_PyList_GET_ITEM_REF(sequence, 1, __Pyx_ReferenceSharing_SharedReference);
+          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 143, __pyx_L1_error)
+          __Pyx_XGOTREF(__pyx_t_5);
         }
         #else
-        __pyx_t_5 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 137, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_5);
-        __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 137, __pyx_L1_error)
+        __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 143, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_1);
-        __pyx_t_21 = __Pyx_PySequence_ITEM(sequence, 2); if (unlikely(!__pyx_t_21)) __PYX_ERR(0, 137, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_21);
+        __pyx_t_5 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 143, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_5);
         #endif
-        __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
+        __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
       } else {
         Py_ssize_t index = -1;
-        __pyx_t_22 = PyObject_GetIter(__pyx_t_6); if (unlikely(!__pyx_t_22)) __PYX_ERR(0, 137, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_22);
-        __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-        __pyx_t_20 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_22);
-        index = 0; __pyx_t_5 = __pyx_t_20(__pyx_t_22); if (unlikely(!__pyx_t_5)) goto __pyx_L22_unpacking_failed;
-        __Pyx_GOTREF(__pyx_t_5);
-        index = 1; __pyx_t_1 = __pyx_t_20(__pyx_t_22); if (unlikely(!__pyx_t_1)) goto __pyx_L22_unpacking_failed;
+        __pyx_t_7 = PyObject_GetIter(__pyx_t_10); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 143, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_7);
+        __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
+        __pyx_t_23 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_7);
+        index = 0; __pyx_t_1 = __pyx_t_23(__pyx_t_7); if (unlikely(!__pyx_t_1)) goto __pyx_L28_unpacking_failed;
         __Pyx_GOTREF(__pyx_t_1);
-        index = 2; __pyx_t_21 = __pyx_t_20(__pyx_t_22); if (unlikely(!__pyx_t_21)) goto __pyx_L22_unpacking_failed;
-        __Pyx_GOTREF(__pyx_t_21);
-        if (__Pyx_IternextUnpackEndCheck(__pyx_t_20(__pyx_t_22), 3) < (0)) __PYX_ERR(0, 137, __pyx_L1_error)
-        __pyx_t_20 = NULL;
-        __Pyx_DECREF(__pyx_t_22); __pyx_t_22 = 0;
-        goto __pyx_L23_unpacking_done;
-        __pyx_L22_unpacking_failed:;
-        __Pyx_DECREF(__pyx_t_22); __pyx_t_22 = 0;
-        __pyx_t_20 = NULL;
+        index = 1; __pyx_t_5 = __pyx_t_23(__pyx_t_7); if (unlikely(!__pyx_t_5)) goto __pyx_L28_unpacking_failed;
+        __Pyx_GOTREF(__pyx_t_5);
+        if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_7), 2) < (0)) __PYX_ERR(0, 143, __pyx_L1_error)
+        __pyx_t_23 = NULL;
+        __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
+        goto __pyx_L29_unpacking_done;
+        __pyx_L28_unpacking_failed:;
+        __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
+        __pyx_t_23 = NULL;
         if (__Pyx_IterFinish() == 0) __Pyx_RaiseNeedMoreValuesError(index);
-        __PYX_ERR(0, 137, __pyx_L1_error)
-        __pyx_L23_unpacking_done:;
+        __PYX_ERR(0, 143, __pyx_L1_error)
+        __pyx_L29_unpacking_done:;
       }
-      __Pyx_XDECREF_SET(__pyx_v_tag, __pyx_t_5);
-      __pyx_t_5 = 0;
-      __Pyx_XDECREF_SET(__pyx_v_text_path, __pyx_t_1);
+      __Pyx_XDECREF_SET(__pyx_v_tag, __pyx_t_1);
       __pyx_t_1 = 0;
-      __Pyx_XDECREF_SET(__pyx_v_kind, __pyx_t_21);
-      __pyx_t_21 = 0;
+      __Pyx_XDECREF_SET(__pyx_v_candidates, __pyx_t_5);
+      __pyx_t_5 = 0;
 
-      /* "ssewire/_deltas_c.pyx":138
+      /* "ssewire/_deltas_c.pyx":144
  *             compiled = []
- *             for tag, text_path, kind in variants:
- *                 if not 0 <= text_path < len(paths):             # <<<<<<<<<<<<<<
- *                     raise ValueError(f"text path index {text_path} out of range")
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), text_path, kind))
+ *             for tag, candidates in variants:
+ *                 for text_path, _kind in candidates:             # <<<<<<<<<<<<<<
+ *                     if not 0 <= text_path < len(paths):
+ *                         raise ValueError(f"text path index {text_path} out of range")
 */
-      __pyx_t_4 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_0, __pyx_v_text_path, Py_LE); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 138, __pyx_L1_error)
-      if (__pyx_t_4) {
-        __pyx_t_23 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_23 == ((Py_ssize_t)-1))) __PYX_ERR(0, 138, __pyx_L1_error)
-        __pyx_t_6 = PyLong_FromSsize_t(__pyx_t_23); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 138, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_6);
-
-        __pyx_t_4 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_text_path, __pyx_t_6, Py_LT); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 138, __pyx_L1_error)
-        __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      }
-      __pyx_t_3 = (!__pyx_t_4);
-
-
-      if (unlikely(__pyx_t_3)) {
-
-
-        /* "ssewire/_deltas_c.pyx":139
- *             for tag, text_path, kind in variants:
- *                 if not 0 <= text_path < len(paths):
- *                     raise ValueError(f"text path index {text_path} out of range")             # <<<<<<<<<<<<<<
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), text_path, kind))
- *             self.cases[name] = (expected.encode("utf-8"), tuple(compiled))
-*/
-        __pyx_t_21 = NULL;
-        __pyx_t_1 = __Pyx_PyObject_FormatSimple(__pyx_v_text_path, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 139, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_1);
-        __pyx_t_15[0] = __pyx_mstate_global->__pyx_kp_u_text_path_index;
-        __pyx_t_15[1] = __pyx_t_1;
-        __pyx_t_15[2] = __pyx_mstate_global->__pyx_kp_u_out_of_range;
-        __pyx_t_23 = 29;
-        #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-        __pyx_t_23 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_15[1]);
-        #endif
+      if (likely(PyList_CheckExact(__pyx_v_candidates)) || PyTuple_CheckExact(__pyx_v_candidates)) {
+        __pyx_t_10 = __pyx_v_candidates; __Pyx_INCREF(__pyx_t_10);
         __pyx_t_19 = 0;
-        #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-        __pyx_t_19 |= __Pyx_PyUnicode_KIND_04(__pyx_t_15[1]);
-        #endif
-        __pyx_t_5 = __Pyx_PyUnicode_Join(__pyx_t_15, 3, __pyx_t_23, __pyx_t_19);
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 139, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_5);
-        __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-        __pyx_t_11 = 1;
-        {
-          PyObject *__pyx_callargs[2] = {__pyx_t_21, __pyx_t_5};
-          __pyx_t_6 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-          __Pyx_XDECREF(__pyx_t_21); __pyx_t_21 = 0;
-          __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-          if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 139, __pyx_L1_error)
-          __Pyx_GOTREF(__pyx_t_6);
+        __pyx_t_24 = NULL;
+      } else {
+        __pyx_t_19 = -1; __pyx_t_10 = PyObject_GetIter(__pyx_v_candidates); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 144, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_10);
+        __pyx_t_24 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_10); if (unlikely(!__pyx_t_24)) __PYX_ERR(0, 144, __pyx_L1_error)
+      }
+      for (;;) {
+        if (likely(!__pyx_t_24)) {
+          if (likely(PyList_CheckExact(__pyx_t_10))) {
+            {
+              Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_10);
+              #if !CYTHON_ASSUME_SAFE_SIZE
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 144, __pyx_L1_error)
+              #endif
+              if (__pyx_t_19 >= __pyx_temp) break;
+            }
+            __pyx_t_5 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_10, __pyx_t_19, __Pyx_ReferenceSharing_OwnStrongReference);
+            ++__pyx_t_19;
+          } else {
+            {
+              Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_10);
+              #if !CYTHON_ASSUME_SAFE_SIZE
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 144, __pyx_L1_error)
+              #endif
+              if (__pyx_t_19 >= __pyx_temp) break;
+            }
+            #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+            __pyx_t_5 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_10, __pyx_t_19));
+            #else
+            __pyx_t_5 = __Pyx_PySequence_ITEM(__pyx_t_10, __pyx_t_19);
+            #endif
+            ++__pyx_t_19;
+          }
+          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 144, __pyx_L1_error)
+        } else {
+          __pyx_t_5 = __pyx_t_24(__pyx_t_10);
+          if (unlikely(!__pyx_t_5)) {
+            PyObject* exc_type = PyErr_Occurred();
+            if (exc_type) {
+              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 144, __pyx_L1_error)
+              PyErr_Clear();
+            }
+            break;
+          }
         }
-        __Pyx_Raise(__pyx_t_6, 0, 0, 0);
-        __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-        __PYX_ERR(0, 139, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_5);
+        if ((likely(PyTuple_CheckExact(__pyx_t_5))) || (PyList_CheckExact(__pyx_t_5))) {
+          PyObject* sequence = __pyx_t_5;
+          Py_ssize_t size = __Pyx_PySequence_SIZE(sequence);
+          if (unlikely(size != 2)) {
+            if (size > 2) __Pyx_RaiseTooManyValuesError(2);
+            else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
+            __PYX_ERR(0, 144, __pyx_L1_error)
+          }
+          #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+          if (likely(PyTuple_CheckExact(sequence))) {
+            __pyx_t_1 = PyTuple_GET_ITEM(sequence, 0);
+            __Pyx_INCREF(__pyx_t_1);
+            __pyx_t_7 = PyTuple_GET_ITEM(sequence, 1);
+            __Pyx_INCREF(__pyx_t_7);
+          } else {
+            __pyx_t_1 = __Pyx_PyList_GET_ITEM_REF(sequence, 0, __Pyx_ReferenceSharing_SharedReference);
+            if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 144, __pyx_L1_error)
+            __Pyx_XGOTREF(__pyx_t_1);
+            __pyx_t_7 = __Pyx_PyList_GET_ITEM_REF(sequence, 1, __Pyx_ReferenceSharing_SharedReference);
+            if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 144, __pyx_L1_error)
+            __Pyx_XGOTREF(__pyx_t_7);
+          }
+          #else
+          __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 144, __pyx_L1_error)
+          __Pyx_GOTREF(__pyx_t_1);
+          __pyx_t_7 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 144, __pyx_L1_error)
+          __Pyx_GOTREF(__pyx_t_7);
+          #endif
+          __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+        } else {
+          Py_ssize_t index = -1;
+          __pyx_t_25 = PyObject_GetIter(__pyx_t_5); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 144, __pyx_L1_error)
+          __Pyx_GOTREF(__pyx_t_25);
+          __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+          __pyx_t_23 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_25);
+          index = 0; __pyx_t_1 = __pyx_t_23(__pyx_t_25); if (unlikely(!__pyx_t_1)) goto __pyx_L32_unpacking_failed;
+          __Pyx_GOTREF(__pyx_t_1);
+          index = 1; __pyx_t_7 = __pyx_t_23(__pyx_t_25); if (unlikely(!__pyx_t_7)) goto __pyx_L32_unpacking_failed;
+          __Pyx_GOTREF(__pyx_t_7);
+          if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_25), 2) < (0)) __PYX_ERR(0, 144, __pyx_L1_error)
+          __pyx_t_23 = NULL;
+          __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
+          goto __pyx_L33_unpacking_done;
+          __pyx_L32_unpacking_failed:;
+          __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
+          __pyx_t_23 = NULL;
+          if (__Pyx_IterFinish() == 0) __Pyx_RaiseNeedMoreValuesError(index);
+          __PYX_ERR(0, 144, __pyx_L1_error)
+          __pyx_L33_unpacking_done:;
+        }
+        __Pyx_XDECREF_SET(__pyx_v_text_path, __pyx_t_1);
+        __pyx_t_1 = 0;
+        __Pyx_XDECREF_SET(__pyx_v__kind, __pyx_t_7);
+        __pyx_t_7 = 0;
 
-        /* "ssewire/_deltas_c.pyx":138
+        /* "ssewire/_deltas_c.pyx":145
+ *             for tag, candidates in variants:
+ *                 for text_path, _kind in candidates:
+ *                     if not 0 <= text_path < len(paths):             # <<<<<<<<<<<<<<
+ *                         raise ValueError(f"text path index {text_path} out of range")
+ *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
+*/
+        __pyx_t_14 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_0, __pyx_v_text_path, Py_LE); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 145, __pyx_L1_error)
+        if (__pyx_t_14) {
+          __pyx_t_22 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_22 == ((Py_ssize_t)-1))) __PYX_ERR(0, 145, __pyx_L1_error)
+          __pyx_t_5 = PyLong_FromSsize_t(__pyx_t_22); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 145, __pyx_L1_error)
+          __Pyx_GOTREF(__pyx_t_5);
+
+          __pyx_t_14 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_text_path, __pyx_t_5, Py_LT); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 145, __pyx_L1_error)
+          __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+        }
+        __pyx_t_4 = (!__pyx_t_14);
+
+
+        if (unlikely(__pyx_t_4)) {
+
+
+          /* "ssewire/_deltas_c.pyx":146
+ *                 for text_path, _kind in candidates:
+ *                     if not 0 <= text_path < len(paths):
+ *                         raise ValueError(f"text path index {text_path} out of range")             # <<<<<<<<<<<<<<
+ *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
+ *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
+*/
+          __pyx_t_7 = NULL;
+          __pyx_t_1 = __Pyx_PyObject_FormatSimple(__pyx_v_text_path, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 146, __pyx_L1_error)
+          __Pyx_GOTREF(__pyx_t_1);
+          __pyx_t_17[0] = __pyx_mstate_global->__pyx_kp_u_text_path_index;
+          __pyx_t_17[1] = __pyx_t_1;
+          __pyx_t_17[2] = __pyx_mstate_global->__pyx_kp_u_out_of_range;
+          __pyx_t_22 = 29;
+          #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+          __pyx_t_22 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_17[1]);
+          #endif
+          __pyx_t_20 = 0;
+          #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+          __pyx_t_20 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[1]);
+          #endif
+          __pyx_t_25 = __Pyx_PyUnicode_Join(__pyx_t_17, 3, __pyx_t_22, __pyx_t_20);
+          if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 146, __pyx_L1_error)
+          __Pyx_GOTREF(__pyx_t_25);
+          __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+          __pyx_t_11 = 1;
+          {
+            PyObject *__pyx_callargs[2] = {__pyx_t_7, __pyx_t_25};
+            __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+            __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
+            __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
+            if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 146, __pyx_L1_error)
+            __Pyx_GOTREF(__pyx_t_5);
+          }
+          __Pyx_Raise(__pyx_t_5, 0, 0, 0);
+          __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+          __PYX_ERR(0, 146, __pyx_L1_error)
+
+          /* "ssewire/_deltas_c.pyx":145
+ *             for tag, candidates in variants:
+ *                 for text_path, _kind in candidates:
+ *                     if not 0 <= text_path < len(paths):             # <<<<<<<<<<<<<<
+ *                         raise ValueError(f"text path index {text_path} out of range")
+ *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
+*/
+        }
+
+        /* "ssewire/_deltas_c.pyx":144
  *             compiled = []
- *             for tag, text_path, kind in variants:
- *                 if not 0 <= text_path < len(paths):             # <<<<<<<<<<<<<<
- *                     raise ValueError(f"text path index {text_path} out of range")
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), text_path, kind))
+ *             for tag, candidates in variants:
+ *                 for text_path, _kind in candidates:             # <<<<<<<<<<<<<<
+ *                     if not 0 <= text_path < len(paths):
+ *                         raise ValueError(f"text path index {text_path} out of range")
 */
       }
+      __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
 
-      /* "ssewire/_deltas_c.pyx":140
- *                 if not 0 <= text_path < len(paths):
- *                     raise ValueError(f"text path index {text_path} out of range")
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), text_path, kind))             # <<<<<<<<<<<<<<
- *             self.cases[name] = (expected.encode("utf-8"), tuple(compiled))
+      /* "ssewire/_deltas_c.pyx":147
+ *                     if not 0 <= text_path < len(paths):
+ *                         raise ValueError(f"text path index {text_path} out of range")
+ *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))             # <<<<<<<<<<<<<<
+ *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
  *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
 */
-      __pyx_t_3 = (__pyx_v_tag == Py_None);
-      if (__pyx_t_3) {
+      __pyx_t_4 = (__pyx_v_tag == Py_None);
+      if (__pyx_t_4) {
         __Pyx_INCREF(Py_None);
-        __pyx_t_6 = Py_None;
+        __pyx_t_10 = Py_None;
       } else {
-        __pyx_t_21 = __pyx_v_tag;
-        __Pyx_INCREF(__pyx_t_21);
+        __pyx_t_25 = __pyx_v_tag;
+        __Pyx_INCREF(__pyx_t_25);
         __pyx_t_11 = 0;
         {
-          PyObject *__pyx_callargs[2] = {__pyx_t_21, __pyx_mstate_global->__pyx_kp_u_utf_8};
+          PyObject *__pyx_callargs[2] = {__pyx_t_25, __pyx_mstate_global->__pyx_kp_u_utf_8};
           __pyx_t_5 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-          __Pyx_XDECREF(__pyx_t_21); __pyx_t_21 = 0;
-          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 140, __pyx_L1_error)
+          __Pyx_XDECREF(__pyx_t_25); __pyx_t_25 = 0;
+          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 147, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_5);
         }
-        __pyx_t_6 = __pyx_t_5;
+        __pyx_t_10 = __pyx_t_5;
         __pyx_t_5 = 0;
       }
 
-      __pyx_t_5 = PyTuple_New(3); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 140, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_PySequence_Tuple(__pyx_v_candidates); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 147, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
-      __Pyx_GIVEREF(__pyx_t_6);
-      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_t_6) != (0)) __PYX_ERR(0, 140, __pyx_L1_error);
-      __Pyx_INCREF(__pyx_v_text_path);
-      __Pyx_GIVEREF(__pyx_v_text_path);
-      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_v_text_path) != (0)) __PYX_ERR(0, 140, __pyx_L1_error);
-      __Pyx_INCREF(__pyx_v_kind);
-      __Pyx_GIVEREF(__pyx_v_kind);
-      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 2, __pyx_v_kind) != (0)) __PYX_ERR(0, 140, __pyx_L1_error);
-      __pyx_t_6 = 0;
-      __pyx_t_14 = __Pyx_PyList_Append(__pyx_v_compiled, __pyx_t_5); if (unlikely(__pyx_t_14 == ((int)-1))) __PYX_ERR(0, 140, __pyx_L1_error)
-      __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+      __pyx_t_25 = PyTuple_New(2); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 147, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_25);
+      __Pyx_GIVEREF(__pyx_t_10);
+      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_25, 0, __pyx_t_10) != (0)) __PYX_ERR(0, 147, __pyx_L1_error);
+      __Pyx_GIVEREF(__pyx_t_5);
+      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_25, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 147, __pyx_L1_error);
+      __pyx_t_10 = 0;
+      __pyx_t_5 = 0;
+      __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_compiled, __pyx_t_25); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 147, __pyx_L1_error)
+      __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
 
 
-      /* "ssewire/_deltas_c.pyx":137
- *         for name, (expected, variants) in cases.items():
+      /* "ssewire/_deltas_c.pyx":143
+ *                 raise ValueError("a type to match needs a type path")
  *             compiled = []
- *             for tag, text_path, kind in variants:             # <<<<<<<<<<<<<<
- *                 if not 0 <= text_path < len(paths):
- *                     raise ValueError(f"text path index {text_path} out of range")
+ *             for tag, candidates in variants:             # <<<<<<<<<<<<<<
+ *                 for text_path, _kind in candidates:
+ *                     if not 0 <= text_path < len(paths):
 */
     }
-    __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
+    __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
 
-    /* "ssewire/_deltas_c.pyx":141
- *                     raise ValueError(f"text path index {text_path} out of range")
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), text_path, kind))
- *             self.cases[name] = (expected.encode("utf-8"), tuple(compiled))             # <<<<<<<<<<<<<<
+    /* "ssewire/_deltas_c.pyx":148
+ *                         raise ValueError(f"text path index {text_path} out of range")
+ *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
+ *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))             # <<<<<<<<<<<<<<
  *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
- * 
+ *         self.nulls = tuple(nulls)
 */
-    __pyx_t_5 = __pyx_v_expected;
-    __Pyx_INCREF(__pyx_t_5);
-    __pyx_t_11 = 0;
-    {
-      PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_mstate_global->__pyx_kp_u_utf_8};
-      __pyx_t_7 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-      __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
-      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 141, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_7);
+    __pyx_t_4 = (__pyx_v_expected == Py_None);
+    if (__pyx_t_4) {
+      __Pyx_INCREF(Py_None);
+      __pyx_t_15 = Py_None;
+    } else {
+      __pyx_t_5 = __pyx_v_expected;
+      __Pyx_INCREF(__pyx_t_5);
+      __pyx_t_11 = 0;
+      {
+        PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_mstate_global->__pyx_kp_u_utf_8};
+        __pyx_t_25 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+        __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
+        if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 148, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_25);
+      }
+      __pyx_t_15 = __pyx_t_25;
+      __pyx_t_25 = 0;
     }
-    __pyx_t_5 = PyList_AsTuple(__pyx_v_compiled); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 141, __pyx_L1_error)
+
+    __pyx_t_25 = PyList_AsTuple(__pyx_v_compiled); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 148, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_25);
+    __pyx_t_5 = PyTuple_New(2); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 148, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
-    __pyx_t_6 = PyTuple_New(2); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 141, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_6);
-    __Pyx_GIVEREF(__pyx_t_7);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 0, __pyx_t_7) != (0)) __PYX_ERR(0, 141, __pyx_L1_error);
-    __Pyx_GIVEREF(__pyx_t_5);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 141, __pyx_L1_error);
-    __pyx_t_7 = 0;
-    __pyx_t_5 = 0;
+    __Pyx_GIVEREF(__pyx_t_15);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_t_15) != (0)) __PYX_ERR(0, 148, __pyx_L1_error);
+    __Pyx_GIVEREF(__pyx_t_25);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_t_25) != (0)) __PYX_ERR(0, 148, __pyx_L1_error);
+    __pyx_t_15 = 0;
+    __pyx_t_25 = 0;
     if (unlikely(__pyx_v_self->cases == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 141, __pyx_L1_error)
+      __PYX_ERR(0, 148, __pyx_L1_error)
     }
-    if (unlikely((PyDict_SetItem(__pyx_v_self->cases, __pyx_v_name, __pyx_t_6) < 0))) __PYX_ERR(0, 141, __pyx_L1_error)
-    __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
+    if (unlikely((PyDict_SetItem(__pyx_v_self->cases, __pyx_v_name, __pyx_t_5) < 0))) __PYX_ERR(0, 148, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
   }
-  __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
+  __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":142
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), text_path, kind))
- *             self.cases[name] = (expected.encode("utf-8"), tuple(compiled))
+  /* "ssewire/_deltas_c.pyx":149
+ *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
+ *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
  *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path             # <<<<<<<<<<<<<<
- * 
+ *         self.nulls = tuple(nulls)
  * 
 */
   __pyx_t_9 = __pyx_v_type_path;
 
-  __pyx_t_19 = __pyx_v_tag_path;
+  __pyx_t_20 = __pyx_v_tag_path;
 
-  __pyx_t_24 = __pyx_v_seq_path;
+  __pyx_t_26 = __pyx_v_seq_path;
 
   __pyx_v_self->type_path = __pyx_t_9;
-  __pyx_v_self->tag_path = __pyx_t_19;
-  __pyx_v_self->seq_path = __pyx_t_24;
+  __pyx_v_self->tag_path = __pyx_t_20;
+  __pyx_v_self->seq_path = __pyx_t_26;
 
-  /* "ssewire/_deltas_c.pyx":107
+  /* "ssewire/_deltas_c.pyx":150
+ *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
+ *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
+ *         self.nulls = tuple(nulls)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_6 = __Pyx_PySequence_Tuple(__pyx_v_nulls); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 150, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_6);
+  __Pyx_GIVEREF(__pyx_t_6);
+  __Pyx_GOTREF(__pyx_v_self->nulls);
+  __Pyx_DECREF_SET(__pyx_v_self->nulls, ((PyObject*)__pyx_t_6));
+  __pyx_t_6 = 0;
+
+  /* "ssewire/_deltas_c.pyx":112
  *     cdef int type_path, tag_path, seq_path
  * 
- *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1):             # <<<<<<<<<<<<<<
+ *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=()):             # <<<<<<<<<<<<<<
  *         cdef list keys = []
- *         cdef int i
+ *         cdef int i, j
 */
 
   /* function exit code */
@@ -5302,25 +5822,27 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   __Pyx_XDECREF(__pyx_t_6);
   __Pyx_XDECREF(__pyx_t_7);
   __Pyx_XDECREF(__pyx_t_10);
-  __Pyx_XDECREF(__pyx_t_21);
-  __Pyx_XDECREF(__pyx_t_22);
+  __Pyx_XDECREF(__pyx_t_15);
+  __Pyx_XDECREF(__pyx_t_25);
   __Pyx_AddTraceback("ssewire._deltas_c.DeltaRule.__init__", __pyx_clineno, __pyx_lineno, __pyx_filename);
   __pyx_r = -1;
   __pyx_L0:;
   __Pyx_XDECREF(__pyx_v_keys);
 
-  __Pyx_XDECREF(__pyx_v_path);
 
-  __Pyx_XDECREF(__pyx_v_first);
-  __Pyx_XDECREF(__pyx_v_second);
+  __Pyx_XDECREF(__pyx_v_path);
+  __Pyx_XDECREF(__pyx_v_index);
+  __Pyx_XDECREF(__pyx_v_step);
   __Pyx_XDECREF(__pyx_v_name);
   __Pyx_XDECREF(__pyx_v_expected);
   __Pyx_XDECREF(__pyx_v_variants);
   __Pyx_XDECREF(__pyx_v_compiled);
   __Pyx_XDECREF(__pyx_v_tag);
+  __Pyx_XDECREF(__pyx_v_candidates);
   __Pyx_XDECREF(__pyx_v_text_path);
-  __Pyx_XDECREF(__pyx_v_kind);
+  __Pyx_XDECREF(__pyx_v__kind);
   __Pyx_XDECREF(__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator);
+  __Pyx_XDECREF(__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1);
 
   __Pyx_RefNannyFinishContext();
   return __pyx_r;
@@ -5532,7 +6054,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_4__setstate_cython__(CY
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":145
+/* "ssewire/_deltas_c.pyx":153
  * 
  * 
  * cdef inline bint _is(const sw_json_val* v, bytes want):             # <<<<<<<<<<<<<<
@@ -5550,7 +6072,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "ssewire/_deltas_c.pyx":147
+  /* "ssewire/_deltas_c.pyx":155
  * cdef inline bint _is(const sw_json_val* v, bytes want):
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)             # <<<<<<<<<<<<<<
@@ -5578,7 +6100,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
     goto __pyx_L3_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":148
+  /* "ssewire/_deltas_c.pyx":156
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)
  *             and memcmp(v.start, <const char*>want, v.len) == 0)             # <<<<<<<<<<<<<<
@@ -5587,17 +6109,17 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
 */
   if (unlikely(__pyx_v_want == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 147, __pyx_L1_error)
+    __PYX_ERR(0, 155, __pyx_L1_error)
   }
 
-  /* "ssewire/_deltas_c.pyx":147
+  /* "ssewire/_deltas_c.pyx":155
  * cdef inline bint _is(const sw_json_val* v, bytes want):
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)             # <<<<<<<<<<<<<<
  *             and memcmp(v.start, <const char*>want, v.len) == 0)
  * 
 */
-  __pyx_t_3 = __Pyx_PyBytes_GET_SIZE(__pyx_v_want); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 147, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyBytes_GET_SIZE(__pyx_v_want); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 155, __pyx_L1_error)
   __pyx_t_2 = (__pyx_v_v->len == __pyx_t_3);
 
 
@@ -5610,7 +6132,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
     goto __pyx_L3_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":148
+  /* "ssewire/_deltas_c.pyx":156
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)
  *             and memcmp(v.start, <const char*>want, v.len) == 0)             # <<<<<<<<<<<<<<
@@ -5619,9 +6141,9 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
 */
   if (unlikely(__pyx_v_want == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "expected bytes, NoneType found");
-    __PYX_ERR(0, 148, __pyx_L1_error)
+    __PYX_ERR(0, 156, __pyx_L1_error)
   }
-  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_v_want); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 148, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_v_want); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 156, __pyx_L1_error)
   __pyx_t_2 = (memcmp(__pyx_v_v->start, ((char const *)__pyx_t_4), __pyx_v_v->len) == 0);
 
 
@@ -5634,7 +6156,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
   }
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":145
+  /* "ssewire/_deltas_c.pyx":153
  * 
  * 
  * cdef inline bint _is(const sw_json_val* v, bytes want):             # <<<<<<<<<<<<<<
@@ -5651,7 +6173,54 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":154
+/* "ssewire/_deltas_c.pyx":159
+ * 
+ * 
+ * cdef inline bint _none(const sw_json_val* v):             # <<<<<<<<<<<<<<
+ *     return v.kind == SW_J_ABSENT or v.kind == SW_J_NULL
+ * 
+*/
+
+static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__none(sw_json_val const *__pyx_v_v) {
+  int __pyx_r;
+  int __pyx_t_1;
+
+  /* "ssewire/_deltas_c.pyx":160
+ * 
+ * cdef inline bint _none(const sw_json_val* v):
+ *     return v.kind == SW_J_ABSENT or v.kind == SW_J_NULL             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  switch (__pyx_v_v->kind) {
+    case SW_J_ABSENT:
+    case SW_J_NULL:
+    __pyx_t_1 = 1;
+    break;
+    default:
+    __pyx_t_1 = 0;
+    break;
+  }
+  {
+    __pyx_r = __pyx_t_1;
+  }
+  goto __pyx_L0;
+
+  /* "ssewire/_deltas_c.pyx":159
+ * 
+ * 
+ * cdef inline bint _none(const sw_json_val* v):             # <<<<<<<<<<<<<<
+ *     return v.kind == SW_J_ABSENT or v.kind == SW_J_NULL
+ * 
+*/
+
+  /* function exit code */
+  __pyx_L0:;
+
+  return __pyx_r;
+}
+
+/* "ssewire/_deltas_c.pyx":166
  * 
  * 
  * cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:             # <<<<<<<<<<<<<<
@@ -5668,7 +6237,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
   int __pyx_t_2;
   PY_LONG_LONG __pyx_t_3;
 
-  /* "ssewire/_deltas_c.pyx":156
+  /* "ssewire/_deltas_c.pyx":168
  * cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:
  *     """A validated JSON integer of at most 18 characters."""
  *     cdef long long value = 0             # <<<<<<<<<<<<<<
@@ -5677,7 +6246,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 */
   __pyx_v_value = 0;
 
-  /* "ssewire/_deltas_c.pyx":157
+  /* "ssewire/_deltas_c.pyx":169
  *     """A validated JSON integer of at most 18 characters."""
  *     cdef long long value = 0
  *     cdef Py_ssize_t i = 1 if p[0] == b'-' else 0             # <<<<<<<<<<<<<<
@@ -5696,7 +6265,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 
   __pyx_v_i = __pyx_t_1;
 
-  /* "ssewire/_deltas_c.pyx":158
+  /* "ssewire/_deltas_c.pyx":170
  *     cdef long long value = 0
  *     cdef Py_ssize_t i = 1 if p[0] == b'-' else 0
  *     cdef bint negative = i == 1             # <<<<<<<<<<<<<<
@@ -5705,7 +6274,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 */
   __pyx_v_negative = (__pyx_v_i == 1);
 
-  /* "ssewire/_deltas_c.pyx":159
+  /* "ssewire/_deltas_c.pyx":171
  *     cdef Py_ssize_t i = 1 if p[0] == b'-' else 0
  *     cdef bint negative = i == 1
  *     while i < n:             # <<<<<<<<<<<<<<
@@ -5718,7 +6287,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 
     if (!__pyx_t_2) break;
 
-    /* "ssewire/_deltas_c.pyx":160
+    /* "ssewire/_deltas_c.pyx":172
  *     cdef bint negative = i == 1
  *     while i < n:
  *         value = value * 10 + (p[i] - 48)             # <<<<<<<<<<<<<<
@@ -5727,7 +6296,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 */
     __pyx_v_value = ((__pyx_v_value * 10) + ((__pyx_v_p[__pyx_v_i]) - 48));
 
-    /* "ssewire/_deltas_c.pyx":161
+    /* "ssewire/_deltas_c.pyx":173
  *     while i < n:
  *         value = value * 10 + (p[i] - 48)
  *         i += 1             # <<<<<<<<<<<<<<
@@ -5737,7 +6306,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
     __pyx_v_i = (__pyx_v_i + 1);
   }
 
-  /* "ssewire/_deltas_c.pyx":162
+  /* "ssewire/_deltas_c.pyx":174
  *         value = value * 10 + (p[i] - 48)
  *         i += 1
  *     return -value if negative else value             # <<<<<<<<<<<<<<
@@ -5756,7 +6325,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
   }
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":154
+  /* "ssewire/_deltas_c.pyx":166
  * 
  * 
  * cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:             # <<<<<<<<<<<<<<
@@ -5773,25 +6342,30 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":165
+/* "ssewire/_deltas_c.pyx":177
  * 
  * 
  * cdef object _take(DeltaRule rule, object name, object data):             # <<<<<<<<<<<<<<
  *     """The event one payload makes, or _NOT_TAKEN."""
- *     cdef sw_json_val vals[8]
+ *     cdef sw_json_val vals[16]
 */
 
 static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_rule, PyObject *__pyx_v_name, PyObject *__pyx_v_data) {
-  sw_json_val __pyx_v_vals[8];
+  sw_json_val __pyx_v_vals[16];
   Py_ssize_t __pyx_v_size;
   char const *__pyx_v_text;
   sw_json_val const *__pyx_v_v;
+  sw_json_val const *__pyx_v_chosen_text;
   PyObject *__pyx_v_decoded;
   char __pyx_v_digits[32];
   PyObject *__pyx_v_case = NULL;
+  PyObject *__pyx_v_expected = NULL;
+  PyObject *__pyx_v_index = NULL;
   PyObject *__pyx_v_chosen = NULL;
   PyObject *__pyx_v_variant = NULL;
   PyObject *__pyx_v_tag = NULL;
+  PyObject *__pyx_v_kind = NULL;
+  PyObject *__pyx_v_candidate = NULL;
   PyObject *__pyx_v_delta = NULL;
   PyObject *__pyx_v_seq = NULL;
   PyObject *__pyx_r = NULL;
@@ -5811,7 +6385,16 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_take", 0);
 
-  /* "ssewire/_deltas_c.pyx":173
+  /* "ssewire/_deltas_c.pyx":183
+ *     cdef const char* text
+ *     cdef const sw_json_val* v
+ *     cdef const sw_json_val* chosen_text = NULL             # <<<<<<<<<<<<<<
+ *     cdef PyObject* decoded
+ *     cdef char digits[32]
+*/
+  __pyx_v_chosen_text = NULL;
+
+  /* "ssewire/_deltas_c.pyx":186
  *     cdef PyObject* decoded
  *     cdef char digits[32]
  *     case = rule.cases.get(name)             # <<<<<<<<<<<<<<
@@ -5820,14 +6403,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   if (unlikely(__pyx_v_rule->cases == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-    __PYX_ERR(0, 173, __pyx_L1_error)
+    __PYX_ERR(0, 186, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_rule->cases, __pyx_v_name, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 173, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_rule->cases, __pyx_v_name, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 186, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_case = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":174
+  /* "ssewire/_deltas_c.pyx":187
  *     cdef char digits[32]
  *     case = rule.cases.get(name)
  *     if case is None or type(data) is not str:             # <<<<<<<<<<<<<<
@@ -5851,7 +6434,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":175
+    /* "ssewire/_deltas_c.pyx":188
  *     case = rule.cases.get(name)
  *     if case is None or type(data) is not str:
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -5869,7 +6452,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":174
+    /* "ssewire/_deltas_c.pyx":187
  *     cdef char digits[32]
  *     case = rule.cases.get(name)
  *     if case is None or type(data) is not str:             # <<<<<<<<<<<<<<
@@ -5878,7 +6461,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":176
+  /* "ssewire/_deltas_c.pyx":189
  *     if case is None or type(data) is not str:
  *         return _NOT_TAKEN
  *     try:             # <<<<<<<<<<<<<<
@@ -5894,17 +6477,17 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     __Pyx_XGOTREF(__pyx_t_6);
     /*try:*/ {
 
-      /* "ssewire/_deltas_c.pyx":177
+      /* "ssewire/_deltas_c.pyx":190
  *         return _NOT_TAKEN
  *     try:
  *         text = PyUnicode_AsUTF8AndSize(data, &size)             # <<<<<<<<<<<<<<
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN
 */
-      __pyx_t_7 = PyUnicode_AsUTF8AndSize(__pyx_v_data, (&__pyx_v_size)); if (unlikely(__pyx_t_7 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 177, __pyx_L6_error)
+      __pyx_t_7 = PyUnicode_AsUTF8AndSize(__pyx_v_data, (&__pyx_v_size)); if (unlikely(__pyx_t_7 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 190, __pyx_L6_error)
       __pyx_v_text = __pyx_t_7;
 
-      /* "ssewire/_deltas_c.pyx":176
+      /* "ssewire/_deltas_c.pyx":189
  *     if case is None or type(data) is not str:
  *         return _NOT_TAKEN
  *     try:             # <<<<<<<<<<<<<<
@@ -5919,7 +6502,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     __pyx_L6_error:;
     __Pyx_XDECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-    /* "ssewire/_deltas_c.pyx":178
+    /* "ssewire/_deltas_c.pyx":191
  *     try:
  *         text = PyUnicode_AsUTF8AndSize(data, &size)
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them             # <<<<<<<<<<<<<<
@@ -5930,7 +6513,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     if (__pyx_t_8) {
       __Pyx_ErrRestore(0,0,0);
 
-      /* "ssewire/_deltas_c.pyx":179
+      /* "ssewire/_deltas_c.pyx":192
  *         text = PyUnicode_AsUTF8AndSize(data, &size)
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -5950,7 +6533,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L8_except_error;
 
-    /* "ssewire/_deltas_c.pyx":176
+    /* "ssewire/_deltas_c.pyx":189
  *     if case is None or type(data) is not str:
  *         return _NOT_TAKEN
  *     try:             # <<<<<<<<<<<<<<
@@ -5972,317 +6555,24 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     __pyx_L11_try_end:;
   }
 
-  /* "ssewire/_deltas_c.pyx":180
+  /* "ssewire/_deltas_c.pyx":193
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN
  *     if not sw_json_locate(text, size, &rule.c_paths, vals):             # <<<<<<<<<<<<<<
  *         return _NOT_TAKEN
- *     if not _is(&vals[rule.type_path], <bytes>(<tuple>case)[0]):
+ *     expected = (<tuple>case)[0]
 */
   __pyx_t_2 = (!(sw_json_locate(__pyx_v_text, __pyx_v_size, (&__pyx_v_rule->c_paths), __pyx_v_vals) != 0));
 
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":181
- *         return _NOT_TAKEN
- *     if not sw_json_locate(text, size, &rule.c_paths, vals):
- *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
- *     if not _is(&vals[rule.type_path], <bytes>(<tuple>case)[0]):
- *         return _NOT_TAKEN
-*/
-    {
-      PyObject *__pyx_temp;
-      {
-        __pyx_temp = __pyx_r;
-        __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
-        __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
-      }
-      __Pyx_XDECREF(__pyx_temp);
-    }
-    goto __pyx_L0;
-
-    /* "ssewire/_deltas_c.pyx":180
- *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
- *         return _NOT_TAKEN
- *     if not sw_json_locate(text, size, &rule.c_paths, vals):             # <<<<<<<<<<<<<<
- *         return _NOT_TAKEN
- *     if not _is(&vals[rule.type_path], <bytes>(<tuple>case)[0]):
-*/
-  }
-
-  /* "ssewire/_deltas_c.pyx":182
- *     if not sw_json_locate(text, size, &rule.c_paths, vals):
- *         return _NOT_TAKEN
- *     if not _is(&vals[rule.type_path], <bytes>(<tuple>case)[0]):             # <<<<<<<<<<<<<<
- *         return _NOT_TAKEN
- *     chosen = None
-*/
-  if (unlikely(__pyx_v_case == Py_None)) {
-    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 182, __pyx_L1_error)
-  }
-  __pyx_t_1 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 0);
-  __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->type_path])), ((PyObject*)__pyx_t_1)); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 182, __pyx_L1_error)
-  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_3 = (!__pyx_t_2);
-
-
-  if (__pyx_t_3) {
-
-
-    /* "ssewire/_deltas_c.pyx":183
- *         return _NOT_TAKEN
- *     if not _is(&vals[rule.type_path], <bytes>(<tuple>case)[0]):
- *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
- *     chosen = None
- *     for variant in <tuple>(<tuple>case)[1]:
-*/
-    {
-      PyObject *__pyx_temp;
-      {
-        __pyx_temp = __pyx_r;
-        __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
-        __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
-      }
-      __Pyx_XDECREF(__pyx_temp);
-    }
-    goto __pyx_L0;
-
-    /* "ssewire/_deltas_c.pyx":182
- *     if not sw_json_locate(text, size, &rule.c_paths, vals):
- *         return _NOT_TAKEN
- *     if not _is(&vals[rule.type_path], <bytes>(<tuple>case)[0]):             # <<<<<<<<<<<<<<
- *         return _NOT_TAKEN
- *     chosen = None
-*/
-  }
-
-  /* "ssewire/_deltas_c.pyx":184
- *     if not _is(&vals[rule.type_path], <bytes>(<tuple>case)[0]):
- *         return _NOT_TAKEN
- *     chosen = None             # <<<<<<<<<<<<<<
- *     for variant in <tuple>(<tuple>case)[1]:
- *         tag = (<tuple>variant)[0]
-*/
-  __Pyx_INCREF(Py_None);
-  __pyx_v_chosen = Py_None;
-
-  /* "ssewire/_deltas_c.pyx":185
- *         return _NOT_TAKEN
- *     chosen = None
- *     for variant in <tuple>(<tuple>case)[1]:             # <<<<<<<<<<<<<<
- *         tag = (<tuple>variant)[0]
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
-*/
-  if (unlikely(__pyx_v_case == Py_None)) {
-    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 185, __pyx_L1_error)
-  }
-  if (unlikely(__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 1) == Py_None)) {
-    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
-    __PYX_ERR(0, 185, __pyx_L1_error)
-  }
-  __pyx_t_1 = ((PyObject*)__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 1)); __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_9 = 0;
-  for (;;) {
-    {
-      Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
-      #if !CYTHON_ASSUME_SAFE_SIZE
-      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 185, __pyx_L1_error)
-      #endif
-      if (__pyx_t_9 >= __pyx_temp) break;
-    }
-    #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
-    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_9));
-    #else
-    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
-    #endif
-    ++__pyx_t_9;
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 185, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_10);
-    __Pyx_XDECREF_SET(__pyx_v_variant, __pyx_t_10);
-    __pyx_t_10 = 0;
-
-    /* "ssewire/_deltas_c.pyx":186
- *     chosen = None
- *     for variant in <tuple>(<tuple>case)[1]:
- *         tag = (<tuple>variant)[0]             # <<<<<<<<<<<<<<
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
- *             chosen = variant
-*/
-    if (unlikely(__pyx_v_variant == Py_None)) {
-      PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 186, __pyx_L1_error)
-    }
-    __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_variant), 0);
-    __Pyx_INCREF(__pyx_t_10);
-    __Pyx_XDECREF_SET(__pyx_v_tag, __pyx_t_10);
-    __pyx_t_10 = 0;
-
-    /* "ssewire/_deltas_c.pyx":187
- *     for variant in <tuple>(<tuple>case)[1]:
- *         tag = (<tuple>variant)[0]
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):             # <<<<<<<<<<<<<<
- *             chosen = variant
- *             break
-*/
-    __pyx_t_2 = (__pyx_v_rule->tag_path < 0);
-
-    if (!__pyx_t_2) {
-
-    } else {
-
-      __pyx_t_3 = __pyx_t_2;
-
-      goto __pyx_L19_bool_binop_done;
-    }
-    __pyx_t_2 = (__pyx_v_tag != Py_None);
-    if (__pyx_t_2) {
-
-    } else {
-
-      __pyx_t_3 = __pyx_t_2;
-
-      goto __pyx_L19_bool_binop_done;
-    }
-    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->tag_path])), ((PyObject*)__pyx_v_tag)); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 187, __pyx_L1_error)
-
-    __pyx_t_3 = __pyx_t_2;
-
-    __pyx_L19_bool_binop_done:;
-    if (__pyx_t_3) {
-
-
-      /* "ssewire/_deltas_c.pyx":188
- *         tag = (<tuple>variant)[0]
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
- *             chosen = variant             # <<<<<<<<<<<<<<
- *             break
- *     if chosen is None:
-*/
-      __Pyx_INCREF(__pyx_v_variant);
-      __Pyx_DECREF_SET(__pyx_v_chosen, __pyx_v_variant);
-
-      /* "ssewire/_deltas_c.pyx":189
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
- *             chosen = variant
- *             break             # <<<<<<<<<<<<<<
- *     if chosen is None:
- *         return _NOT_TAKEN
-*/
-      goto __pyx_L17_break;
-
-      /* "ssewire/_deltas_c.pyx":187
- *     for variant in <tuple>(<tuple>case)[1]:
- *         tag = (<tuple>variant)[0]
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):             # <<<<<<<<<<<<<<
- *             chosen = variant
- *             break
-*/
-    }
-
-    /* "ssewire/_deltas_c.pyx":185
- *         return _NOT_TAKEN
- *     chosen = None
- *     for variant in <tuple>(<tuple>case)[1]:             # <<<<<<<<<<<<<<
- *         tag = (<tuple>variant)[0]
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
-*/
-  }
-  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  goto __pyx_L22_for_end;
-  __pyx_L17_break:;
-  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  goto __pyx_L22_for_end;
-  __pyx_L22_for_end:;
-
-  /* "ssewire/_deltas_c.pyx":190
- *             chosen = variant
- *             break
- *     if chosen is None:             # <<<<<<<<<<<<<<
- *         return _NOT_TAKEN
- *     v = &vals[<int>(<tuple>chosen)[1]]
-*/
-  __pyx_t_3 = (__pyx_v_chosen == Py_None);
-  if (__pyx_t_3) {
-
-
-    /* "ssewire/_deltas_c.pyx":191
- *             break
- *     if chosen is None:
- *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
- *     v = &vals[<int>(<tuple>chosen)[1]]
- *     if v.kind != SW_J_STRING or v.len == 0:
-*/
-    {
-      PyObject *__pyx_temp;
-      {
-        __pyx_temp = __pyx_r;
-        __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
-        __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
-      }
-      __Pyx_XDECREF(__pyx_temp);
-    }
-    goto __pyx_L0;
-
-    /* "ssewire/_deltas_c.pyx":190
- *             chosen = variant
- *             break
- *     if chosen is None:             # <<<<<<<<<<<<<<
- *         return _NOT_TAKEN
- *     v = &vals[<int>(<tuple>chosen)[1]]
-*/
-  }
-
-  /* "ssewire/_deltas_c.pyx":192
- *     if chosen is None:
- *         return _NOT_TAKEN
- *     v = &vals[<int>(<tuple>chosen)[1]]             # <<<<<<<<<<<<<<
- *     if v.kind != SW_J_STRING or v.len == 0:
- *         return _NOT_TAKEN
-*/
-  if (unlikely(__pyx_v_chosen == Py_None)) {
-    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 192, __pyx_L1_error)
-  }
-  __pyx_t_8 = __Pyx_PyLong_As_int(__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_chosen), 1)); if (unlikely((__pyx_t_8 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 192, __pyx_L1_error)
-  __pyx_v_v = (&(__pyx_v_vals[((int)__pyx_t_8)]));
-
-
-  /* "ssewire/_deltas_c.pyx":193
- *         return _NOT_TAKEN
- *     v = &vals[<int>(<tuple>chosen)[1]]
- *     if v.kind != SW_J_STRING or v.len == 0:             # <<<<<<<<<<<<<<
- *         return _NOT_TAKEN
- *     decoded = sw_json_string(v)
-*/
-  __pyx_t_2 = (__pyx_v_v->kind != SW_J_STRING);
-
-  if (!__pyx_t_2) {
-
-  } else {
-
-    __pyx_t_3 = __pyx_t_2;
-
-    goto __pyx_L25_bool_binop_done;
-  }
-  __pyx_t_2 = (__pyx_v_v->len == 0);
-
-
-  __pyx_t_3 = __pyx_t_2;
-
-  __pyx_L25_bool_binop_done:;
-  if (__pyx_t_3) {
-
-
     /* "ssewire/_deltas_c.pyx":194
- *     v = &vals[<int>(<tuple>chosen)[1]]
- *     if v.kind != SW_J_STRING or v.len == 0:
+ *         return _NOT_TAKEN
+ *     if not sw_json_locate(text, size, &rule.c_paths, vals):
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
- *     decoded = sw_json_string(v)
- *     if decoded is NULL:
+ *     expected = (<tuple>case)[0]
+ *     if rule.type_path >= 0:
 */
     {
       PyObject *__pyx_temp;
@@ -6296,58 +6586,759 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     goto __pyx_L0;
 
     /* "ssewire/_deltas_c.pyx":193
+ *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN
- *     v = &vals[<int>(<tuple>chosen)[1]]
- *     if v.kind != SW_J_STRING or v.len == 0:             # <<<<<<<<<<<<<<
+ *     if not sw_json_locate(text, size, &rule.c_paths, vals):             # <<<<<<<<<<<<<<
  *         return _NOT_TAKEN
- *     decoded = sw_json_string(v)
+ *     expected = (<tuple>case)[0]
 */
   }
 
   /* "ssewire/_deltas_c.pyx":195
- *     if v.kind != SW_J_STRING or v.len == 0:
+ *     if not sw_json_locate(text, size, &rule.c_paths, vals):
  *         return _NOT_TAKEN
- *     decoded = sw_json_string(v)             # <<<<<<<<<<<<<<
- *     if decoded is NULL:
- *         if PyErr_Occurred() is not NULL:
+ *     expected = (<tuple>case)[0]             # <<<<<<<<<<<<<<
+ *     if rule.type_path >= 0:
+ *         if expected is None:
 */
-  __pyx_v_decoded = sw_json_string(__pyx_v_v);
+  if (unlikely(__pyx_v_case == Py_None)) {
+    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
+    __PYX_ERR(0, 195, __pyx_L1_error)
+  }
+  __pyx_t_1 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 0);
+  __Pyx_INCREF(__pyx_t_1);
+  __pyx_v_expected = __pyx_t_1;
+  __pyx_t_1 = 0;
 
   /* "ssewire/_deltas_c.pyx":196
  *         return _NOT_TAKEN
- *     decoded = sw_json_string(v)
+ *     expected = (<tuple>case)[0]
+ *     if rule.type_path >= 0:             # <<<<<<<<<<<<<<
+ *         if expected is None:
+ *             if not _none(&vals[rule.type_path]):
+*/
+  __pyx_t_2 = (__pyx_v_rule->type_path >= 0);
+
+  if (__pyx_t_2) {
+
+
+    /* "ssewire/_deltas_c.pyx":197
+ *     expected = (<tuple>case)[0]
+ *     if rule.type_path >= 0:
+ *         if expected is None:             # <<<<<<<<<<<<<<
+ *             if not _none(&vals[rule.type_path]):
+ *                 return _NOT_TAKEN
+*/
+    __pyx_t_2 = (__pyx_v_expected == Py_None);
+    if (__pyx_t_2) {
+
+
+      /* "ssewire/_deltas_c.pyx":198
+ *     if rule.type_path >= 0:
+ *         if expected is None:
+ *             if not _none(&vals[rule.type_path]):             # <<<<<<<<<<<<<<
+ *                 return _NOT_TAKEN
+ *         elif not _is(&vals[rule.type_path], <bytes>expected):
+*/
+      __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none((&(__pyx_v_vals[__pyx_v_rule->type_path]))); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 198, __pyx_L1_error)
+      __pyx_t_3 = (!__pyx_t_2);
+
+
+      if (__pyx_t_3) {
+
+
+        /* "ssewire/_deltas_c.pyx":199
+ *         if expected is None:
+ *             if not _none(&vals[rule.type_path]):
+ *                 return _NOT_TAKEN             # <<<<<<<<<<<<<<
+ *         elif not _is(&vals[rule.type_path], <bytes>expected):
+ *             return _NOT_TAKEN
+*/
+        {
+          PyObject *__pyx_temp;
+          {
+            __pyx_temp = __pyx_r;
+            __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
+            __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
+          }
+          __Pyx_XDECREF(__pyx_temp);
+        }
+        goto __pyx_L0;
+
+        /* "ssewire/_deltas_c.pyx":198
+ *     if rule.type_path >= 0:
+ *         if expected is None:
+ *             if not _none(&vals[rule.type_path]):             # <<<<<<<<<<<<<<
+ *                 return _NOT_TAKEN
+ *         elif not _is(&vals[rule.type_path], <bytes>expected):
+*/
+      }
+
+      /* "ssewire/_deltas_c.pyx":197
+ *     expected = (<tuple>case)[0]
+ *     if rule.type_path >= 0:
+ *         if expected is None:             # <<<<<<<<<<<<<<
+ *             if not _none(&vals[rule.type_path]):
+ *                 return _NOT_TAKEN
+*/
+      goto __pyx_L16;
+    }
+
+    /* "ssewire/_deltas_c.pyx":200
+ *             if not _none(&vals[rule.type_path]):
+ *                 return _NOT_TAKEN
+ *         elif not _is(&vals[rule.type_path], <bytes>expected):             # <<<<<<<<<<<<<<
+ *             return _NOT_TAKEN
+ *     for index in rule.nulls:
+*/
+    __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->type_path])), ((PyObject*)__pyx_v_expected)); if (unlikely(__pyx_t_3 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 200, __pyx_L1_error)
+    __pyx_t_2 = (!__pyx_t_3);
+
+
+    if (__pyx_t_2) {
+
+
+      /* "ssewire/_deltas_c.pyx":201
+ *                 return _NOT_TAKEN
+ *         elif not _is(&vals[rule.type_path], <bytes>expected):
+ *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
+ *     for index in rule.nulls:
+ *         if not _none(&vals[<int>index]):
+*/
+      {
+        PyObject *__pyx_temp;
+        {
+          __pyx_temp = __pyx_r;
+          __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
+          __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
+        }
+        __Pyx_XDECREF(__pyx_temp);
+      }
+      goto __pyx_L0;
+
+      /* "ssewire/_deltas_c.pyx":200
+ *             if not _none(&vals[rule.type_path]):
+ *                 return _NOT_TAKEN
+ *         elif not _is(&vals[rule.type_path], <bytes>expected):             # <<<<<<<<<<<<<<
+ *             return _NOT_TAKEN
+ *     for index in rule.nulls:
+*/
+    }
+    __pyx_L16:;
+
+    /* "ssewire/_deltas_c.pyx":196
+ *         return _NOT_TAKEN
+ *     expected = (<tuple>case)[0]
+ *     if rule.type_path >= 0:             # <<<<<<<<<<<<<<
+ *         if expected is None:
+ *             if not _none(&vals[rule.type_path]):
+*/
+  }
+
+  /* "ssewire/_deltas_c.pyx":202
+ *         elif not _is(&vals[rule.type_path], <bytes>expected):
+ *             return _NOT_TAKEN
+ *     for index in rule.nulls:             # <<<<<<<<<<<<<<
+ *         if not _none(&vals[<int>index]):
+ *             return _NOT_TAKEN
+*/
+  if (unlikely(__pyx_v_rule->nulls == Py_None)) {
+    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
+    __PYX_ERR(0, 202, __pyx_L1_error)
+  }
+  __pyx_t_1 = __pyx_v_rule->nulls; __Pyx_INCREF(__pyx_t_1);
+  __pyx_t_9 = 0;
+  for (;;) {
+    {
+      Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
+      #if !CYTHON_ASSUME_SAFE_SIZE
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 202, __pyx_L1_error)
+      #endif
+      if (__pyx_t_9 >= __pyx_temp) break;
+    }
+    #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_9));
+    #else
+    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
+    #endif
+    ++__pyx_t_9;
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 202, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_10);
+    __Pyx_XDECREF_SET(__pyx_v_index, __pyx_t_10);
+    __pyx_t_10 = 0;
+
+    /* "ssewire/_deltas_c.pyx":203
+ *             return _NOT_TAKEN
+ *     for index in rule.nulls:
+ *         if not _none(&vals[<int>index]):             # <<<<<<<<<<<<<<
+ *             return _NOT_TAKEN
+ *     chosen = None
+*/
+    __pyx_t_8 = __Pyx_PyLong_As_int(__pyx_v_index); if (unlikely((__pyx_t_8 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 203, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none((&(__pyx_v_vals[((int)__pyx_t_8)]))); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 203, __pyx_L1_error)
+
+    __pyx_t_3 = (!__pyx_t_2);
+
+
+    if (__pyx_t_3) {
+
+
+      /* "ssewire/_deltas_c.pyx":204
+ *     for index in rule.nulls:
+ *         if not _none(&vals[<int>index]):
+ *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
+ *     chosen = None
+ *     for variant in <tuple>(<tuple>case)[1]:
+*/
+      {
+        PyObject *__pyx_temp;
+        {
+          __pyx_temp = __pyx_r;
+          __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
+          __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
+        }
+        __Pyx_XDECREF(__pyx_temp);
+      }
+      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+      goto __pyx_L0;
+
+      /* "ssewire/_deltas_c.pyx":203
+ *             return _NOT_TAKEN
+ *     for index in rule.nulls:
+ *         if not _none(&vals[<int>index]):             # <<<<<<<<<<<<<<
+ *             return _NOT_TAKEN
+ *     chosen = None
+*/
+    }
+
+    /* "ssewire/_deltas_c.pyx":202
+ *         elif not _is(&vals[rule.type_path], <bytes>expected):
+ *             return _NOT_TAKEN
+ *     for index in rule.nulls:             # <<<<<<<<<<<<<<
+ *         if not _none(&vals[<int>index]):
+ *             return _NOT_TAKEN
+*/
+  }
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+
+  /* "ssewire/_deltas_c.pyx":205
+ *         if not _none(&vals[<int>index]):
+ *             return _NOT_TAKEN
+ *     chosen = None             # <<<<<<<<<<<<<<
+ *     for variant in <tuple>(<tuple>case)[1]:
+ *         tag = (<tuple>variant)[0]
+*/
+  __Pyx_INCREF(Py_None);
+  __pyx_v_chosen = Py_None;
+
+  /* "ssewire/_deltas_c.pyx":206
+ *             return _NOT_TAKEN
+ *     chosen = None
+ *     for variant in <tuple>(<tuple>case)[1]:             # <<<<<<<<<<<<<<
+ *         tag = (<tuple>variant)[0]
+ *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
+*/
+  if (unlikely(__pyx_v_case == Py_None)) {
+    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
+    __PYX_ERR(0, 206, __pyx_L1_error)
+  }
+  if (unlikely(__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 1) == Py_None)) {
+    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
+    __PYX_ERR(0, 206, __pyx_L1_error)
+  }
+  __pyx_t_1 = ((PyObject*)__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 1)); __Pyx_INCREF(__pyx_t_1);
+  __pyx_t_9 = 0;
+  for (;;) {
+    {
+      Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
+      #if !CYTHON_ASSUME_SAFE_SIZE
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 206, __pyx_L1_error)
+      #endif
+      if (__pyx_t_9 >= __pyx_temp) break;
+    }
+    #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_9));
+    #else
+    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
+    #endif
+    ++__pyx_t_9;
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 206, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_10);
+    __Pyx_XDECREF_SET(__pyx_v_variant, __pyx_t_10);
+    __pyx_t_10 = 0;
+
+    /* "ssewire/_deltas_c.pyx":207
+ *     chosen = None
+ *     for variant in <tuple>(<tuple>case)[1]:
+ *         tag = (<tuple>variant)[0]             # <<<<<<<<<<<<<<
+ *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
+ *             chosen = (<tuple>variant)[1]
+*/
+    if (unlikely(__pyx_v_variant == Py_None)) {
+      PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
+      __PYX_ERR(0, 207, __pyx_L1_error)
+    }
+    __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_variant), 0);
+    __Pyx_INCREF(__pyx_t_10);
+    __Pyx_XDECREF_SET(__pyx_v_tag, __pyx_t_10);
+    __pyx_t_10 = 0;
+
+    /* "ssewire/_deltas_c.pyx":208
+ *     for variant in <tuple>(<tuple>case)[1]:
+ *         tag = (<tuple>variant)[0]
+ *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):             # <<<<<<<<<<<<<<
+ *             chosen = (<tuple>variant)[1]
+ *             break
+*/
+    __pyx_t_2 = (__pyx_v_rule->tag_path < 0);
+
+    if (!__pyx_t_2) {
+
+    } else {
+
+      __pyx_t_3 = __pyx_t_2;
+
+      goto __pyx_L25_bool_binop_done;
+    }
+    __pyx_t_2 = (__pyx_v_tag != Py_None);
+    if (__pyx_t_2) {
+
+    } else {
+
+      __pyx_t_3 = __pyx_t_2;
+
+      goto __pyx_L25_bool_binop_done;
+    }
+    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->tag_path])), ((PyObject*)__pyx_v_tag)); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 208, __pyx_L1_error)
+
+    __pyx_t_3 = __pyx_t_2;
+
+    __pyx_L25_bool_binop_done:;
+    if (__pyx_t_3) {
+
+
+      /* "ssewire/_deltas_c.pyx":209
+ *         tag = (<tuple>variant)[0]
+ *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
+ *             chosen = (<tuple>variant)[1]             # <<<<<<<<<<<<<<
+ *             break
+ *     if chosen is None:
+*/
+      if (unlikely(__pyx_v_variant == Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
+        __PYX_ERR(0, 209, __pyx_L1_error)
+      }
+      __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_variant), 1);
+      __Pyx_INCREF(__pyx_t_10);
+      __Pyx_DECREF_SET(__pyx_v_chosen, __pyx_t_10);
+      __pyx_t_10 = 0;
+
+      /* "ssewire/_deltas_c.pyx":210
+ *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
+ *             chosen = (<tuple>variant)[1]
+ *             break             # <<<<<<<<<<<<<<
+ *     if chosen is None:
+ *         return _NOT_TAKEN
+*/
+      goto __pyx_L23_break;
+
+      /* "ssewire/_deltas_c.pyx":208
+ *     for variant in <tuple>(<tuple>case)[1]:
+ *         tag = (<tuple>variant)[0]
+ *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):             # <<<<<<<<<<<<<<
+ *             chosen = (<tuple>variant)[1]
+ *             break
+*/
+    }
+
+    /* "ssewire/_deltas_c.pyx":206
+ *             return _NOT_TAKEN
+ *     chosen = None
+ *     for variant in <tuple>(<tuple>case)[1]:             # <<<<<<<<<<<<<<
+ *         tag = (<tuple>variant)[0]
+ *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
+*/
+  }
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  goto __pyx_L28_for_end;
+  __pyx_L23_break:;
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  goto __pyx_L28_for_end;
+  __pyx_L28_for_end:;
+
+  /* "ssewire/_deltas_c.pyx":211
+ *             chosen = (<tuple>variant)[1]
+ *             break
+ *     if chosen is None:             # <<<<<<<<<<<<<<
+ *         return _NOT_TAKEN
+ *     kind = None
+*/
+  __pyx_t_3 = (__pyx_v_chosen == Py_None);
+  if (__pyx_t_3) {
+
+
+    /* "ssewire/_deltas_c.pyx":212
+ *             break
+ *     if chosen is None:
+ *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
+ *     kind = None
+ *     for candidate in <tuple>chosen:
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
+        __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "ssewire/_deltas_c.pyx":211
+ *             chosen = (<tuple>variant)[1]
+ *             break
+ *     if chosen is None:             # <<<<<<<<<<<<<<
+ *         return _NOT_TAKEN
+ *     kind = None
+*/
+  }
+
+  /* "ssewire/_deltas_c.pyx":213
+ *     if chosen is None:
+ *         return _NOT_TAKEN
+ *     kind = None             # <<<<<<<<<<<<<<
+ *     for candidate in <tuple>chosen:
+ *         v = &vals[<int>(<tuple>candidate)[0]]
+*/
+  __Pyx_INCREF(Py_None);
+  __pyx_v_kind = Py_None;
+
+  /* "ssewire/_deltas_c.pyx":214
+ *         return _NOT_TAKEN
+ *     kind = None
+ *     for candidate in <tuple>chosen:             # <<<<<<<<<<<<<<
+ *         v = &vals[<int>(<tuple>candidate)[0]]
+ *         if v.kind == SW_J_STRING:
+*/
+  if (unlikely(__pyx_v_chosen == Py_None)) {
+    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
+    __PYX_ERR(0, 214, __pyx_L1_error)
+  }
+  __pyx_t_1 = ((PyObject*)__pyx_v_chosen); __Pyx_INCREF(__pyx_t_1);
+  __pyx_t_9 = 0;
+  for (;;) {
+    {
+      Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
+      #if !CYTHON_ASSUME_SAFE_SIZE
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 214, __pyx_L1_error)
+      #endif
+      if (__pyx_t_9 >= __pyx_temp) break;
+    }
+    #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_9));
+    #else
+    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
+    #endif
+    ++__pyx_t_9;
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 214, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_10);
+    __Pyx_XDECREF_SET(__pyx_v_candidate, __pyx_t_10);
+    __pyx_t_10 = 0;
+
+    /* "ssewire/_deltas_c.pyx":215
+ *     kind = None
+ *     for candidate in <tuple>chosen:
+ *         v = &vals[<int>(<tuple>candidate)[0]]             # <<<<<<<<<<<<<<
+ *         if v.kind == SW_J_STRING:
+ *             if v.len == 0:
+*/
+    if (unlikely(__pyx_v_candidate == Py_None)) {
+      PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
+      __PYX_ERR(0, 215, __pyx_L1_error)
+    }
+    __pyx_t_8 = __Pyx_PyLong_As_int(__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 0)); if (unlikely((__pyx_t_8 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 215, __pyx_L1_error)
+    __pyx_v_v = (&(__pyx_v_vals[((int)__pyx_t_8)]));
+
+
+    /* "ssewire/_deltas_c.pyx":216
+ *     for candidate in <tuple>chosen:
+ *         v = &vals[<int>(<tuple>candidate)[0]]
+ *         if v.kind == SW_J_STRING:             # <<<<<<<<<<<<<<
+ *             if v.len == 0:
+ *                 continue
+*/
+    __pyx_t_3 = (__pyx_v_v->kind == SW_J_STRING);
+
+    if (__pyx_t_3) {
+
+
+      /* "ssewire/_deltas_c.pyx":217
+ *         v = &vals[<int>(<tuple>candidate)[0]]
+ *         if v.kind == SW_J_STRING:
+ *             if v.len == 0:             # <<<<<<<<<<<<<<
+ *                 continue
+ *             if kind is None:
+*/
+      __pyx_t_3 = (__pyx_v_v->len == 0);
+
+      if (__pyx_t_3) {
+
+
+        /* "ssewire/_deltas_c.pyx":218
+ *         if v.kind == SW_J_STRING:
+ *             if v.len == 0:
+ *                 continue             # <<<<<<<<<<<<<<
+ *             if kind is None:
+ *                 kind = (<tuple>candidate)[1]
+*/
+        goto __pyx_L30_continue;
+
+        /* "ssewire/_deltas_c.pyx":217
+ *         v = &vals[<int>(<tuple>candidate)[0]]
+ *         if v.kind == SW_J_STRING:
+ *             if v.len == 0:             # <<<<<<<<<<<<<<
+ *                 continue
+ *             if kind is None:
+*/
+      }
+
+      /* "ssewire/_deltas_c.pyx":219
+ *             if v.len == 0:
+ *                 continue
+ *             if kind is None:             # <<<<<<<<<<<<<<
+ *                 kind = (<tuple>candidate)[1]
+ *                 chosen_text = v
+*/
+      __pyx_t_3 = (__pyx_v_kind == Py_None);
+      if (__pyx_t_3) {
+
+
+        /* "ssewire/_deltas_c.pyx":220
+ *                 continue
+ *             if kind is None:
+ *                 kind = (<tuple>candidate)[1]             # <<<<<<<<<<<<<<
+ *                 chosen_text = v
+ *             elif kind != (<tuple>candidate)[1]:
+*/
+        if (unlikely(__pyx_v_candidate == Py_None)) {
+          PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
+          __PYX_ERR(0, 220, __pyx_L1_error)
+        }
+        __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 1);
+        __Pyx_INCREF(__pyx_t_10);
+        __Pyx_DECREF_SET(__pyx_v_kind, __pyx_t_10);
+        __pyx_t_10 = 0;
+
+        /* "ssewire/_deltas_c.pyx":221
+ *             if kind is None:
+ *                 kind = (<tuple>candidate)[1]
+ *                 chosen_text = v             # <<<<<<<<<<<<<<
+ *             elif kind != (<tuple>candidate)[1]:
+ *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
+*/
+        __pyx_v_chosen_text = __pyx_v_v;
+
+        /* "ssewire/_deltas_c.pyx":219
+ *             if v.len == 0:
+ *                 continue
+ *             if kind is None:             # <<<<<<<<<<<<<<
+ *                 kind = (<tuple>candidate)[1]
+ *                 chosen_text = v
+*/
+        goto __pyx_L34;
+      }
+
+      /* "ssewire/_deltas_c.pyx":222
+ *                 kind = (<tuple>candidate)[1]
+ *                 chosen_text = v
+ *             elif kind != (<tuple>candidate)[1]:             # <<<<<<<<<<<<<<
+ *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
+ *         elif not _none(v):
+*/
+      if (unlikely(__pyx_v_candidate == Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
+        __PYX_ERR(0, 222, __pyx_L1_error)
+      }
+      __pyx_t_3 = __Pyx_PyObject_CompareBoolNe_object_object(__pyx_v_kind, __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 1), Py_NE); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 222, __pyx_L1_error)
+      if (__pyx_t_3) {
+
+
+        /* "ssewire/_deltas_c.pyx":223
+ *                 chosen_text = v
+ *             elif kind != (<tuple>candidate)[1]:
+ *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events             # <<<<<<<<<<<<<<
+ *         elif not _none(v):
+ *             return _NOT_TAKEN
+*/
+        {
+          PyObject *__pyx_temp;
+          {
+            __pyx_temp = __pyx_r;
+            __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
+            __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
+          }
+          __Pyx_XDECREF(__pyx_temp);
+        }
+        __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+        goto __pyx_L0;
+
+        /* "ssewire/_deltas_c.pyx":222
+ *                 kind = (<tuple>candidate)[1]
+ *                 chosen_text = v
+ *             elif kind != (<tuple>candidate)[1]:             # <<<<<<<<<<<<<<
+ *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
+ *         elif not _none(v):
+*/
+      }
+      __pyx_L34:;
+
+      /* "ssewire/_deltas_c.pyx":216
+ *     for candidate in <tuple>chosen:
+ *         v = &vals[<int>(<tuple>candidate)[0]]
+ *         if v.kind == SW_J_STRING:             # <<<<<<<<<<<<<<
+ *             if v.len == 0:
+ *                 continue
+*/
+      goto __pyx_L32;
+    }
+
+    /* "ssewire/_deltas_c.pyx":224
+ *             elif kind != (<tuple>candidate)[1]:
+ *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
+ *         elif not _none(v):             # <<<<<<<<<<<<<<
+ *             return _NOT_TAKEN
+ *     if kind is None:
+*/
+    __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__none(__pyx_v_v); if (unlikely(__pyx_t_3 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 224, __pyx_L1_error)
+    __pyx_t_2 = (!__pyx_t_3);
+
+
+    if (__pyx_t_2) {
+
+
+      /* "ssewire/_deltas_c.pyx":225
+ *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
+ *         elif not _none(v):
+ *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
+ *     if kind is None:
+ *         return _NOT_TAKEN
+*/
+      {
+        PyObject *__pyx_temp;
+        {
+          __pyx_temp = __pyx_r;
+          __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
+          __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
+        }
+        __Pyx_XDECREF(__pyx_temp);
+      }
+      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+      goto __pyx_L0;
+
+      /* "ssewire/_deltas_c.pyx":224
+ *             elif kind != (<tuple>candidate)[1]:
+ *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
+ *         elif not _none(v):             # <<<<<<<<<<<<<<
+ *             return _NOT_TAKEN
+ *     if kind is None:
+*/
+    }
+    __pyx_L32:;
+
+    /* "ssewire/_deltas_c.pyx":214
+ *         return _NOT_TAKEN
+ *     kind = None
+ *     for candidate in <tuple>chosen:             # <<<<<<<<<<<<<<
+ *         v = &vals[<int>(<tuple>candidate)[0]]
+ *         if v.kind == SW_J_STRING:
+*/
+    __pyx_L30_continue:;
+  }
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+
+  /* "ssewire/_deltas_c.pyx":226
+ *         elif not _none(v):
+ *             return _NOT_TAKEN
+ *     if kind is None:             # <<<<<<<<<<<<<<
+ *         return _NOT_TAKEN
+ *     decoded = sw_json_string(chosen_text)
+*/
+  __pyx_t_2 = (__pyx_v_kind == Py_None);
+  if (__pyx_t_2) {
+
+
+    /* "ssewire/_deltas_c.pyx":227
+ *             return _NOT_TAKEN
+ *     if kind is None:
+ *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
+ *     decoded = sw_json_string(chosen_text)
+ *     if decoded is NULL:
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
+        __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "ssewire/_deltas_c.pyx":226
+ *         elif not _none(v):
+ *             return _NOT_TAKEN
+ *     if kind is None:             # <<<<<<<<<<<<<<
+ *         return _NOT_TAKEN
+ *     decoded = sw_json_string(chosen_text)
+*/
+  }
+
+  /* "ssewire/_deltas_c.pyx":228
+ *     if kind is None:
+ *         return _NOT_TAKEN
+ *     decoded = sw_json_string(chosen_text)             # <<<<<<<<<<<<<<
+ *     if decoded is NULL:
+ *         if PyErr_Occurred() is not NULL:
+*/
+  __pyx_v_decoded = sw_json_string(__pyx_v_chosen_text);
+
+  /* "ssewire/_deltas_c.pyx":229
+ *         return _NOT_TAKEN
+ *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:             # <<<<<<<<<<<<<<
  *         if PyErr_Occurred() is not NULL:
  *             raise MemoryError()
 */
-  __pyx_t_3 = (__pyx_v_decoded == NULL);
+  __pyx_t_2 = (__pyx_v_decoded == NULL);
 
-  if (__pyx_t_3) {
+  if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":197
- *     decoded = sw_json_string(v)
+    /* "ssewire/_deltas_c.pyx":230
+ *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:
  *         if PyErr_Occurred() is not NULL:             # <<<<<<<<<<<<<<
  *             raise MemoryError()
  *         return _NOT_TAKEN  # a lone surrogate
 */
-    __pyx_t_3 = (PyErr_Occurred() != NULL);
+    __pyx_t_2 = (PyErr_Occurred() != NULL);
 
-    if (unlikely(__pyx_t_3)) {
+    if (unlikely(__pyx_t_2)) {
 
 
-      /* "ssewire/_deltas_c.pyx":198
+      /* "ssewire/_deltas_c.pyx":231
  *     if decoded is NULL:
  *         if PyErr_Occurred() is not NULL:
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         return _NOT_TAKEN  # a lone surrogate
  *     delta = <object>decoded
 */
-      PyErr_NoMemory(); __PYX_ERR(0, 198, __pyx_L1_error)
+      PyErr_NoMemory(); __PYX_ERR(0, 231, __pyx_L1_error)
 
-      /* "ssewire/_deltas_c.pyx":197
- *     decoded = sw_json_string(v)
+      /* "ssewire/_deltas_c.pyx":230
+ *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:
  *         if PyErr_Occurred() is not NULL:             # <<<<<<<<<<<<<<
  *             raise MemoryError()
@@ -6355,7 +7346,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":199
+    /* "ssewire/_deltas_c.pyx":232
  *         if PyErr_Occurred() is not NULL:
  *             raise MemoryError()
  *         return _NOT_TAKEN  # a lone surrogate             # <<<<<<<<<<<<<<
@@ -6373,16 +7364,16 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":196
+    /* "ssewire/_deltas_c.pyx":229
  *         return _NOT_TAKEN
- *     decoded = sw_json_string(v)
+ *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:             # <<<<<<<<<<<<<<
  *         if PyErr_Occurred() is not NULL:
  *             raise MemoryError()
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":200
+  /* "ssewire/_deltas_c.pyx":233
  *             raise MemoryError()
  *         return _NOT_TAKEN  # a lone surrogate
  *     delta = <object>decoded             # <<<<<<<<<<<<<<
@@ -6394,7 +7385,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   __pyx_v_delta = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":201
+  /* "ssewire/_deltas_c.pyx":234
  *         return _NOT_TAKEN  # a lone surrogate
  *     delta = <object>decoded
  *     Py_DECREF(delta)             # <<<<<<<<<<<<<<
@@ -6403,7 +7394,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   Py_DECREF(__pyx_v_delta);
 
-  /* "ssewire/_deltas_c.pyx":202
+  /* "ssewire/_deltas_c.pyx":235
  *     delta = <object>decoded
  *     Py_DECREF(delta)
  *     seq = None             # <<<<<<<<<<<<<<
@@ -6413,19 +7404,19 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   __Pyx_INCREF(Py_None);
   __pyx_v_seq = Py_None;
 
-  /* "ssewire/_deltas_c.pyx":203
+  /* "ssewire/_deltas_c.pyx":236
  *     Py_DECREF(delta)
  *     seq = None
  *     if rule.seq_path >= 0:             # <<<<<<<<<<<<<<
  *         v = &vals[rule.seq_path]
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long
 */
-  __pyx_t_3 = (__pyx_v_rule->seq_path >= 0);
+  __pyx_t_2 = (__pyx_v_rule->seq_path >= 0);
 
-  if (__pyx_t_3) {
+  if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":204
+    /* "ssewire/_deltas_c.pyx":237
  *     seq = None
  *     if rule.seq_path >= 0:
  *         v = &vals[rule.seq_path]             # <<<<<<<<<<<<<<
@@ -6434,81 +7425,81 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     __pyx_v_v = (&(__pyx_v_vals[__pyx_v_rule->seq_path]));
 
-    /* "ssewire/_deltas_c.pyx":205
+    /* "ssewire/_deltas_c.pyx":238
  *     if rule.seq_path >= 0:
  *         v = &vals[rule.seq_path]
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long             # <<<<<<<<<<<<<<
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:
 */
-    __pyx_t_2 = (__pyx_v_v->kind == SW_J_INT);
+    __pyx_t_3 = (__pyx_v_v->kind == SW_J_INT);
 
-    if (__pyx_t_2) {
+    if (__pyx_t_3) {
 
     } else {
 
-      __pyx_t_3 = __pyx_t_2;
+      __pyx_t_2 = __pyx_t_3;
 
-      goto __pyx_L31_bool_binop_done;
+      goto __pyx_L41_bool_binop_done;
     }
-    __pyx_t_2 = (__pyx_v_v->len <= 18);
+    __pyx_t_3 = (__pyx_v_v->len <= 18);
 
 
-    __pyx_t_3 = __pyx_t_2;
+    __pyx_t_2 = __pyx_t_3;
 
-    __pyx_L31_bool_binop_done:;
-    if (__pyx_t_3) {
+    __pyx_L41_bool_binop_done:;
+    if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":206
+      /* "ssewire/_deltas_c.pyx":239
  *         v = &vals[rule.seq_path]
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long
  *             seq = _small_int(v.start, v.len)             # <<<<<<<<<<<<<<
  *         elif v.kind == SW_J_INT and v.len < 32:
  *             memcpy(digits, v.start, v.len)
 */
-      __pyx_t_1 = __Pyx_PyLong_From_PY_LONG_LONG(__pyx_f_7ssewire_9_deltas_c__small_int(__pyx_v_v->start, __pyx_v_v->len)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 206, __pyx_L1_error)
+      __pyx_t_1 = __Pyx_PyLong_From_PY_LONG_LONG(__pyx_f_7ssewire_9_deltas_c__small_int(__pyx_v_v->start, __pyx_v_v->len)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 239, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
       __Pyx_DECREF_SET(__pyx_v_seq, __pyx_t_1);
       __pyx_t_1 = 0;
 
-      /* "ssewire/_deltas_c.pyx":205
+      /* "ssewire/_deltas_c.pyx":238
  *     if rule.seq_path >= 0:
  *         v = &vals[rule.seq_path]
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long             # <<<<<<<<<<<<<<
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:
 */
-      goto __pyx_L30;
+      goto __pyx_L40;
     }
 
-    /* "ssewire/_deltas_c.pyx":207
+    /* "ssewire/_deltas_c.pyx":240
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:             # <<<<<<<<<<<<<<
  *             memcpy(digits, v.start, v.len)
  *             digits[v.len] = 0
 */
-    __pyx_t_2 = (__pyx_v_v->kind == SW_J_INT);
+    __pyx_t_3 = (__pyx_v_v->kind == SW_J_INT);
 
-    if (__pyx_t_2) {
+    if (__pyx_t_3) {
 
     } else {
 
-      __pyx_t_3 = __pyx_t_2;
+      __pyx_t_2 = __pyx_t_3;
 
-      goto __pyx_L33_bool_binop_done;
+      goto __pyx_L43_bool_binop_done;
     }
-    __pyx_t_2 = (__pyx_v_v->len < 32);
+    __pyx_t_3 = (__pyx_v_v->len < 32);
 
 
-    __pyx_t_3 = __pyx_t_2;
+    __pyx_t_2 = __pyx_t_3;
 
-    __pyx_L33_bool_binop_done:;
-    if (__pyx_t_3) {
+    __pyx_L43_bool_binop_done:;
+    if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":208
+      /* "ssewire/_deltas_c.pyx":241
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:
  *             memcpy(digits, v.start, v.len)             # <<<<<<<<<<<<<<
@@ -6517,61 +7508,56 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       (void)(memcpy(__pyx_v_digits, __pyx_v_v->start, __pyx_v_v->len));
 
-      /* "ssewire/_deltas_c.pyx":209
+      /* "ssewire/_deltas_c.pyx":242
  *         elif v.kind == SW_J_INT and v.len < 32:
  *             memcpy(digits, v.start, v.len)
  *             digits[v.len] = 0             # <<<<<<<<<<<<<<
  *             seq = PyLong_FromString(digits, NULL, 10)
- *         elif v.kind != SW_J_ABSENT and v.kind != SW_J_NULL:
+ *         elif not _none(v):
 */
       (__pyx_v_digits[__pyx_v_v->len]) = 0;
 
-      /* "ssewire/_deltas_c.pyx":210
+      /* "ssewire/_deltas_c.pyx":243
  *             memcpy(digits, v.start, v.len)
  *             digits[v.len] = 0
  *             seq = PyLong_FromString(digits, NULL, 10)             # <<<<<<<<<<<<<<
- *         elif v.kind != SW_J_ABSENT and v.kind != SW_J_NULL:
+ *         elif not _none(v):
  *             return _NOT_TAKEN
 */
-      __pyx_t_1 = PyLong_FromString(__pyx_v_digits, NULL, 10); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 210, __pyx_L1_error)
+      __pyx_t_1 = PyLong_FromString(__pyx_v_digits, NULL, 10); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 243, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
       __Pyx_DECREF_SET(__pyx_v_seq, __pyx_t_1);
       __pyx_t_1 = 0;
 
-      /* "ssewire/_deltas_c.pyx":207
+      /* "ssewire/_deltas_c.pyx":240
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:             # <<<<<<<<<<<<<<
  *             memcpy(digits, v.start, v.len)
  *             digits[v.len] = 0
 */
-      goto __pyx_L30;
+      goto __pyx_L40;
     }
 
-    /* "ssewire/_deltas_c.pyx":211
+    /* "ssewire/_deltas_c.pyx":244
  *             digits[v.len] = 0
  *             seq = PyLong_FromString(digits, NULL, 10)
- *         elif v.kind != SW_J_ABSENT and v.kind != SW_J_NULL:             # <<<<<<<<<<<<<<
+ *         elif not _none(v):             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
- *     return _new_delta((<tuple>chosen)[2], data, delta, seq)
+ *     return _new_delta(kind, data, delta, seq)
 */
-    switch (__pyx_v_v->kind) {
-      case SW_J_ABSENT:
-      case SW_J_NULL:
-      __pyx_t_3 = 0;
-      break;
-      default:
-      __pyx_t_3 = 1;
-      break;
-    }
+    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none(__pyx_v_v); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 244, __pyx_L1_error)
+    __pyx_t_3 = (!__pyx_t_2);
+
+
     if (__pyx_t_3) {
 
 
-      /* "ssewire/_deltas_c.pyx":212
+      /* "ssewire/_deltas_c.pyx":245
  *             seq = PyLong_FromString(digits, NULL, 10)
- *         elif v.kind != SW_J_ABSENT and v.kind != SW_J_NULL:
+ *         elif not _none(v):
  *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
- *     return _new_delta((<tuple>chosen)[2], data, delta, seq)
+ *     return _new_delta(kind, data, delta, seq)
  * 
 */
       {
@@ -6585,17 +7571,17 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       }
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":211
+      /* "ssewire/_deltas_c.pyx":244
  *             digits[v.len] = 0
  *             seq = PyLong_FromString(digits, NULL, 10)
- *         elif v.kind != SW_J_ABSENT and v.kind != SW_J_NULL:             # <<<<<<<<<<<<<<
+ *         elif not _none(v):             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
- *     return _new_delta((<tuple>chosen)[2], data, delta, seq)
+ *     return _new_delta(kind, data, delta, seq)
 */
     }
-    __pyx_L30:;
+    __pyx_L40:;
 
-    /* "ssewire/_deltas_c.pyx":203
+    /* "ssewire/_deltas_c.pyx":236
  *     Py_DECREF(delta)
  *     seq = None
  *     if rule.seq_path >= 0:             # <<<<<<<<<<<<<<
@@ -6604,39 +7590,32 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":213
- *         elif v.kind != SW_J_ABSENT and v.kind != SW_J_NULL:
+  /* "ssewire/_deltas_c.pyx":246
+ *         elif not _none(v):
  *             return _NOT_TAKEN
- *     return _new_delta((<tuple>chosen)[2], data, delta, seq)             # <<<<<<<<<<<<<<
+ *     return _new_delta(kind, data, delta, seq)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  if (unlikely(__pyx_v_chosen == Py_None)) {
-    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 213, __pyx_L1_error)
-  }
-  __pyx_t_1 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_chosen), 2);
-  __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_10 = __pyx_f_7ssewire_9_deltas_c__new_delta(__pyx_t_1, __pyx_v_data, __pyx_v_delta, __pyx_v_seq); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 213, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_10);
-  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  __pyx_t_1 = __pyx_f_7ssewire_9_deltas_c__new_delta(__pyx_v_kind, __pyx_v_data, __pyx_v_delta, __pyx_v_seq); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 246, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject *__pyx_temp;
     {
       __pyx_temp = __pyx_r;
-      __pyx_r = __pyx_t_10;
+      __pyx_r = __pyx_t_1;
     }
     __Pyx_XDECREF(__pyx_temp);
   }
-  __pyx_t_10 = 0;
+  __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":165
+  /* "ssewire/_deltas_c.pyx":177
  * 
  * 
  * cdef object _take(DeltaRule rule, object name, object data):             # <<<<<<<<<<<<<<
  *     """The event one payload makes, or _NOT_TAKEN."""
- *     cdef sw_json_val vals[8]
+ *     cdef sw_json_val vals[16]
 */
 
   /* function exit code */
@@ -6652,10 +7631,15 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 
 
 
+
   __Pyx_XDECREF(__pyx_v_case);
+  __Pyx_XDECREF(__pyx_v_expected);
+  __Pyx_XDECREF(__pyx_v_index);
   __Pyx_XDECREF(__pyx_v_chosen);
   __Pyx_XDECREF(__pyx_v_variant);
   __Pyx_XDECREF(__pyx_v_tag);
+  __Pyx_XDECREF(__pyx_v_kind);
+  __Pyx_XDECREF(__pyx_v_candidate);
   __Pyx_XDECREF(__pyx_v_delta);
   __Pyx_XDECREF(__pyx_v_seq);
   __Pyx_XGIVEREF(__pyx_r);
@@ -6663,7 +7647,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":216
+/* "ssewire/_deltas_c.pyx":249
  * 
  * 
  * def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):             # <<<<<<<<<<<<<<
@@ -6714,53 +7698,53 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_events,&__pyx_mstate_global->__pyx_n_u_start,&__pyx_mstate_global->__pyx_n_u_rule,&__pyx_mstate_global->__pyx_n_u_out,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 216, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 249, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 216, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 249, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 216, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 249, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 216, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 249, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 216, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 249, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "take_deltas", 0) < (0)) __PYX_ERR(0, 216, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "take_deltas", 0) < (0)) __PYX_ERR(0, 249, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 4; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, i); __PYX_ERR(0, 216, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, i); __PYX_ERR(0, 249, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 4)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 216, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 249, __pyx_L3_error)
       values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 216, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 249, __pyx_L3_error)
       values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 216, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 249, __pyx_L3_error)
       values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 216, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 249, __pyx_L3_error)
     }
     __pyx_v_events = ((PyObject*)values[0]);
-    __pyx_v_start = __Pyx_PyIndex_AsSsize_t(values[1]); if (unlikely((__pyx_v_start == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 216, __pyx_L3_error)
+    __pyx_v_start = __Pyx_PyIndex_AsSsize_t(values[1]); if (unlikely((__pyx_v_start == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 249, __pyx_L3_error)
     __pyx_v_rule = ((struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *)values[2]);
     __pyx_v_out = ((PyObject*)values[3]);
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, __pyx_nargs); __PYX_ERR(0, 216, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, __pyx_nargs); __PYX_ERR(0, 249, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -6771,9 +7755,9 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   __Pyx_RefNannyFinishContext();
   return NULL;
   __pyx_L4_argument_unpacking_done:;
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_events), (&PyList_Type), 1, "events", 1))) __PYX_ERR(0, 216, __pyx_L1_error)
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_rule), __pyx_mstate_global->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule, 1, "rule", 0))) __PYX_ERR(0, 216, __pyx_L1_error)
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_out), (&PyList_Type), 1, "out", 1))) __PYX_ERR(0, 216, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_events), (&PyList_Type), 1, "events", 1))) __PYX_ERR(0, 249, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_rule), __pyx_mstate_global->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule, 1, "rule", 0))) __PYX_ERR(0, 249, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_out), (&PyList_Type), 1, "out", 1))) __PYX_ERR(0, 249, __pyx_L1_error)
   __pyx_r = __pyx_pf_7ssewire_9_deltas_c_2take_deltas(__pyx_self, __pyx_v_events, __pyx_v_start, __pyx_v_rule, __pyx_v_out);
 
   /* function exit code */
@@ -6815,7 +7799,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("take_deltas", 0);
 
-  /* "ssewire/_deltas_c.pyx":220
+  /* "ssewire/_deltas_c.pyx":253
  *     that event's index (``len(events)`` when every event was taken, ``start`` when ``use_types`` has not
  *     succeeded)."""
  *     cdef Py_ssize_t i = start, n = len(events)             # <<<<<<<<<<<<<<
@@ -6825,12 +7809,12 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   __pyx_v_i = __pyx_v_start;
   if (unlikely(__pyx_v_events == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 220, __pyx_L1_error)
+    __PYX_ERR(0, 253, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyList_GET_SIZE(__pyx_v_events); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 220, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyList_GET_SIZE(__pyx_v_events); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 253, __pyx_L1_error)
   __pyx_v_n = __pyx_t_1;
 
-  /* "ssewire/_deltas_c.pyx":223
+  /* "ssewire/_deltas_c.pyx":256
  *     cdef PyObject* name
  *     cdef PyObject* data
  *     if _types is None:             # <<<<<<<<<<<<<<
@@ -6841,14 +7825,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":224
+    /* "ssewire/_deltas_c.pyx":257
  *     cdef PyObject* data
  *     if _types is None:
  *         return start             # <<<<<<<<<<<<<<
  *     while i < n:
  *         event = events[i]
 */
-    __pyx_t_3 = PyLong_FromSsize_t(__pyx_v_start); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 224, __pyx_L1_error)
+    __pyx_t_3 = PyLong_FromSsize_t(__pyx_v_start); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 257, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     {
       PyObject *__pyx_temp;
@@ -6861,7 +7845,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     __pyx_t_3 = 0;
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":223
+    /* "ssewire/_deltas_c.pyx":256
  *     cdef PyObject* name
  *     cdef PyObject* data
  *     if _types is None:             # <<<<<<<<<<<<<<
@@ -6870,7 +7854,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":225
+  /* "ssewire/_deltas_c.pyx":258
  *     if _types is None:
  *         return start
  *     while i < n:             # <<<<<<<<<<<<<<
@@ -6883,7 +7867,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 
     if (!__pyx_t_2) break;
 
-    /* "ssewire/_deltas_c.pyx":226
+    /* "ssewire/_deltas_c.pyx":259
  *         return start
  *     while i < n:
  *         event = events[i]             # <<<<<<<<<<<<<<
@@ -6892,14 +7876,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
     if (unlikely(__pyx_v_events == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 226, __pyx_L1_error)
+      __PYX_ERR(0, 259, __pyx_L1_error)
     }
     __pyx_t_3 = __Pyx_PyList_GET_ITEM(__pyx_v_events, __pyx_v_i);
     __Pyx_INCREF(__pyx_t_3);
     __Pyx_XDECREF_SET(__pyx_v_event, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "ssewire/_deltas_c.pyx":227
+    /* "ssewire/_deltas_c.pyx":260
  *     while i < n:
  *         event = events[i]
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL             # <<<<<<<<<<<<<<
@@ -6918,7 +7902,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 
     __pyx_v_name = __pyx_t_4;
 
-    /* "ssewire/_deltas_c.pyx":228
+    /* "ssewire/_deltas_c.pyx":261
  *         event = events[i]
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL             # <<<<<<<<<<<<<<
@@ -6937,7 +7921,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 
     __pyx_v_data = __pyx_t_4;
 
-    /* "ssewire/_deltas_c.pyx":229
+    /* "ssewire/_deltas_c.pyx":262
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
  *         if data is not NULL:  # the compiled scanners' event: its fields read directly             # <<<<<<<<<<<<<<
@@ -6949,19 +7933,19 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":230
+      /* "ssewire/_deltas_c.pyx":263
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
  *         if data is not NULL:  # the compiled scanners' event: its fields read directly
  *             made = _take(rule, <object>name, <object>data)             # <<<<<<<<<<<<<<
  *         else:
  *             made = _take(rule, event.event, event.data)
 */
-      __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, ((PyObject *)__pyx_v_name), ((PyObject *)__pyx_v_data)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 230, __pyx_L1_error)
+      __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, ((PyObject *)__pyx_v_name), ((PyObject *)__pyx_v_data)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 263, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
       __Pyx_XDECREF_SET(__pyx_v_made, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "ssewire/_deltas_c.pyx":229
+      /* "ssewire/_deltas_c.pyx":262
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
  *         if data is not NULL:  # the compiled scanners' event: its fields read directly             # <<<<<<<<<<<<<<
@@ -6971,7 +7955,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
       goto __pyx_L6;
     }
 
-    /* "ssewire/_deltas_c.pyx":232
+    /* "ssewire/_deltas_c.pyx":265
  *             made = _take(rule, <object>name, <object>data)
  *         else:
  *             made = _take(rule, event.event, event.data)             # <<<<<<<<<<<<<<
@@ -6979,11 +7963,11 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
  *             break
 */
     /*else*/ {
-      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_event); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 232, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_event); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 265, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
-      __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_data); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 232, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_data); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 265, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
-      __pyx_t_6 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, __pyx_t_3, __pyx_t_5); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 232, __pyx_L1_error)
+      __pyx_t_6 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, __pyx_t_3, __pyx_t_5); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 265, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
       __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
@@ -6992,7 +7976,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     }
     __pyx_L6:;
 
-    /* "ssewire/_deltas_c.pyx":233
+    /* "ssewire/_deltas_c.pyx":266
  *         else:
  *             made = _take(rule, event.event, event.data)
  *         if made is _NOT_TAKEN:             # <<<<<<<<<<<<<<
@@ -7003,7 +7987,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":234
+      /* "ssewire/_deltas_c.pyx":267
  *             made = _take(rule, event.event, event.data)
  *         if made is _NOT_TAKEN:
  *             break             # <<<<<<<<<<<<<<
@@ -7012,7 +7996,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
       goto __pyx_L5_break;
 
-      /* "ssewire/_deltas_c.pyx":233
+      /* "ssewire/_deltas_c.pyx":266
  *         else:
  *             made = _take(rule, event.event, event.data)
  *         if made is _NOT_TAKEN:             # <<<<<<<<<<<<<<
@@ -7021,7 +8005,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":235
+    /* "ssewire/_deltas_c.pyx":268
  *         if made is _NOT_TAKEN:
  *             break
  *         out.append(made)             # <<<<<<<<<<<<<<
@@ -7030,12 +8014,12 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
     if (unlikely(__pyx_v_out == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "append");
-      __PYX_ERR(0, 235, __pyx_L1_error)
+      __PYX_ERR(0, 268, __pyx_L1_error)
     }
-    __pyx_t_7 = __Pyx_PyList_Append(__pyx_v_out, __pyx_v_made); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 235, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyList_Append(__pyx_v_out, __pyx_v_made); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 268, __pyx_L1_error)
 
 
-    /* "ssewire/_deltas_c.pyx":236
+    /* "ssewire/_deltas_c.pyx":269
  *             break
  *         out.append(made)
  *         i += 1             # <<<<<<<<<<<<<<
@@ -7045,12 +8029,12 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   }
   __pyx_L5_break:;
 
-  /* "ssewire/_deltas_c.pyx":237
+  /* "ssewire/_deltas_c.pyx":270
  *         out.append(made)
  *         i += 1
  *     return i             # <<<<<<<<<<<<<<
 */
-  __pyx_t_6 = PyLong_FromSsize_t(__pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 237, __pyx_L1_error)
+  __pyx_t_6 = PyLong_FromSsize_t(__pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 270, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   {
     PyObject *__pyx_temp;
@@ -7063,7 +8047,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   __pyx_t_6 = 0;
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":216
+  /* "ssewire/_deltas_c.pyx":249
  * 
  * 
  * def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):             # <<<<<<<<<<<<<<
@@ -7101,6 +8085,7 @@ static PyObject *__pyx_tp_new__initialisation_7ssewire_9_deltas_c_DeltaRule(PyOb
   struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *p = ((struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *)o);
   p->keys = ((PyObject*)Py_None); Py_INCREF(Py_None);
   p->cases = ((PyObject*)Py_None); Py_INCREF(Py_None);
+  p->nulls = ((PyObject*)Py_None); Py_INCREF(Py_None);
   return o;
 }
 
@@ -7164,6 +8149,7 @@ static void __pyx_tp_dealloc_7ssewire_9_deltas_c_DeltaRule(PyObject *o) {
   PyObject_GC_UnTrack(o);
   Py_CLEAR(p->keys);
   Py_CLEAR(p->cases);
+  Py_CLEAR(p->nulls);
   PyTypeObject *tp = Py_TYPE(o);
   #if CYTHON_USE_TYPE_SLOTS
   (*tp->tp_free)(o);
@@ -7191,6 +8177,9 @@ static int __pyx_tp_traverse_7ssewire_9_deltas_c_DeltaRule(PyObject *o, visitpro
   if (p->cases) {
     e = (*v)(p->cases, a); if (e) return e;
   }
+  if (p->nulls) {
+    e = (*v)(p->nulls, a); if (e) return e;
+  }
   return 0;
 }
 
@@ -7203,6 +8192,9 @@ static int __pyx_tp_clear_7ssewire_9_deltas_c_DeltaRule(PyObject *o) {
   tmp = ((PyObject*)p->cases);
   p->cases = ((PyObject*)Py_None); Py_INCREF(Py_None);
   Py_XDECREF(tmp);
+  tmp = ((PyObject*)p->nulls);
+  p->nulls = ((PyObject*)Py_None); Py_INCREF(Py_None);
+  Py_XDECREF(tmp);
   return 0;
 }
 
@@ -7214,7 +8206,7 @@ static PyMethodDef __pyx_methods_7ssewire_9_deltas_c_DeltaRule[] = {
 #if CYTHON_USE_TYPE_SPECS
 static PyType_Slot __pyx_type_7ssewire_9_deltas_c_DeltaRule_slots[] = {
   {Py_tp_dealloc, (void *)__pyx_tp_dealloc_7ssewire_9_deltas_c_DeltaRule},
-  {Py_tp_doc, (void *)PyDoc_STR("DeltaRule(paths, cases, int type_path, int tag_path=-1, int seq_path=-1)\n\nWhich events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers.typed``).\n\n``paths``: up to 8 member paths of the payload object, each one key or two (a member of a member object).\n``cases``: SSE event name -> ``(type, variants)``: the payload\047s ``paths[type_path]`` must be the string\n``type``; a variant ``(tag, text_path, kind)`` applies when ``paths[tag_path]`` is the string ``tag`` (with\n``tag_path`` -1, the first variant always applies) and reads the event\047s text, a non-empty string, at\n``paths[text_path]``. ``seq_path``: an integer member (absent or null: None) that becomes the event\047s\n``sequence``, or -1.")},
+  {Py_tp_doc, (void *)PyDoc_STR("DeltaRule(paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=())\n\nWhich events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers.typed``).\n\n``paths``: up to 16 paths into the payload object, each 1 to 4 steps: a member key, or 0 for the one element\nof an array (an array with more elements there is not this shape). ``cases``: SSE event name (None for an event\nwithout one) -> ``(type, variants)``: the payload\047s ``paths[type_path]`` must be the string ``type`` (``type``\nNone: absent or null). A variant ``(tag, candidates)`` applies when ``paths[tag_path]`` is the string ``tag``\n(with ``tag_path`` -1, the first variant always applies); its candidates ``(text_path, kind)`` must each be a\nstring, null or absent, the first non-empty string is the event\047s text and kind, and any other non-empty one\nmust be of the same kind. ``nulls``: paths that must be absent or null. ``seq_path``: an integer member\n(absent or null: None) that becomes the event\047s ``sequence``, or -1.")},
   {Py_tp_traverse, (void *)__pyx_tp_traverse_7ssewire_9_deltas_c_DeltaRule},
   {Py_tp_clear, (void *)__pyx_tp_clear_7ssewire_9_deltas_c_DeltaRule},
   {Py_tp_methods, (void *)__pyx_methods_7ssewire_9_deltas_c_DeltaRule},
@@ -7257,7 +8249,7 @@ static PyTypeObject __pyx_type_7ssewire_9_deltas_c_DeltaRule = {
   0, /*tp_setattro*/
   0, /*tp_as_buffer*/
   Py_TPFLAGS_DEFAULT|Py_TPFLAGS_HAVE_VERSION_TAG|Py_TPFLAGS_BASETYPE|Py_TPFLAGS_HAVE_GC, /*tp_flags*/
-  PyDoc_STR("DeltaRule(paths, cases, int type_path, int tag_path=-1, int seq_path=-1)\n\nWhich events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers.typed``).\n\n``paths``: up to 8 member paths of the payload object, each one key or two (a member of a member object).\n``cases``: SSE event name -> ``(type, variants)``: the payload\047s ``paths[type_path]`` must be the string\n``type``; a variant ``(tag, text_path, kind)`` applies when ``paths[tag_path]`` is the string ``tag`` (with\n``tag_path`` -1, the first variant always applies) and reads the event\047s text, a non-empty string, at\n``paths[text_path]``. ``seq_path``: an integer member (absent or null: None) that becomes the event\047s\n``sequence``, or -1."), /*tp_doc*/
+  PyDoc_STR("DeltaRule(paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=())\n\nWhich events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers.typed``).\n\n``paths``: up to 16 paths into the payload object, each 1 to 4 steps: a member key, or 0 for the one element\nof an array (an array with more elements there is not this shape). ``cases``: SSE event name (None for an event\nwithout one) -> ``(type, variants)``: the payload\047s ``paths[type_path]`` must be the string ``type`` (``type``\nNone: absent or null). A variant ``(tag, candidates)`` applies when ``paths[tag_path]`` is the string ``tag``\n(with ``tag_path`` -1, the first variant always applies); its candidates ``(text_path, kind)`` must each be a\nstring, null or absent, the first non-empty string is the event\047s text and kind, and any other non-empty one\nmust be of the same kind. ``nulls``: paths that must be absent or null. ``seq_path``: an integer member\n(absent or null: None) that becomes the event\047s ``sequence``, or -1."), /*tp_doc*/
   __pyx_tp_traverse_7ssewire_9_deltas_c_DeltaRule, /*tp_traverse*/
   __pyx_tp_clear_7ssewire_9_deltas_c_DeltaRule, /*tp_clear*/
   0, /*tp_richcompare*/
@@ -7388,8 +8380,7 @@ static void __pyx_tp_dealloc_7ssewire_9_deltas_c___pyx_scope_struct__genexpr(PyO
   #endif
   PyObject_GC_UnTrack(o);
   Py_CLEAR(p->__pyx_genexpr_arg_0);
-  Py_CLEAR(p->__pyx_v_key);
-  Py_CLEAR(p->__pyx_t_0);
+  Py_CLEAR(p->__pyx_v_step);
   #if CYTHON_USE_FREELISTS
   if (likely((int)(__pyx_mstate_global->__pyx_freecount_7ssewire_9_deltas_c___pyx_scope_struct__genexpr < 8) & __PYX_CHECK_FINAL_TYPE_FOR_FREELISTS(Py_TYPE(o), __pyx_mstate_global->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr, sizeof(struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr))))
   {
@@ -7422,11 +8413,8 @@ static int __pyx_tp_traverse_7ssewire_9_deltas_c___pyx_scope_struct__genexpr(PyO
   if (p->__pyx_genexpr_arg_0) {
     e = (*v)(p->__pyx_genexpr_arg_0, a); if (e) return e;
   }
-  if (p->__pyx_v_key) {
-    e = (*v)(p->__pyx_v_key, a); if (e) return e;
-  }
-  if (p->__pyx_t_0) {
-    e = (*v)(p->__pyx_t_0, a); if (e) return e;
+  if (p->__pyx_v_step) {
+    e = (*v)(p->__pyx_v_step, a); if (e) return e;
   }
   return 0;
 }
@@ -7528,6 +8516,221 @@ static PyTypeObject __pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr =
 };
 #endif
 
+static PyObject *__pyx_tp_new__initialisation_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(PyObject *o, 
+#if CYTHON_VECTORCALL_TPNEW
+    CYTHON_UNUSED PyObject *const *args, CYTHON_UNUSED Py_ssize_t nargs, CYTHON_UNUSED PyObject *kwnames
+#else
+    CYTHON_UNUSED PyObject *a, CYTHON_UNUSED PyObject *k
+#endif
+) {
+  return o;
+}
+
+static PyObject *__pyx_tp_new_vectorcall_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(PyTypeObject *t, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+) {
+  PyObject *o;
+  #if CYTHON_USE_FREELISTS
+  if (likely((int)(__pyx_mstate_global->__pyx_freecount_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr > 0) & __PYX_CHECK_FINAL_TYPE_FOR_FREELISTS(t, __pyx_mstate_global->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr, sizeof(struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr))))
+  {
+    o = (PyObject*)__pyx_mstate_global->__pyx_freelist_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr[--__pyx_mstate_global->__pyx_freecount_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr];
+    #if CYTHON_USE_TYPE_SPECS
+    Py_DECREF(Py_TYPE(o));
+    #endif
+    memset(o, 0, sizeof(struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr));
+    #if CYTHON_COMPILING_IN_LIMITED_API
+    (void) PyObject_Init(o, t);
+    #else
+    (void) PyObject_INIT(o, t);
+    #endif
+    PyObject_GC_Track(o);
+  } else
+  #endif
+  {
+    o = __Pyx_AllocateExtensionType(t, 1);
+  }
+  if (unlikely(!o)) return 0;
+  return __pyx_tp_new__initialisation_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(o, 
+#if CYTHON_VECTORCALL_TPNEW
+    args, nargs, kwnames
+#else
+    a, k
+#endif
+);
+}
+
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_new_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(PyTypeObject *t, PyObject *a, PyObject *k) {
+  return __Pyx_CallTpnewAsVectorcall(__pyx_tp_new_vectorcall_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr, t, a, k);
+}
+#endif
+
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_vectorcall_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(PyObject *t, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  if (unlikely((PyTypeObject*)t != __pyx_mstate_global->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr || __Pyx_PyType_HasFeature((PyTypeObject*)t, Py_TPFLAGS_IS_ABSTRACT))) {
+    return __Pyx_CallNewInitFromVectorcall((PyTypeObject*)t, args, nargsf, kwnames);
+  }
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  PyObject *o = __pyx_tp_new_vectorcall_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr((PyTypeObject*)t, args, nargs, kwnames);
+  return o;
+}
+#endif
+
+static void __pyx_tp_dealloc_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(PyObject *o) {
+  struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *p = (struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *)o;
+  #if CYTHON_USE_TP_FINALIZE
+  if (unlikely(__Pyx_PyObject_GetSlot(o, tp_finalize, destructor)) && !__Pyx_PyObject_GC_IsFinalized(o)) {
+    if (__Pyx_PyObject_GetSlot(o, tp_dealloc, destructor) == __pyx_tp_dealloc_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr) {
+      if (PyObject_CallFinalizerFromDealloc(o)) return;
+    }
+  }
+  #endif
+  PyObject_GC_UnTrack(o);
+  Py_CLEAR(p->__pyx_genexpr_arg_0);
+  Py_CLEAR(p->__pyx_v_step);
+  Py_CLEAR(p->__pyx_t_0);
+  #if CYTHON_USE_FREELISTS
+  if (likely((int)(__pyx_mstate_global->__pyx_freecount_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr < 8) & __PYX_CHECK_FINAL_TYPE_FOR_FREELISTS(Py_TYPE(o), __pyx_mstate_global->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr, sizeof(struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr))))
+  {
+    __pyx_mstate_global->__pyx_freelist_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr[__pyx_mstate_global->__pyx_freecount_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr++] = ((struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *)o);
+  } else
+  #endif
+  {
+    PyTypeObject *tp = Py_TYPE(o);
+    #if CYTHON_USE_TYPE_SLOTS
+    (*tp->tp_free)(o);
+    #else
+    {
+      freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+      if (tp_free) tp_free(o);
+    }
+    #endif
+    #if CYTHON_USE_TYPE_SPECS
+    Py_DECREF(tp);
+    #endif
+  }
+}
+
+static int __pyx_tp_traverse_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(PyObject *o, visitproc v, void *a) {
+  int e;
+  struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *p = (struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *)o;
+  {
+    e = __Pyx_call_type_traverse(o, 1, v, a);
+    if (e) return e;
+  }
+  if (p->__pyx_genexpr_arg_0) {
+    e = (*v)(p->__pyx_genexpr_arg_0, a); if (e) return e;
+  }
+  if (p->__pyx_v_step) {
+    e = (*v)(p->__pyx_v_step, a); if (e) return e;
+  }
+  if (p->__pyx_t_0) {
+    e = (*v)(p->__pyx_t_0, a); if (e) return e;
+  }
+  return 0;
+}
+#if CYTHON_USE_TYPE_SPECS
+static PyType_Slot __pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr_slots[] = {
+  {Py_tp_dealloc, (void *)__pyx_tp_dealloc_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr},
+  {Py_tp_traverse, (void *)__pyx_tp_traverse_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr},
+  {Py_tp_new, (void *)__pyx_tp_new_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr},
+  #if (!CYTHON_COMPILING_IN_PYPY || PYPY_VERSION_NUM >= 0x07030800) && (!CYTHON_COMPILING_IN_LIMITED_API || __PYX_LIMITED_VERSION_HEX >= 0x030E0000)
+  #if CYTHON_VECTORCALL_TPNEW
+  {Py_tp_vectorcall, (void *)__pyx_tp_vectorcall_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr},
+  #endif
+  #endif
+  {0, 0},
+};
+static PyType_Spec __pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr_spec = {
+  "ssewire._deltas_c.__pyx_scope_struct_1_genexpr",
+  sizeof(struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr),
+  0,
+  Py_TPFLAGS_DEFAULT|Py_TPFLAGS_HAVE_VERSION_TAG|Py_TPFLAGS_HAVE_GC,
+  __pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr_slots,
+};
+#else
+
+static PyTypeObject __pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr = {
+  PyVarObject_HEAD_INIT(0, 0)
+  "ssewire._deltas_c.""__pyx_scope_struct_1_genexpr", /*tp_name*/
+  sizeof(struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr), /*tp_basicsize*/
+  0, /*tp_itemsize*/
+  __pyx_tp_dealloc_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr, /*tp_dealloc*/
+  0, /*tp_vectorcall_offset*/
+  0, /*tp_getattr*/
+  0, /*tp_setattr*/
+  0, /*tp_as_async*/
+  0, /*tp_repr*/
+  0, /*tp_as_number*/
+  0, /*tp_as_sequence*/
+  0, /*tp_as_mapping*/
+  0, /*tp_hash*/
+  0, /*tp_call*/
+  0, /*tp_str*/
+  0, /*tp_getattro*/
+  0, /*tp_setattro*/
+  0, /*tp_as_buffer*/
+  Py_TPFLAGS_DEFAULT|Py_TPFLAGS_HAVE_VERSION_TAG|Py_TPFLAGS_HAVE_GC, /*tp_flags*/
+  0, /*tp_doc*/
+  __pyx_tp_traverse_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr, /*tp_traverse*/
+  0, /*tp_clear*/
+  0, /*tp_richcompare*/
+  0, /*tp_weaklistoffset*/
+  0, /*tp_iter*/
+  0, /*tp_iternext*/
+  0, /*tp_methods*/
+  0, /*tp_members*/
+  0, /*tp_getset*/
+  0, /*tp_base*/
+  0, /*tp_dict*/
+  0, /*tp_descr_get*/
+  0, /*tp_descr_set*/
+  #if !CYTHON_USE_TYPE_SPECS
+  0, /*tp_dictoffset*/
+  #endif
+  0, /*tp_init*/
+  0, /*tp_alloc*/
+  __pyx_tp_new_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr, /*tp_new*/
+  0, /*tp_free*/
+  0, /*tp_is_gc*/
+  0, /*tp_bases*/
+  0, /*tp_mro*/
+  0, /*tp_cache*/
+  0, /*tp_subclasses*/
+  0, /*tp_weaklist*/
+  0, /*tp_del*/
+  0, /*tp_version_tag*/
+  #if CYTHON_USE_TP_FINALIZE
+  0, /*tp_finalize*/
+  #else
+  NULL, /*tp_finalize*/
+  #endif
+  #if (!CYTHON_COMPILING_IN_PYPY || PYPY_VERSION_NUM >= 0x07030800) && (!CYTHON_COMPILING_IN_LIMITED_API || __PYX_LIMITED_VERSION_HEX >= 0x030E0000)
+  #if CYTHON_VECTORCALL_TPNEW
+  __pyx_tp_vectorcall_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr, /*tp_vectorcall*/
+  #else
+  NULL, /*tp_vectorcall*/
+  #endif
+  #endif
+  #if __PYX_NEED_TP_PRINT_SLOT == 1
+  0, /*tp_print*/
+  #endif
+  #if PY_VERSION_HEX >= 0x030C0000
+  0, /*tp_watched*/
+  #endif
+  #if PY_VERSION_HEX >= 0x030d00A4
+  0, /*tp_versions_used*/
+  #endif
+  #if CYTHON_COMPILING_IN_PYPY && PY_VERSION_HEX < 0x030a0000
+  0, /*tp_pypy_flags*/
+  #endif
+};
+#endif
+
 static PyMethodDef __pyx_methods[] = {
   {0, 0, 0, 0}
 };
@@ -7542,6 +8745,7 @@ static CYTHON_SMALL_CODE int __Pyx_modinit_Variable_export_code(__pyx_mstatetype
 static CYTHON_SMALL_CODE int __Pyx_modinit_Function_export_code(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c_DeltaRule(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr(__pyx_mstatetype *__pyx_mstate); /*proto*/
+static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Type_import_code(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Variable_import_code(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Function_import_code(__pyx_mstatetype *__pyx_mstate); /*proto*/
@@ -7588,14 +8792,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c_DeltaRule(__pyx_m
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c_DeltaRule", 0);
   /*--- Exttype __pyx_obj_7ssewire_9_deltas_c_DeltaRule ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c_DeltaRule_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule)) __PYX_ERR(0, 91, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c_DeltaRule_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule)) __PYX_ERR(0, 93, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule = &__pyx_type_7ssewire_9_deltas_c_DeltaRule;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 91, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 93, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule);
@@ -7605,8 +8809,8 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c_DeltaRule(__pyx_m
     __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_DeltaRule, (PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 91, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 91, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_DeltaRule, (PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 93, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 93, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -7623,14 +8827,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struc
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr", 0);
   /*--- Exttype __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr)) __PYX_ERR(0, 115, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr)) __PYX_ERR(0, 119, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr = &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr) < (0)) __PYX_ERR(0, 115, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr) < (0)) __PYX_ERR(0, 119, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr);
@@ -7638,6 +8842,39 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struc
   #if !CYTHON_COMPILING_IN_LIMITED_API
   if ((CYTHON_USE_TYPE_SLOTS && CYTHON_USE_PYTYPE_LOOKUP) && likely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr->tp_dictoffset && __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr->tp_getattro == PyObject_GenericGetAttr)) {
     __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr->tp_getattro = PyObject_GenericGetAttr;
+  }
+  #endif
+  __Pyx_RefNannyFinishContext();
+  return 0;
+  __pyx_L1_error:;
+  __Pyx_RefNannyFinishContext();
+  return -1;
+}
+
+static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(__pyx_mstatetype *__pyx_mstate) {
+  __Pyx_RefNannyDeclarations
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  CYTHON_UNUSED_VAR(__pyx_mstate);
+  __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr", 0);
+  /*--- Exttype __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr ---*/
+  #if CYTHON_USE_TYPE_SPECS
+  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr)) __PYX_ERR(0, 122, __pyx_L1_error)
+  #else
+  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr = &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr;
+  #endif
+  #if !CYTHON_COMPILING_IN_LIMITED_API
+  #endif
+  #if !CYTHON_USE_TYPE_SPECS
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr) < (0)) __PYX_ERR(0, 122, __pyx_L1_error)
+  #endif
+  #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
+  PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr);
+  #endif
+  #if !CYTHON_COMPILING_IN_LIMITED_API
+  if ((CYTHON_USE_TYPE_SLOTS && CYTHON_USE_PYTYPE_LOOKUP) && likely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr->tp_dictoffset && __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr->tp_getattro == PyObject_GenericGetAttr)) {
+    __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
   __Pyx_RefNannyFinishContext();
@@ -7972,13 +9209,14 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   /*--- Type init code ---*/
   if (unlikely((__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c_DeltaRule(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
   if (unlikely((__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
+  if (unlikely((__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
   if (unlikely((__Pyx_modinit_Type_import_code(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
   (void)__Pyx_modinit_Variable_import_code(__pyx_mstate);
   (void)__Pyx_modinit_Function_import_code(__pyx_mstate);
   if (__Pyx_InitAfterSharedUtility() < (0)) __PYX_ERR(0, 1, __pyx_L1_error)
   /*--- Execution code ---*/
 
-  /* "ssewire/_deltas_c.pyx":41
+  /* "ssewire/_deltas_c.pyx":43
  *     object PyLong_FromString(const char* s, char** end, int base)
  * 
  * __all__ = ["DeltaRule", "take_deltas", "use_types"]             # <<<<<<<<<<<<<<
@@ -7987,13 +9225,13 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
 */
   {
     PyObject* __pyx_temp[3] = {__pyx_mstate_global->__pyx_n_u_DeltaRule, __pyx_mstate_global->__pyx_n_u_take_deltas, __pyx_mstate_global->__pyx_n_u_use_types};
-    __pyx_t_2 = __Pyx_PyList_FromArray(__pyx_temp, 3); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 41, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyList_FromArray(__pyx_temp, 3); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 43, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_all, __pyx_t_2) < (0)) __PYX_ERR(0, 41, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_all, __pyx_t_2) < (0)) __PYX_ERR(0, 43, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":46
+  /* "ssewire/_deltas_c.pyx":48
  * 
  * cdef sw_slots _unified, _lazy, _event
  * cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded             # <<<<<<<<<<<<<<
@@ -8005,21 +9243,21 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__types, Py_None);
   __Pyx_GIVEREF(Py_None);
 
-  /* "ssewire/_deltas_c.pyx":47
+  /* "ssewire/_deltas_c.pyx":49
  * cdef sw_slots _unified, _lazy, _event
  * cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded
  * cdef list _defaults = []             # <<<<<<<<<<<<<<
  * cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0
  * cdef object _undecoded = None
 */
-  __pyx_t_2 = PyList_New(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 47, __pyx_L1_error)
+  __pyx_t_2 = PyList_New(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 49, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__defaults);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__defaults, ((PyObject*)__pyx_t_2));
   __Pyx_GIVEREF(__pyx_t_2);
   __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":48
+  /* "ssewire/_deltas_c.pyx":50
  * cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded
  * cdef list _defaults = []
  * cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0             # <<<<<<<<<<<<<<
@@ -8031,7 +9269,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __pyx_v_7ssewire_9_deltas_c__sequence_at = 0;
   __pyx_v_7ssewire_9_deltas_c__raw_at = 0;
 
-  /* "ssewire/_deltas_c.pyx":49
+  /* "ssewire/_deltas_c.pyx":51
  * cdef list _defaults = []
  * cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0
  * cdef object _undecoded = None             # <<<<<<<<<<<<<<
@@ -8043,19 +9281,19 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__undecoded, Py_None);
   __Pyx_GIVEREF(Py_None);
 
-  /* "ssewire/_deltas_c.pyx":52
+  /* "ssewire/_deltas_c.pyx":54
  * 
  * 
  * def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event):             # <<<<<<<<<<<<<<
  *     """Tell the reader what to build: ``unified`` (``Unified``: its ``__slots__`` ``fields``, each starting as the
  *     matching one of ``defaults``) and ``lazy`` (``LazyPayload``: ``text``, and ``_value`` starting as
 */
-  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_1use_types, 0, __pyx_mstate_global->__pyx_n_u_use_types, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 52, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_1use_types, 0, __pyx_mstate_global->__pyx_n_u_use_types, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[2])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 54, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount(__pyx_t_2);
   #endif
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_use_types, __pyx_t_2) < (0)) __PYX_ERR(0, 52, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_use_types, __pyx_t_2) < (0)) __PYX_ERR(0, 54, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
   /* "(tree fragment)":1
@@ -8063,7 +9301,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
  *     raise TypeError, "Pickling of struct members such as self.c_paths must be explicitly requested with @auto_pickle(True)"
  * def __setstate_cython__(self, __pyx_state):
 */
-  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_9DeltaRule_3__reduce_cython__, __Pyx_CYFUNCTION_CCLASS, __pyx_mstate_global->__pyx_n_u_DeltaRule___reduce_cython, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[2])); if (unlikely(!__pyx_t_2)) __PYX_ERR(1, 1, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_9DeltaRule_3__reduce_cython__, __Pyx_CYFUNCTION_CCLASS, __pyx_mstate_global->__pyx_n_u_DeltaRule___reduce_cython, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[3])); if (unlikely(!__pyx_t_2)) __PYX_ERR(1, 1, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount(__pyx_t_2);
@@ -8077,7 +9315,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
  * def __setstate_cython__(self, __pyx_state):             # <<<<<<<<<<<<<<
  *     raise TypeError, "Pickling of struct members such as self.c_paths must be explicitly requested with @auto_pickle(True)"
 */
-  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_9DeltaRule_5__setstate_cython__, __Pyx_CYFUNCTION_CCLASS, __pyx_mstate_global->__pyx_n_u_DeltaRule___setstate_cython, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[3])); if (unlikely(!__pyx_t_2)) __PYX_ERR(1, 3, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_9DeltaRule_5__setstate_cython__, __Pyx_CYFUNCTION_CCLASS, __pyx_mstate_global->__pyx_n_u_DeltaRule___setstate_cython, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[4])); if (unlikely(!__pyx_t_2)) __PYX_ERR(1, 3, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount(__pyx_t_2);
@@ -8085,7 +9323,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_setstate_cython, __pyx_t_2) < (0)) __PYX_ERR(1, 3, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":151
+  /* "ssewire/_deltas_c.pyx":163
  * 
  * 
  * cdef object _NOT_TAKEN = object()             # <<<<<<<<<<<<<<
@@ -8098,7 +9336,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
     PyObject *__pyx_callargs[2] = {__pyx_t_3, NULL};
     __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)__pyx_builtin_object, __pyx_callargs+__pyx_t_4, (1-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 151, __pyx_L1_error)
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 163, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
@@ -8106,19 +9344,19 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __Pyx_GIVEREF(__pyx_t_2);
   __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":216
+  /* "ssewire/_deltas_c.pyx":249
  * 
  * 
  * def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):             # <<<<<<<<<<<<<<
  *     """Append the delta events of ``events[start:]`` to ``out`` until the first event that is not one; return
  *     that event's index (``len(events)`` when every event was taken, ``start`` when ``use_types`` has not
 */
-  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_3take_deltas, 0, __pyx_mstate_global->__pyx_n_u_take_deltas, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[4])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 216, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_3take_deltas, 0, __pyx_mstate_global->__pyx_n_u_take_deltas, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[5])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 249, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount(__pyx_t_2);
   #endif
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_take_deltas, __pyx_t_2) < (0)) __PYX_ERR(0, 216, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_take_deltas, __pyx_t_2) < (0)) __PYX_ERR(0, 249, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
   /* "ssewire/_deltas_c.pyx":1
@@ -8171,7 +9409,7 @@ static int __Pyx_InitCachedBuiltins(__pyx_mstatetype *__pyx_mstate) {
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
-  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 151, __pyx_L1_error)
+  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 163, __pyx_L1_error)
 
   /* Cached unbound methods */
   __pyx_mstate->__pyx_umethod_PyDict_Type_get.type = (PyObject*)&PyDict_Type;
@@ -8198,7 +9436,7 @@ static int __Pyx_InitCachedConstants(__pyx_mstatetype *__pyx_mstate) {
   CYTHON_UNUSED_VAR(__pyx_mstate);
   __Pyx_RefNannySetupContext("__Pyx_InitCachedConstants", 0);
 
-  /* "ssewire/_deltas_c.pyx":61
+  /* "ssewire/_deltas_c.pyx":63
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -8207,12 +9445,12 @@ static int __Pyx_InitCachedConstants(__pyx_mstatetype *__pyx_mstate) {
 */
   {
     PyObject* __pyx_temp[2] = {__pyx_mstate_global->__pyx_n_u_text, __pyx_mstate_global->__pyx_n_u_value};
-    __pyx_mstate_global->__pyx_tuple[0] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[0])) __PYX_ERR(0, 61, __pyx_L1_error)
+    __pyx_mstate_global->__pyx_tuple[0] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[0])) __PYX_ERR(0, 63, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_mstate_global->__pyx_tuple[0]);
   }
   __Pyx_GIVEREF(__pyx_mstate_global->__pyx_tuple[0]);
 
-  /* "ssewire/_deltas_c.pyx":62
+  /* "ssewire/_deltas_c.pyx":64
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):             # <<<<<<<<<<<<<<
@@ -8221,7 +9459,7 @@ static int __Pyx_InitCachedConstants(__pyx_mstatetype *__pyx_mstate) {
 */
   {
     PyObject* __pyx_temp[2] = {__pyx_mstate_global->__pyx_n_u_event, __pyx_mstate_global->__pyx_n_u_data};
-    __pyx_mstate_global->__pyx_tuple[1] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[1])) __PYX_ERR(0, 62, __pyx_L1_error)
+    __pyx_mstate_global->__pyx_tuple[1] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[1])) __PYX_ERR(0, 64, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_mstate_global->__pyx_tuple[1]);
   }
   __Pyx_GIVEREF(__pyx_mstate_global->__pyx_tuple[1]);
@@ -8262,41 +9500,41 @@ static int __Pyx_InitConstants(__pyx_mstatetype *__pyx_mstate) {
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
   {
-    const struct { const unsigned int length: 8; } str_length_index[] = {{13},{12},{15},{1},{179},{100},{29},{23},{30},{8},{7},{6},{2},{9},{40},{11},{25},{16},{5},{9},{27},{29},{20},{7},{12},{8},{12},{25},{8},{10},{8},{11},{12},{10},{17},{13},{12},{12},{19},{8},{13},{4},{6},{18},{5},{18},{5},{4},{8},{6},{5},{6},{6},{7},{3},{1},{5},{5},{3},{4},{4},{1},{4},{4},{6},{3},{5},{3},{4},{4},{4},{8},{8},{10},{17},{5},{8},{11},{4},{5},{4},{9},{9},{7},{9},{5},{6}};
-    const struct { const unsigned int length: 8; } bytes_length_index[] = {{9},{174},{192},{2}};
+    const struct { const unsigned int length: 8; } str_length_index[] = {{35},{13},{12},{15},{1},{179},{100},{23},{15},{33},{8},{7},{6},{2},{9},{40},{11},{25},{16},{5},{9},{27},{29},{20},{7},{12},{8},{12},{25},{8},{10},{8},{11},{12},{10},{17},{13},{12},{12},{19},{8},{13},{4},{6},{18},{5},{18},{5},{4},{8},{6},{5},{6},{6},{7},{3},{1},{5},{5},{4},{4},{1},{4},{4},{5},{6},{3},{5},{3},{4},{4},{4},{8},{8},{10},{17},{5},{4},{8},{11},{4},{5},{4},{9},{9},{7},{9},{5},{6}};
+    const struct { const unsigned int length: 8; } bytes_length_index[] = {{9},{174},{192},{2},{2}};
     #ifndef CYTHON_COMPRESS_STRINGS
       #define CYTHON_COMPRESS_STRINGS 90
     #endif
-    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (965 bytes) */
-static const char cstring[] = "x\332mS;o\033G\020\026aJ&,\3116\023 \201\213\000\253\004\211\345\207\350\320\017DE\220D\261-$\215!*F\344n\261\334\033\222K\356\355\222\267{|\030\016\240\362\312+\257\274\362\312+Y\252T\311\362\312\374\004\377\204\314\036)Fy\020\270\335\341<\277\371f\226\350\320\022\335!\001S] Cf{\3461Q\332\222}\033\000\220N\300\272>(\373\340\3077\332\002\261=f\311\313\231\355iE\204!\036H\321\206\200Y\2203bl \270\205\3009)r\362\372\344\340\371\341s\302\224G\002\350\003\267\206\230\260\315%3\006\214\253\330\016\205\264B\021;\033\202i\220_;d\246C\242\000<b5\"1\377\010\260=P\304\200u\002\271\317\024BdVhE1\\\250\356}\342\211\000\213\2101\270\350c&\r4N\004\037H4\272j\210.\344\226\370\340#`\227\231\367\010\303\033d\247\301i\3317\361CcI\033\010L\207Rpa\261\251\000F!\030\213\230&\302\366\310O,\264\232\016]^\330\177\033\204\360\200\221W -;\r%\224\330\raeG%\225\327\215\001046\035:V\032\035\201Z\001\031\300\214hdm\242\227\3043\317\243x\203\047\014kK\000\345\316.\027f)y.\306\203\016\013\245%C\244\273#@z\217\t\016\306\327\210\377\351\267K\215Y\326P\036L\211\t\370\023dq\202\024=\241\236\203d(o\014gS\013SK\2569\206\266sp\270\306\274\026\032\224\006\340\205\034(/gO\351u\023N\305\3400\3766Rz2\233\342\367\n\367\201\276\301\022\247\320\241\224I\351L\253\321\201\223;\241\342\356\356^e\300\237P\302R\332\370^j\216C\374\241\321\005\205\363\010(\365\231(s\373\332\303\272NR\314/ol\204\256\342G!\223W\352\025d\372\037\360k\005L\335\037\304\277Ne\256!\371\237\276,\356\202\303\210\364\351\000_\216P@\0036\241c&C`f\246\270\320\215\265\311p\206\253\313\245\363B\3546`\034\332\214\017\270\324\006<f\331j\2148Y\256=\2001>\264\3620\313\t\256ZGvD9\036a\3017\270.\222\275\237\371\030\254\034jt\261\272\355\036\030\026-\367x\250\207\0012\344V\0333{\006F\313\375v\253\2548\352\355U\335\345J4\326+\201\355\006\326\262n\351o\331\000V\026\267&\266\027\350\211\333l\367\225\016!br\270\275P\t\004\354\205\006h\371\230K6\312\303\234W\212\352\255\350Q\334:\257|\254ml\336K\266\323g)KG\037\26766k\347\223\210\307\365\242v\047\0329\257/""\243\237#V\324\356\306[1\213GN\375!i&G\311\273\364,;\316\037\315[s6\237^|X\374\366\366\337\266\257\363\311\274\177Y)j\333\321\213\370&\306\356|\032\277H*\311g\3114\035g\357\362\326\237kE\230\376\222\275\316\353K\327\033q\263\330\331u\362w\361\036\312\265\335\250UT\267\243&\242\275\265\261\271UTK\305\315s\023\355E\207\361\263\230\047\365\344a\37225\331^v\230?\315[E\355v\324\307\304\365\242Z\213v\343\026\"\177\237\336\313\366\363\257\362\323\334\314\017.F\227\225\313\317\027\047g\2133\272\240\375E\337_\370\252\330\271\023\375\201\340[I/\355e\"\237]\334\270h\256h\270\035\r\020\3458m\245\"\033\347\277\317\233\363\243\242\372I\37409N\277\311*\331\027yg~|\261\207\356\325\273q5>\212\021^\0359\3048\021\217\223\263\364\250\304\237U\376\002K^I\024";
-    PyObject *data = __Pyx_DecompressString(cstring, 965, 1);
+    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (985 bytes) */
+static const char cstring[] = "x\332mS;o\033G\020\026aJ&,\311\266\022\300\206\213\000\253\004\211\345\207h\323\017DE\220D\261-$\215!*\206\345n\261\334\033\222+\355\355\222\267\273|\030\016\240\362\312+\257\274\222\345\225,U\252dye~\202\177Bf\217\024\243<\016\270\333\271y~\363\315,9\205\261!:\"O\311\216\355\002\321J\216\tH\010A\331\007\217\211\322\226\020\355,\321m\0221\325\001\322c\266k\346\206\035\033\001\220v\304:\245\367Oo\265\005b\273\314\222Wc\333\325\212\010C\002\220\242\005\021\263\200y\215\215\004\267\020y\047E\016\337\034\356\276\330{A\230\nH\004\047\300\255!\306\265\270d\306\200\361\025[NH+\024\261\343\036\230:\371\255M\306\332\021\005\020\020\253\021\211\371G\000\302W\304\200\365\002\271\317\024BdVhE1\\\250\316}\022\210\010\213\210\001\370\350\003&\r\324\017\005?\225h\364\325\020\235\343\226\204\020\"`\237\231w\t\303\023d\273\316i\3317\t\235\261\244\005\004F=)\270\260\330T\004}\007\306\"\246\241\260]\3623sV\323\236\317\013;\357\"\007\017\030y\r\322\262#\047\001\235Y`H\303\003`%\225\236\243\305\257\357\322K!\263X\331wi.\265\336\223\005\001\305\226 \020\206\265$\200\362\337\016\027f.\005Z\001\262\335fNZ\322C\216\333\002d\360\230\3404B\215\240\237=\235k\314\274\252\n`DL\304\237 uC\344\345\t\r<HCy\2757\036Y\030Yr\305\321\331\366\356\336\262\213\245P\2474\202\300q\240\274\0348\245WM8\n\203\023\370\333H\351\341x\204\357k\\\002\372\026K\034A\233R&\2457-\346\005^n;\305\375\331\271\314\200\217P\302RZ\377Aj\216\223\373\261\336\001\205C\210(\r\231(s\207:\300\272^R,,Ol\204.\342\373\216\311K\365\0022\375\017\370\245\002F\376\007\361/S\231+H\376\247/\213\013\3401\"}:\302\353\"\024\320\210\r\351\200I\007\314\214\025\027\272\2764\031\316p_\271\364^\210\335F\214C\213\361S.\265\201\200Y\266\030#N\226\353\000`\200\267\253\374\230\371\004\027\255#;\242\034\217\260\020\032\311>\216C\214T\0362\332\255rR\032\335\362\367\n\313\226\353\333\323\275\0109\362\033\215\271\003\003\375\371Z\373\rV\034\365\366\262\362|)\352\313\245\300\206#\354\032z\226u\312\030\313Naa\365\313b\273\221\036\372U\365o\351\340\020\231G""\0378%\020v\340\014\320\362\036\227\234\224\037sV)\2527\342GI\363\254\362\271\266\262z/]\317\236g,\353\177^[Y\255\235\rc\236l\025\265[q\337{}\035\377\022\263\242v;YKX\322\367\352Oi#\335O?d\307\223\203\374\321\2649e\323\321\371\247\331\357\357\376m\3736\037NO.*Em=~\231\\\307\330\215/\223\227i%\275\223\216\262\301\344C\336\374s\251p\331\257\2237\371\326\334\365Z\322(66\275\374}\262\215rm3n\026\325\365\270\201ho\254\254\256\025\325Rq\375\314\304\333\361^\362<\341\351V\3720{\225\231\311\366d/\177\2267\213\332\315\370\004\023o\025\325Z\274\2314\021\371\307\354\336d\047\377&?\312\315t\367\274\177Q\271\270;;<\236\035\323\031=\231\235\204\263P\025\033\267\342?\020|3\355f\335\211\310\307\347\327\316\033\013\032n\306\247\210r\220531\031\344\357\247\215\351~Q\375\"y\230\036d\337M*\223\257\362\366\364\340|\033\335\253\267\223j\262\237 \274-\344\020\343D2H\217\263\375\022\177RI\331_\377\317S\377";
+    PyObject *data = __Pyx_DecompressString(cstring, 985, 1);
     #define __Pyx_DecompressString_LZSS_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1245 bytes) */
-static const char cstring[] = "\377 out of \377range pa\377ths, not\377 (tree f\377ragment)\377?Note th\377at Cytho\377n is del\377iberatel\377y strict\373er!\001n PEP\377-484 and\377 rejects\377 subclas\367sesn\001buil\377tin type\377s. If yo\377u need t\365o\207\000s$\nthen\357 set\200\000e \047\373an\240\000ation\375_<\000ing\047 d\333irb\000iv\242\000o \377False.Pi\307ckl\032\000\334\001\233\000uc\237t mem\256\000\207\001c\367h a\220\000elf.\373c_\363\002 must\377 be expl\357icit\322\000req\357uest\221\000wit\377h @auto_\375pT\001e(True\377)a Delta\357Rule\267\002s a\370\315\002\306\"\021\treads\313 1\330\001a\343\"\275!on\177e key o\263 {wo\363#add_\376 \377edisable{en\002\001gcis\004\003\375d0\001defaul\367t p\354 fiel\267d, \226@mo\275\0002\3530 \r\002s\310A in\377dex src/\332\364 w\240 /_\262@ta\377s_c.pyxt\357ext \036\010utf\363-8\310\006\321\006.__r\177educe_c\367B3__\017\t\223@st\201`\024\006___Pyx\001\000D\215`\373_N`\000Ref__\237all__\004\000\265Ce\336\010\001func\020\001ge\371t<\003\036\000init_\277_.<loc\302@>\357.gen\215@r__\357main=\001mod\234\352 G\001namB\002\306\000_\2369\004qual\017\005\254\004_L\254\016\305\006ex\216\001\323`_C\005\211s\177\010\305\020t\211`\240\001\274 o\377routine_\377raw_valu\377easyncio\373.c\023\005scase\347scl\"\001\271\000tra\377cebackcl\177osedata\300D\376\327@codeeve\213nt\000\002s\274C\364\004\233 i\276\303Bitems\254`l/azym:\000n\375\001\233 wtob\335\205\001out\273\206\002\377poprules\367elf\261`dseq\254\332\204\003\307\204\001nc\025\000tp\005s\345e\217a.\212f\304@rtt{ag\213\205\002take\246d>\243athrow\250\206\001\254\206\001\362\254\205\002u\331`\264\001duni\333fi\235`se\212\206\001es\374\211\"\216\"s\200\001\330\004\n\377\210+\220Q\200\001\360\010\377\000\005\031\230\013\2403\240\377a\240q\360\006\000\005\010\377\200w\210c\220\021\330\010\367\017\210q\"\001\"\210B\210\377a\330\010\020\220\006\220a\373\220q\023\001|\2301\230A\377\230X\240W\250F\260+\377\270Q\270a\270x\300|\367\320ST\014\r%\260w\270\377j\310\001\330\010\013\2105\373\220\0079\000""\014\023\2205\230\377\001\230\026\230x\240v\250\357X\260Q\340\010\006u\240H\357\250E\260\021%\003\003\2201w\330\014\r3\0017\220!\t\000\377\010\r\210Q\330\004\013\210\3751\253\000\n\000\005\006\330\004\376\014\002\007\200s\210!\2108\377\2203\220c\230\021\230*\377\240C\240s\250!\2508\377\2602\260Q\330\010\016\210\375jg\000\021\330\004\010\210\r\373\220Q\267\000z\240\031\250(\377\260#\260R\260s\270-\377\300q\310\001\310\027\320P\377W\320W_\320_j\320\377jm\320mn\330\014\017\373\210}\326\000Q\230h\240h\377\250i\260y\300\003\3001\356\200$\016\210k\264\000v\240Q\377\240i\250v\260V\2701\377\270A\330\004\022\220*\230\377F\240&\250\001\250\035\260\337f\270F\300!,\000\004\020_\220\004\220A\220\255\000\021\301 \377\004\016\210i\220v\230W\033\240A\273\002\250\001";
-    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1245, 1496);
+    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1281 bytes) */
+static const char cstring[] = "\377 keys or\377 0 (the \377only ele\377ment), n\377ot  out \377of range\277 paths\023\003(\377tree fra\375g)\002?Note \377that Cyt\377hon is d\377eliberat\375eU\000strict\373er!\001n PEP\377-484 and\377 rejects\377 subclas\373se\221\000f bui\377ltin typ\377es. If y\377ou need \313to\207\000s$\n\274\000n \367set\200\000e \047a\375n\271\000ation_\376<\000ing\047 di\355rb\000iv\242\000o F\377alse.Pic\343kl\032\000\334\001\233\000uct\317 mem\256\000\207\001ch\373 a\220\000elf.c\375_\363\002 must \377be expli\367cit\252 requ\367est\221\000with\377 @auto_p\376T\001e(True)\377a DeltaR\367ule\345\000ads \0051\273\001a\306\"\240!\010\004\342\001\324\001\347matw\000\342\001s a\274\367\002\360\"add_\214@e\377disablee\275n\002\001gcis\004\003d\367one\353 faul\367t p\341 fiel\267d, \213@mo\262\0002\3530 \r\002s\275A in\377dex src/\332\351 w\225 /_\247@ta\377s_c.pyxt\357ext \036\010utf\363-8\275\006\306\006.__r\177educe_c\354B3__\017\t\210@st\366@\024\006___Pyx\001\000D\202`\373_N`\000Ref__\237all__\004\000\252Ce\336\010\001func\020\001ge\371t<\003\036\000init_\277_.<loc\267@>\357.gen\202@r__\357main=\001mod\234\337 G\001namB\002\306\000_\2369\004qual\017\005\254\004_L\254\016\305\006ex\216\001\310`_C\005\211s\177\010\305\020t\376@\240\001\274 o\377routine_\377raw_valu\377easyncio\373.c\023\005scase\333sc\365`e_\271\000tr\377acebackc\377losedata\363de\302B\327@code_event\000\002s\274C\364\364\004\233 i\303Bitem\277slazym7\000n\374\372\001\230 tnulls\273ob\324\205\001out\262\206\002p\377oprulese{lf\263`dseq\321\204\003\326\276\204\001nc\025\000tr\005se\322\221a.\214f\306@r\211@ep\367tag\206\205\002take|\254d\251athrow\243\206\001\344\247\206\001\247\205\002u\337`\272\001dun\267ifi\243`se\205\206\001e\371s\217\"\224\"s\200\001\330\004\377\n\210+\220Q\200\001\360\377\010\000\005\031\230\013\2403\377\240a\240q\360\006\000\005\377\010\200w\210c\220\021\330\357\010\017\210q\"\001\"\210B\377\210a\330\010\020\220\006\220\367a\220q\023\001|\2301\230\377A\230X\240W\250F\260\377+\270Q\270a""\270x\300\357|\320ST\014\r%\260w\377\270j\310\001\330\010\013\210\3675\220\0079\000\014\023\2205\377\230\001\230\026\230x\240v\337\250X\260Q\340\010\006u\240\337H\250E\260\021%\003\003\220\3571\330\014\r3\0017\220!\376\t\000\010\r\210Q\330\004\013\373\2101\253\000\n\000\005\006\330\375\004\014\002\007\200s\210!\210\3778\2203\220c\230\021\230\377*\240C\240s\250!\250\3778\2602\260Q\330\010\016\373\210jg\000\021\330\004\010\210\367\r\220Q\267\000z\240\031\250\377(\260#\260R\260s\270\377-\300q\310\001\310\027\320\377PW\320W_\320_j\377\320jm\320mn\330\014\367\017\210}\326\000Q\230h\240\377h\250i\260y\300\003\300\3351\200$\016\210k\264\000v\240\377Q\240i\250v\260V\270\3771\270A\330\004\022\220*\377\230F\240&\250\001\250\035\277\260f\270F\300!,\000\004\277\020\220\004\220A\220\255\000\021\376\301 \004\016\210i\220v\230\367W\240A\273\002\220\001\230a";
+    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1281, 1528);
     #define __Pyx_DecompressString_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #else /* compression: none (1496 bytes) */
-static const char bytes[] = " out of range paths, not (tree fragment)?Note that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.Pickling of struct members such as self.c_paths must be explicitly requested with @auto_pickle(True)a DeltaRule needs a type patha DeltaRule reads 1 to a path is one key or two, not add_notedisableenablegcisenabledone default per field, at most 20 fieldspath index src/ssewire/_deltas_c.pyxtext path index utf-8DeltaRuleDeltaRule.__reduce_cython__DeltaRule.__setstate_cython____Pyx_PyDict_NextRef__all____annotate____func____getstate____init__.<locals>.genexpr__main____module____name____pyx_state__qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstate_cython____test___is_coroutine_raw_valueasyncio.coroutinescasescline_in_tracebackclosedatadefaultsencodeeventeventsfieldsgenexprgetiindexitemskeylazymadennamenextobjectoutpathspopruleselfsendseq_pathsequencesetdefaultssewire._deltas_cstarttag_pathtake_deltastextthrowtypetype_pathundecodedunifieduse_typesvaluevalues\200\001\330\004\n\210+\220Q\200\001\360\010\000\005\031\230\013\2403\240a\240q\360\006\000\005\010\200w\210c\220\021\330\010\017\210q\330\004\n\210\"\210B\210a\330\010\020\220\006\220a\220q\330\010\017\210|\2301\230A\230X\240W\250F\260+\270Q\270a\270x\300|\320ST\330\010\017\210|\2301\230A\230X\240W\250F\260%\260w\270j\310\001\330\010\013\2105\220\007\220q\330\014\023\2205\230\001\230\026\230x\240v\250X\260Q\340\014\023\2205\230\001\230\026\230u\240H\250E\260\021\330\010\013\2105\220\003\2201\330\014\r\330\010\013\2107\220!\2201\330\010\r\210Q\330\004\013\2101\200\001\360\n\000\005\006\330\004\r\210Q\330\004\007\200s\210!\2108\2203\220c\230\021\230*\240C\240s\250!\2508\2602\260Q\330\010\016\210j\230\001\230\021\330\004\010\210\r\220Q\220a\220z\240\031\250(\260#\260R\260s\270-\300q\310\001\310\027\320PW\320W_\320_j\320jm\320mn\330\014\017\210}\230A\230Q\230h\240h""\250i\260y\300\003\3001\330\010\017\210q\330\004\016\210k\230\026\230v\240Q\240i\250v\260V\2701\270A\330\004\022\220*\230F\240&\250\001\250\035\260f\270F\300!\3001\330\004\020\220\004\220A\220Q\330\004\021\220\021\330\004\016\210i\220v\230W\240A\330\004\013\2101\250\001";
+    #else /* compression: none (1528 bytes) */
+static const char bytes[] = " keys or 0 (the only element), not  out of range paths, not (tree fragment)?Note that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.Pickling of struct members such as self.c_paths must be explicitly requested with @auto_pickle(True)a DeltaRule reads 1 to a path is 1 to a type to match needs a type pathadd_notedisableenablegcisenabledone default per field, at most 20 fieldspath index src/ssewire/_deltas_c.pyxtext path index utf-8DeltaRuleDeltaRule.__reduce_cython__DeltaRule.__setstate_cython____Pyx_PyDict_NextRef__all____annotate____func____getstate____init__.<locals>.genexpr__main____module____name____pyx_state__qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstate_cython____test___is_coroutine_raw_valueasyncio.coroutinescasescline_in_tracebackclosedatadefaultsencodeeventeventsfieldsgenexprgetiindexitemslazymadennamenextnullsobjectoutpathspopruleselfsendseq_pathsequencesetdefaultssewire._deltas_cstartsteptag_pathtake_deltastextthrowtypetype_pathundecodedunifieduse_typesvaluevalues\200\001\330\004\n\210+\220Q\200\001\360\010\000\005\031\230\013\2403\240a\240q\360\006\000\005\010\200w\210c\220\021\330\010\017\210q\330\004\n\210\"\210B\210a\330\010\020\220\006\220a\220q\330\010\017\210|\2301\230A\230X\240W\250F\260+\270Q\270a\270x\300|\320ST\330\010\017\210|\2301\230A\230X\240W\250F\260%\260w\270j\310\001\330\010\013\2105\220\007\220q\330\014\023\2205\230\001\230\026\230x\240v\250X\260Q\340\014\023\2205\230\001\230\026\230u\240H\250E\260\021\330\010\013\2105\220\003\2201\330\014\r\330\010\013\2107\220!\2201\330\010\r\210Q\330\004\013\2101\200\001\360\n\000\005\006\330\004\r\210Q\330\004\007\200s\210!\2108\2203\220c\230\021\230*\240C\240s\250!\2508\2602\260Q\330\010\016\210j\230\001\230\021\330\004\010\210\r\220Q\220a\220z\240\031\250(\260#\260R\260s\270-\300q\310\001\310\027\320PW\320W_\320_j\320jm\320mn\330""\014\017\210}\230A\230Q\230h\240h\250i\260y\300\003\3001\330\010\017\210q\330\004\016\210k\230\026\230v\240Q\240i\250v\260V\2701\270A\330\004\022\220*\230F\240&\250\001\250\035\260f\270F\300!\3001\330\004\020\220\004\220A\220Q\330\004\021\220\021\330\004\016\210i\220v\230W\240A\330\004\013\2101\220\001\230a";
     PyObject *data = NULL;
     #define __Pyx_DecompressString_UNUSED
     #define __Pyx_DecompressString_LZSS_UNUSED
     #endif
     PyObject **stringtab = __pyx_mstate->__pyx_string_tab;
     Py_ssize_t pos = 0;
-    for (int i = 0; i < 87; i++) {
+    for (int i = 0; i < 89; i++) {
       Py_ssize_t bytes_length = str_length_index[i].length;
       PyObject *string = PyUnicode_DecodeUTF8(bytes + pos, bytes_length, NULL);
-      if (likely(string) && i >= 19) PyUnicode_InternInPlace(&string);
+      if (likely(string) && i >= 20) PyUnicode_InternInPlace(&string);
       if (unlikely(!string)) {
         Py_XDECREF(data);
         __PYX_ERR(0, 1, __pyx_L1_error)
@@ -8304,8 +9542,8 @@ static const char bytes[] = " out of range paths, not (tree fragment)?Note that 
       stringtab[i] = string;
       pos += bytes_length;
     }
-    for (int i = 87; i < 91; i++) {
-      Py_ssize_t bytes_length = bytes_length_index[i-87].length;
+    for (int i = 89; i < 94; i++) {
+      Py_ssize_t bytes_length = bytes_length_index[i-89].length;
       PyObject *string = PyBytes_FromStringAndSize(bytes + pos, bytes_length);
       stringtab[i] = string;
       pos += bytes_length;
@@ -8315,15 +9553,15 @@ static const char bytes[] = " out of range paths, not (tree fragment)?Note that 
       }
     }
     Py_XDECREF(data);
-    for (Py_ssize_t i = 0; i < 91; i++) {
+    for (Py_ssize_t i = 0; i < 94; i++) {
       if (unlikely(PyObject_Hash(stringtab[i]) == -1)) {
         __PYX_ERR(0, 1, __pyx_L1_error)
       }
     }
     #if CYTHON_IMMORTAL_CONSTANTS
     {
-      PyObject **table = stringtab + 87;
-      for (Py_ssize_t i=0; i<4; ++i) {
+      PyObject **table = stringtab + 89;
+      for (Py_ssize_t i=0; i<5; ++i) {
         #if PY_VERSION_HEX >= 0x030F0000
         PyUnstable_SetImmortal(table[i]);
         #elif CYTHON_COMPILING_IN_CPYTHON_FREETHREADING
@@ -8346,8 +9584,8 @@ static const char bytes[] = " out of range paths, not (tree fragment)?Note that 
   }
   {
     PyObject **numbertab = __pyx_mstate->__pyx_number_tab + 0;
-    int8_t const cint_constants_1[] = {0};
-    for (int i = 0; i < 1; i++) {
+    int8_t const cint_constants_1[] = {0,-1};
+    for (int i = 0; i < 2; i++) {
       numbertab[i] = PyLong_FromLong(cint_constants_1[i - 0]);
       if (unlikely(!numbertab[i])) __PYX_ERR(0, 1, __pyx_L1_error)
     }
@@ -8355,7 +9593,7 @@ static const char bytes[] = " out of range paths, not (tree fragment)?Note that 
   #if CYTHON_IMMORTAL_CONSTANTS
   {
     PyObject **table = __pyx_mstate->__pyx_number_tab;
-    for (Py_ssize_t i=0; i<1; ++i) {
+    for (Py_ssize_t i=0; i<2; ++i) {
       #if PY_VERSION_HEX >= 0x030F0000
       PyUnstable_SetImmortal(table[i]);
       #elif CYTHON_COMPILING_IN_CPYTHON_FREETHREADING
@@ -8409,29 +9647,34 @@ static int __Pyx_CreateCodeObjects(__pyx_mstatetype *__pyx_mstate) {
   PyObject* tuple_dedup_map = PyDict_New();
   if (unlikely(!tuple_dedup_map)) return -1;
   {
-    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 115};
-    PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_key};
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 119};
+    PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_step};
     __pyx_mstate_global->__pyx_codeobj_tab[0] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591__2, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[0])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {6, 0, 0, 6, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 52};
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 122};
+    PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_step};
+    __pyx_mstate_global->__pyx_codeobj_tab[1] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_a, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[1])) goto bad;
+  }
+  {
+    const __Pyx_PyCode_New_function_description descr = {6, 0, 0, 6, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 54};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_unified, __pyx_mstate->__pyx_n_u_fields, __pyx_mstate->__pyx_n_u_defaults, __pyx_mstate->__pyx_n_u_lazy, __pyx_mstate->__pyx_n_u_undecoded, __pyx_mstate->__pyx_n_u_event};
-    __pyx_mstate_global->__pyx_codeobj_tab[1] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_use_types, __pyx_mstate->__pyx_kp_b_iso88591_Q_s_83c_Cs_82Q_j_Qaz_Rs_q_PWW, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[1])) goto bad;
+    __pyx_mstate_global->__pyx_codeobj_tab[2] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_use_types, __pyx_mstate->__pyx_kp_b_iso88591_Q_s_83c_Cs_82Q_j_Qaz_Rs_q_PWW, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[2])) goto bad;
   }
   {
     const __Pyx_PyCode_New_function_description descr = {1, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 1};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_self};
-    __pyx_mstate_global->__pyx_codeobj_tab[2] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_tree_fragment, __pyx_mstate->__pyx_n_u_reduce_cython, __pyx_mstate->__pyx_kp_b_iso88591_Q, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[2])) goto bad;
+    __pyx_mstate_global->__pyx_codeobj_tab[3] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_tree_fragment, __pyx_mstate->__pyx_n_u_reduce_cython, __pyx_mstate->__pyx_kp_b_iso88591_Q, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[3])) goto bad;
   }
   {
     const __Pyx_PyCode_New_function_description descr = {2, 0, 0, 2, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 3};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_self, __pyx_mstate->__pyx_n_u_pyx_state};
-    __pyx_mstate_global->__pyx_codeobj_tab[3] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_tree_fragment, __pyx_mstate->__pyx_n_u_setstate_cython, __pyx_mstate->__pyx_kp_b_iso88591_Q, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[3])) goto bad;
+    __pyx_mstate_global->__pyx_codeobj_tab[4] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_tree_fragment, __pyx_mstate->__pyx_n_u_setstate_cython, __pyx_mstate->__pyx_kp_b_iso88591_Q, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[4])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {4, 0, 0, 10, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 216};
+    const __Pyx_PyCode_New_function_description descr = {4, 0, 0, 10, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 249};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_events, __pyx_mstate->__pyx_n_u_start, __pyx_mstate->__pyx_n_u_rule, __pyx_mstate->__pyx_n_u_out, __pyx_mstate->__pyx_n_u_i, __pyx_mstate->__pyx_n_u_n, __pyx_mstate->__pyx_n_u_name_2, __pyx_mstate->__pyx_n_u_data, __pyx_mstate->__pyx_n_u_event, __pyx_mstate->__pyx_n_u_made};
-    __pyx_mstate_global->__pyx_codeobj_tab[4] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_take_deltas, __pyx_mstate->__pyx_kp_b_iso88591_3aq_wc_q_Ba_aq_1AXWF_Qax_ST_1AX, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[4])) goto bad;
+    __pyx_mstate_global->__pyx_codeobj_tab[5] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_take_deltas, __pyx_mstate->__pyx_kp_b_iso88591_3aq_wc_q_Ba_aq_1AXWF_Qax_ST_1AX, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[5])) goto bad;
   }
   Py_DECREF(tuple_dedup_map);
   return 0;
@@ -9960,30 +11203,65 @@ static void __Pyx_RaiseUnboundLocalError(const char *varname) {
     PyErr_Format(PyExc_UnboundLocalError, "local variable '%s' referenced before assignment", varname);
 }
 
-/* PyObjectFastCallMethod */
-#if !CYTHON_VECTORCALL
-static PyObject *__Pyx_PyObject_FastCallMethod(PyObject *name, PyObject *const *args, size_t nargsf) {
-    PyObject *result;
-    switch (__Pyx_PyVectorcall_NARGS(nargsf)) {
-        case 1:
-            return PyObject_CallMethodObjArgs(args[0], name, NULL);
-        case 2:
-            return PyObject_CallMethodObjArgs(args[0], name, args[1], NULL);
-        case 3:
-            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], NULL);
-        case 4:
-            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], args[3], NULL);
-        case 5:
-            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], args[3], args[4], NULL);
+/* PyLongCompare */
+static CYTHON_INLINE int __Pyx_PyLong_BoolEqObjC(PyObject *op1, PyObject *op2, long intval, long inplace) {
+    CYTHON_MAYBE_UNUSED_VAR(intval);
+    CYTHON_UNUSED_VAR(inplace);
+    if (op1 == op2) {
+        return 1;
     }
-    PyObject *attr = PyObject_GetAttr(args[0], name);
-    if (unlikely(!attr))
-        return NULL;
-    result = __Pyx_PyObject_FastCall(attr, args+1, nargsf - 1);
-    Py_DECREF(attr);
-    return result;
-}
+    #if CYTHON_USE_PYLONG_INTERNALS
+    if (likely(PyLong_CheckExact(op1))) {
+        int unequal;
+        unsigned long uintval;
+        Py_ssize_t size = __Pyx_PyLong_DigitCount(op1);
+        const digit* digits = __Pyx_PyLong_Digits(op1);
+        if (intval == 0) {
+            return (__Pyx_PyLong_IsZero(op1) == 1);
+        } else if (intval < 0) {
+            if (__Pyx_PyLong_IsNonNeg(op1))
+                return 0;
+            intval = -intval;
+        } else {
+            if (__Pyx_PyLong_IsNeg(op1))
+                return 0;
+        }
+        uintval = (unsigned long) intval;
+#if PyLong_SHIFT * 4 < SIZEOF_LONG*8
+        if (uintval >> (PyLong_SHIFT * 4)) {
+            unequal = (size != 5) || (digits[0] != (uintval & (unsigned long) PyLong_MASK))
+                 | (digits[1] != ((uintval >> (1 * PyLong_SHIFT)) & (unsigned long) PyLong_MASK)) | (digits[2] != ((uintval >> (2 * PyLong_SHIFT)) & (unsigned long) PyLong_MASK)) | (digits[3] != ((uintval >> (3 * PyLong_SHIFT)) & (unsigned long) PyLong_MASK)) | (digits[4] != ((uintval >> (4 * PyLong_SHIFT)) & (unsigned long) PyLong_MASK));
+        } else
 #endif
+#if PyLong_SHIFT * 3 < SIZEOF_LONG*8
+        if (uintval >> (PyLong_SHIFT * 3)) {
+            unequal = (size != 4) || (digits[0] != (uintval & (unsigned long) PyLong_MASK))
+                 | (digits[1] != ((uintval >> (1 * PyLong_SHIFT)) & (unsigned long) PyLong_MASK)) | (digits[2] != ((uintval >> (2 * PyLong_SHIFT)) & (unsigned long) PyLong_MASK)) | (digits[3] != ((uintval >> (3 * PyLong_SHIFT)) & (unsigned long) PyLong_MASK));
+        } else
+#endif
+#if PyLong_SHIFT * 2 < SIZEOF_LONG*8
+        if (uintval >> (PyLong_SHIFT * 2)) {
+            unequal = (size != 3) || (digits[0] != (uintval & (unsigned long) PyLong_MASK))
+                 | (digits[1] != ((uintval >> (1 * PyLong_SHIFT)) & (unsigned long) PyLong_MASK)) | (digits[2] != ((uintval >> (2 * PyLong_SHIFT)) & (unsigned long) PyLong_MASK));
+        } else
+#endif
+#if PyLong_SHIFT * 1 < SIZEOF_LONG*8
+        if (uintval >> (PyLong_SHIFT * 1)) {
+            unequal = (size != 2) || (digits[0] != (uintval & (unsigned long) PyLong_MASK))
+                 | (digits[1] != ((uintval >> (1 * PyLong_SHIFT)) & (unsigned long) PyLong_MASK));
+        } else
+#endif
+            unequal = (size != 1) || (((unsigned long) digits[0]) != (uintval & (unsigned long) PyLong_MASK));
+        return (unequal == 0);
+    }
+    #endif
+    if (PyFloat_CheckExact(op1)) {
+        const long b = intval;
+        double a = __Pyx_PyFloat_AS_DOUBLE(op1);
+        return ((double)a == (double)b);
+    }
+    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_EQ);
+}
 
 /* GetException (used by pep479) */
 #if CYTHON_FAST_THREAD_STATE
@@ -10118,6 +11396,31 @@ static void __Pyx_Generator_Replace_StopIteration(int in_async_gen) {
     PyErr_SetObject(PyExc_RuntimeError, new_exc);
     Py_DECREF(new_exc);
 }
+
+/* PyObjectFastCallMethod */
+#if !CYTHON_VECTORCALL
+static PyObject *__Pyx_PyObject_FastCallMethod(PyObject *name, PyObject *const *args, size_t nargsf) {
+    PyObject *result;
+    switch (__Pyx_PyVectorcall_NARGS(nargsf)) {
+        case 1:
+            return PyObject_CallMethodObjArgs(args[0], name, NULL);
+        case 2:
+            return PyObject_CallMethodObjArgs(args[0], name, args[1], NULL);
+        case 3:
+            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], NULL);
+        case 4:
+            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], args[3], NULL);
+        case 5:
+            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], args[3], args[4], NULL);
+    }
+    PyObject *attr = PyObject_GetAttr(args[0], name);
+    if (unlikely(!attr))
+        return NULL;
+    result = __Pyx_PyObject_FastCall(attr, args+1, nargsf - 1);
+    Py_DECREF(attr);
+    return result;
+}
+#endif
 
 /* CIntToDigits (used by CIntToPyUnicode) */
 static const char DIGIT_PAIRS_10[2*10*10+1] = {
@@ -10569,184 +11872,294 @@ static CYTHON_INLINE int __Pyx_PyList_Append(PyObject* list, PyObject* x) {
 }
 #endif
 
-/* FormatTypeName (used by pybuiltin_invalid) */
-#if CYTHON_COMPILING_IN_LIMITED_API && __PYX_LIMITED_VERSION_HEX < 0x030d0000
-static __Pyx_TypeName
-__Pyx_PyType_GetFullyQualifiedName(PyTypeObject* tp)
-{
-    PyObject *module = NULL, *name = NULL, *result = NULL;
-    #if __PYX_LIMITED_VERSION_HEX < 0x030b0000
-    name = __Pyx_PyObject_GetAttrStr((PyObject *)tp,
-                                               __pyx_mstate_global->__pyx_n_u_qualname);
-    #else
-    name = PyType_GetQualName(tp);
-    #endif
-    if (unlikely(name == NULL) || unlikely(!PyUnicode_Check(name))) goto bad;
-    module = __Pyx_PyObject_GetAttrStr((PyObject *)tp,
-                                               __pyx_mstate_global->__pyx_n_u_module);
-    if (unlikely(module == NULL) || unlikely(!PyUnicode_Check(module))) goto bad;
-    if (PyUnicode_CompareWithASCIIString(module, "builtins") == 0) {
-        result = name;
-        name = NULL;
-        goto done;
-    }
-    result = PyUnicode_FromFormat("%U.%U", module, name);
-    if (unlikely(result == NULL)) goto bad;
-  done:
-    Py_XDECREF(name);
-    Py_XDECREF(module);
-    return result;
-  bad:
-    PyErr_Clear();
-    if (name) {
-        result = name;
-        name = NULL;
-    } else {
-        result = __Pyx_NewRef(__pyx_mstate_global->__pyx_kp_u_);
-    }
-    goto done;
-}
-#endif
-
-/* pybuiltin_invalid (used by pyint_simplify) */
-static void __Pyx_PyBuiltin_Invalid(PyObject *obj, const char *builtin_type_name, const char *argname) {
-    __Pyx_TypeName obj_type_name = __Pyx_PyType_GetFullyQualifiedName(Py_TYPE(obj));
-    #if CYTHON_COMPILING_IN_LIMITED_API && __PYX_LIMITED_VERSION_HEX < 0x030d0000
-    if (unlikely(!obj_type_name)) return;
-    #endif
-    if (argname) {
-        PyErr_Format(PyExc_TypeError,
-            "Argument '%.200s' has incorrect type (expected %.5s, got " __Pyx_FMT_TYPENAME ")",
-            argname, builtin_type_name, obj_type_name
-        );
-    } else {
-        PyErr_Format(PyExc_TypeError,
-            "Expected %.5s, got " __Pyx_FMT_TYPENAME,
-            builtin_type_name, obj_type_name
-        );
-    }
-    __Pyx_DECREF_TypeName(obj_type_name);
-}
-
-/* pyint_simplify */
-static int __Pyx__PyInt_FromNumber(PyObject **number_var, const char *argname);
-static CYTHON_INLINE int __Pyx_PyInt_FromNumber(PyObject **number_var, const char *argname, int accept_none) {
-    PyObject *number = *number_var;
-    if (likely((accept_none && number == Py_None) || PyLong_CheckExact(number))) {
-        return 0;
-    }
-    return __Pyx__PyInt_FromNumber(number_var, argname);
-}
-static int __Pyx__PyInt_FromNumber(PyObject **number_var, const char *argname) {
-    PyObject *number = *number_var;
-    PyObject *int_object;
-    if (likely(PyNumber_Check(number))) {
-        int_object = PyNumber_Long(number);
-        if (unlikely(!int_object)) goto bad;
-    } else {
-        __Pyx_PyBuiltin_Invalid(number, "int", argname);
-        goto bad;
-    }
-    *number_var = int_object;
-    Py_DECREF(number);
+/* ListExtend */
+#if (CYTHON_COMPILING_IN_LIMITED_API || PY_VERSION_HEX < 0x030d0000) && !defined(PyList_Extend)
+static CYTHON_INLINE int __Pyx_PyList_Extend(PyObject* L, PyObject* v) {
+#if CYTHON_COMPILING_IN_CPYTHON
+    PyObject* none = _PyList_Extend((PyListObject*)L, v);
+    if (unlikely(!none))
+        return -1;
+    Py_DECREF(none);
     return 0;
-bad:
-    *number_var = NULL;
-    Py_DECREF(number);
-    return -1;
+#else
+    return PyList_SetSlice(L, PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, v);
+#endif
+}
+#endif
+
+/* PyObjectCompare */
+#ifndef __Pyx_DEFINED_PyObject_CompareIntFloatBoolLe
+#define __Pyx_DEFINED_PyObject_CompareIntFloatBoolLe
+static int __Pyx_PyObject_CompareIntFloatBoolLe(PyObject *op1, PyObject *op2) {
+    double float_op2 = __Pyx_PyFloat_AS_DOUBLE(op2);
+    #if !CYTHON_ASSUME_SAFE_MACROS
+    if (unlikely(float_op2 == -1. && PyErr_Occurred())) return -1;
+    #endif
+    #if CYTHON_USE_PYLONG_INTERNALS
+    if (__Pyx_PyLong_IsCompact(op1)) {
+        Py_ssize_t iop1 = __Pyx_PyLong_CompactValue(op1);
+        if (((double)iop1) <= float_op2) goto __pyx_return_true; else goto __pyx_return_false;
+    }
+    if (unlikely(!__Pyx_isfinite(float_op2))) {
+        if (0.0 <= float_op2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        int sign1 = __Pyx_PyLong_Sign(op1);
+        if (float_op2 >= 0.) {
+            if (sign1 < 0) goto __pyx_return_true;
+            if (float_op2 < (double) (1L << PyLong_SHIFT)) goto __pyx_return_false;
+        } else {
+            if (sign1 > 0) goto __pyx_return_false;
+            if (float_op2 > -(double) (1L << PyLong_SHIFT)) goto __pyx_return_true;
+        }
+    }
+    #else
+    if (unlikely(!__Pyx_isfinite(float_op2))) {
+        if (0.0 <= float_op2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        int overflow1;
+        long iop1 = PyLong_AsLongAndOverflow(op1, &overflow1);
+        if (likely(!overflow1)) {
+            if ((long long) iop1 >= (1LL << 53)) {
+                overflow1 = 1;
+            } else if ((long long) iop1 <= - (1LL << 53)) {
+                overflow1 = -1;
+            } else {
+                if (((double) iop1) <= float_op2) goto __pyx_return_true; else goto __pyx_return_false;
+            }
+        }
+        if (overflow1 < 0) {
+            if (float_op2 > ((double) (1LL << 53))) goto __pyx_return_true;
+        } else {
+            if (float_op2 < - ((double) (1LL << 53))) goto __pyx_return_false;
+        }
+    }
+    #endif
+    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LE);
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#if CYTHON_USE_PYLONG_INTERNALS
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
+static int __Pyx_PyObject_CompareIntIntBoolLe(PyObject *op1, PyObject *op2) {
+    Py_ssize_t cmp = __Pyx_PyLong_CompareSignAndSize(op1, op2);
+    if (cmp == 0) {
+        Py_ssize_t size = __Pyx_PyLong_DigitCount(op1);
+        if (size > 0) {
+            const digit* digits1 = __Pyx_PyLong_Digits(op1);
+            const digit* digits2 = __Pyx_PyLong_Digits(op2);
+            if (size == 1) {
+                cmp = (Py_ssize_t) digits1[0] - (Py_ssize_t) digits2[0];
+            } else if ((size == 2) && (8 * sizeof(Py_ssize_t) >= 2 * PyLong_SHIFT)) {
+                cmp = (Py_ssize_t) (((((size_t)digits1[1]) << PyLong_SHIFT) | (size_t)digits1[0])) - (Py_ssize_t) (((((size_t)digits2[1]) << PyLong_SHIFT) | (size_t)digits2[0]));
+            } else {
+                for (Py_ssize_t i=size-1; i >= 0 && !cmp; --i) {
+                    cmp = (Py_ssize_t) digits1[i] - (Py_ssize_t) digits2[i];
+                }
+            }
+        }
+        if (cmp == 0) return 1;
+        if (__Pyx_PyLong_IsNeg(op1)) cmp = -cmp;
+    }
+    return (cmp <= 0);
+}
+#endif
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
+static CYTHON_INLINE PyObject* __Pyx_PyObject_CompareIntIntLe(PyObject *op1, PyObject *op2) {
+    int result = __Pyx_PyObject_CompareIntIntBoolLe(op1, op2);
+    if (unlikely(result == -1)) return NULL;
+    return __Pyx_NewRef(result ? Py_True : Py_False);
+}
+#endif
+#else
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
+static int __Pyx_PyObject_CompareIntIntBoolLe(PyObject *op1, PyObject *op2) {
+    int overflow1, overflow2;
+    long long iop1 = PyLong_AsLongLongAndOverflow(op1, &overflow1);
+    long long iop2 = PyLong_AsLongLongAndOverflow(op2, &overflow2);
+    if (likely(!(overflow1 | overflow2))) {
+        if (iop1 <= iop2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else if (overflow1 != overflow2) {
+        if (overflow1 <= overflow2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LE);
+    }
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#endif
+static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLe_int_object(PyObject *op1, PyObject *op2, int pyop) {
+    CYTHON_UNUSED_VAR(pyop);
+    if (unlikely(op1 == Py_None)) {
+        goto __pyx_richcmp;
+    }
+    if (op1 == op2) goto __pyx_return_true;
+    if (likely(op1 != Py_None)) {
+        if (op1 == op2) goto __pyx_return_true;
+        if (likely(PyLong_CheckExact(op2))) {
+            return __Pyx_PyObject_CompareIntIntBoolLe(op1, op2);
+        }
+        if (PyFloat_CheckExact(op2)) {
+            return __Pyx_PyObject_CompareIntFloatBoolLe(op1, op2);
+        }
+        goto __pyx_richcmp;
+    }
+    if ((0)) goto __pyx_richcmp;
+    if ((0)) goto __pyx_return_true;
+    if ((0)) goto __pyx_return_false;
+__pyx_richcmp:
+    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LE);
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
 }
 
-/* CIntToPyUnicode */
-static CYTHON_INLINE PyObject* __Pyx_uchar___Pyx_PyUnicode_From_int(int value, Py_ssize_t width, char padding_char) {
-#ifdef __Pyx_HAS_GCC_DIAGNOSTIC
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#endif
-    const int neg_one = (int) -1, const_zero = (int) 0;
-#ifdef __Pyx_HAS_GCC_DIAGNOSTIC
-#pragma GCC diagnostic pop
-#endif
-    const int is_unsigned = neg_one > const_zero;
-    if (unlikely(!(is_unsigned || value == 0 || value > 0) ||
-                    !(sizeof(value) <= 2 || value & ~ (int) 0x01fffff || __Pyx_CheckUnicodeValue((int) value)))) {
-        PyErr_SetString(PyExc_OverflowError, "%c arg not in range(0x110000)");
-        return NULL;
+/* PyObjectCompare */
+#ifndef __Pyx_DEFINED_PyObject_CompareFloatIntBoolLt
+#define __Pyx_DEFINED_PyObject_CompareFloatIntBoolLt
+static int __Pyx_PyObject_CompareFloatIntBoolLt(PyObject *op1, PyObject *op2) {
+    double float_op1 = __Pyx_PyFloat_AS_DOUBLE(op1);
+    #if !CYTHON_ASSUME_SAFE_MACROS
+    if (unlikely(float_op1 == -1. && PyErr_Occurred())) return -1;
+    #endif
+    #if CYTHON_USE_PYLONG_INTERNALS
+    if (__Pyx_PyLong_IsCompact(op2)) {
+        Py_ssize_t iop2 = __Pyx_PyLong_CompactValue(op2);
+        if (float_op1 < ((double)iop2)) goto __pyx_return_true; else goto __pyx_return_false;
     }
-    if (width <= 1) {
-        return PyUnicode_FromOrdinal((int) value);
-    }
-    return __Pyx_PyUnicode_FromOrdinal_Padded((int) value, width, padding_char);
-}
-static CYTHON_INLINE PyObject* __Pyx____Pyx_PyUnicode_From_int(int value, Py_ssize_t width, char padding_char, char format_char) {
-    char digits[sizeof(int)*3+2];
-    char *dpos, *end = digits + sizeof(int)*3+2;
-    const char *hex_digits = DIGITS_HEX;
-    Py_ssize_t length, ulength;
-    int prepend_sign, last_one_off;
-    int remaining;
-#ifdef __Pyx_HAS_GCC_DIAGNOSTIC
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#endif
-    const int neg_one = (int) -1, const_zero = (int) 0;
-#ifdef __Pyx_HAS_GCC_DIAGNOSTIC
-#pragma GCC diagnostic pop
-#endif
-    const int is_unsigned = neg_one > const_zero;
-    if (format_char == 'X') {
-        hex_digits += 16;
-        format_char = 'x';
-    }
-    remaining = value;
-    last_one_off = 0;
-    dpos = end;
-    do {
-        int digit_pos;
-        switch (format_char) {
-        case 'o':
-            digit_pos = abs((int)(remaining % (8*8)));
-            remaining = (int) (remaining / (8*8));
-            dpos -= 2;
-            memcpy(dpos, DIGIT_PAIRS_8 + digit_pos * 2, 2);
-            last_one_off = (digit_pos < 8);
-            break;
-        case 'd':
-            digit_pos = abs((int)(remaining % (10*10)));
-            remaining = (int) (remaining / (10*10));
-            dpos -= 2;
-            memcpy(dpos, DIGIT_PAIRS_10 + digit_pos * 2, 2);
-            last_one_off = (digit_pos < 10);
-            break;
-        case 'x':
-            *(--dpos) = hex_digits[abs((int)(remaining % 16))];
-            remaining = (int) (remaining / 16);
-            break;
-        default:
-            assert(0);
-            break;
-        }
-    } while (unlikely(remaining != 0));
-    assert(!last_one_off || *dpos == '0');
-    dpos += last_one_off;
-    length = end - dpos;
-    ulength = length;
-    prepend_sign = 0;
-    if (!is_unsigned && value <= neg_one) {
-        if (padding_char == ' ' || width <= length + 1) {
-            *(--dpos) = '-';
-            ++length;
+    if (unlikely(!__Pyx_isfinite(float_op1))) {
+        if (float_op1 < 0.0) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        int sign2 = __Pyx_PyLong_Sign(op2);
+        if (float_op1 >= 0.) {
+            if (sign2 < 0) goto __pyx_return_false;
+            if (float_op1 < (double) (1L << PyLong_SHIFT)) goto __pyx_return_true;
         } else {
-            prepend_sign = 1;
+            if (sign2 > 0) goto __pyx_return_true;
+            if (float_op1 > -(double) (1L << PyLong_SHIFT)) goto __pyx_return_false;
         }
-        ++ulength;
     }
-    if (width > ulength) {
-        ulength = width;
+    #else
+    if (unlikely(!__Pyx_isfinite(float_op1))) {
+        if (float_op1 < 0.0) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        int overflow2;
+        long iop2 = PyLong_AsLongAndOverflow(op2, &overflow2);
+        if (likely(!overflow2)) {
+            if ((long long) iop2 >= (1LL << 53)) {
+                overflow2 = 1;
+            } else if ((long long) iop2 <= - (1LL << 53)) {
+                overflow2 = -1;
+            } else {
+                if (float_op1 < ((double) iop2)) goto __pyx_return_true; else goto __pyx_return_false;
+            }
+        }
+        if (overflow2 > 0) {
+            if (float_op1 < ((double) (1LL << 53))) goto __pyx_return_true;
+        } else {
+            if (float_op1 > - ((double) (1LL << 53))) goto __pyx_return_false;
+        }
     }
-    if (ulength == 1) {
-        return PyUnicode_FromOrdinal(*dpos);
+    #endif
+    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#if CYTHON_USE_PYLONG_INTERNALS
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+static int __Pyx_PyObject_CompareIntIntBoolLt(PyObject *op1, PyObject *op2) {
+    Py_ssize_t cmp = __Pyx_PyLong_CompareSignAndSize(op1, op2);
+    if (cmp == 0) {
+        Py_ssize_t size = __Pyx_PyLong_DigitCount(op1);
+        if (size > 0) {
+            const digit* digits1 = __Pyx_PyLong_Digits(op1);
+            const digit* digits2 = __Pyx_PyLong_Digits(op2);
+            if (size == 1) {
+                cmp = (Py_ssize_t) digits1[0] - (Py_ssize_t) digits2[0];
+            } else if ((size == 2) && (8 * sizeof(Py_ssize_t) >= 2 * PyLong_SHIFT)) {
+                cmp = (Py_ssize_t) (((((size_t)digits1[1]) << PyLong_SHIFT) | (size_t)digits1[0])) - (Py_ssize_t) (((((size_t)digits2[1]) << PyLong_SHIFT) | (size_t)digits2[0]));
+            } else {
+                for (Py_ssize_t i=size-1; i >= 0 && !cmp; --i) {
+                    cmp = (Py_ssize_t) digits1[i] - (Py_ssize_t) digits2[i];
+                }
+            }
+        }
+        if (cmp == 0) return 0;
+        if (__Pyx_PyLong_IsNeg(op1)) cmp = -cmp;
     }
-    return __Pyx_PyUnicode_BuildFromAscii(ulength, dpos, (int) length, prepend_sign, padding_char);
+    return (cmp < 0);
+}
+#endif
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+static CYTHON_INLINE PyObject* __Pyx_PyObject_CompareIntIntLt(PyObject *op1, PyObject *op2) {
+    int result = __Pyx_PyObject_CompareIntIntBoolLt(op1, op2);
+    if (unlikely(result == -1)) return NULL;
+    return __Pyx_NewRef(result ? Py_True : Py_False);
+}
+#endif
+#else
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+static int __Pyx_PyObject_CompareIntIntBoolLt(PyObject *op1, PyObject *op2) {
+    int overflow1, overflow2;
+    long long iop1 = PyLong_AsLongLongAndOverflow(op1, &overflow1);
+    long long iop2 = PyLong_AsLongLongAndOverflow(op2, &overflow2);
+    if (likely(!(overflow1 | overflow2))) {
+        if (iop1 < iop2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else if (overflow1 != overflow2) {
+        if (overflow1 < overflow2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
+    }
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#endif
+static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLt_object_int(PyObject *op1, PyObject *op2, int pyop) {
+    CYTHON_UNUSED_VAR(pyop);
+    if (unlikely(op2 == Py_None)) {
+        goto __pyx_richcmp;
+    }
+    if (op1 == op2) goto __pyx_return_false;
+    if (PyFloat_CheckExact(op1)) {
+        if (likely(op2 != Py_None)) {
+            return __Pyx_PyObject_CompareFloatIntBoolLt(op1, op2);
+        }
+        goto __pyx_richcmp;
+    }
+    if (likely(PyLong_CheckExact(op1))) {
+        if (op1 == op2) goto __pyx_return_false;
+        if (likely(op2 != Py_None)) {
+            return __Pyx_PyObject_CompareIntIntBoolLt(op1, op2);
+        }
+        goto __pyx_richcmp;
+    }
+    if ((0)) goto __pyx_richcmp;
+    if ((0)) goto __pyx_return_true;
+    if ((0)) goto __pyx_return_false;
+__pyx_richcmp:
+    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
 }
 
 /* PyFrozenDict (used by GetItemInt) */
@@ -11201,281 +12614,6 @@ static CYTHON_INLINE PyObject* __Pyx_dict_iterator(PyObject* iterable, int is_di
     }
 }
 
-/* PyObjectCompare */
-#ifndef __Pyx_DEFINED_PyObject_CompareIntFloatBoolLe
-#define __Pyx_DEFINED_PyObject_CompareIntFloatBoolLe
-static int __Pyx_PyObject_CompareIntFloatBoolLe(PyObject *op1, PyObject *op2) {
-    double float_op2 = __Pyx_PyFloat_AS_DOUBLE(op2);
-    #if !CYTHON_ASSUME_SAFE_MACROS
-    if (unlikely(float_op2 == -1. && PyErr_Occurred())) return -1;
-    #endif
-    #if CYTHON_USE_PYLONG_INTERNALS
-    if (__Pyx_PyLong_IsCompact(op1)) {
-        Py_ssize_t iop1 = __Pyx_PyLong_CompactValue(op1);
-        if (((double)iop1) <= float_op2) goto __pyx_return_true; else goto __pyx_return_false;
-    }
-    if (unlikely(!__Pyx_isfinite(float_op2))) {
-        if (0.0 <= float_op2) goto __pyx_return_true; else goto __pyx_return_false;
-    } else {
-        int sign1 = __Pyx_PyLong_Sign(op1);
-        if (float_op2 >= 0.) {
-            if (sign1 < 0) goto __pyx_return_true;
-            if (float_op2 < (double) (1L << PyLong_SHIFT)) goto __pyx_return_false;
-        } else {
-            if (sign1 > 0) goto __pyx_return_false;
-            if (float_op2 > -(double) (1L << PyLong_SHIFT)) goto __pyx_return_true;
-        }
-    }
-    #else
-    if (unlikely(!__Pyx_isfinite(float_op2))) {
-        if (0.0 <= float_op2) goto __pyx_return_true; else goto __pyx_return_false;
-    } else {
-        int overflow1;
-        long iop1 = PyLong_AsLongAndOverflow(op1, &overflow1);
-        if (likely(!overflow1)) {
-            if ((long long) iop1 >= (1LL << 53)) {
-                overflow1 = 1;
-            } else if ((long long) iop1 <= - (1LL << 53)) {
-                overflow1 = -1;
-            } else {
-                if (((double) iop1) <= float_op2) goto __pyx_return_true; else goto __pyx_return_false;
-            }
-        }
-        if (overflow1 < 0) {
-            if (float_op2 > ((double) (1LL << 53))) goto __pyx_return_true;
-        } else {
-            if (float_op2 < - ((double) (1LL << 53))) goto __pyx_return_false;
-        }
-    }
-    #endif
-    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LE);
-__pyx_return_true:
-    return 1;
-__pyx_return_false:
-    return 0;
-}
-#endif
-#if CYTHON_USE_PYLONG_INTERNALS
-#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
-#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
-static int __Pyx_PyObject_CompareIntIntBoolLe(PyObject *op1, PyObject *op2) {
-    Py_ssize_t cmp = __Pyx_PyLong_CompareSignAndSize(op1, op2);
-    if (cmp == 0) {
-        Py_ssize_t size = __Pyx_PyLong_DigitCount(op1);
-        if (size > 0) {
-            const digit* digits1 = __Pyx_PyLong_Digits(op1);
-            const digit* digits2 = __Pyx_PyLong_Digits(op2);
-            if (size == 1) {
-                cmp = (Py_ssize_t) digits1[0] - (Py_ssize_t) digits2[0];
-            } else if ((size == 2) && (8 * sizeof(Py_ssize_t) >= 2 * PyLong_SHIFT)) {
-                cmp = (Py_ssize_t) (((((size_t)digits1[1]) << PyLong_SHIFT) | (size_t)digits1[0])) - (Py_ssize_t) (((((size_t)digits2[1]) << PyLong_SHIFT) | (size_t)digits2[0]));
-            } else {
-                for (Py_ssize_t i=size-1; i >= 0 && !cmp; --i) {
-                    cmp = (Py_ssize_t) digits1[i] - (Py_ssize_t) digits2[i];
-                }
-            }
-        }
-        if (cmp == 0) return 1;
-        if (__Pyx_PyLong_IsNeg(op1)) cmp = -cmp;
-    }
-    return (cmp <= 0);
-}
-#endif
-#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
-#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
-static CYTHON_INLINE PyObject* __Pyx_PyObject_CompareIntIntLe(PyObject *op1, PyObject *op2) {
-    int result = __Pyx_PyObject_CompareIntIntBoolLe(op1, op2);
-    if (unlikely(result == -1)) return NULL;
-    return __Pyx_NewRef(result ? Py_True : Py_False);
-}
-#endif
-#else
-#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
-#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLe
-static int __Pyx_PyObject_CompareIntIntBoolLe(PyObject *op1, PyObject *op2) {
-    int overflow1, overflow2;
-    long long iop1 = PyLong_AsLongLongAndOverflow(op1, &overflow1);
-    long long iop2 = PyLong_AsLongLongAndOverflow(op2, &overflow2);
-    if (likely(!(overflow1 | overflow2))) {
-        if (iop1 <= iop2) goto __pyx_return_true; else goto __pyx_return_false;
-    } else if (overflow1 != overflow2) {
-        if (overflow1 <= overflow2) goto __pyx_return_true; else goto __pyx_return_false;
-    } else {
-        return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LE);
-    }
-__pyx_return_true:
-    return 1;
-__pyx_return_false:
-    return 0;
-}
-#endif
-#endif
-static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLe_int_object(PyObject *op1, PyObject *op2, int pyop) {
-    CYTHON_UNUSED_VAR(pyop);
-    if (unlikely(op1 == Py_None)) {
-        goto __pyx_richcmp;
-    }
-    if (op1 == op2) goto __pyx_return_true;
-    if (likely(op1 != Py_None)) {
-        if (op1 == op2) goto __pyx_return_true;
-        if (likely(PyLong_CheckExact(op2))) {
-            return __Pyx_PyObject_CompareIntIntBoolLe(op1, op2);
-        }
-        if (PyFloat_CheckExact(op2)) {
-            return __Pyx_PyObject_CompareIntFloatBoolLe(op1, op2);
-        }
-        goto __pyx_richcmp;
-    }
-    if ((0)) goto __pyx_richcmp;
-    if ((0)) goto __pyx_return_true;
-    if ((0)) goto __pyx_return_false;
-__pyx_richcmp:
-    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LE);
-__pyx_return_true:
-    return 1;
-__pyx_return_false:
-    return 0;
-}
-
-/* PyObjectCompare */
-#ifndef __Pyx_DEFINED_PyObject_CompareFloatIntBoolLt
-#define __Pyx_DEFINED_PyObject_CompareFloatIntBoolLt
-static int __Pyx_PyObject_CompareFloatIntBoolLt(PyObject *op1, PyObject *op2) {
-    double float_op1 = __Pyx_PyFloat_AS_DOUBLE(op1);
-    #if !CYTHON_ASSUME_SAFE_MACROS
-    if (unlikely(float_op1 == -1. && PyErr_Occurred())) return -1;
-    #endif
-    #if CYTHON_USE_PYLONG_INTERNALS
-    if (__Pyx_PyLong_IsCompact(op2)) {
-        Py_ssize_t iop2 = __Pyx_PyLong_CompactValue(op2);
-        if (float_op1 < ((double)iop2)) goto __pyx_return_true; else goto __pyx_return_false;
-    }
-    if (unlikely(!__Pyx_isfinite(float_op1))) {
-        if (float_op1 < 0.0) goto __pyx_return_true; else goto __pyx_return_false;
-    } else {
-        int sign2 = __Pyx_PyLong_Sign(op2);
-        if (float_op1 >= 0.) {
-            if (sign2 < 0) goto __pyx_return_false;
-            if (float_op1 < (double) (1L << PyLong_SHIFT)) goto __pyx_return_true;
-        } else {
-            if (sign2 > 0) goto __pyx_return_true;
-            if (float_op1 > -(double) (1L << PyLong_SHIFT)) goto __pyx_return_false;
-        }
-    }
-    #else
-    if (unlikely(!__Pyx_isfinite(float_op1))) {
-        if (float_op1 < 0.0) goto __pyx_return_true; else goto __pyx_return_false;
-    } else {
-        int overflow2;
-        long iop2 = PyLong_AsLongAndOverflow(op2, &overflow2);
-        if (likely(!overflow2)) {
-            if ((long long) iop2 >= (1LL << 53)) {
-                overflow2 = 1;
-            } else if ((long long) iop2 <= - (1LL << 53)) {
-                overflow2 = -1;
-            } else {
-                if (float_op1 < ((double) iop2)) goto __pyx_return_true; else goto __pyx_return_false;
-            }
-        }
-        if (overflow2 > 0) {
-            if (float_op1 < ((double) (1LL << 53))) goto __pyx_return_true;
-        } else {
-            if (float_op1 > - ((double) (1LL << 53))) goto __pyx_return_false;
-        }
-    }
-    #endif
-    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
-__pyx_return_true:
-    return 1;
-__pyx_return_false:
-    return 0;
-}
-#endif
-#if CYTHON_USE_PYLONG_INTERNALS
-#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-static int __Pyx_PyObject_CompareIntIntBoolLt(PyObject *op1, PyObject *op2) {
-    Py_ssize_t cmp = __Pyx_PyLong_CompareSignAndSize(op1, op2);
-    if (cmp == 0) {
-        Py_ssize_t size = __Pyx_PyLong_DigitCount(op1);
-        if (size > 0) {
-            const digit* digits1 = __Pyx_PyLong_Digits(op1);
-            const digit* digits2 = __Pyx_PyLong_Digits(op2);
-            if (size == 1) {
-                cmp = (Py_ssize_t) digits1[0] - (Py_ssize_t) digits2[0];
-            } else if ((size == 2) && (8 * sizeof(Py_ssize_t) >= 2 * PyLong_SHIFT)) {
-                cmp = (Py_ssize_t) (((((size_t)digits1[1]) << PyLong_SHIFT) | (size_t)digits1[0])) - (Py_ssize_t) (((((size_t)digits2[1]) << PyLong_SHIFT) | (size_t)digits2[0]));
-            } else {
-                for (Py_ssize_t i=size-1; i >= 0 && !cmp; --i) {
-                    cmp = (Py_ssize_t) digits1[i] - (Py_ssize_t) digits2[i];
-                }
-            }
-        }
-        if (cmp == 0) return 0;
-        if (__Pyx_PyLong_IsNeg(op1)) cmp = -cmp;
-    }
-    return (cmp < 0);
-}
-#endif
-#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-static CYTHON_INLINE PyObject* __Pyx_PyObject_CompareIntIntLt(PyObject *op1, PyObject *op2) {
-    int result = __Pyx_PyObject_CompareIntIntBoolLt(op1, op2);
-    if (unlikely(result == -1)) return NULL;
-    return __Pyx_NewRef(result ? Py_True : Py_False);
-}
-#endif
-#else
-#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-static int __Pyx_PyObject_CompareIntIntBoolLt(PyObject *op1, PyObject *op2) {
-    int overflow1, overflow2;
-    long long iop1 = PyLong_AsLongLongAndOverflow(op1, &overflow1);
-    long long iop2 = PyLong_AsLongLongAndOverflow(op2, &overflow2);
-    if (likely(!(overflow1 | overflow2))) {
-        if (iop1 < iop2) goto __pyx_return_true; else goto __pyx_return_false;
-    } else if (overflow1 != overflow2) {
-        if (overflow1 < overflow2) goto __pyx_return_true; else goto __pyx_return_false;
-    } else {
-        return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
-    }
-__pyx_return_true:
-    return 1;
-__pyx_return_false:
-    return 0;
-}
-#endif
-#endif
-static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLt_object_int(PyObject *op1, PyObject *op2, int pyop) {
-    CYTHON_UNUSED_VAR(pyop);
-    if (unlikely(op2 == Py_None)) {
-        goto __pyx_richcmp;
-    }
-    if (op1 == op2) goto __pyx_return_false;
-    if (PyFloat_CheckExact(op1)) {
-        if (likely(op2 != Py_None)) {
-            return __Pyx_PyObject_CompareFloatIntBoolLt(op1, op2);
-        }
-        goto __pyx_richcmp;
-    }
-    if (likely(PyLong_CheckExact(op1))) {
-        if (op1 == op2) goto __pyx_return_false;
-        if (likely(op2 != Py_None)) {
-            return __Pyx_PyObject_CompareIntIntBoolLt(op1, op2);
-        }
-        goto __pyx_richcmp;
-    }
-    if ((0)) goto __pyx_richcmp;
-    if ((0)) goto __pyx_return_true;
-    if ((0)) goto __pyx_return_false;
-__pyx_richcmp:
-    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
-__pyx_return_true:
-    return 1;
-__pyx_return_false:
-    return 0;
-}
-
 /* RejectKeywords */
 static void __Pyx_RejectKeywords(const char* function_name, PyObject *kwds) {
     PyObject *key = NULL;
@@ -11615,6 +12753,396 @@ static CYTHON_INLINE void __Pyx__ExceptionReset(PyThreadState *tstate, PyObject 
 }
 #endif
 
+/* PyObjectCompare */
+#ifndef __Pyx_DEFINED_PyObject_CompareStrStrBoolNe
+#define __Pyx_DEFINED_PyObject_CompareStrStrBoolNe
+static CYTHON_INLINE int __Pyx_PyObject_CompareStrStrBoolNe(PyObject* s1, PyObject* s2) {
+    #if __PYX_LIMITED_VERSION_HEX >= 0x030e0000
+    int result = PyUnicode_Equal(s1, s2);
+    #if !CYTHON_COMPILING_IN_CPYTHON
+    if (unlikely(result == -1)) return -1;
+    #endif
+    if (result != 0) goto __pyx_return_false; else goto __pyx_return_true;
+    #else
+    int result = PyUnicode_Compare(s1, s2);
+    if (unlikely((result == -1) && PyErr_Occurred())) return -1;
+    if (result != 0) goto __pyx_return_true; else goto __pyx_return_false;
+    #endif
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#if !(CYTHON_COMPILING_IN_PYPY || CYTHON_COMPILING_IN_GRAAL)
+#ifndef __Pyx_DEFINED_PyObject_ComparePyBytesPyBytesBoolNe
+#define __Pyx_DEFINED_PyObject_ComparePyBytesPyBytesBoolNe
+static CYTHON_INLINE int __Pyx_PyObject_ComparePyBytesPyBytesBoolNe(PyObject* s1, PyObject* s2) {
+    #if CYTHON_ASSUME_SAFE_SIZE && CYTHON_ASSUME_SAFE_MACROS
+    const char *ps1, *ps2;
+    Py_ssize_t length = PyBytes_GET_SIZE(s1);
+    if (length != PyBytes_GET_SIZE(s2)) goto __pyx_return_true;
+    ps1 = PyBytes_AS_STRING(s1);
+    ps2 = PyBytes_AS_STRING(s2);
+    #else
+    char *ps1, *ps2;
+    Py_ssize_t length, length2;
+    if (unlikely(PyBytes_AsStringAndSize(s1, &ps1, &length) == -1)) return -1;
+    if (unlikely(PyBytes_AsStringAndSize(s2, &ps2, &length2) == -1)) return -1;
+    if (length != length2) goto __pyx_return_true;
+    #endif
+    if (ps1[0] != ps2[0]) goto __pyx_return_true;
+    if (length == 1) goto __pyx_return_false;
+    {
+        int cmp;
+#if CYTHON_USE_UNICODE_INTERNALS && (PY_VERSION_HEX < 0x030B0000)
+        Py_hash_t hash1 = ((PyBytesObject*)s1)->ob_shash;
+        Py_hash_t hash2 = ((PyBytesObject*)s2)->ob_shash;
+        if (hash1 != hash2 && hash1 != -1 && hash2 != -1) goto __pyx_return_true;
+#endif
+        cmp = memcmp(ps1, ps2, (size_t)length);
+        if (cmp != 0) goto __pyx_return_true; else goto __pyx_return_false;
+    }
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#endif
+#if !(CYTHON_COMPILING_IN_PYPY || CYTHON_COMPILING_IN_GRAAL)
+#ifndef __Pyx_DEFINED_PyObject_ComparePyBytesPyByteArrayBoolNe
+#define __Pyx_DEFINED_PyObject_ComparePyBytesPyByteArrayBoolNe
+static CYTHON_INLINE int __Pyx_PyObject_ComparePyBytesPyByteArrayBoolNe(PyObject* s1, PyObject* s2) {
+    #if CYTHON_ASSUME_SAFE_SIZE && CYTHON_ASSUME_SAFE_MACROS
+    const char *ps1, *ps2;
+    Py_ssize_t length = PyBytes_GET_SIZE(s1);
+    if (length != PyByteArray_GET_SIZE(s2)) goto __pyx_return_true;
+    ps1 = PyBytes_AS_STRING(s1);
+    ps2 = PyByteArray_AS_STRING(s2);
+    #else
+    char *ps1, *ps2;
+    Py_ssize_t length, length2;
+    if (unlikely(PyBytes_AsStringAndSize(s1, &ps1, &length) == -1)) return -1;
+    ps2 = __Pyx_PyByteArray_AsString(s2); if (unlikely(!ps2)) return -1;
+    length2 = __Pyx_PyByteArray_GET_SIZE(s2); if (unlikely(length2 == -1)) return -1;
+    if (length != length2) goto __pyx_return_true;
+    #endif
+    if (ps1[0] != ps2[0]) goto __pyx_return_true;
+    if (length == 1) goto __pyx_return_false;
+    {
+        int cmp;
+        cmp = memcmp(ps1, ps2, (size_t)length);
+        if (cmp != 0) goto __pyx_return_true; else goto __pyx_return_false;
+    }
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#endif
+#if !(CYTHON_COMPILING_IN_PYPY || CYTHON_COMPILING_IN_GRAAL)
+#ifndef __Pyx_DEFINED_PyObject_ComparePyByteArrayPyBytesBoolNe
+#define __Pyx_DEFINED_PyObject_ComparePyByteArrayPyBytesBoolNe
+static CYTHON_INLINE int __Pyx_PyObject_ComparePyByteArrayPyBytesBoolNe(PyObject* s1, PyObject* s2) {
+    #if CYTHON_ASSUME_SAFE_SIZE && CYTHON_ASSUME_SAFE_MACROS
+    const char *ps1, *ps2;
+    Py_ssize_t length = PyByteArray_GET_SIZE(s1);
+    if (length != PyBytes_GET_SIZE(s2)) goto __pyx_return_true;
+    ps1 = PyByteArray_AS_STRING(s1);
+    ps2 = PyBytes_AS_STRING(s2);
+    #else
+    char *ps1, *ps2;
+    Py_ssize_t length, length2;
+    ps1 = __Pyx_PyByteArray_AsString(s1); if (unlikely(!ps1)) return -1;
+    length = __Pyx_PyByteArray_GET_SIZE(s1); if (unlikely(length == -1)) return -1;
+    if (unlikely(PyBytes_AsStringAndSize(s2, &ps2, &length2) == -1)) return -1;
+    if (length != length2) goto __pyx_return_true;
+    #endif
+    if (length == 0) goto __pyx_return_false;
+    if (ps1[0] != ps2[0]) goto __pyx_return_true;
+    if (length == 1) goto __pyx_return_false;
+    {
+        int cmp;
+        cmp = memcmp(ps1, ps2, (size_t)length);
+        if (cmp != 0) goto __pyx_return_true; else goto __pyx_return_false;
+    }
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#endif
+#if !(CYTHON_COMPILING_IN_PYPY || CYTHON_COMPILING_IN_GRAAL)
+#ifndef __Pyx_DEFINED_PyObject_ComparePyByteArrayPyByteArrayBoolNe
+#define __Pyx_DEFINED_PyObject_ComparePyByteArrayPyByteArrayBoolNe
+static CYTHON_INLINE int __Pyx_PyObject_ComparePyByteArrayPyByteArrayBoolNe(PyObject* s1, PyObject* s2) {
+    #if CYTHON_ASSUME_SAFE_SIZE && CYTHON_ASSUME_SAFE_MACROS
+    const char *ps1, *ps2;
+    Py_ssize_t length = PyByteArray_GET_SIZE(s1);
+    if (length != PyByteArray_GET_SIZE(s2)) goto __pyx_return_true;
+    ps1 = PyByteArray_AS_STRING(s1);
+    ps2 = PyByteArray_AS_STRING(s2);
+    #else
+    char *ps1, *ps2;
+    Py_ssize_t length, length2;
+    ps1 = __Pyx_PyByteArray_AsString(s1); if (unlikely(!ps1)) return -1;
+    length = __Pyx_PyByteArray_GET_SIZE(s1); if (unlikely(length == -1)) return -1;
+    ps2 = __Pyx_PyByteArray_AsString(s2); if (unlikely(!ps2)) return -1;
+    length2 = __Pyx_PyByteArray_GET_SIZE(s2); if (unlikely(length2 == -1)) return -1;
+    if (length != length2) goto __pyx_return_true;
+    #endif
+    if (length == 0) goto __pyx_return_false;
+    if (ps1[0] != ps2[0]) goto __pyx_return_true;
+    if (length == 1) goto __pyx_return_false;
+    {
+        int cmp;
+        cmp = memcmp(ps1, ps2, (size_t)length);
+        if (cmp != 0) goto __pyx_return_true; else goto __pyx_return_false;
+    }
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#endif
+#ifndef __Pyx_DEFINED_PyObject_CompareFloatIntBoolNe
+#define __Pyx_DEFINED_PyObject_CompareFloatIntBoolNe
+static int __Pyx_PyObject_CompareFloatIntBoolNe(PyObject *op1, PyObject *op2) {
+    double float_op1 = __Pyx_PyFloat_AS_DOUBLE(op1);
+    #if !CYTHON_ASSUME_SAFE_MACROS
+    if (unlikely(float_op1 == -1. && PyErr_Occurred())) return -1;
+    #endif
+    #if CYTHON_USE_PYLONG_INTERNALS
+    if (__Pyx_PyLong_IsCompact(op2)) {
+        Py_ssize_t iop2 = __Pyx_PyLong_CompactValue(op2);
+        if (float_op1 != ((double)iop2)) goto __pyx_return_true; else goto __pyx_return_false;
+    }
+    if (unlikely(!__Pyx_isfinite(float_op1))) {
+        if (float_op1 != 0.0) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        int sign2 = __Pyx_PyLong_Sign(op2);
+        if (float_op1 >= 0.) {
+            if (sign2 < 0) goto __pyx_return_true;
+            if (float_op1 < (double) (1L << PyLong_SHIFT)) goto __pyx_return_true;
+        } else {
+            if (sign2 > 0) goto __pyx_return_true;
+            if (float_op1 > -(double) (1L << PyLong_SHIFT)) goto __pyx_return_true;
+        }
+    }
+    #else
+    if (unlikely(!__Pyx_isfinite(float_op1))) {
+        if (float_op1 != 0.0) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        int overflow2;
+        long iop2 = PyLong_AsLongAndOverflow(op2, &overflow2);
+        if (likely(!overflow2)) {
+            if ((long long) iop2 >= (1LL << 53)) {
+                overflow2 = 1;
+            } else if ((long long) iop2 <= - (1LL << 53)) {
+                overflow2 = -1;
+            } else {
+                if (float_op1 != ((double) iop2)) goto __pyx_return_true; else goto __pyx_return_false;
+            }
+        }
+        if (overflow2 > 0) {
+            if (float_op1 < ((double) (1LL << 53))) goto __pyx_return_true;
+        } else {
+            if (float_op1 > - ((double) (1LL << 53))) goto __pyx_return_true;
+        }
+    }
+    #endif
+    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_NE);
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#ifndef __Pyx_DEFINED_PyObject_CompareIntFloatBoolNe
+#define __Pyx_DEFINED_PyObject_CompareIntFloatBoolNe
+static int __Pyx_PyObject_CompareIntFloatBoolNe(PyObject *op1, PyObject *op2) {
+    double float_op2 = __Pyx_PyFloat_AS_DOUBLE(op2);
+    #if !CYTHON_ASSUME_SAFE_MACROS
+    if (unlikely(float_op2 == -1. && PyErr_Occurred())) return -1;
+    #endif
+    #if CYTHON_USE_PYLONG_INTERNALS
+    if (__Pyx_PyLong_IsCompact(op1)) {
+        Py_ssize_t iop1 = __Pyx_PyLong_CompactValue(op1);
+        if (((double)iop1) != float_op2) goto __pyx_return_true; else goto __pyx_return_false;
+    }
+    if (unlikely(!__Pyx_isfinite(float_op2))) {
+        if (0.0 != float_op2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        int sign1 = __Pyx_PyLong_Sign(op1);
+        if (float_op2 >= 0.) {
+            if (sign1 < 0) goto __pyx_return_true;
+            if (float_op2 < (double) (1L << PyLong_SHIFT)) goto __pyx_return_true;
+        } else {
+            if (sign1 > 0) goto __pyx_return_true;
+            if (float_op2 > -(double) (1L << PyLong_SHIFT)) goto __pyx_return_true;
+        }
+    }
+    #else
+    if (unlikely(!__Pyx_isfinite(float_op2))) {
+        if (0.0 != float_op2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        int overflow1;
+        long iop1 = PyLong_AsLongAndOverflow(op1, &overflow1);
+        if (likely(!overflow1)) {
+            if ((long long) iop1 >= (1LL << 53)) {
+                overflow1 = 1;
+            } else if ((long long) iop1 <= - (1LL << 53)) {
+                overflow1 = -1;
+            } else {
+                if (((double) iop1) != float_op2) goto __pyx_return_true; else goto __pyx_return_false;
+            }
+        }
+        if (overflow1 < 0) {
+            if (float_op2 > ((double) (1LL << 53))) goto __pyx_return_true;
+        } else {
+            if (float_op2 < - ((double) (1LL << 53))) goto __pyx_return_true;
+        }
+    }
+    #endif
+    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_NE);
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#if CYTHON_USE_PYLONG_INTERNALS
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolNe
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolNe
+static int __Pyx_PyObject_CompareIntIntBoolNe(PyObject *op1, PyObject *op2) {
+    Py_ssize_t cmp = __Pyx_PyLong_CompareSignAndSize(op1, op2);
+    if (cmp == 0) {
+        Py_ssize_t size = __Pyx_PyLong_DigitCount(op1);
+        if (size > 0) {
+            const digit* digits1 = __Pyx_PyLong_Digits(op1);
+            const digit* digits2 = __Pyx_PyLong_Digits(op2);
+            if (size == 1) {
+                cmp = (Py_ssize_t) digits1[0] - (Py_ssize_t) digits2[0];
+            } else if ((size == 2) && (8 * sizeof(Py_ssize_t) >= 2 * PyLong_SHIFT)) {
+                cmp = (Py_ssize_t) (((((size_t)digits1[1]) << PyLong_SHIFT) | (size_t)digits1[0])) - (Py_ssize_t) (((((size_t)digits2[1]) << PyLong_SHIFT) | (size_t)digits2[0]));
+            } else {
+                for (Py_ssize_t i=size-1; i >= 0 && !cmp; --i) {
+                    cmp = (Py_ssize_t) digits1[i] - (Py_ssize_t) digits2[i];
+                }
+            }
+        }
+        if (cmp == 0) return 0;
+        if (__Pyx_PyLong_IsNeg(op1)) cmp = -cmp;
+    }
+    return 1;
+}
+#endif
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolNe
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolNe
+static CYTHON_INLINE PyObject* __Pyx_PyObject_CompareIntIntNe(PyObject *op1, PyObject *op2) {
+    int result = __Pyx_PyObject_CompareIntIntBoolNe(op1, op2);
+    if (unlikely(result == -1)) return NULL;
+    return __Pyx_NewRef(result ? Py_True : Py_False);
+}
+#endif
+#else
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolNe
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolNe
+static int __Pyx_PyObject_CompareIntIntBoolNe(PyObject *op1, PyObject *op2) {
+    int overflow1, overflow2;
+    long long iop1 = PyLong_AsLongLongAndOverflow(op1, &overflow1);
+    long long iop2 = PyLong_AsLongLongAndOverflow(op2, &overflow2);
+    if (likely(!(overflow1 | overflow2))) {
+        if (iop1 != iop2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else if (overflow1 != overflow2) {
+        if (overflow1 != overflow2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        return __Pyx_PyObject_RichCompareBool(op1, op2, Py_NE);
+    }
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#endif
+static CYTHON_INLINE int __Pyx_PyObject_CompareBoolNe_object_object(PyObject *op1, PyObject *op2, int pyop) {
+    CYTHON_UNUSED_VAR(pyop);
+    if (PyFloat_CheckExact(op1)) {
+        if (PyFloat_CheckExact(op2)) {
+            double float_op1 = __Pyx_PyFloat_AS_DOUBLE(op1);
+            #if !CYTHON_ASSUME_SAFE_MACROS
+            if (unlikely(float_op1 == -1. && PyErr_Occurred())) return -1;
+            #endif
+            double float_op2 = __Pyx_PyFloat_AS_DOUBLE(op2);
+            #if !CYTHON_ASSUME_SAFE_MACROS
+            if (unlikely(float_op2 == -1. && PyErr_Occurred())) return -1;
+            #endif
+            if (float_op1 != float_op2) goto __pyx_return_true; else goto __pyx_return_false;
+        }
+        if (PyLong_CheckExact(op2)) {
+            return __Pyx_PyObject_CompareFloatIntBoolNe(op1, op2);
+        }
+        goto __pyx_richcmp;
+    }
+    if (PyLong_CheckExact(op1)) {
+        if (op1 == op2) goto __pyx_return_false;
+        if (PyLong_CheckExact(op2)) {
+            return __Pyx_PyObject_CompareIntIntBoolNe(op1, op2);
+        }
+        if (PyFloat_CheckExact(op2)) {
+            return __Pyx_PyObject_CompareIntFloatBoolNe(op1, op2);
+        }
+        goto __pyx_richcmp;
+    }
+    
+    if (PyUnicode_CheckExact(op1)) {
+        if (op1 == op2) goto __pyx_return_false;
+        if (PyUnicode_CheckExact(op2)) {
+            return __Pyx_PyObject_CompareStrStrBoolNe(op1, op2);
+        }
+        goto __pyx_richcmp;
+    }
+    
+    #if !(CYTHON_COMPILING_IN_PYPY || CYTHON_COMPILING_IN_GRAAL)
+    if (PyBytes_CheckExact(op1)) {
+        if (op1 == op2) goto __pyx_return_false;
+        if (PyBytes_CheckExact(op2)) {
+            return __Pyx_PyObject_ComparePyBytesPyBytesBoolNe(op1, op2);
+        }
+        if (PyByteArray_CheckExact(op2)) {
+            return __Pyx_PyObject_ComparePyBytesPyByteArrayBoolNe(op1, op2);
+        }
+        goto __pyx_richcmp;
+    }
+    #endif
+    #if !(CYTHON_COMPILING_IN_PYPY || CYTHON_COMPILING_IN_GRAAL)
+    if (PyByteArray_CheckExact(op1)) {
+        if (op1 == op2) goto __pyx_return_false;
+        if (PyByteArray_CheckExact(op2)) {
+            return __Pyx_PyObject_ComparePyByteArrayPyByteArrayBoolNe(op1, op2);
+        }
+        if (PyBytes_CheckExact(op2)) {
+            return __Pyx_PyObject_ComparePyByteArrayPyBytesBoolNe(op1, op2);
+        }
+        goto __pyx_richcmp;
+    }
+    #endif
+    if ((0)) goto __pyx_richcmp;
+    if ((0)) goto __pyx_return_true;
+    if ((0)) goto __pyx_return_false;
+__pyx_richcmp:
+    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_NE);
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+
 /* AllocateExtensionType */
 static PyObject *__Pyx_AllocateExtensionType(PyTypeObject *t, int is_final) {
     if (is_final || likely(!__Pyx_PyType_HasFeature(t, Py_TPFLAGS_IS_ABSTRACT))) {
@@ -11719,6 +13247,45 @@ static PyObject * __Pyx_CallTpnewAsVectorcall(__Pyx_tpnewvectorcallfunc f, PyTyp
         PyMem_Free(args);
     }
     return result;
+}
+#endif
+
+/* FormatTypeName (used by RaiseErrorWithObjectType) */
+#if CYTHON_COMPILING_IN_LIMITED_API && __PYX_LIMITED_VERSION_HEX < 0x030d0000
+static __Pyx_TypeName
+__Pyx_PyType_GetFullyQualifiedName(PyTypeObject* tp)
+{
+    PyObject *module = NULL, *name = NULL, *result = NULL;
+    #if __PYX_LIMITED_VERSION_HEX < 0x030b0000
+    name = __Pyx_PyObject_GetAttrStr((PyObject *)tp,
+                                               __pyx_mstate_global->__pyx_n_u_qualname);
+    #else
+    name = PyType_GetQualName(tp);
+    #endif
+    if (unlikely(name == NULL) || unlikely(!PyUnicode_Check(name))) goto bad;
+    module = __Pyx_PyObject_GetAttrStr((PyObject *)tp,
+                                               __pyx_mstate_global->__pyx_n_u_module);
+    if (unlikely(module == NULL) || unlikely(!PyUnicode_Check(module))) goto bad;
+    if (PyUnicode_CompareWithASCIIString(module, "builtins") == 0) {
+        result = name;
+        name = NULL;
+        goto done;
+    }
+    result = PyUnicode_FromFormat("%U.%U", module, name);
+    if (unlikely(result == NULL)) goto bad;
+  done:
+    Py_XDECREF(name);
+    Py_XDECREF(module);
+    return result;
+  bad:
+    PyErr_Clear();
+    if (name) {
+        result = name;
+        name = NULL;
+    } else {
+        result = __Pyx_NewRef(__pyx_mstate_global->__pyx_kp_u_);
+    }
+    goto done;
 }
 #endif
 

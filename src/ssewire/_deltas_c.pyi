@@ -1,11 +1,13 @@
 """Type stub of the compiled delta reader (``_deltas_c.pyx``); it has no pure-Python twin: without it the normalisers
 decode every payload (see ``ssewire.normalizers.typed``)."""
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Union
 
-from typing_extensions import disjoint_base
+from typing_extensions import TypeAlias, disjoint_base
 
 __all__ = ["DeltaRule", "take_deltas", "use_types"]
+
+_Variant: TypeAlias = tuple[Optional[str], tuple[tuple[int, str], ...]]  # (tag, ((text path, kind), ...))
 
 def use_types(
     unified: type, fields: tuple[str, ...], defaults: tuple[Any, ...], lazy: type, undecoded: object, event: type
@@ -15,11 +17,12 @@ def use_types(
 class DeltaRule:
     def __init__(
         self,
-        paths: Any,
-        cases: Mapping[str, tuple[str, tuple[tuple[Optional[str], int, str], ...]]],
+        paths: tuple[tuple[Union[str, int], ...], ...],
+        cases: Mapping[Optional[str], tuple[Optional[str], tuple[_Variant, ...]]],
         type_path: int,
         tag_path: int = -1,
         seq_path: int = -1,
+        nulls: tuple[int, ...] = (),
     ) -> None: ...
 
 def take_deltas(events: list[Any], start: int, rule: DeltaRule, out: list[Any]) -> int: ...

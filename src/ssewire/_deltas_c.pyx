@@ -22,6 +22,8 @@ from ._json_fields cimport (
     SW_J_NULL,
     SW_J_STRING,
     SW_JSON_MAX_PATHS,
+    SW_JSON_MAX_STEPS,
+    SW_JSON_ONLY,
     sw_json_locate,
     sw_json_paths,
     sw_json_string,
@@ -91,61 +93,71 @@ cdef object _new_delta(object kind, object data, object text, object sequence):
 cdef class DeltaRule:
     """Which events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers.typed``).
 
-    ``paths``: up to 8 member paths of the payload object, each one key or two (a member of a member object).
-    ``cases``: SSE event name -> ``(type, variants)``: the payload's ``paths[type_path]`` must be the string
-    ``type``; a variant ``(tag, text_path, kind)`` applies when ``paths[tag_path]`` is the string ``tag`` (with
-    ``tag_path`` -1, the first variant always applies) and reads the event's text, a non-empty string, at
-    ``paths[text_path]``. ``seq_path``: an integer member (absent or null: None) that becomes the event's
-    ``sequence``, or -1.
+    ``paths``: up to 16 paths into the payload object, each 1 to 4 steps: a member key, or 0 for the one element
+    of an array (an array with more elements there is not this shape). ``cases``: SSE event name (None for an event
+    without one) -> ``(type, variants)``: the payload's ``paths[type_path]`` must be the string ``type`` (``type``
+    None: absent or null). A variant ``(tag, candidates)`` applies when ``paths[tag_path]`` is the string ``tag``
+    (with ``tag_path`` -1, the first variant always applies); its candidates ``(text_path, kind)`` must each be a
+    string, null or absent, the first non-empty string is the event's text and kind, and any other non-empty one
+    must be of the same kind. ``nulls``: paths that must be absent or null. ``seq_path``: an integer member
+    (absent or null: None) that becomes the event's ``sequence``, or -1.
     """
 
     cdef sw_json_paths c_paths
     cdef tuple keys  # the UTF-8 bytes the path pointers point into
     cdef dict cases
+    cdef tuple nulls
     cdef int type_path, tag_path, seq_path
 
-    def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1):
+    def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=()):
         cdef list keys = []
-        cdef int i
+        cdef int i, j
         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
         for path in paths:
-            if not 1 <= len(path) <= 2:
-                raise ValueError(f"a path is one key or two, not {path!r}")
-            keys.append(tuple(key.encode("utf-8") for key in path))
-        for index in (type_path, tag_path, seq_path):
+            if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+                not (type(step) is str or (type(step) is int and step == 0)) for step in path
+            ):
+                raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+            keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
+        for index in (type_path, tag_path, seq_path, *nulls):
             if not -1 <= index < len(paths):
                 raise ValueError(f"path index {index} out of range")
-        if type_path < 0:
-            raise ValueError("a DeltaRule needs a type path")
         self.keys = tuple(keys)
         self.c_paths.n = len(keys)
         for i in range(len(keys)):
-            first = keys[i][0]
-            self.c_paths.key1[i] = first
-            self.c_paths.len1[i] = len(first)
-            if len(keys[i]) == 2:
-                second = keys[i][1]
-                self.c_paths.key2[i] = second
-                self.c_paths.len2[i] = len(second)
-            else:
-                self.c_paths.key2[i] = NULL
-                self.c_paths.len2[i] = 0
+            self.c_paths.steps[i] = len(keys[i])
+            for j in range(len(keys[i])):
+                step = keys[i][j]
+                if step is None:
+                    self.c_paths.key[i][j] = NULL
+                    self.c_paths.len[i][j] = SW_JSON_ONLY
+                else:
+                    self.c_paths.key[i][j] = step
+                    self.c_paths.len[i][j] = len(step)
         self.cases = {}
         for name, (expected, variants) in cases.items():
+            if expected is not None and type_path < 0:
+                raise ValueError("a type to match needs a type path")
             compiled = []
-            for tag, text_path, kind in variants:
-                if not 0 <= text_path < len(paths):
-                    raise ValueError(f"text path index {text_path} out of range")
-                compiled.append((None if tag is None else tag.encode("utf-8"), text_path, kind))
-            self.cases[name] = (expected.encode("utf-8"), tuple(compiled))
+            for tag, candidates in variants:
+                for text_path, _kind in candidates:
+                    if not 0 <= text_path < len(paths):
+                        raise ValueError(f"text path index {text_path} out of range")
+                compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
+            self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
+        self.nulls = tuple(nulls)
 
 
 cdef inline bint _is(const sw_json_val* v, bytes want):
     """The located value is the string ``want`` (spelled without escapes)."""
     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)
             and memcmp(v.start, <const char*>want, v.len) == 0)
+
+
+cdef inline bint _none(const sw_json_val* v):
+    return v.kind == SW_J_ABSENT or v.kind == SW_J_NULL
 
 
 cdef object _NOT_TAKEN = object()
@@ -164,10 +176,11 @@ cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:
 
 cdef object _take(DeltaRule rule, object name, object data):
     """The event one payload makes, or _NOT_TAKEN."""
-    cdef sw_json_val vals[8]
+    cdef sw_json_val vals[16]
     cdef Py_ssize_t size
     cdef const char* text
     cdef const sw_json_val* v
+    cdef const sw_json_val* chosen_text = NULL
     cdef PyObject* decoded
     cdef char digits[32]
     case = rule.cases.get(name)
@@ -179,20 +192,40 @@ cdef object _take(DeltaRule rule, object name, object data):
         return _NOT_TAKEN
     if not sw_json_locate(text, size, &rule.c_paths, vals):
         return _NOT_TAKEN
-    if not _is(&vals[rule.type_path], <bytes>(<tuple>case)[0]):
-        return _NOT_TAKEN
+    expected = (<tuple>case)[0]
+    if rule.type_path >= 0:
+        if expected is None:
+            if not _none(&vals[rule.type_path]):
+                return _NOT_TAKEN
+        elif not _is(&vals[rule.type_path], <bytes>expected):
+            return _NOT_TAKEN
+    for index in rule.nulls:
+        if not _none(&vals[<int>index]):
+            return _NOT_TAKEN
     chosen = None
     for variant in <tuple>(<tuple>case)[1]:
         tag = (<tuple>variant)[0]
         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
-            chosen = variant
+            chosen = (<tuple>variant)[1]
             break
     if chosen is None:
         return _NOT_TAKEN
-    v = &vals[<int>(<tuple>chosen)[1]]
-    if v.kind != SW_J_STRING or v.len == 0:
+    kind = None
+    for candidate in <tuple>chosen:
+        v = &vals[<int>(<tuple>candidate)[0]]
+        if v.kind == SW_J_STRING:
+            if v.len == 0:
+                continue
+            if kind is None:
+                kind = (<tuple>candidate)[1]
+                chosen_text = v
+            elif kind != (<tuple>candidate)[1]:
+                return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
+        elif not _none(v):
+            return _NOT_TAKEN
+    if kind is None:
         return _NOT_TAKEN
-    decoded = sw_json_string(v)
+    decoded = sw_json_string(chosen_text)
     if decoded is NULL:
         if PyErr_Occurred() is not NULL:
             raise MemoryError()
@@ -208,9 +241,9 @@ cdef object _take(DeltaRule rule, object name, object data):
             memcpy(digits, v.start, v.len)
             digits[v.len] = 0
             seq = PyLong_FromString(digits, NULL, 10)
-        elif v.kind != SW_J_ABSENT and v.kind != SW_J_NULL:
+        elif not _none(v):
             return _NOT_TAKEN
-    return _new_delta((<tuple>chosen)[2], data, delta, seq)
+    return _new_delta(kind, data, delta, seq)
 
 
 def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):

@@ -7,6 +7,8 @@ from cpython.object cimport PyObject
 cdef extern from "_c/sw_json.h":
     enum:
         SW_JSON_MAX_PATHS
+        SW_JSON_MAX_STEPS
+        SW_JSON_ONLY
         SW_J_ABSENT
         SW_J_STRING
         SW_J_INT
@@ -18,10 +20,9 @@ cdef extern from "_c/sw_json.h":
         Py_ssize_t len
     ctypedef struct sw_json_paths:
         int n
-        const char* key1[8]
-        Py_ssize_t len1[8]
-        const char* key2[8]
-        Py_ssize_t len2[8]
+        int steps[16]
+        const char* key[16][4]
+        Py_ssize_t len[16][4]
     int sw_json_locate(const char* text, Py_ssize_t n, const sw_json_paths* paths, sw_json_val* vals) noexcept
     # a new reference; NULL with no exception set for a string the full decode must read (a lone surrogate)
     PyObject* sw_json_string(const sw_json_val* v)

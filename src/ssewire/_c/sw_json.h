@@ -1,12 +1,13 @@
 /* Strict JSON validation that locates a few members of a top-level object without building anything.
  *
  * sw_json_locate(p, n, paths, vals) validates the UTF-8 text p[0..n) as one RFC 8259 JSON text whose value is an
- * object, and fills vals[i] with where the member named by paths[i] (one key, or a key of the top-level object
- * then a key of the object it holds) is: its kind and, for strings and numbers, its bytes. Duplicate keys: the
- * last one counts, as json.loads does. It returns 1 on success and 0 when the caller must take the full decode
- * instead: the text is not strict JSON (NaN, trailing commas, control characters in strings ...), is not an
- * object, nests deeper than SW_JSON_MAX_DEPTH, or spells a key with an escape at a level where a path looks.
- * It never allocates and never raises. sw_json_string() decodes a located string to a Python str.
+ * object, and fills vals[i] with where the value at paths[i] is: its kind and, for strings and numbers, its bytes.
+ * A path is up to SW_JSON_MAX_STEPS steps from the top-level object, each a member key or SW_JSON_ONLY, the one
+ * element of an array. Duplicate keys: the last one counts, as json.loads does. It returns 1 on success and 0 when
+ * the caller must take the full decode instead: the text is not strict JSON (NaN, trailing commas, control
+ * characters in strings ...), is not an object, nests deeper than SW_JSON_MAX_DEPTH, spells a key with an escape
+ * where a path looks, or has more than one element where a path wants the only one. It never allocates and never
+ * raises. sw_json_string() decodes a located string to a Python str.
  */
 #ifndef SW_JSON_H
 #define SW_JSON_H
@@ -15,8 +16,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#define SW_JSON_MAX_PATHS 8
+#define SW_JSON_MAX_PATHS 16
+#define SW_JSON_MAX_STEPS 4
 #define SW_JSON_MAX_DEPTH 256
+#define SW_JSON_ONLY (-1) /* a step's length: the one element of an array */
 
 enum { SW_J_ABSENT = 0, SW_J_STRING, SW_J_INT, SW_J_NULL, SW_J_OTHER };
 
@@ -29,10 +32,9 @@ typedef struct {
 
 typedef struct {
     int n;
-    const char *key1[SW_JSON_MAX_PATHS];
-    Py_ssize_t len1[SW_JSON_MAX_PATHS];
-    const char *key2[SW_JSON_MAX_PATHS]; /* NULL: a member of the top-level object itself */
-    Py_ssize_t len2[SW_JSON_MAX_PATHS];
+    int steps[SW_JSON_MAX_PATHS];
+    const char *key[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS];
+    Py_ssize_t len[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS]; /* SW_JSON_ONLY: the one element of an array */
 } sw_json_paths;
 
 static inline const char *sw_json_ws(const char *p, const char *e) {
@@ -244,13 +246,77 @@ static inline int sw_json_key_is(const char *k, Py_ssize_t klen, const char *wan
     return klen == wlen && (klen == 0 || (k[0] == want[0] && memcmp(k, want, (size_t)klen) == 0));
 }
 
-/* One object's members: level 1 (top level, parent -1) or level 2 (inside the member key1 == paths[parent]'s
- * key1). Members that no path names are validated and skipped. */
-static const char *sw_json_members(const char *p, const char *e, const sw_json_paths *paths, sw_json_val *vals,
-                                   int level, int parent) {
+/* The value at p, reached by the first `depth` steps of the paths in `mask`: the paths that end here get its kind
+ * and bytes, the ones that go on are followed into it; it is validated either way. NULL when the text is not valid
+ * JSON, or (with *shape cleared) not a shape the paths can be read from. */
+static const char *sw_json_node(const char *p, const char *e, const sw_json_paths *paths, sw_json_val *vals, int depth,
+                                unsigned mask, int *shape);
+
+static const char *sw_json_at(const char *p, const char *e, const sw_json_paths *paths, sw_json_val *vals, int depth,
+                              unsigned mask, int *shape) {
+    unsigned deeper = 0, ending;
+    int i;
+    for (i = 0; i < paths->n; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        vals[i].kind = SW_J_ABSENT; /* a repeated key: only the last one counts */
+        if (paths->steps[i] > depth)
+            deeper |= 1u << i;
+    }
+    ending = mask & ~deeper;
+    if (deeper && p < e && (*p == '{' || *p == '[')) {
+        for (i = 0; i < paths->n; i++)
+            if (ending & (1u << i))
+                vals[i].kind = SW_J_OTHER;
+        return sw_json_node(p, e, paths, vals, depth, deeper, shape);
+    }
+    if (ending) {
+        sw_json_val v;
+        p = sw_json_take_value(p, e, depth, &v);
+        for (i = 0; i < paths->n; i++)
+            if (ending & (1u << i))
+                vals[i] = v;
+        return p;
+    }
+    return sw_json_skip_value(p, e, depth);
+}
+
+static const char *sw_json_node(const char *p, const char *e, const sw_json_paths *paths, sw_json_val *vals, int depth,
+                                unsigned mask, int *shape) {
     const char *key;
     Py_ssize_t klen;
-    int escaped, i, matched;
+    int escaped, i, count = 0;
+    unsigned here;
+    if (depth >= SW_JSON_MAX_STEPS)
+        return sw_json_skip_value(p, e, depth);
+    if (*p == '[') {
+        here = 0;
+        for (i = 0; i < paths->n; i++)
+            if ((mask & (1u << i)) && paths->len[i][depth] == SW_JSON_ONLY)
+                here |= 1u << i;
+        if (!here)
+            return sw_json_skip_container(p, e, depth);
+        p = sw_json_ws(p + 1, e);
+        if (p < e && *p == ']')
+            return p + 1;
+        for (;;) {
+            if (++count > 1) { /* more than the one element a path wants */
+                *shape = 0;
+                return NULL;
+            }
+            p = sw_json_at(p, e, paths, vals, depth + 1, here, shape);
+            if (!p)
+                return NULL;
+            p = sw_json_ws(p, e);
+            if (p >= e)
+                return NULL;
+            if (*p == ']')
+                return p + 1;
+            if (*p != ',')
+                return NULL;
+            p = sw_json_ws(p + 1, e);
+        }
+    }
     p = sw_json_ws(p + 1, e);
     if (p < e && *p == '}')
         return p + 1;
@@ -261,37 +327,20 @@ static const char *sw_json_members(const char *p, const char *e, const sw_json_p
         p = sw_json_skip_string(p, e, &escaped);
         if (!p)
             return NULL;
-        if (escaped)
-            return NULL; /* a key spelled with an escape: let the full decode read it */
         klen = p - key - 1;
         p = sw_json_ws(p, e);
         if (p >= e || *p != ':')
             return NULL;
         p = sw_json_ws(p + 1, e);
-        matched = 0;
-        for (i = 0; i < paths->n && !matched; i++) {
-            if (level == 1) {
-                if (!sw_json_key_is(key, klen, paths->key1[i], paths->len1[i]))
-                    continue;
-                if (paths->key2[i] == NULL) {
-                    p = sw_json_take_value(p, e, 1, &vals[i]);
-                } else {
-                    int j;
-                    for (j = 0; j < paths->n; j++) /* a repeated parent key: only the last one counts */
-                        if (paths->key2[j] != NULL && sw_json_key_is(key, klen, paths->key1[j], paths->len1[j]))
-                            vals[j].kind = SW_J_ABSENT;
-                    p = (p < e && *p == '{') ? sw_json_members(p, e, paths, vals, 2, i) : sw_json_skip_value(p, e, 1);
-                }
-                matched = 1;
-            } else if (paths->key2[i] != NULL &&
-                       sw_json_key_is(paths->key1[i], paths->len1[i], paths->key1[parent], paths->len1[parent]) &&
-                       sw_json_key_is(key, klen, paths->key2[i], paths->len2[i])) {
-                p = sw_json_take_value(p, e, 2, &vals[i]);
-                matched = 1;
-            }
+        here = 0;
+        for (i = 0; i < paths->n; i++)
+            if ((mask & (1u << i)) && sw_json_key_is(key, klen, paths->key[i][depth], paths->len[i][depth]))
+                here |= 1u << i;
+        if (escaped && mask) { /* a key spelled with an escape where a path looks: the full decode can tell */
+            *shape = 0;
+            return NULL;
         }
-        if (!matched)
-            p = sw_json_skip_value(p, e, level);
+        p = here ? sw_json_at(p, e, paths, vals, depth + 1, here, shape) : sw_json_skip_value(p, e, depth + 1);
         if (!p)
             return NULL;
         p = sw_json_ws(p, e);
@@ -308,11 +357,13 @@ static const char *sw_json_members(const char *p, const char *e, const sw_json_p
 static int sw_json_locate(const char *text, Py_ssize_t n, const sw_json_paths *paths, sw_json_val *vals) {
     const char *e = text + n;
     const char *p;
+    int shape = 1;
+    unsigned all = (1u << paths->n) - 1u;
     memset(vals, 0, sizeof(sw_json_val) * (size_t)paths->n);
     p = sw_json_ws(text, e);
     if (p >= e || *p != '{')
         return 0;
-    p = sw_json_members(p, e, paths, vals, 1, -1);
+    p = sw_json_node(p, e, paths, vals, 0, all, &shape);
     if (!p)
         return 0;
     return sw_json_ws(p, e) == e;

@@ -68,7 +68,7 @@ _DELTA_RULE = typed.delta_rule(
     {
         "content_block_delta": (
             "content_block_delta",
-            (("text_delta", 2, "text_delta"), ("thinking_delta", 3, "reasoning_delta")),
+            (("text_delta", ((2, "text_delta"),)), ("thinking_delta", ((3, "reasoning_delta"),))),
         )
     },
     type_path=0,

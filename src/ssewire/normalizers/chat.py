@@ -25,7 +25,7 @@ Contract (one instance per stream):
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
@@ -47,6 +47,29 @@ CHAT_STOP: dict[str, str] = {
 }
 
 _EMPTY: dict[str, Any] = {}
+_TEXTS: tuple[tuple[int, UnifiedType], ...] = ((4, "text_delta"), (5, "reasoning_delta"), (6, "reasoning_delta"))
+#: The chunks read without a decode: one choice whose delta is text (``content``) or reasoning
+#: (``reasoning_content``, else ``reasoning``), never both, with no ``type``, usage, error, finish reason, role,
+#: refusal or tool call (each absent or null). Used once the stream's id and model are known: such a chunk sets
+#: nothing else.
+CHAT_DELTA_RULE = typed.delta_rule(
+    (
+        ("type",),
+        ("usage",),
+        ("error",),
+        ("choices", 0, "finish_reason"),
+        ("choices", 0, "delta", "content"),
+        ("choices", 0, "delta", "reasoning_content"),
+        ("choices", 0, "delta", "reasoning"),
+        ("choices", 0, "delta", "refusal"),
+        ("choices", 0, "delta", "tool_calls"),
+        ("choices", 0, "delta", "function_call"),
+        ("choices", 0, "delta", "role"),
+    ),
+    {"message": (None, ((None, _TEXTS),)), None: (None, ((None, _TEXTS),))},
+    type_path=0,
+    nulls=(1, 2, 3, 7, 8, 9, 10),
+)
 #: The one key of a delta that is a single text or reasoning fragment -> the event it makes.
 _SINGLE_KEY: dict[Optional[str], UnifiedType] = {
     "content": "text_delta",
@@ -78,6 +101,7 @@ class ChatCompletionsNormalizer(Normalizer):
         self._typed = typed.chat_chunk  # None: every chunk takes the full decode
         if self._typed is not None:
             self.fast = self.fast_chunk
+        self._take = typed.take_deltas  # the compiled delta reader, or None
         #: The last ``finish_reason`` seen (the provider's own value).
         self.finish_reason: Optional[str] = None
         self._calls: dict[tuple[int, int], OpenCall] = {}
@@ -125,6 +149,23 @@ class ChatCompletionsNormalizer(Normalizer):
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
         """The chunk's ``id`` and ``model``."""
         return str_or(obj.get("id"), None), str_or(obj.get("model"), None)
+
+    def reads_deltas(self) -> bool:
+        """Whether the compiled delta reader takes this stream's text chunks now: it is there and the stream's id
+        and model are known (so a chunk it takes changes nothing but the events)."""
+        return (
+            self._take is not None
+            and CHAT_DELTA_RULE is not None
+            and self.response_id is not None
+            and self.model is not None
+        )
+
+    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """Text and reasoning chunks through the compiled delta reader once it can take them (see
+        :meth:`reads_deltas`), else the typed fast path; every other chunk through :meth:`decoded`."""
+        if not self.reads_deltas():
+            return super().normalize(events)
+        return self.normalize_reading(events, self._take, CHAT_DELTA_RULE)  # type: ignore[arg-type]
 
     def fast_chunk(self, ev: SSEEvent) -> Optional[list[Unified]]:
         """The events of a chunk that is one text or reasoning delta of one choice and nothing else, decoded with

@@ -129,11 +129,18 @@ class Normalizer:
         return out
 
     def normalize_reading(
-        self, events: Sequence[SSEEvent], take: TakeDeltas, rule: Any, sequences: bool = False
+        self,
+        events: Sequence[SSEEvent],
+        take: TakeDeltas,
+        rule: Any,
+        sequences: bool = False,
+        still_reading: Optional[Callable[[], bool]] = None,
     ) -> list[Unified]:
         """:meth:`normalize` with the compiled delta reader: the events ``rule`` describes are made by ``take``
         (see :mod:`.typed`) without decoding their payloads, every other event by :meth:`decoded`, in order.
-        ``sequences``: the rule's events carry the ordering cursor, so ``last_sequence`` follows them too."""
+        ``sequences``: the rule's events carry the ordering cursor, so ``last_sequence`` follows them too.
+        ``still_reading``: asked after each decoded event whether the rule still applies (when it no longer does,
+        the rest of the batch goes through :meth:`Normalizer.normalize`)."""
         batch = events if type(events) is list else list(events)
         out: list[Unified] = []
         decoded = self.decoded
@@ -151,6 +158,8 @@ class Normalizer:
                 return out
             out += decoded(batch[index])
             index += 1
+            if still_reading is not None and not still_reading():
+                return out + Normalizer.normalize(self, batch[index:])
 
     def decoded(self, ev: SSEEvent) -> list[Unified]:
         """The events of one framed event by the full JSON decode: dicts go to :meth:`payload`, ``[DONE]`` to

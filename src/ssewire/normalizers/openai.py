@@ -36,7 +36,7 @@ from ..events import SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from . import typed
-from .chat import ChatCompletionsNormalizer
+from .chat import CHAT_DELTA_RULE, ChatCompletionsNormalizer
 from .common import client_stop, error_object, error_payload, id_and_model, with_incomplete
 from .contract import DelegatingNormalizer
 from .tool_calls import OpenCall, closes_calls
@@ -63,7 +63,7 @@ _DELTAS: dict[str, UnifiedType] = {
 #: (or absent) ``sequence_number``.
 _DELTA_RULE = typed.delta_rule(
     (("type",), ("delta",), ("sequence_number",)),
-    {name: (name, ((None, 1, kind),)) for name, kind in _DELTAS.items()},
+    {name: (name, ((None, ((1, kind),)),)) for name, kind in _DELTAS.items()},
     type_path=0,
     seq_path=2,
 )
@@ -147,10 +147,15 @@ class OpenAINormalizer(DelegatingNormalizer):
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
         """Text and reasoning deltas (named by their SSE event) through the compiled delta reader when it is
         there (see :mod:`.typed`), every other event through :meth:`decoded`. Once the stream turned out to be
-        Chat Completions, chunks take the chat delegate's fast path (``fast``), the rest this normaliser's
+        Chat Completions, its text chunks take the chat delegate's fast paths, the rest this normaliser's
         routing."""
+        chat = self.chat
+        if chat is not None:
+            if self.delegate is chat and chat.reads_deltas():
+                return self.normalize_reading(events, chat._take, CHAT_DELTA_RULE)  # type: ignore[arg-type]
+            return super().normalize(events)  # the chat typed fast path (fast), else the routing
         take = self._take
-        if take is None or _DELTA_RULE is None or self.chat is not None:
+        if take is None or _DELTA_RULE is None:
             return super().normalize(events)
         return self.normalize_reading(events, take, _DELTA_RULE, sequences=True)
 

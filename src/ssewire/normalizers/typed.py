@@ -16,7 +16,7 @@ are the same either way: tests compare them field for field, ``raw`` included.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from .._env import env_flag
 from .._scanner import NO_EXTENSIONS
@@ -134,18 +134,23 @@ TakeDeltas = Callable[[list[SSEEvent], int, Any, list[Unified]], int]
 take_deltas: Optional[TakeDeltas] = None
 
 
+Path = tuple[Union[str, int], ...]
+Variant = tuple[Optional[str], tuple[tuple[int, UnifiedType], ...]]
+
+
 def delta_rule(
-    paths: tuple[tuple[str, ...], ...],
-    cases: dict[str, tuple[str, tuple[tuple[Optional[str], int, UnifiedType], ...]]],
-    type_path: int,
+    paths: tuple[Path, ...],
+    cases: dict[Optional[str], tuple[Optional[str], tuple[Variant, ...]]],
+    type_path: int = -1,
     tag_path: int = -1,
     seq_path: int = -1,
+    nulls: tuple[int, ...] = (),
 ) -> Any:
     """A provider's delta rule compiled for :func:`take_deltas` (see ``ssewire._deltas_c.DeltaRule`` for what
     each argument means), or None without the compiled reader."""
     if _deltas_c is None:
         return None
-    return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path)
+    return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path, nulls)
 
 
 def set_enabled(on: bool) -> bool:

@@ -14,12 +14,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from ..events import SSEEvent, Unified
 from . import typed
 from .anthropic import AnthropicNormalizer
-from .chat import ChatCompletionsNormalizer
+from .chat import CHAT_DELTA_RULE, ChatCompletionsNormalizer
 from .contract import DelegatingNormalizer, Normalizer
 from .openai import OpenAINormalizer
 
@@ -55,6 +55,22 @@ class XAINormalizer(DelegatingNormalizer):
         if self.messages is None:
             self.messages = AnthropicNormalizer()
         return self.messages
+
+    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """A chat stream's text chunks through the chat delegate's compiled delta reader (while chat is the
+        delegate) or typed fast path; everything else routed by :meth:`payload`."""
+        chat = self.chat
+        if chat is not None and self.delegate is chat and chat.reads_deltas():
+            return self.normalize_reading(
+                events,
+                chat._take,  # type: ignore[arg-type]
+                CHAT_DELTA_RULE,
+                still_reading=self._chat_delegate,
+            )
+        return super().normalize(events)
+
+    def _chat_delegate(self) -> bool:
+        return self.chat is not None and self.delegate is self.chat
 
     def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
         """A chat stream's chunks take the chat delegate's typed fast path (None: route as usual)."""
