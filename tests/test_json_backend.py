@@ -103,6 +103,8 @@ def test_decoding_a_large_payload_allocates_about_its_size(monkeypatch: pytest.M
     """Memory bounded by one event needs a small constant behind it, whichever decoder is installed: orjson
     allocates ~13x a large string-heavy document, so large payloads go to the standard library."""
     pytest.importorskip(name)
+    for variable in ("SSEWIRE_NO_FAST_JSON", "SSEWIRE_NO_ORJSON", "SSEWIRE_NO_MSGSPEC"):
+        monkeypatch.delenv(variable, raising=False)
     for variable, value in _BACKEND_SWITCHES[name].items():
         monkeypatch.setenv(variable, value)
     reloaded = importlib.reload(backend)
@@ -113,6 +115,5 @@ def test_decoding_a_large_payload_allocates_about_its_size(monkeypatch: pytest.M
         assert _peak(lambda: reloaded.loads(text)) <= 2 * len(text)
         assert _peak(lambda: reloaded.loads_first(text)) <= 2 * len(text)
     finally:
-        for variable in _BACKEND_SWITCHES[name]:
-            monkeypatch.delenv(variable)
+        monkeypatch.undo()
         importlib.reload(backend)
