@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ssewire import Unified
 from ssewire.events import LazyPayload
-from ssewire.normalizers import anthropic, chat, normalizer_for, openai, typed
+from ssewire.normalizers import anthropic, chat, gemini, normalizer_for, openai, typed
 from ssewire.normalizers.contract import Normalizer
 
 pytestmark = pytest.mark.skipif(
@@ -53,7 +53,13 @@ def _both(
         finally:
             typed.set_enabled(True)
     (got, fast), (want, slow) = results
-    assert fast.last_sequence == slow.last_sequence
+    assert (fast.last_sequence, fast.usage, fast.response_id, fast.model, fast.done) == (
+        slow.last_sequence,
+        slow.usage,
+        slow.response_id,
+        slow.model,
+        slow.done,
+    )
     return got, want, fast
 
 
@@ -173,6 +179,38 @@ class _Objects(list):  # type: ignore[type-arg]
     """An array of member lists (objects that may repeat a key)."""
 
 
+@st.composite
+def gemini_payloads(draw: Any) -> tuple[Any, str]:
+    """generateContent chunks around the one-text-part chunk the reader takes."""
+    part = [
+        ("text", draw(_value) if draw(_rare) else draw(st.sampled_from(["a", "hé 🙂", ""]) | _text)),
+        ("thought", draw(st.sampled_from([None, True, False, "true", 1]))),
+        ("thoughtSignature", draw(_mostly_none("c2ln", ""))),
+        ("functionCall", draw(_mostly_none({"name": "f", "args": {}}))),
+    ]
+    part = [(k, v) for k, v in part if v is not None or (k != "thought" and draw(_rare))]
+    if draw(_rare):
+        part.append(("functionCall", None))  # present, even as null: a function call part
+    parts: Any = [draw(_member_lists(part)) for _ in range(draw(st.sampled_from([1] * 12 + [0, 2])))]
+    candidate = [
+        ("content", draw(_value) if draw(_rare) else [("parts", _Objects(parts)), ("role", "model")]),
+        ("finishReason", draw(_mostly_none("STOP", "MAX_TOKENS", ""))),
+        ("index", 0),
+    ]
+    candidates: Any = [draw(_member_lists(candidate)) for _ in range(draw(st.sampled_from([1] * 12 + [0, 2])))]
+    wanted = [
+        ("candidates", _Objects(candidates)),
+        ("usageMetadata", draw(st.sampled_from([{"promptTokenCount": 3, "totalTokenCount": 9}, [1], None]))),
+        ("modelVersion", draw(st.sampled_from(["gemini-x", 5]))),
+        ("responseId", draw(st.sampled_from(["r1", "r2", None]))),
+        ("error", draw(_mostly_none({"code": 429, "message": "x", "status": "RESOURCE_EXHAUSTED"}))),
+    ]
+    if draw(_rare):
+        wanted.append(("event_type", draw(st.sampled_from([None, "content.delta"]))))
+    name = draw(st.sampled_from(["message", "message", None, "content.delta", "error"]))
+    return name, _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
+
+
 _MANGLE = [
     lambda s: s,
     lambda s: s,
@@ -198,7 +236,7 @@ _MANGLE = [
 ]
 
 
-def _check(provider: str, name: str, data: str, first: tuple[Any, ...] = ()) -> None:
+def _check(provider: str, name: Any, data: str, first: tuple[Any, ...] = ()) -> None:
     """The events of ``first`` then the payload are the same with the reader on and off."""
     for event in (_compiled(name, data), PyEvent(name, data)):
         got, want, _ = _both(provider, [event], first)
@@ -214,6 +252,19 @@ _CHAT_START = json.dumps(
         "choices": [{"index": 0, "delta": {"role": "assistant"}}],
     }
 )
+
+
+_GEMINI_START = json.dumps({"candidates": [{"content": {"parts": [{"text": "x"}]}}], "modelVersion": "g0"})
+
+
+@settings(max_examples=500)
+@given(gemini_payloads(), st.integers(0, len(_MANGLE) - 1), st.booleans())
+@example(
+    (None, '{"candidates":[{"content":{"parts":[{"text":"a","thought":true}]}}],"usageMetadata":{"a":1}}'), 0, False
+)
+def test_gemini_deltas_equal_the_full_decode(payload: tuple[Any, str], mangle: int, started: bool) -> None:
+    name, data = payload
+    _check("gemini", name, _MANGLE[mangle](data), (_compiled("message", _GEMINI_START),) if started else ())
 
 
 @settings(max_examples=500)
@@ -335,10 +386,12 @@ def test_the_reader_is_off_when_typed_decoding_is(reader_off: None) -> None:
 def test_rules_are_checked() -> None:
     with pytest.raises(ValueError, match="1 to 16 paths"):
         typed.delta_rule((), {}, 0)
-    with pytest.raises(ValueError, match="1 to 4 keys"):
-        typed.delta_rule((("a", "b", "c", "d", "e"),), {}, 0)
-    with pytest.raises(ValueError, match="1 to 4 keys"):
+    with pytest.raises(ValueError, match="1 to 6 keys"):
+        typed.delta_rule((("a", "b", "c", "d", "e", "f", "g"),), {}, 0)
+    with pytest.raises(ValueError, match="1 to 6 keys"):
         typed.delta_rule((("a", 1),), {}, 0)
+    with pytest.raises(ValueError, match="a string, True or None"):
+        typed.delta_rule((("type",),), {"e": ("e", ((False, ((0, "text_delta"),)),))}, 0)
     with pytest.raises(ValueError, match="out of range"):
         typed.delta_rule((("type",),), {}, 0, seq_path=3)
     with pytest.raises(ValueError, match="out of range"):
@@ -374,8 +427,8 @@ _CHAT_TEXT = {
 }
 
 
-def _with(path: tuple[Any, ...], value: Any) -> str:
-    chunk = json.loads(json.dumps(_CHAT_TEXT))
+def _with(path: tuple[Any, ...], value: Any, base: Any = None) -> str:
+    chunk = json.loads(json.dumps(_CHAT_TEXT if base is None else base))
     target = chunk
     for step in path[:-1]:
         target = target[step]
@@ -436,3 +489,59 @@ def test_the_chat_reader_waits_for_the_stream_id_and_model() -> None:
     assert normalizer.response_id == "chatcmpl-1" and not normalizer.reads_deltas()
     normalizer.normalize([_compiled("message", json.dumps(_CHAT_TEXT))])
     assert normalizer.model == "m" and normalizer.reads_deltas()
+
+
+_GEMINI_TEXT = {
+    "candidates": [{"content": {"parts": [{"text": "a"}], "role": "model"}, "index": 0}],
+    "usageMetadata": {"promptTokenCount": 3},
+    "modelVersion": "gemini-x",
+    "responseId": "r1",
+}
+_GEMINI_SOMETHING_ELSE = [
+    (("candidates", 0, "content", "parts", 0, "thoughtSignature"), "c2ln"),
+    (("candidates", 0, "content", "parts", 0, "thoughtSignature"), ""),
+    (("candidates", 0, "content", "parts", 0, "functionCall"), None),  # present, even as null
+    (("candidates", 0, "content", "parts", 0, "functionCall"), {"name": "f", "args": {}}),
+    (("candidates", 0, "content", "parts", 0, "text"), ""),
+    (("candidates", 0, "content", "parts", 0, "text"), 1),
+    (("candidates", 0, "content", "parts"), [{"text": "a"}, {"text": "b"}]),
+    (("candidates", 0, "content", "parts"), []),
+    (("candidates", 0, "finishReason"), "STOP"),
+    (("candidates", 0, "finishReason"), ""),
+    (("candidates",), [{"content": {"parts": [{"text": "a"}]}}, {"content": {"parts": [{"text": "b"}]}}]),
+    (("error",), {"code": 429, "message": "x"}),
+    (("event_type",), None),  # an Interactions payload, even with a null event_type
+    (("event_type",), "content.delta"),
+]
+_GEMINI_STILL_TEXT = [
+    (("candidates", 0, "content", "parts", 0, "thought"), True),
+    (("candidates", 0, "content", "parts", 0, "thought"), False),
+    (("candidates", 0, "content", "parts", 0, "thought"), "yes"),
+    (("usageMetadata",), None),
+    (("usageMetadata",), [1]),
+    (("modelVersion",), 5),
+    (("responseId",), None),
+    (("promptFeedback",), {"blockReason": "SAFETY"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "taken"), [(*c, False) for c in _GEMINI_SOMETHING_ELSE] + [(*c, True) for c in _GEMINI_STILL_TEXT]
+)
+@pytest.mark.parametrize("name", ["message", None])
+def test_each_member_that_makes_a_gemini_chunk_something_else_is_seen(
+    path: tuple[Any, ...], value: Any, taken: bool, name: Any
+) -> None:
+    data = _with(path, value, _GEMINI_TEXT)
+    for first in ((), (_compiled("message", _GEMINI_START),)):
+        got, want, _ = _both("gemini", [_compiled(name, data)], first)
+        assert got == want
+    assert typed.take_deltas is not None
+    assert typed.take_deltas([_compiled(name, data)], 0, gemini._DELTA_RULE, []) == int(taken)
+
+
+def test_gemini_state_follows_the_last_chunk_the_reader_took() -> None:
+    chunks = [dict(_GEMINI_TEXT, usageMetadata={"promptTokenCount": i}, responseId=f"r{i}") for i in range(4)]
+    del chunks[3]["usageMetadata"]
+    got, want, normalizer = _both("gemini", [_compiled("message", json.dumps(c)) for c in chunks])
+    assert got == want and normalizer.usage == {"promptTokenCount": 2} and normalizer.response_id == "r3"

@@ -1679,7 +1679,7 @@ struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule;
 struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr;
 struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr;
 
-/* "ssewire/_deltas_c.pyx":93
+/* "ssewire/_deltas_c.pyx":94
  * # -- the rules ----------------------------------------------------------------------------------------------------
  * 
  * cdef class DeltaRule:             # <<<<<<<<<<<<<<
@@ -1692,13 +1692,14 @@ struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule {
   PyObject *keys;
   PyObject *cases;
   PyObject *nulls;
+  PyObject *absent;
   int type_path;
   int tag_path;
   int seq_path;
 };
 
 
-/* "ssewire/_deltas_c.pyx":119
+/* "ssewire/_deltas_c.pyx":121
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
@@ -1712,11 +1713,11 @@ struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr {
 };
 
 
-/* "ssewire/_deltas_c.pyx":122
+/* "ssewire/_deltas_c.pyx":124
  *             ):
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))             # <<<<<<<<<<<<<<
- *         for index in (type_path, tag_path, seq_path, *nulls):
+ *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
  *             if not -1 <= index < len(paths):
 */
 struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr {
@@ -3018,7 +3019,7 @@ static const char __pyx_k_The_compiled_hot_path_of_the_nor[] = "The compiled hot
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_v_unified, PyObject *__pyx_v_fields, PyObject *__pyx_v_defaults, PyObject *__pyx_v_lazy, PyObject *__pyx_v_undecoded, PyObject *__pyx_v_event); /* proto */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0); /* proto */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0); /* proto */
-static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self, PyObject *__pyx_v_paths, PyObject *__pyx_v_cases, int __pyx_v_type_path, int __pyx_v_tag_path, int __pyx_v_seq_path, PyObject *__pyx_v_nulls); /* proto */
+static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self, PyObject *__pyx_v_paths, PyObject *__pyx_v_cases, int __pyx_v_type_path, int __pyx_v_tag_path, int __pyx_v_seq_path, PyObject *__pyx_v_nulls, PyObject *__pyx_v_absent); /* proto */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_2__reduce_cython__(CYTHON_UNUSED struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self); /* proto */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_4__setstate_cython__(CYTHON_UNUSED struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self, CYTHON_UNUSED PyObject *__pyx_v___pyx_state); /* proto */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_v_events, Py_ssize_t __pyx_v_start, struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_rule, PyObject *__pyx_v_out); /* proto */
@@ -3134,7 +3135,7 @@ namespace {
     __Pyx_CachedCFunction __pyx_umethod_PyTuple_Type__index;
     PyObject *__pyx_tuple[2];
     PyObject *__pyx_codeobj_tab[6];
-    PyObject *__pyx_string_tab[94];
+    PyObject *__pyx_string_tab[96];
     PyObject *__pyx_number_tab[2];
 /* #### Code section: module_state_contents ### */
 /* PyFrozenDict.module_state_decls */
@@ -3212,90 +3213,92 @@ static __pyx_mstatetype * const __pyx_mstate_global = &__pyx_mstate_global_stati
 #define __pyx_kp_u_a_DeltaRule_reads_1_to __pyx_string_tab[7]
 #define __pyx_kp_u_a_path_is_1_to __pyx_string_tab[8]
 #define __pyx_kp_u_a_type_to_match_needs_a_type_pat __pyx_string_tab[9]
-#define __pyx_kp_u_add_note __pyx_string_tab[10]
-#define __pyx_kp_u_disable __pyx_string_tab[11]
-#define __pyx_kp_u_enable __pyx_string_tab[12]
-#define __pyx_kp_u_gc __pyx_string_tab[13]
-#define __pyx_kp_u_isenabled __pyx_string_tab[14]
-#define __pyx_kp_u_one_default_per_field_at_most_20 __pyx_string_tab[15]
-#define __pyx_kp_u_path_index __pyx_string_tab[16]
-#define __pyx_kp_u_src_ssewire__deltas_c_pyx __pyx_string_tab[17]
-#define __pyx_kp_u_text_path_index __pyx_string_tab[18]
-#define __pyx_kp_u_utf_8 __pyx_string_tab[19]
-#define __pyx_n_u_DeltaRule __pyx_string_tab[20]
-#define __pyx_n_u_DeltaRule___reduce_cython __pyx_string_tab[21]
-#define __pyx_n_u_DeltaRule___setstate_cython __pyx_string_tab[22]
-#define __pyx_n_u_Pyx_PyDict_NextRef __pyx_string_tab[23]
-#define __pyx_n_u_all __pyx_string_tab[24]
-#define __pyx_n_u_annotate __pyx_string_tab[25]
-#define __pyx_n_u_func __pyx_string_tab[26]
-#define __pyx_n_u_getstate __pyx_string_tab[27]
-#define __pyx_n_u_init___locals_genexpr __pyx_string_tab[28]
-#define __pyx_n_u_main __pyx_string_tab[29]
-#define __pyx_n_u_module __pyx_string_tab[30]
-#define __pyx_n_u_name __pyx_string_tab[31]
-#define __pyx_n_u_pyx_state __pyx_string_tab[32]
-#define __pyx_n_u_qualname __pyx_string_tab[33]
-#define __pyx_n_u_reduce __pyx_string_tab[34]
-#define __pyx_n_u_reduce_cython __pyx_string_tab[35]
-#define __pyx_n_u_reduce_ex __pyx_string_tab[36]
-#define __pyx_n_u_set_name __pyx_string_tab[37]
-#define __pyx_n_u_setstate __pyx_string_tab[38]
-#define __pyx_n_u_setstate_cython __pyx_string_tab[39]
-#define __pyx_n_u_test __pyx_string_tab[40]
-#define __pyx_n_u_is_coroutine __pyx_string_tab[41]
-#define __pyx_n_u_raw __pyx_string_tab[42]
-#define __pyx_n_u_value __pyx_string_tab[43]
-#define __pyx_n_u_asyncio_coroutines __pyx_string_tab[44]
-#define __pyx_n_u_cases __pyx_string_tab[45]
-#define __pyx_n_u_cline_in_traceback __pyx_string_tab[46]
-#define __pyx_n_u_close __pyx_string_tab[47]
-#define __pyx_n_u_data __pyx_string_tab[48]
-#define __pyx_n_u_defaults __pyx_string_tab[49]
-#define __pyx_n_u_encode __pyx_string_tab[50]
-#define __pyx_n_u_event __pyx_string_tab[51]
-#define __pyx_n_u_events __pyx_string_tab[52]
-#define __pyx_n_u_fields __pyx_string_tab[53]
-#define __pyx_n_u_genexpr __pyx_string_tab[54]
-#define __pyx_n_u_get __pyx_string_tab[55]
-#define __pyx_n_u_i __pyx_string_tab[56]
-#define __pyx_n_u_index __pyx_string_tab[57]
-#define __pyx_n_u_items __pyx_string_tab[58]
-#define __pyx_n_u_lazy __pyx_string_tab[59]
-#define __pyx_n_u_made __pyx_string_tab[60]
-#define __pyx_n_u_n __pyx_string_tab[61]
-#define __pyx_n_u_name_2 __pyx_string_tab[62]
-#define __pyx_n_u_next __pyx_string_tab[63]
-#define __pyx_n_u_nulls __pyx_string_tab[64]
-#define __pyx_n_u_object __pyx_string_tab[65]
-#define __pyx_n_u_out __pyx_string_tab[66]
-#define __pyx_n_u_paths __pyx_string_tab[67]
-#define __pyx_n_u_pop __pyx_string_tab[68]
-#define __pyx_n_u_rule __pyx_string_tab[69]
-#define __pyx_n_u_self __pyx_string_tab[70]
-#define __pyx_n_u_send __pyx_string_tab[71]
-#define __pyx_n_u_seq_path __pyx_string_tab[72]
-#define __pyx_n_u_sequence __pyx_string_tab[73]
-#define __pyx_n_u_setdefault __pyx_string_tab[74]
-#define __pyx_n_u_ssewire__deltas_c __pyx_string_tab[75]
-#define __pyx_n_u_start __pyx_string_tab[76]
-#define __pyx_n_u_step __pyx_string_tab[77]
-#define __pyx_n_u_tag_path __pyx_string_tab[78]
-#define __pyx_n_u_take_deltas __pyx_string_tab[79]
-#define __pyx_n_u_text __pyx_string_tab[80]
-#define __pyx_n_u_throw __pyx_string_tab[81]
-#define __pyx_n_u_type __pyx_string_tab[82]
-#define __pyx_n_u_type_path __pyx_string_tab[83]
-#define __pyx_n_u_undecoded __pyx_string_tab[84]
-#define __pyx_n_u_unified __pyx_string_tab[85]
-#define __pyx_n_u_use_types __pyx_string_tab[86]
-#define __pyx_n_u_value_2 __pyx_string_tab[87]
-#define __pyx_n_u_values __pyx_string_tab[88]
-#define __pyx_kp_b_iso88591_Q __pyx_string_tab[89]
-#define __pyx_kp_b_iso88591_3aq_wc_q_Ba_aq_1AXWF_Qax_ST_1AX __pyx_string_tab[90]
-#define __pyx_kp_b_iso88591_Q_s_83c_Cs_82Q_j_Qaz_Rs_q_PWW __pyx_string_tab[91]
-#define __pyx_kp_b_iso88591__2 __pyx_string_tab[92]
-#define __pyx_kp_b_iso88591_a __pyx_string_tab[93]
+#define __pyx_kp_u_a_variant_s_tag_is_a_string_True __pyx_string_tab[10]
+#define __pyx_kp_u_add_note __pyx_string_tab[11]
+#define __pyx_kp_u_disable __pyx_string_tab[12]
+#define __pyx_kp_u_enable __pyx_string_tab[13]
+#define __pyx_kp_u_gc __pyx_string_tab[14]
+#define __pyx_kp_u_isenabled __pyx_string_tab[15]
+#define __pyx_kp_u_one_default_per_field_at_most_20 __pyx_string_tab[16]
+#define __pyx_kp_u_path_index __pyx_string_tab[17]
+#define __pyx_kp_u_src_ssewire__deltas_c_pyx __pyx_string_tab[18]
+#define __pyx_kp_u_text_path_index __pyx_string_tab[19]
+#define __pyx_kp_u_utf_8 __pyx_string_tab[20]
+#define __pyx_n_u_DeltaRule __pyx_string_tab[21]
+#define __pyx_n_u_DeltaRule___reduce_cython __pyx_string_tab[22]
+#define __pyx_n_u_DeltaRule___setstate_cython __pyx_string_tab[23]
+#define __pyx_n_u_Pyx_PyDict_NextRef __pyx_string_tab[24]
+#define __pyx_n_u_all __pyx_string_tab[25]
+#define __pyx_n_u_annotate __pyx_string_tab[26]
+#define __pyx_n_u_func __pyx_string_tab[27]
+#define __pyx_n_u_getstate __pyx_string_tab[28]
+#define __pyx_n_u_init___locals_genexpr __pyx_string_tab[29]
+#define __pyx_n_u_main __pyx_string_tab[30]
+#define __pyx_n_u_module __pyx_string_tab[31]
+#define __pyx_n_u_name __pyx_string_tab[32]
+#define __pyx_n_u_pyx_state __pyx_string_tab[33]
+#define __pyx_n_u_qualname __pyx_string_tab[34]
+#define __pyx_n_u_reduce __pyx_string_tab[35]
+#define __pyx_n_u_reduce_cython __pyx_string_tab[36]
+#define __pyx_n_u_reduce_ex __pyx_string_tab[37]
+#define __pyx_n_u_set_name __pyx_string_tab[38]
+#define __pyx_n_u_setstate __pyx_string_tab[39]
+#define __pyx_n_u_setstate_cython __pyx_string_tab[40]
+#define __pyx_n_u_test __pyx_string_tab[41]
+#define __pyx_n_u_is_coroutine __pyx_string_tab[42]
+#define __pyx_n_u_raw __pyx_string_tab[43]
+#define __pyx_n_u_value __pyx_string_tab[44]
+#define __pyx_n_u_absent __pyx_string_tab[45]
+#define __pyx_n_u_asyncio_coroutines __pyx_string_tab[46]
+#define __pyx_n_u_cases __pyx_string_tab[47]
+#define __pyx_n_u_cline_in_traceback __pyx_string_tab[48]
+#define __pyx_n_u_close __pyx_string_tab[49]
+#define __pyx_n_u_data __pyx_string_tab[50]
+#define __pyx_n_u_defaults __pyx_string_tab[51]
+#define __pyx_n_u_encode __pyx_string_tab[52]
+#define __pyx_n_u_event __pyx_string_tab[53]
+#define __pyx_n_u_events __pyx_string_tab[54]
+#define __pyx_n_u_fields __pyx_string_tab[55]
+#define __pyx_n_u_genexpr __pyx_string_tab[56]
+#define __pyx_n_u_get __pyx_string_tab[57]
+#define __pyx_n_u_i __pyx_string_tab[58]
+#define __pyx_n_u_index __pyx_string_tab[59]
+#define __pyx_n_u_items __pyx_string_tab[60]
+#define __pyx_n_u_lazy __pyx_string_tab[61]
+#define __pyx_n_u_made __pyx_string_tab[62]
+#define __pyx_n_u_n __pyx_string_tab[63]
+#define __pyx_n_u_name_2 __pyx_string_tab[64]
+#define __pyx_n_u_next __pyx_string_tab[65]
+#define __pyx_n_u_nulls __pyx_string_tab[66]
+#define __pyx_n_u_object __pyx_string_tab[67]
+#define __pyx_n_u_out __pyx_string_tab[68]
+#define __pyx_n_u_paths __pyx_string_tab[69]
+#define __pyx_n_u_pop __pyx_string_tab[70]
+#define __pyx_n_u_rule __pyx_string_tab[71]
+#define __pyx_n_u_self __pyx_string_tab[72]
+#define __pyx_n_u_send __pyx_string_tab[73]
+#define __pyx_n_u_seq_path __pyx_string_tab[74]
+#define __pyx_n_u_sequence __pyx_string_tab[75]
+#define __pyx_n_u_setdefault __pyx_string_tab[76]
+#define __pyx_n_u_ssewire__deltas_c __pyx_string_tab[77]
+#define __pyx_n_u_start __pyx_string_tab[78]
+#define __pyx_n_u_step __pyx_string_tab[79]
+#define __pyx_n_u_tag_path __pyx_string_tab[80]
+#define __pyx_n_u_take_deltas __pyx_string_tab[81]
+#define __pyx_n_u_text __pyx_string_tab[82]
+#define __pyx_n_u_throw __pyx_string_tab[83]
+#define __pyx_n_u_type __pyx_string_tab[84]
+#define __pyx_n_u_type_path __pyx_string_tab[85]
+#define __pyx_n_u_undecoded __pyx_string_tab[86]
+#define __pyx_n_u_unified __pyx_string_tab[87]
+#define __pyx_n_u_use_types __pyx_string_tab[88]
+#define __pyx_n_u_value_2 __pyx_string_tab[89]
+#define __pyx_n_u_values __pyx_string_tab[90]
+#define __pyx_kp_b_iso88591_Q __pyx_string_tab[91]
+#define __pyx_kp_b_iso88591_3aq_wc_q_Ba_aq_1AXWF_Qax_ST_1AX __pyx_string_tab[92]
+#define __pyx_kp_b_iso88591_Q_s_83c_Cs_82Q_j_Qaz_Rs_q_PWW __pyx_string_tab[93]
+#define __pyx_kp_b_iso88591__2 __pyx_string_tab[94]
+#define __pyx_kp_b_iso88591_a __pyx_string_tab[95]
 #define __pyx_int_0 __pyx_number_tab[0]
 #define __pyx_int_neg_1 __pyx_number_tab[1]
 /* #### Code section: module_state_clear ### */
@@ -3326,7 +3329,7 @@ static CYTHON_SMALL_CODE int __pyx_m_clear(PyObject *m) {
   Py_CLEAR(clear_module_state->__pyx_umethod_PyTuple_Type__index.method);
   for (int i=0; i<2; ++i) { Py_CLEAR(clear_module_state->__pyx_tuple[i]); }
   for (int i=0; i<6; ++i) { Py_CLEAR(clear_module_state->__pyx_codeobj_tab[i]); }
-  for (int i=0; i<94; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<96; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
   for (int i=0; i<2; ++i) { Py_CLEAR(clear_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_clear_contents ### */
 /* CommonTypesMetaclass.module_state_clear */
@@ -3367,7 +3370,7 @@ static CYTHON_SMALL_CODE int __pyx_m_traverse(PyObject *m, visitproc visit, void
   Py_VISIT(traverse_module_state->__pyx_umethod_PyTuple_Type__index.method);
   for (int i=0; i<2; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_tuple[i]); }
   for (int i=0; i<6; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_codeobj_tab[i]); }
-  for (int i=0; i<94; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<96; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
   for (int i=0; i<2; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_traverse_contents ### */
 /* CommonTypesMetaclass.module_state_traverse */
@@ -3385,7 +3388,7 @@ return 0;
 #endif
 /* #### Code section: module_code ### */
 
-/* "ssewire/_deltas_c.pyx":54
+/* "ssewire/_deltas_c.pyx":55
  * 
  * 
  * def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event):             # <<<<<<<<<<<<<<
@@ -3438,56 +3441,56 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_unified,&__pyx_mstate_global->__pyx_n_u_fields,&__pyx_mstate_global->__pyx_n_u_defaults,&__pyx_mstate_global->__pyx_n_u_lazy,&__pyx_mstate_global->__pyx_n_u_undecoded,&__pyx_mstate_global->__pyx_n_u_event,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 54, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 55, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  6:
         values[5] = __Pyx_ArgRef_FASTCALL(__pyx_args, 5);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 54, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 55, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  5:
         values[4] = __Pyx_ArgRef_FASTCALL(__pyx_args, 4);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 54, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 55, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 54, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 55, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 54, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 55, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 54, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 55, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 54, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 55, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "use_types", 0) < (0)) __PYX_ERR(0, 54, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "use_types", 0) < (0)) __PYX_ERR(0, 55, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 6; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, i); __PYX_ERR(0, 54, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, i); __PYX_ERR(0, 55, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 6)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 54, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 55, __pyx_L3_error)
       values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 54, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 55, __pyx_L3_error)
       values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 54, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 55, __pyx_L3_error)
       values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 54, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 55, __pyx_L3_error)
       values[4] = __Pyx_ArgRef_FASTCALL(__pyx_args, 4);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 54, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 55, __pyx_L3_error)
       values[5] = __Pyx_ArgRef_FASTCALL(__pyx_args, 5);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 54, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 55, __pyx_L3_error)
     }
     __pyx_v_unified = values[0];
     __pyx_v_fields = ((PyObject*)values[1]);
@@ -3498,7 +3501,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, __pyx_nargs); __PYX_ERR(0, 54, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, __pyx_nargs); __PYX_ERR(0, 55, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -3509,8 +3512,8 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   __Pyx_RefNannyFinishContext();
   return NULL;
   __pyx_L4_argument_unpacking_done:;
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_fields), (&PyTuple_Type), 1, "fields", 1))) __PYX_ERR(0, 54, __pyx_L1_error)
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_defaults), (&PyTuple_Type), 1, "defaults", 1))) __PYX_ERR(0, 54, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_fields), (&PyTuple_Type), 1, "fields", 1))) __PYX_ERR(0, 55, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_defaults), (&PyTuple_Type), 1, "defaults", 1))) __PYX_ERR(0, 55, __pyx_L1_error)
   __pyx_r = __pyx_pf_7ssewire_9_deltas_c_use_types(__pyx_self, __pyx_v_unified, __pyx_v_fields, __pyx_v_defaults, __pyx_v_lazy, __pyx_v_undecoded, __pyx_v_event);
 
   /* function exit code */
@@ -3546,7 +3549,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("use_types", 0);
 
-  /* "ssewire/_deltas_c.pyx":60
+  /* "ssewire/_deltas_c.pyx":61
  *     directly. Returns whether every type has the fields named as plain slots (False: the reader stays off)."""
  *     global _types, _defaults, _type_at, _text_at, _sequence_at, _raw_at, _undecoded
  *     _types = None             # <<<<<<<<<<<<<<
@@ -3558,7 +3561,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__types, Py_None);
   __Pyx_GIVEREF(Py_None);
 
-  /* "ssewire/_deltas_c.pyx":61
+  /* "ssewire/_deltas_c.pyx":62
  *     global _types, _defaults, _type_at, _text_at, _sequence_at, _raw_at, _undecoded
  *     _types = None
  *     if len(fields) != len(defaults) or len(fields) > 20:             # <<<<<<<<<<<<<<
@@ -3567,14 +3570,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 */
   if (unlikely(__pyx_v_fields == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 61, __pyx_L1_error)
+    __PYX_ERR(0, 62, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 61, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 62, __pyx_L1_error)
   if (unlikely(__pyx_v_defaults == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 61, __pyx_L1_error)
+    __PYX_ERR(0, 62, __pyx_L1_error)
   }
-  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_defaults); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 61, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_defaults); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 62, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_2 != __pyx_t_3);
 
 
@@ -3589,9 +3592,9 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   }
   if (unlikely(__pyx_v_fields == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 61, __pyx_L1_error)
+    __PYX_ERR(0, 62, __pyx_L1_error)
   }
-  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 61, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 62, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_3 > 20);
 
 
@@ -3602,7 +3605,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "ssewire/_deltas_c.pyx":62
+    /* "ssewire/_deltas_c.pyx":63
  *     _types = None
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")             # <<<<<<<<<<<<<<
@@ -3615,14 +3618,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
       PyObject *__pyx_callargs[2] = {__pyx_t_6, __pyx_mstate_global->__pyx_kp_u_one_default_per_field_at_most_20};
       __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_7, (2-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
-      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 62, __pyx_L1_error)
+      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 63, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
     }
     __Pyx_Raise(__pyx_t_5, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    __PYX_ERR(0, 62, __pyx_L1_error)
+    __PYX_ERR(0, 63, __pyx_L1_error)
 
-    /* "ssewire/_deltas_c.pyx":61
+    /* "ssewire/_deltas_c.pyx":62
  *     global _types, _defaults, _type_at, _text_at, _sequence_at, _raw_at, _undecoded
  *     _types = None
  *     if len(fields) != len(defaults) or len(fields) > 20:             # <<<<<<<<<<<<<<
@@ -3631,14 +3634,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":63
+  /* "ssewire/_deltas_c.pyx":64
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):
  *         return False
 */
-  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_unified, __pyx_v_fields); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 63, __pyx_L1_error)
+  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_unified, __pyx_v_fields); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 64, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_8 != 1);
 
 
@@ -3651,16 +3654,16 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
     goto __pyx_L7_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":64
+  /* "ssewire/_deltas_c.pyx":65
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):             # <<<<<<<<<<<<<<
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
 */
-  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy, __pyx_mstate_global->__pyx_tuple[0]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 63, __pyx_L1_error)
+  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy, __pyx_mstate_global->__pyx_tuple[0]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 64, __pyx_L1_error)
 
-  /* "ssewire/_deltas_c.pyx":63
+  /* "ssewire/_deltas_c.pyx":64
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -3679,14 +3682,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
     goto __pyx_L7_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":64
+  /* "ssewire/_deltas_c.pyx":65
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):             # <<<<<<<<<<<<<<
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
 */
-  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__event), __pyx_v_event, __pyx_mstate_global->__pyx_tuple[1]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 64, __pyx_L1_error)
+  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__event), __pyx_v_event, __pyx_mstate_global->__pyx_tuple[1]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 65, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_8 != 1);
 
 
@@ -3695,7 +3698,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 
   __pyx_L7_bool_binop_done:;
 
-  /* "ssewire/_deltas_c.pyx":63
+  /* "ssewire/_deltas_c.pyx":64
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -3705,7 +3708,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   if (__pyx_t_1) {
 
 
-    /* "ssewire/_deltas_c.pyx":65
+    /* "ssewire/_deltas_c.pyx":66
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):
  *         return False             # <<<<<<<<<<<<<<
@@ -3723,7 +3726,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":63
+    /* "ssewire/_deltas_c.pyx":64
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -3732,57 +3735,57 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":66
+  /* "ssewire/_deltas_c.pyx":67
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")             # <<<<<<<<<<<<<<
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
  *     _defaults = list(defaults)
 */
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_type); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 66, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_type); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 67, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 66, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 67, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_text); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 66, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_text); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 67, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 66, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 67, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
   __pyx_v_7ssewire_9_deltas_c__type_at = __pyx_t_3;
   __pyx_v_7ssewire_9_deltas_c__text_at = __pyx_t_2;
 
-  /* "ssewire/_deltas_c.pyx":67
+  /* "ssewire/_deltas_c.pyx":68
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")             # <<<<<<<<<<<<<<
  *     _defaults = list(defaults)
  *     _undecoded = undecoded
 */
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_sequence); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 67, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_sequence); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 68, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 67, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 68, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_raw); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 67, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_raw); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 68, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 67, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 68, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
   __pyx_v_7ssewire_9_deltas_c__sequence_at = __pyx_t_2;
   __pyx_v_7ssewire_9_deltas_c__raw_at = __pyx_t_3;
 
-  /* "ssewire/_deltas_c.pyx":68
+  /* "ssewire/_deltas_c.pyx":69
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
  *     _defaults = list(defaults)             # <<<<<<<<<<<<<<
  *     _undecoded = undecoded
  *     _types = (unified, lazy, event, defaults)
 */
-  __pyx_t_5 = PySequence_List(__pyx_v_defaults); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 68, __pyx_L1_error)
+  __pyx_t_5 = PySequence_List(__pyx_v_defaults); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 69, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__defaults);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__defaults, ((PyObject*)__pyx_t_5));
   __Pyx_GIVEREF(__pyx_t_5);
   __pyx_t_5 = 0;
 
-  /* "ssewire/_deltas_c.pyx":69
+  /* "ssewire/_deltas_c.pyx":70
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
  *     _defaults = list(defaults)
  *     _undecoded = undecoded             # <<<<<<<<<<<<<<
@@ -3794,33 +3797,33 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__undecoded, __pyx_v_undecoded);
   __Pyx_GIVEREF(__pyx_v_undecoded);
 
-  /* "ssewire/_deltas_c.pyx":70
+  /* "ssewire/_deltas_c.pyx":71
  *     _defaults = list(defaults)
  *     _undecoded = undecoded
  *     _types = (unified, lazy, event, defaults)             # <<<<<<<<<<<<<<
  *     return True
  * 
 */
-  __pyx_t_5 = PyTuple_New(4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 70, __pyx_L1_error)
+  __pyx_t_5 = PyTuple_New(4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 71, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
   __Pyx_INCREF(__pyx_v_unified);
   __Pyx_GIVEREF(__pyx_v_unified);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_v_unified) != (0)) __PYX_ERR(0, 70, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_v_unified) != (0)) __PYX_ERR(0, 71, __pyx_L1_error);
   __Pyx_INCREF(__pyx_v_lazy);
   __Pyx_GIVEREF(__pyx_v_lazy);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_v_lazy) != (0)) __PYX_ERR(0, 70, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_v_lazy) != (0)) __PYX_ERR(0, 71, __pyx_L1_error);
   __Pyx_INCREF(__pyx_v_event);
   __Pyx_GIVEREF(__pyx_v_event);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 2, __pyx_v_event) != (0)) __PYX_ERR(0, 70, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 2, __pyx_v_event) != (0)) __PYX_ERR(0, 71, __pyx_L1_error);
   __Pyx_INCREF(__pyx_v_defaults);
   __Pyx_GIVEREF(__pyx_v_defaults);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 3, __pyx_v_defaults) != (0)) __PYX_ERR(0, 70, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 3, __pyx_v_defaults) != (0)) __PYX_ERR(0, 71, __pyx_L1_error);
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__types);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__types, __pyx_t_5);
   __Pyx_GIVEREF(__pyx_t_5);
   __pyx_t_5 = 0;
 
-  /* "ssewire/_deltas_c.pyx":71
+  /* "ssewire/_deltas_c.pyx":72
  *     _undecoded = undecoded
  *     _types = (unified, lazy, event, defaults)
  *     return True             # <<<<<<<<<<<<<<
@@ -3838,7 +3841,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   }
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":54
+  /* "ssewire/_deltas_c.pyx":55
  * 
  * 
  * def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event):             # <<<<<<<<<<<<<<
@@ -3858,7 +3861,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":74
+/* "ssewire/_deltas_c.pyx":75
  * 
  * 
  * cdef object _new_delta(object kind, object data, object text, object sequence):             # <<<<<<<<<<<<<<
@@ -3882,7 +3885,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_new_delta", 0);
 
-  /* "ssewire/_deltas_c.pyx":79
+  /* "ssewire/_deltas_c.pyx":80
  *     cdef PyObject* lazy_values[2]
  *     cdef Py_ssize_t i
  *     lazy_values[0] = <PyObject*>data             # <<<<<<<<<<<<<<
@@ -3891,7 +3894,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_lazy_values[0]) = ((PyObject *)__pyx_v_data);
 
-  /* "ssewire/_deltas_c.pyx":80
+  /* "ssewire/_deltas_c.pyx":81
  *     cdef Py_ssize_t i
  *     lazy_values[0] = <PyObject*>data
  *     lazy_values[1] = <PyObject*>_undecoded             # <<<<<<<<<<<<<<
@@ -3900,19 +3903,19 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_lazy_values[1]) = ((PyObject *)__pyx_v_7ssewire_9_deltas_c__undecoded);
 
-  /* "ssewire/_deltas_c.pyx":81
+  /* "ssewire/_deltas_c.pyx":82
  *     lazy_values[0] = <PyObject*>data
  *     lazy_values[1] = <PyObject*>_undecoded
  *     lazy = sw_slots_new(&_lazy, lazy_values)             # <<<<<<<<<<<<<<
  *     for i in range(len(_defaults)):
  *         values[i] = <PyObject*>_defaults[i]
 */
-  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 81, __pyx_L1_error)
+  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 82, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_lazy = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":82
+  /* "ssewire/_deltas_c.pyx":83
  *     lazy_values[1] = <PyObject*>_undecoded
  *     lazy = sw_slots_new(&_lazy, lazy_values)
  *     for i in range(len(_defaults)):             # <<<<<<<<<<<<<<
@@ -3923,16 +3926,16 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   __Pyx_INCREF(__pyx_t_1);
   if (unlikely(__pyx_t_1 == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 82, __pyx_L1_error)
+    __PYX_ERR(0, 83, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_t_1); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 82, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_t_1); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 83, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __pyx_t_3 = __pyx_t_2;
 
   for (__pyx_t_4 = 0; __pyx_t_4 < __pyx_t_3; __pyx_t_4+=1) {
     __pyx_v_i = __pyx_t_4;
 
-    /* "ssewire/_deltas_c.pyx":83
+    /* "ssewire/_deltas_c.pyx":84
  *     lazy = sw_slots_new(&_lazy, lazy_values)
  *     for i in range(len(_defaults)):
  *         values[i] = <PyObject*>_defaults[i]             # <<<<<<<<<<<<<<
@@ -3941,14 +3944,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
     if (unlikely(__pyx_v_7ssewire_9_deltas_c__defaults == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 83, __pyx_L1_error)
+      __PYX_ERR(0, 84, __pyx_L1_error)
     }
     (__pyx_v_values[__pyx_v_i]) = ((PyObject *)__Pyx_PyList_GET_ITEM(__pyx_v_7ssewire_9_deltas_c__defaults, __pyx_v_i));
   }
 
 
 
-  /* "ssewire/_deltas_c.pyx":84
+  /* "ssewire/_deltas_c.pyx":85
  *     for i in range(len(_defaults)):
  *         values[i] = <PyObject*>_defaults[i]
  *     values[_type_at] = <PyObject*>kind             # <<<<<<<<<<<<<<
@@ -3957,7 +3960,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__type_at]) = ((PyObject *)__pyx_v_kind);
 
-  /* "ssewire/_deltas_c.pyx":85
+  /* "ssewire/_deltas_c.pyx":86
  *         values[i] = <PyObject*>_defaults[i]
  *     values[_type_at] = <PyObject*>kind
  *     values[_text_at] = <PyObject*>text             # <<<<<<<<<<<<<<
@@ -3966,7 +3969,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__text_at]) = ((PyObject *)__pyx_v_text);
 
-  /* "ssewire/_deltas_c.pyx":86
+  /* "ssewire/_deltas_c.pyx":87
  *     values[_type_at] = <PyObject*>kind
  *     values[_text_at] = <PyObject*>text
  *     values[_sequence_at] = <PyObject*>sequence             # <<<<<<<<<<<<<<
@@ -3975,7 +3978,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__sequence_at]) = ((PyObject *)__pyx_v_sequence);
 
-  /* "ssewire/_deltas_c.pyx":87
+  /* "ssewire/_deltas_c.pyx":88
  *     values[_text_at] = <PyObject*>text
  *     values[_sequence_at] = <PyObject*>sequence
  *     values[_raw_at] = <PyObject*>lazy             # <<<<<<<<<<<<<<
@@ -3984,14 +3987,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__raw_at]) = ((PyObject *)__pyx_v_lazy);
 
-  /* "ssewire/_deltas_c.pyx":88
+  /* "ssewire/_deltas_c.pyx":89
  *     values[_sequence_at] = <PyObject*>sequence
  *     values[_raw_at] = <PyObject*>lazy
  *     return sw_slots_new(&_unified, values)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 88, __pyx_L1_error)
+  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 89, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject *__pyx_temp;
@@ -4004,7 +4007,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":74
+  /* "ssewire/_deltas_c.pyx":75
  * 
  * 
  * cdef object _new_delta(object kind, object data, object text, object sequence):             # <<<<<<<<<<<<<<
@@ -4027,10 +4030,10 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":112
+/* "ssewire/_deltas_c.pyx":114
  *     cdef int type_path, tag_path, seq_path
  * 
- *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=()):             # <<<<<<<<<<<<<<
+ *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=()):             # <<<<<<<<<<<<<<
  *         cdef list keys = []
  *         cdef int i, j
 */
@@ -4056,11 +4059,12 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   int __pyx_v_tag_path;
   int __pyx_v_seq_path;
   PyObject *__pyx_v_nulls = 0;
+  PyObject *__pyx_v_absent = 0;
   #if !CYTHON_VECTORCALL_TPNEW
   CYTHON_UNUSED Py_ssize_t __pyx_nargs;
   #endif
   CYTHON_UNUSED PyObject *const *__pyx_kwvalues;
-  PyObject* values[6] = {0,0,0,0,0,0};
+  PyObject* values[7] = {0,0,0,0,0,0,0};
   int __pyx_lineno = 0;
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
@@ -4076,88 +4080,99 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   #endif
   __pyx_kwvalues = __Pyx_KwValues_FASTCALL_TPNEW(__pyx_args, __pyx_nargs);
   {
-    PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_paths,&__pyx_mstate_global->__pyx_n_u_cases,&__pyx_mstate_global->__pyx_n_u_type_path,&__pyx_mstate_global->__pyx_n_u_tag_path,&__pyx_mstate_global->__pyx_n_u_seq_path,&__pyx_mstate_global->__pyx_n_u_nulls,0};
+    PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_paths,&__pyx_mstate_global->__pyx_n_u_cases,&__pyx_mstate_global->__pyx_n_u_type_path,&__pyx_mstate_global->__pyx_n_u_tag_path,&__pyx_mstate_global->__pyx_n_u_seq_path,&__pyx_mstate_global->__pyx_n_u_nulls,&__pyx_mstate_global->__pyx_n_u_absent,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL_TPNEW(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 112, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 114, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
+        case  7:
+        values[6] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 6);
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[6])) __PYX_ERR(0, 114, __pyx_L3_error)
+        CYTHON_FALLTHROUGH;
         case  6:
         values[5] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 5);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 114, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  5:
         values[4] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 4);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 114, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 114, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 114, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 114, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 114, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__init__", 0) < (0)) __PYX_ERR(0, 112, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__init__", 0) < (0)) __PYX_ERR(0, 114, __pyx_L3_error)
       if (!values[5]) values[5] = __Pyx_NewRef(((PyObject *)__pyx_mstate_global->__pyx_empty_tuple));
+      if (!values[6]) values[6] = __Pyx_NewRef(((PyObject *)__pyx_mstate_global->__pyx_empty_tuple));
       for (Py_ssize_t i = __pyx_nargs; i < 3; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 6, i); __PYX_ERR(0, 112, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 7, i); __PYX_ERR(0, 114, __pyx_L3_error) }
       }
     } else {
       switch (__pyx_nargs) {
+        case  7:
+        values[6] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 6);
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[6])) __PYX_ERR(0, 114, __pyx_L3_error)
+        CYTHON_FALLTHROUGH;
         case  6:
         values[5] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 5);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 114, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  5:
         values[4] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 4);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 114, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 114, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 114, __pyx_L3_error)
         values[1] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 114, __pyx_L3_error)
         values[0] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 112, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 114, __pyx_L3_error)
         break;
         default: goto __pyx_L5_argtuple_error;
       }
       if (!values[5]) values[5] = __Pyx_NewRef(((PyObject *)__pyx_mstate_global->__pyx_empty_tuple));
+      if (!values[6]) values[6] = __Pyx_NewRef(((PyObject *)__pyx_mstate_global->__pyx_empty_tuple));
     }
     __pyx_v_paths = values[0];
     __pyx_v_cases = values[1];
-    __pyx_v_type_path = __Pyx_PyLong_As_int(values[2]); if (unlikely((__pyx_v_type_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 112, __pyx_L3_error)
+    __pyx_v_type_path = __Pyx_PyLong_As_int(values[2]); if (unlikely((__pyx_v_type_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 114, __pyx_L3_error)
     if (values[3]) {
-      __pyx_v_tag_path = __Pyx_PyLong_As_int(values[3]); if (unlikely((__pyx_v_tag_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 112, __pyx_L3_error)
+      __pyx_v_tag_path = __Pyx_PyLong_As_int(values[3]); if (unlikely((__pyx_v_tag_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 114, __pyx_L3_error)
     } else {
       __pyx_v_tag_path = ((int)-1);
     }
     if (values[4]) {
-      __pyx_v_seq_path = __Pyx_PyLong_As_int(values[4]); if (unlikely((__pyx_v_seq_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 112, __pyx_L3_error)
+      __pyx_v_seq_path = __Pyx_PyLong_As_int(values[4]); if (unlikely((__pyx_v_seq_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 114, __pyx_L3_error)
     } else {
       __pyx_v_seq_path = ((int)-1);
     }
     __pyx_v_nulls = values[5];
+    __pyx_v_absent = values[6];
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 6, __pyx_nargs); __PYX_ERR(0, 112, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 7, __pyx_nargs); __PYX_ERR(0, 114, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -4168,7 +4183,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   __Pyx_RefNannyFinishContext();
   return -1;
   __pyx_L4_argument_unpacking_done:;
-  __pyx_r = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(((struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *)__pyx_v_self), __pyx_v_paths, __pyx_v_cases, __pyx_v_type_path, __pyx_v_tag_path, __pyx_v_seq_path, __pyx_v_nulls);
+  __pyx_r = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(((struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *)__pyx_v_self), __pyx_v_paths, __pyx_v_cases, __pyx_v_type_path, __pyx_v_tag_path, __pyx_v_seq_path, __pyx_v_nulls, __pyx_v_absent);
 
   /* function exit code */
   for (Py_ssize_t __pyx_temp=0; __pyx_temp < (Py_ssize_t)(sizeof(values)/sizeof(values[0])); ++__pyx_temp) {
@@ -4182,7 +4197,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
 }
 static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
 
-/* "ssewire/_deltas_c.pyx":119
+/* "ssewire/_deltas_c.pyx":121
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
@@ -4202,7 +4217,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(CYTHO
   if (unlikely(!__pyx_cur_scope)) {
     __pyx_cur_scope = ((struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr *)Py_None);
     __Pyx_INCREF(Py_None);
-    __PYX_ERR(0, 119, __pyx_L1_error)
+    __PYX_ERR(0, 121, __pyx_L1_error)
   } else {
     __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
   }
@@ -4210,7 +4225,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(CYTHO
   __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   {
-    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[0]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_init___locals_genexpr, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c); if (unlikely(!gen)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[0]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_init___locals_genexpr, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c); if (unlikely(!gen)) __PYX_ERR(0, 121, __pyx_L1_error)
     __Pyx_DECREF(__pyx_cur_scope);
     __Pyx_RefNannyFinishContext();
     return (PyObject *) gen;
@@ -4248,16 +4263,16 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
     return NULL;
   }
   __pyx_L3_first_run:;
-  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 119, __pyx_L1_error)
-  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 119, __pyx_L1_error) }
+  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 121, __pyx_L1_error)
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 121, __pyx_L1_error) }
   if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
     __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
     __pyx_t_2 = 0;
     __pyx_t_3 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 121, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 121, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_3)) {
@@ -4265,7 +4280,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 121, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4275,7 +4290,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 121, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4286,13 +4301,13 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 119, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 121, __pyx_L1_error)
     } else {
       __pyx_t_4 = __pyx_t_3(__pyx_t_1);
       if (unlikely(!__pyx_t_4)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 119, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 121, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -4321,7 +4336,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
 
       goto __pyx_L7_bool_binop_done;
     }
-    __pyx_t_6 = (__Pyx_PyLong_BoolEqObjC(__pyx_cur_scope->__pyx_v_step, __pyx_mstate_global->__pyx_int_0, 0, 0)); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_6 = (__Pyx_PyLong_BoolEqObjC(__pyx_cur_scope->__pyx_v_step, __pyx_mstate_global->__pyx_int_0, 0, 0)); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 121, __pyx_L1_error)
 
     __pyx_t_5 = __pyx_t_6;
 
@@ -4332,7 +4347,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
     if (__pyx_t_6) {
 
 
-      /* "ssewire/_deltas_c.pyx":118
+      /* "ssewire/_deltas_c.pyx":120
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
@@ -4351,7 +4366,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":119
+      /* "ssewire/_deltas_c.pyx":121
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
@@ -4363,7 +4378,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   /*else*/ {
 
-    /* "ssewire/_deltas_c.pyx":118
+    /* "ssewire/_deltas_c.pyx":120
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
@@ -4383,7 +4398,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
   }
   CYTHON_MAYBE_UNUSED_VAR(__pyx_cur_scope);
 
-  /* "ssewire/_deltas_c.pyx":119
+  /* "ssewire/_deltas_c.pyx":121
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
@@ -4412,11 +4427,11 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
 }
 static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
 
-/* "ssewire/_deltas_c.pyx":122
+/* "ssewire/_deltas_c.pyx":124
  *             ):
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))             # <<<<<<<<<<<<<<
- *         for index in (type_path, tag_path, seq_path, *nulls):
+ *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
  *             if not -1 <= index < len(paths):
 */
 
@@ -4432,7 +4447,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(CYTH
   if (unlikely(!__pyx_cur_scope)) {
     __pyx_cur_scope = ((struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *)Py_None);
     __Pyx_INCREF(Py_None);
-    __PYX_ERR(0, 122, __pyx_L1_error)
+    __PYX_ERR(0, 124, __pyx_L1_error)
   } else {
     __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
   }
@@ -4440,7 +4455,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(CYTH
   __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   {
-    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_init___locals_genexpr, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c); if (unlikely(!gen)) __PYX_ERR(0, 122, __pyx_L1_error)
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_init___locals_genexpr, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c); if (unlikely(!gen)) __PYX_ERR(0, 124, __pyx_L1_error)
     __Pyx_DECREF(__pyx_cur_scope);
     __Pyx_RefNannyFinishContext();
     return (PyObject *) gen;
@@ -4483,17 +4498,17 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
   __pyx_L3_first_run:;
   if (unlikely(__pyx_sent_value != Py_None)) {
     if (unlikely(__pyx_sent_value)) PyErr_SetString(PyExc_TypeError, "can't send non-None value to a just-started generator");
-    __PYX_ERR(0, 122, __pyx_L1_error)
+    __PYX_ERR(0, 124, __pyx_L1_error)
   }
-  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 122, __pyx_L1_error) }
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 124, __pyx_L1_error) }
   if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
     __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
     __pyx_t_2 = 0;
     __pyx_t_3 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 122, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 124, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 122, __pyx_L1_error)
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 124, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_3)) {
@@ -4501,7 +4516,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 122, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4511,7 +4526,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 122, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4522,13 +4537,13 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 122, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 124, __pyx_L1_error)
     } else {
       __pyx_t_4 = __pyx_t_3(__pyx_t_1);
       if (unlikely(!__pyx_t_4)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 122, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 124, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -4551,7 +4566,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
         PyObject *__pyx_callargs[2] = {__pyx_t_7, __pyx_mstate_global->__pyx_kp_u_utf_8};
         __pyx_t_6 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_8, (2-__pyx_t_8) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
-        if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 122, __pyx_L1_error)
+        if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 124, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_6);
       }
       __pyx_t_4 = __pyx_t_6;
@@ -4578,7 +4593,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
     __Pyx_XGOTREF(__pyx_t_1);
     __pyx_t_2 = __pyx_cur_scope->__pyx_t_1;
     __pyx_t_3 = __pyx_cur_scope->__pyx_t_2;
-    if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 122, __pyx_L1_error)
+    if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 124, __pyx_L1_error)
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   CYTHON_MAYBE_UNUSED_VAR(__pyx_cur_scope);
@@ -4606,15 +4621,15 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":112
+/* "ssewire/_deltas_c.pyx":114
  *     cdef int type_path, tag_path, seq_path
  * 
- *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=()):             # <<<<<<<<<<<<<<
+ *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=()):             # <<<<<<<<<<<<<<
  *         cdef list keys = []
  *         cdef int i, j
 */
 
-static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self, PyObject *__pyx_v_paths, PyObject *__pyx_v_cases, int __pyx_v_type_path, int __pyx_v_tag_path, int __pyx_v_seq_path, PyObject *__pyx_v_nulls) {
+static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *__pyx_v_self, PyObject *__pyx_v_paths, PyObject *__pyx_v_cases, int __pyx_v_type_path, int __pyx_v_tag_path, int __pyx_v_seq_path, PyObject *__pyx_v_nulls, PyObject *__pyx_v_absent) {
   PyObject *__pyx_v_keys = 0;
   int __pyx_v_i;
   int __pyx_v_j;
@@ -4664,26 +4679,26 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("__init__", 0);
 
-  /* "ssewire/_deltas_c.pyx":113
+  /* "ssewire/_deltas_c.pyx":115
  * 
- *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=()):
+ *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=()):
  *         cdef list keys = []             # <<<<<<<<<<<<<<
  *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
 */
-  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 113, __pyx_L1_error)
+  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 115, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_keys = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":115
+  /* "ssewire/_deltas_c.pyx":117
  *         cdef list keys = []
  *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
 */
-  __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 115, __pyx_L1_error)
+  __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 117, __pyx_L1_error)
   __pyx_t_3 = (0 < __pyx_t_2);
   if (__pyx_t_3) {
     __pyx_t_3 = (__pyx_t_2 <= SW_JSON_MAX_PATHS);
@@ -4695,7 +4710,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   if (unlikely(__pyx_t_4)) {
 
 
-    /* "ssewire/_deltas_c.pyx":116
+    /* "ssewire/_deltas_c.pyx":118
  *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")             # <<<<<<<<<<<<<<
@@ -4703,10 +4718,10 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
 */
     __pyx_t_5 = NULL;
-    __pyx_t_6 = __Pyx_PyUnicode_From___pyx_anon_enum(SW_JSON_MAX_PATHS, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 116, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From___pyx_anon_enum(SW_JSON_MAX_PATHS, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 118, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
-    __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 116, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 116, __pyx_L1_error)
+    __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 118, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 118, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
     __pyx_t_8[0] = __pyx_mstate_global->__pyx_kp_u_a_DeltaRule_reads_1_to;
@@ -4719,7 +4734,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     #endif
     __pyx_t_9 = 0;
     __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 4, __pyx_t_2, __pyx_t_9);
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 116, __pyx_L1_error)
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 118, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -4729,14 +4744,14 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 116, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 118, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 116, __pyx_L1_error)
+    __PYX_ERR(0, 118, __pyx_L1_error)
 
-    /* "ssewire/_deltas_c.pyx":115
+    /* "ssewire/_deltas_c.pyx":117
  *         cdef list keys = []
  *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:             # <<<<<<<<<<<<<<
@@ -4745,7 +4760,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":117
+  /* "ssewire/_deltas_c.pyx":119
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:             # <<<<<<<<<<<<<<
@@ -4757,9 +4772,9 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     __pyx_t_2 = 0;
     __pyx_t_12 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_v_paths); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 117, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_v_paths); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 119, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 117, __pyx_L1_error)
+    __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 119, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_12)) {
@@ -4767,7 +4782,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 117, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4777,7 +4792,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 117, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4788,13 +4803,13 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 117, __pyx_L1_error)
+      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 119, __pyx_L1_error)
     } else {
       __pyx_t_10 = __pyx_t_12(__pyx_t_1);
       if (unlikely(!__pyx_t_10)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 117, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 119, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -4804,14 +4819,14 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     __Pyx_XDECREF_SET(__pyx_v_path, __pyx_t_10);
     __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":118
+    /* "ssewire/_deltas_c.pyx":120
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
  *             ):
 */
-    __pyx_t_13 = PyObject_Length(__pyx_v_path); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 118, __pyx_L1_error)
+    __pyx_t_13 = PyObject_Length(__pyx_v_path); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 120, __pyx_L1_error)
     __pyx_t_3 = (1 <= __pyx_t_13);
     if (__pyx_t_3) {
       __pyx_t_3 = (__pyx_t_13 <= SW_JSON_MAX_STEPS);
@@ -4829,26 +4844,26 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       goto __pyx_L7_bool_binop_done;
     }
 
-    /* "ssewire/_deltas_c.pyx":119
+    /* "ssewire/_deltas_c.pyx":121
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
  *             ):
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
 */
-    __pyx_t_10 = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(NULL, __pyx_v_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_10 = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(NULL, __pyx_v_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 121, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
-    __pyx_t_5 = __Pyx_Generator_GetInlinedResult(__pyx_t_10); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_Generator_GetInlinedResult(__pyx_t_10); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 121, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-    __pyx_t_14 = __Pyx_PyObject_IsTrue(__pyx_t_5); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_14 = __Pyx_PyObject_IsTrue(__pyx_t_5); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 121, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
 
     __pyx_t_4 = __pyx_t_14;
 
     __pyx_L7_bool_binop_done:;
 
-    /* "ssewire/_deltas_c.pyx":118
+    /* "ssewire/_deltas_c.pyx":120
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
@@ -4858,17 +4873,17 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     if (unlikely(__pyx_t_4)) {
 
 
-      /* "ssewire/_deltas_c.pyx":121
+      /* "ssewire/_deltas_c.pyx":123
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
  *             ):
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")             # <<<<<<<<<<<<<<
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
- *         for index in (type_path, tag_path, seq_path, *nulls):
+ *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
 */
       __pyx_t_10 = NULL;
-      __pyx_t_7 = __Pyx_PyUnicode_From___pyx_anon_enum(SW_JSON_MAX_STEPS, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 121, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_From___pyx_anon_enum(SW_JSON_MAX_STEPS, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 123, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
-      __pyx_t_6 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_path), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 121, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_path), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 123, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
       __pyx_t_8[0] = __pyx_mstate_global->__pyx_kp_u_a_path_is_1_to;
       __pyx_t_8[1] = __pyx_t_7;
@@ -4883,7 +4898,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[3]);
       #endif
       __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_8, 4, __pyx_t_13, __pyx_t_9);
-      if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 121, __pyx_L1_error)
+      if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 123, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_15);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -4893,14 +4908,14 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
         __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 121, __pyx_L1_error)
+        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 123, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_5);
       }
       __Pyx_Raise(__pyx_t_5, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __PYX_ERR(0, 121, __pyx_L1_error)
+      __PYX_ERR(0, 123, __pyx_L1_error)
 
-      /* "ssewire/_deltas_c.pyx":118
+      /* "ssewire/_deltas_c.pyx":120
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
@@ -4909,23 +4924,23 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":122
+    /* "ssewire/_deltas_c.pyx":124
  *             ):
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))             # <<<<<<<<<<<<<<
- *         for index in (type_path, tag_path, seq_path, *nulls):
+ *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
  *             if not -1 <= index < len(paths):
 */
-    __pyx_t_5 = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(NULL, __pyx_v_path); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 122, __pyx_L1_error)
+    __pyx_t_5 = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(NULL, __pyx_v_path); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 124, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
-    __pyx_t_15 = __Pyx_PySequence_Tuple(__pyx_t_5); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 122, __pyx_L1_error)
+    __pyx_t_15 = __Pyx_PySequence_Tuple(__pyx_t_5); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 124, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_keys, __pyx_t_15); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 122, __pyx_L1_error)
+    __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_keys, __pyx_t_15); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 124, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
 
 
-    /* "ssewire/_deltas_c.pyx":117
+    /* "ssewire/_deltas_c.pyx":119
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:             # <<<<<<<<<<<<<<
@@ -4935,37 +4950,38 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":123
+  /* "ssewire/_deltas_c.pyx":125
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
- *         for index in (type_path, tag_path, seq_path, *nulls):             # <<<<<<<<<<<<<<
+ *         for index in (type_path, tag_path, seq_path, *nulls, *absent):             # <<<<<<<<<<<<<<
  *             if not -1 <= index < len(paths):
  *                 raise ValueError(f"path index {index} out of range")
 */
-  __pyx_t_15 = __Pyx_PyLong_From_int(__pyx_v_type_path); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 123, __pyx_L1_error)
+  __pyx_t_15 = __Pyx_PyLong_From_int(__pyx_v_type_path); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 125, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_15);
-  __pyx_t_5 = __Pyx_PyLong_From_int(__pyx_v_tag_path); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 123, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyLong_From_int(__pyx_v_tag_path); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 125, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_10 = __Pyx_PyLong_From_int(__pyx_v_seq_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 123, __pyx_L1_error)
+  __pyx_t_10 = __Pyx_PyLong_From_int(__pyx_v_seq_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 125, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_10);
-  __pyx_t_6 = PyList_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 123, __pyx_L1_error)
+  __pyx_t_6 = PyList_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 125, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_15);
-  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 0, __pyx_t_15) != (0)) __PYX_ERR(0, 123, __pyx_L1_error);
+  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 0, __pyx_t_15) != (0)) __PYX_ERR(0, 125, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 123, __pyx_L1_error);
+  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 125, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_10);
-  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 2, __pyx_t_10) != (0)) __PYX_ERR(0, 123, __pyx_L1_error);
+  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 2, __pyx_t_10) != (0)) __PYX_ERR(0, 125, __pyx_L1_error);
   __pyx_t_15 = 0;
   __pyx_t_5 = 0;
   __pyx_t_10 = 0;
   __pyx_t_1 = __pyx_t_6;
   __pyx_t_6 = 0;
-  if (__Pyx_PyList_Extend(__pyx_t_1, __pyx_v_nulls) < (0)) __PYX_ERR(0, 123, __pyx_L1_error)
+  if (__Pyx_PyList_Extend(__pyx_t_1, __pyx_v_nulls) < (0)) __PYX_ERR(0, 125, __pyx_L1_error)
+  if (__Pyx_PyList_Extend(__pyx_t_1, __pyx_v_absent) < (0)) __PYX_ERR(0, 125, __pyx_L1_error)
   {
     PyObject *__pyx_temp = PyList_AsTuple(__pyx_t_1);
     __Pyx_DECREF(__pyx_t_1);
-    __pyx_t_1 = __pyx_temp; if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 123, __pyx_L1_error)
+    __pyx_t_1 = __pyx_temp; if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 125, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __pyx_t_6 = __pyx_t_1; __Pyx_INCREF(__pyx_t_6);
@@ -4975,7 +4991,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     {
       Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_6);
       #if !CYTHON_ASSUME_SAFE_SIZE
-      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 123, __pyx_L1_error)
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 125, __pyx_L1_error)
       #endif
       if (__pyx_t_2 >= __pyx_temp) break;
     }
@@ -4985,25 +5001,25 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     __pyx_t_1 = __Pyx_PySequence_ITEM(__pyx_t_6, __pyx_t_2);
     #endif
     ++__pyx_t_2;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 123, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 125, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_XDECREF_SET(__pyx_v_index, __pyx_t_1);
     __pyx_t_1 = 0;
 
-    /* "ssewire/_deltas_c.pyx":124
+    /* "ssewire/_deltas_c.pyx":126
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
- *         for index in (type_path, tag_path, seq_path, *nulls):
+ *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
  *             if not -1 <= index < len(paths):             # <<<<<<<<<<<<<<
  *                 raise ValueError(f"path index {index} out of range")
  *         self.keys = tuple(keys)
 */
-    __pyx_t_4 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_1, __pyx_v_index, Py_LE); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_1, __pyx_v_index, Py_LE); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 126, __pyx_L1_error)
     if (__pyx_t_4) {
-      __pyx_t_13 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 124, __pyx_L1_error)
-      __pyx_t_1 = PyLong_FromSsize_t(__pyx_t_13); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 124, __pyx_L1_error)
+      __pyx_t_13 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 126, __pyx_L1_error)
+      __pyx_t_1 = PyLong_FromSsize_t(__pyx_t_13); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 126, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
 
-      __pyx_t_4 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_index, __pyx_t_1, Py_LT); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_index, __pyx_t_1, Py_LT); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 126, __pyx_L1_error)
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     }
     __pyx_t_14 = (!__pyx_t_4);
@@ -5012,15 +5028,15 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     if (unlikely(__pyx_t_14)) {
 
 
-      /* "ssewire/_deltas_c.pyx":125
- *         for index in (type_path, tag_path, seq_path, *nulls):
+      /* "ssewire/_deltas_c.pyx":127
+ *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
  *             if not -1 <= index < len(paths):
  *                 raise ValueError(f"path index {index} out of range")             # <<<<<<<<<<<<<<
  *         self.keys = tuple(keys)
  *         self.c_paths.n = len(keys)
 */
       __pyx_t_10 = NULL;
-      __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_index, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 125, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_index, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 127, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
       __pyx_t_17[0] = __pyx_mstate_global->__pyx_kp_u_path_index;
       __pyx_t_17[1] = __pyx_t_5;
@@ -5034,7 +5050,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[1]);
       #endif
       __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_17, 3, __pyx_t_13, __pyx_t_9);
-      if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 125, __pyx_L1_error)
+      if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 127, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_15);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       __pyx_t_11 = 1;
@@ -5043,70 +5059,70 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
         __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 125, __pyx_L1_error)
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 127, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_1);
       }
       __Pyx_Raise(__pyx_t_1, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-      __PYX_ERR(0, 125, __pyx_L1_error)
+      __PYX_ERR(0, 127, __pyx_L1_error)
 
-      /* "ssewire/_deltas_c.pyx":124
+      /* "ssewire/_deltas_c.pyx":126
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
- *         for index in (type_path, tag_path, seq_path, *nulls):
+ *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
  *             if not -1 <= index < len(paths):             # <<<<<<<<<<<<<<
  *                 raise ValueError(f"path index {index} out of range")
  *         self.keys = tuple(keys)
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":123
+    /* "ssewire/_deltas_c.pyx":125
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
- *         for index in (type_path, tag_path, seq_path, *nulls):             # <<<<<<<<<<<<<<
+ *         for index in (type_path, tag_path, seq_path, *nulls, *absent):             # <<<<<<<<<<<<<<
  *             if not -1 <= index < len(paths):
  *                 raise ValueError(f"path index {index} out of range")
 */
   }
   __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":126
+  /* "ssewire/_deltas_c.pyx":128
  *             if not -1 <= index < len(paths):
  *                 raise ValueError(f"path index {index} out of range")
  *         self.keys = tuple(keys)             # <<<<<<<<<<<<<<
  *         self.c_paths.n = len(keys)
  *         for i in range(len(keys)):
 */
-  __pyx_t_6 = PyList_AsTuple(__pyx_v_keys); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 126, __pyx_L1_error)
+  __pyx_t_6 = PyList_AsTuple(__pyx_v_keys); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 128, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_6);
   __Pyx_GOTREF(__pyx_v_self->keys);
   __Pyx_DECREF_SET(__pyx_v_self->keys, ((PyObject*)__pyx_t_6));
   __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":127
+  /* "ssewire/_deltas_c.pyx":129
  *                 raise ValueError(f"path index {index} out of range")
  *         self.keys = tuple(keys)
  *         self.c_paths.n = len(keys)             # <<<<<<<<<<<<<<
  *         for i in range(len(keys)):
  *             self.c_paths.steps[i] = len(keys[i])
 */
-  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 127, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 129, __pyx_L1_error)
   __pyx_v_self->c_paths.n = __pyx_t_2;
 
-  /* "ssewire/_deltas_c.pyx":128
+  /* "ssewire/_deltas_c.pyx":130
  *         self.keys = tuple(keys)
  *         self.c_paths.n = len(keys)
  *         for i in range(len(keys)):             # <<<<<<<<<<<<<<
  *             self.c_paths.steps[i] = len(keys[i])
  *             for j in range(len(keys[i])):
 */
-  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 128, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 130, __pyx_L1_error)
   __pyx_t_13 = __pyx_t_2;
 
   for (__pyx_t_9 = 0; __pyx_t_9 < __pyx_t_13; __pyx_t_9+=1) {
     __pyx_v_i = __pyx_t_9;
 
-    /* "ssewire/_deltas_c.pyx":129
+    /* "ssewire/_deltas_c.pyx":131
  *         self.c_paths.n = len(keys)
  *         for i in range(len(keys)):
  *             self.c_paths.steps[i] = len(keys[i])             # <<<<<<<<<<<<<<
@@ -5115,12 +5131,12 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
     __pyx_t_6 = __Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i);
     __Pyx_INCREF(__pyx_t_6);
-    __pyx_t_18 = PyObject_Length(__pyx_t_6); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 129, __pyx_L1_error)
+    __pyx_t_18 = PyObject_Length(__pyx_t_6); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 131, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     (__pyx_v_self->c_paths.steps[__pyx_v_i]) = __pyx_t_18;
 
 
-    /* "ssewire/_deltas_c.pyx":130
+    /* "ssewire/_deltas_c.pyx":132
  *         for i in range(len(keys)):
  *             self.c_paths.steps[i] = len(keys[i])
  *             for j in range(len(keys[i])):             # <<<<<<<<<<<<<<
@@ -5129,26 +5145,26 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
     __pyx_t_6 = __Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i);
     __Pyx_INCREF(__pyx_t_6);
-    __pyx_t_18 = PyObject_Length(__pyx_t_6); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 130, __pyx_L1_error)
+    __pyx_t_18 = PyObject_Length(__pyx_t_6); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 132, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __pyx_t_19 = __pyx_t_18;
 
     for (__pyx_t_20 = 0; __pyx_t_20 < __pyx_t_19; __pyx_t_20+=1) {
       __pyx_v_j = __pyx_t_20;
 
-      /* "ssewire/_deltas_c.pyx":131
+      /* "ssewire/_deltas_c.pyx":133
  *             self.c_paths.steps[i] = len(keys[i])
  *             for j in range(len(keys[i])):
  *                 step = keys[i][j]             # <<<<<<<<<<<<<<
  *                 if step is None:
  *                     self.c_paths.key[i][j] = NULL
 */
-      __pyx_t_6 = __Pyx_GetItemInt(__Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i), __pyx_v_j, int, 1, __Pyx_PyLong_From_int, 0, 0, 1, __Pyx_ReferenceSharing_SharedReference); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 131, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_GetItemInt(__Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i), __pyx_v_j, int, 1, __Pyx_PyLong_From_int, 0, 0, 1, __Pyx_ReferenceSharing_SharedReference); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 133, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
       __Pyx_XDECREF_SET(__pyx_v_step, __pyx_t_6);
       __pyx_t_6 = 0;
 
-      /* "ssewire/_deltas_c.pyx":132
+      /* "ssewire/_deltas_c.pyx":134
  *             for j in range(len(keys[i])):
  *                 step = keys[i][j]
  *                 if step is None:             # <<<<<<<<<<<<<<
@@ -5159,7 +5175,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       if (__pyx_t_14) {
 
 
-        /* "ssewire/_deltas_c.pyx":133
+        /* "ssewire/_deltas_c.pyx":135
  *                 step = keys[i][j]
  *                 if step is None:
  *                     self.c_paths.key[i][j] = NULL             # <<<<<<<<<<<<<<
@@ -5168,7 +5184,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
         ((__pyx_v_self->c_paths.key[__pyx_v_i])[__pyx_v_j]) = NULL;
 
-        /* "ssewire/_deltas_c.pyx":134
+        /* "ssewire/_deltas_c.pyx":136
  *                 if step is None:
  *                     self.c_paths.key[i][j] = NULL
  *                     self.c_paths.len[i][j] = SW_JSON_ONLY             # <<<<<<<<<<<<<<
@@ -5177,7 +5193,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
         ((__pyx_v_self->c_paths.len[__pyx_v_i])[__pyx_v_j]) = SW_JSON_ONLY;
 
-        /* "ssewire/_deltas_c.pyx":132
+        /* "ssewire/_deltas_c.pyx":134
  *             for j in range(len(keys[i])):
  *                 step = keys[i][j]
  *                 if step is None:             # <<<<<<<<<<<<<<
@@ -5187,7 +5203,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         goto __pyx_L18;
       }
 
-      /* "ssewire/_deltas_c.pyx":136
+      /* "ssewire/_deltas_c.pyx":138
  *                     self.c_paths.len[i][j] = SW_JSON_ONLY
  *                 else:
  *                     self.c_paths.key[i][j] = step             # <<<<<<<<<<<<<<
@@ -5195,18 +5211,18 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
  *         self.cases = {}
 */
       /*else*/ {
-        __pyx_t_21 = __Pyx_PyObject_AsString(__pyx_v_step); if (unlikely((!__pyx_t_21) && PyErr_Occurred())) __PYX_ERR(0, 136, __pyx_L1_error)
+        __pyx_t_21 = __Pyx_PyObject_AsString(__pyx_v_step); if (unlikely((!__pyx_t_21) && PyErr_Occurred())) __PYX_ERR(0, 138, __pyx_L1_error)
         ((__pyx_v_self->c_paths.key[__pyx_v_i])[__pyx_v_j]) = __pyx_t_21;
 
 
-        /* "ssewire/_deltas_c.pyx":137
+        /* "ssewire/_deltas_c.pyx":139
  *                 else:
  *                     self.c_paths.key[i][j] = step
  *                     self.c_paths.len[i][j] = len(step)             # <<<<<<<<<<<<<<
  *         self.cases = {}
  *         for name, (expected, variants) in cases.items():
 */
-        __pyx_t_22 = PyObject_Length(__pyx_v_step); if (unlikely(__pyx_t_22 == ((Py_ssize_t)-1))) __PYX_ERR(0, 137, __pyx_L1_error)
+        __pyx_t_22 = PyObject_Length(__pyx_v_step); if (unlikely(__pyx_t_22 == ((Py_ssize_t)-1))) __PYX_ERR(0, 139, __pyx_L1_error)
         ((__pyx_v_self->c_paths.len[__pyx_v_i])[__pyx_v_j]) = __pyx_t_22;
 
       }
@@ -5218,21 +5234,21 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 
 
 
-  /* "ssewire/_deltas_c.pyx":138
+  /* "ssewire/_deltas_c.pyx":140
  *                     self.c_paths.key[i][j] = step
  *                     self.c_paths.len[i][j] = len(step)
  *         self.cases = {}             # <<<<<<<<<<<<<<
  *         for name, (expected, variants) in cases.items():
  *             if expected is not None and type_path < 0:
 */
-  __pyx_t_6 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 138, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 140, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_6);
   __Pyx_GOTREF(__pyx_v_self->cases);
   __Pyx_DECREF_SET(__pyx_v_self->cases, ((PyObject*)__pyx_t_6));
   __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":139
+  /* "ssewire/_deltas_c.pyx":141
  *                     self.c_paths.len[i][j] = len(step)
  *         self.cases = {}
  *         for name, (expected, variants) in cases.items():             # <<<<<<<<<<<<<<
@@ -5242,9 +5258,9 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   __pyx_t_2 = 0;
   if (unlikely(__pyx_v_cases == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "items");
-    __PYX_ERR(0, 139, __pyx_L1_error)
+    __PYX_ERR(0, 141, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_cases, 0, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_13), (&__pyx_t_9)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 139, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_cases, 0, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_13), (&__pyx_t_9)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 141, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_XDECREF(__pyx_t_6);
   __pyx_t_6 = __pyx_t_1;
@@ -5252,7 +5268,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   while (1) {
     __pyx_t_20 = __Pyx_dict_iter_next(__pyx_t_6, __pyx_t_13, &__pyx_t_2, &__pyx_t_1, &__pyx_t_15, NULL, __pyx_t_9);
     if (unlikely(__pyx_t_20 == 0)) break;
-    if (unlikely(__pyx_t_20 == -1)) __PYX_ERR(0, 139, __pyx_L1_error)
+    if (unlikely(__pyx_t_20 == -1)) __PYX_ERR(0, 141, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_GOTREF(__pyx_t_15);
     __Pyx_XDECREF_SET(__pyx_v_name, __pyx_t_1);
@@ -5263,7 +5279,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       if (unlikely(size != 2)) {
         if (size > 2) __Pyx_RaiseTooManyValuesError(2);
         else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-        __PYX_ERR(0, 139, __pyx_L1_error)
+        __PYX_ERR(0, 141, __pyx_L1_error)
       }
       #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
       if (likely(PyTuple_CheckExact(sequence))) {
@@ -5273,22 +5289,22 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __Pyx_INCREF(__pyx_t_10);
       } else {
         __pyx_t_1 = __Pyx_PyList_GET_ITEM_REF(sequence, 0, __Pyx_ReferenceSharing_SharedReference);
-        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 139, __pyx_L1_error)
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 141, __pyx_L1_error)
         __Pyx_XGOTREF(__pyx_t_1);
         __pyx_t_10 = __Pyx_PyList_GET_ITEM_REF(sequence, 1, __Pyx_ReferenceSharing_SharedReference);
-        if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 139, __pyx_L1_error)
+        if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 141, __pyx_L1_error)
         __Pyx_XGOTREF(__pyx_t_10);
       }
       #else
-      __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 139, __pyx_L1_error)
+      __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 141, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
-      __pyx_t_10 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 139, __pyx_L1_error)
+      __pyx_t_10 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 141, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_10);
       #endif
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
     } else {
       Py_ssize_t index = -1;
-      __pyx_t_5 = PyObject_GetIter(__pyx_t_15); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 139, __pyx_L1_error)
+      __pyx_t_5 = PyObject_GetIter(__pyx_t_15); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 141, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
       __pyx_t_23 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_5);
@@ -5296,7 +5312,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __Pyx_GOTREF(__pyx_t_1);
       index = 1; __pyx_t_10 = __pyx_t_23(__pyx_t_5); if (unlikely(!__pyx_t_10)) goto __pyx_L21_unpacking_failed;
       __Pyx_GOTREF(__pyx_t_10);
-      if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_5), 2) < (0)) __PYX_ERR(0, 139, __pyx_L1_error)
+      if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_5), 2) < (0)) __PYX_ERR(0, 141, __pyx_L1_error)
       __pyx_t_23 = NULL;
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       goto __pyx_L22_unpacking_done;
@@ -5304,7 +5320,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       __pyx_t_23 = NULL;
       if (__Pyx_IterFinish() == 0) __Pyx_RaiseNeedMoreValuesError(index);
-      __PYX_ERR(0, 139, __pyx_L1_error)
+      __PYX_ERR(0, 141, __pyx_L1_error)
       __pyx_L22_unpacking_done:;
     }
     __Pyx_XDECREF_SET(__pyx_v_expected, __pyx_t_1);
@@ -5312,7 +5328,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     __Pyx_XDECREF_SET(__pyx_v_variants, __pyx_t_10);
     __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":140
+    /* "ssewire/_deltas_c.pyx":142
  *         self.cases = {}
  *         for name, (expected, variants) in cases.items():
  *             if expected is not None and type_path < 0:             # <<<<<<<<<<<<<<
@@ -5337,7 +5353,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     if (unlikely(__pyx_t_14)) {
 
 
-      /* "ssewire/_deltas_c.pyx":141
+      /* "ssewire/_deltas_c.pyx":143
  *         for name, (expected, variants) in cases.items():
  *             if expected is not None and type_path < 0:
  *                 raise ValueError("a type to match needs a type path")             # <<<<<<<<<<<<<<
@@ -5350,14 +5366,14 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         PyObject *__pyx_callargs[2] = {__pyx_t_10, __pyx_mstate_global->__pyx_kp_u_a_type_to_match_needs_a_type_pat};
         __pyx_t_15 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
-        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 141, __pyx_L1_error)
+        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 143, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_15);
       }
       __Pyx_Raise(__pyx_t_15, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-      __PYX_ERR(0, 141, __pyx_L1_error)
+      __PYX_ERR(0, 143, __pyx_L1_error)
 
-      /* "ssewire/_deltas_c.pyx":140
+      /* "ssewire/_deltas_c.pyx":142
  *         self.cases = {}
  *         for name, (expected, variants) in cases.items():
  *             if expected is not None and type_path < 0:             # <<<<<<<<<<<<<<
@@ -5366,19 +5382,19 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":142
+    /* "ssewire/_deltas_c.pyx":144
  *             if expected is not None and type_path < 0:
  *                 raise ValueError("a type to match needs a type path")
  *             compiled = []             # <<<<<<<<<<<<<<
  *             for tag, candidates in variants:
  *                 for text_path, _kind in candidates:
 */
-    __pyx_t_15 = PyList_New(0); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 142, __pyx_L1_error)
+    __pyx_t_15 = PyList_New(0); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 144, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
     __Pyx_XDECREF_SET(__pyx_v_compiled, ((PyObject*)__pyx_t_15));
     __pyx_t_15 = 0;
 
-    /* "ssewire/_deltas_c.pyx":143
+    /* "ssewire/_deltas_c.pyx":145
  *                 raise ValueError("a type to match needs a type path")
  *             compiled = []
  *             for tag, candidates in variants:             # <<<<<<<<<<<<<<
@@ -5390,9 +5406,9 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __pyx_t_18 = 0;
       __pyx_t_12 = NULL;
     } else {
-      __pyx_t_18 = -1; __pyx_t_15 = PyObject_GetIter(__pyx_v_variants); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 143, __pyx_L1_error)
+      __pyx_t_18 = -1; __pyx_t_15 = PyObject_GetIter(__pyx_v_variants); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 145, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_15);
-      __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_15); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 143, __pyx_L1_error)
+      __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_15); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 145, __pyx_L1_error)
     }
     for (;;) {
       if (likely(!__pyx_t_12)) {
@@ -5400,7 +5416,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           {
             Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_15);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 143, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 145, __pyx_L1_error)
             #endif
             if (__pyx_t_18 >= __pyx_temp) break;
           }
@@ -5410,7 +5426,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           {
             Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_15);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 143, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 145, __pyx_L1_error)
             #endif
             if (__pyx_t_18 >= __pyx_temp) break;
           }
@@ -5421,13 +5437,13 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           #endif
           ++__pyx_t_18;
         }
-        if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 143, __pyx_L1_error)
+        if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 145, __pyx_L1_error)
       } else {
         __pyx_t_10 = __pyx_t_12(__pyx_t_15);
         if (unlikely(!__pyx_t_10)) {
           PyObject* exc_type = PyErr_Occurred();
           if (exc_type) {
-            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 143, __pyx_L1_error)
+            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 145, __pyx_L1_error)
             PyErr_Clear();
           }
           break;
@@ -5440,7 +5456,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         if (unlikely(size != 2)) {
           if (size > 2) __Pyx_RaiseTooManyValuesError(2);
           else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-          __PYX_ERR(0, 143, __pyx_L1_error)
+          __PYX_ERR(0, 145, __pyx_L1_error)
         }
         #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
         if (likely(PyTuple_CheckExact(sequence))) {
@@ -5450,22 +5466,22 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           __Pyx_INCREF(__pyx_t_5);
         } else {
           __pyx_t_1 = __Pyx_PyList_GET_ITEM_REF(sequence, 0, __Pyx_ReferenceSharing_SharedReference);
-          if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 143, __pyx_L1_error)
+          if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 145, __pyx_L1_error)
           __Pyx_XGOTREF(__pyx_t_1);
           __pyx_t_5 = __Pyx_PyList_GET_ITEM_REF(sequence, 1, __Pyx_ReferenceSharing_SharedReference);
-          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 143, __pyx_L1_error)
+          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 145, __pyx_L1_error)
           __Pyx_XGOTREF(__pyx_t_5);
         }
         #else
-        __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 143, __pyx_L1_error)
+        __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 145, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_1);
-        __pyx_t_5 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 143, __pyx_L1_error)
+        __pyx_t_5 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 145, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_5);
         #endif
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
       } else {
         Py_ssize_t index = -1;
-        __pyx_t_7 = PyObject_GetIter(__pyx_t_10); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 143, __pyx_L1_error)
+        __pyx_t_7 = PyObject_GetIter(__pyx_t_10); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 145, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_7);
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
         __pyx_t_23 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_7);
@@ -5473,7 +5489,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __Pyx_GOTREF(__pyx_t_1);
         index = 1; __pyx_t_5 = __pyx_t_23(__pyx_t_7); if (unlikely(!__pyx_t_5)) goto __pyx_L28_unpacking_failed;
         __Pyx_GOTREF(__pyx_t_5);
-        if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_7), 2) < (0)) __PYX_ERR(0, 143, __pyx_L1_error)
+        if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_7), 2) < (0)) __PYX_ERR(0, 145, __pyx_L1_error)
         __pyx_t_23 = NULL;
         __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
         goto __pyx_L29_unpacking_done;
@@ -5481,7 +5497,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
         __pyx_t_23 = NULL;
         if (__Pyx_IterFinish() == 0) __Pyx_RaiseNeedMoreValuesError(index);
-        __PYX_ERR(0, 143, __pyx_L1_error)
+        __PYX_ERR(0, 145, __pyx_L1_error)
         __pyx_L29_unpacking_done:;
       }
       __Pyx_XDECREF_SET(__pyx_v_tag, __pyx_t_1);
@@ -5489,7 +5505,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __Pyx_XDECREF_SET(__pyx_v_candidates, __pyx_t_5);
       __pyx_t_5 = 0;
 
-      /* "ssewire/_deltas_c.pyx":144
+      /* "ssewire/_deltas_c.pyx":146
  *             compiled = []
  *             for tag, candidates in variants:
  *                 for text_path, _kind in candidates:             # <<<<<<<<<<<<<<
@@ -5501,9 +5517,9 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __pyx_t_19 = 0;
         __pyx_t_24 = NULL;
       } else {
-        __pyx_t_19 = -1; __pyx_t_10 = PyObject_GetIter(__pyx_v_candidates); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 144, __pyx_L1_error)
+        __pyx_t_19 = -1; __pyx_t_10 = PyObject_GetIter(__pyx_v_candidates); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 146, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_10);
-        __pyx_t_24 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_10); if (unlikely(!__pyx_t_24)) __PYX_ERR(0, 144, __pyx_L1_error)
+        __pyx_t_24 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_10); if (unlikely(!__pyx_t_24)) __PYX_ERR(0, 146, __pyx_L1_error)
       }
       for (;;) {
         if (likely(!__pyx_t_24)) {
@@ -5511,7 +5527,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
             {
               Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_10);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 144, __pyx_L1_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 146, __pyx_L1_error)
               #endif
               if (__pyx_t_19 >= __pyx_temp) break;
             }
@@ -5521,7 +5537,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
             {
               Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_10);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 144, __pyx_L1_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 146, __pyx_L1_error)
               #endif
               if (__pyx_t_19 >= __pyx_temp) break;
             }
@@ -5532,13 +5548,13 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
             #endif
             ++__pyx_t_19;
           }
-          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 144, __pyx_L1_error)
+          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 146, __pyx_L1_error)
         } else {
           __pyx_t_5 = __pyx_t_24(__pyx_t_10);
           if (unlikely(!__pyx_t_5)) {
             PyObject* exc_type = PyErr_Occurred();
             if (exc_type) {
-              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 144, __pyx_L1_error)
+              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 146, __pyx_L1_error)
               PyErr_Clear();
             }
             break;
@@ -5551,7 +5567,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           if (unlikely(size != 2)) {
             if (size > 2) __Pyx_RaiseTooManyValuesError(2);
             else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-            __PYX_ERR(0, 144, __pyx_L1_error)
+            __PYX_ERR(0, 146, __pyx_L1_error)
           }
           #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
           if (likely(PyTuple_CheckExact(sequence))) {
@@ -5561,22 +5577,22 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
             __Pyx_INCREF(__pyx_t_7);
           } else {
             __pyx_t_1 = __Pyx_PyList_GET_ITEM_REF(sequence, 0, __Pyx_ReferenceSharing_SharedReference);
-            if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 144, __pyx_L1_error)
+            if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 146, __pyx_L1_error)
             __Pyx_XGOTREF(__pyx_t_1);
             __pyx_t_7 = __Pyx_PyList_GET_ITEM_REF(sequence, 1, __Pyx_ReferenceSharing_SharedReference);
-            if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 144, __pyx_L1_error)
+            if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 146, __pyx_L1_error)
             __Pyx_XGOTREF(__pyx_t_7);
           }
           #else
-          __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 144, __pyx_L1_error)
+          __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 146, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_1);
-          __pyx_t_7 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 144, __pyx_L1_error)
+          __pyx_t_7 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 146, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_7);
           #endif
           __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
         } else {
           Py_ssize_t index = -1;
-          __pyx_t_25 = PyObject_GetIter(__pyx_t_5); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 144, __pyx_L1_error)
+          __pyx_t_25 = PyObject_GetIter(__pyx_t_5); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 146, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_25);
           __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
           __pyx_t_23 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_25);
@@ -5584,7 +5600,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           __Pyx_GOTREF(__pyx_t_1);
           index = 1; __pyx_t_7 = __pyx_t_23(__pyx_t_25); if (unlikely(!__pyx_t_7)) goto __pyx_L32_unpacking_failed;
           __Pyx_GOTREF(__pyx_t_7);
-          if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_25), 2) < (0)) __PYX_ERR(0, 144, __pyx_L1_error)
+          if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_25), 2) < (0)) __PYX_ERR(0, 146, __pyx_L1_error)
           __pyx_t_23 = NULL;
           __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
           goto __pyx_L33_unpacking_done;
@@ -5592,7 +5608,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
           __pyx_t_23 = NULL;
           if (__Pyx_IterFinish() == 0) __Pyx_RaiseNeedMoreValuesError(index);
-          __PYX_ERR(0, 144, __pyx_L1_error)
+          __PYX_ERR(0, 146, __pyx_L1_error)
           __pyx_L33_unpacking_done:;
         }
         __Pyx_XDECREF_SET(__pyx_v_text_path, __pyx_t_1);
@@ -5600,20 +5616,20 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __Pyx_XDECREF_SET(__pyx_v__kind, __pyx_t_7);
         __pyx_t_7 = 0;
 
-        /* "ssewire/_deltas_c.pyx":145
+        /* "ssewire/_deltas_c.pyx":147
  *             for tag, candidates in variants:
  *                 for text_path, _kind in candidates:
  *                     if not 0 <= text_path < len(paths):             # <<<<<<<<<<<<<<
  *                         raise ValueError(f"text path index {text_path} out of range")
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
+ *                 if not (tag is None or tag is True or type(tag) is str):
 */
-        __pyx_t_14 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_0, __pyx_v_text_path, Py_LE); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 145, __pyx_L1_error)
+        __pyx_t_14 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_0, __pyx_v_text_path, Py_LE); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 147, __pyx_L1_error)
         if (__pyx_t_14) {
-          __pyx_t_22 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_22 == ((Py_ssize_t)-1))) __PYX_ERR(0, 145, __pyx_L1_error)
-          __pyx_t_5 = PyLong_FromSsize_t(__pyx_t_22); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 145, __pyx_L1_error)
+          __pyx_t_22 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_22 == ((Py_ssize_t)-1))) __PYX_ERR(0, 147, __pyx_L1_error)
+          __pyx_t_5 = PyLong_FromSsize_t(__pyx_t_22); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 147, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_5);
 
-          __pyx_t_14 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_text_path, __pyx_t_5, Py_LT); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 145, __pyx_L1_error)
+          __pyx_t_14 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_text_path, __pyx_t_5, Py_LT); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 147, __pyx_L1_error)
           __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
         }
         __pyx_t_4 = (!__pyx_t_14);
@@ -5622,15 +5638,15 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         if (unlikely(__pyx_t_4)) {
 
 
-          /* "ssewire/_deltas_c.pyx":146
+          /* "ssewire/_deltas_c.pyx":148
  *                 for text_path, _kind in candidates:
  *                     if not 0 <= text_path < len(paths):
  *                         raise ValueError(f"text path index {text_path} out of range")             # <<<<<<<<<<<<<<
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
- *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
+ *                 if not (tag is None or tag is True or type(tag) is str):
+ *                     raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
 */
           __pyx_t_7 = NULL;
-          __pyx_t_1 = __Pyx_PyObject_FormatSimple(__pyx_v_text_path, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 146, __pyx_L1_error)
+          __pyx_t_1 = __Pyx_PyObject_FormatSimple(__pyx_v_text_path, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 148, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_1);
           __pyx_t_17[0] = __pyx_mstate_global->__pyx_kp_u_text_path_index;
           __pyx_t_17[1] = __pyx_t_1;
@@ -5644,7 +5660,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           __pyx_t_20 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[1]);
           #endif
           __pyx_t_25 = __Pyx_PyUnicode_Join(__pyx_t_17, 3, __pyx_t_22, __pyx_t_20);
-          if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 146, __pyx_L1_error)
+          if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 148, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_25);
           __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
           __pyx_t_11 = 1;
@@ -5653,23 +5669,23 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
             __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
             __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
             __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
-            if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 146, __pyx_L1_error)
+            if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 148, __pyx_L1_error)
             __Pyx_GOTREF(__pyx_t_5);
           }
           __Pyx_Raise(__pyx_t_5, 0, 0, 0);
           __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-          __PYX_ERR(0, 146, __pyx_L1_error)
+          __PYX_ERR(0, 148, __pyx_L1_error)
 
-          /* "ssewire/_deltas_c.pyx":145
+          /* "ssewire/_deltas_c.pyx":147
  *             for tag, candidates in variants:
  *                 for text_path, _kind in candidates:
  *                     if not 0 <= text_path < len(paths):             # <<<<<<<<<<<<<<
  *                         raise ValueError(f"text path index {text_path} out of range")
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
+ *                 if not (tag is None or tag is True or type(tag) is str):
 */
         }
 
-        /* "ssewire/_deltas_c.pyx":144
+        /* "ssewire/_deltas_c.pyx":146
  *             compiled = []
  *             for tag, candidates in variants:
  *                 for text_path, _kind in candidates:             # <<<<<<<<<<<<<<
@@ -5679,47 +5695,118 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       }
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
 
-      /* "ssewire/_deltas_c.pyx":147
+      /* "ssewire/_deltas_c.pyx":149
  *                     if not 0 <= text_path < len(paths):
  *                         raise ValueError(f"text path index {text_path} out of range")
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))             # <<<<<<<<<<<<<<
+ *                 if not (tag is None or tag is True or type(tag) is str):             # <<<<<<<<<<<<<<
+ *                     raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
+ *                 compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))
+*/
+      __pyx_t_14 = (__pyx_v_tag == Py_None);
+      if (!__pyx_t_14) {
+
+      } else {
+
+        __pyx_t_4 = __pyx_t_14;
+
+        goto __pyx_L37_bool_binop_done;
+      }
+      __pyx_t_14 = (__pyx_v_tag == Py_True);
+      if (!__pyx_t_14) {
+
+      } else {
+
+        __pyx_t_4 = __pyx_t_14;
+
+        goto __pyx_L37_bool_binop_done;
+      }
+      __pyx_t_14 = (((PyObject *)Py_TYPE(__pyx_v_tag)) == ((PyObject *)(&PyUnicode_Type)));
+
+      __pyx_t_4 = __pyx_t_14;
+
+      __pyx_L37_bool_binop_done:;
+      __pyx_t_14 = (!__pyx_t_4);
+
+
+      if (unlikely(__pyx_t_14)) {
+
+
+        /* "ssewire/_deltas_c.pyx":150
+ *                         raise ValueError(f"text path index {text_path} out of range")
+ *                 if not (tag is None or tag is True or type(tag) is str):
+ *                     raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")             # <<<<<<<<<<<<<<
+ *                 compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))
+ *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
+*/
+        __pyx_t_5 = NULL;
+        __pyx_t_25 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_tag), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 150, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_25);
+        __pyx_t_7 = __Pyx_PyUnicode_Concat(__pyx_mstate_global->__pyx_kp_u_a_variant_s_tag_is_a_string_True, __pyx_t_25); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 150, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_7);
+        __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
+        __pyx_t_11 = 1;
+        {
+          PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_t_7};
+          __pyx_t_10 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+          __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
+          __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
+          if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 150, __pyx_L1_error)
+          __Pyx_GOTREF(__pyx_t_10);
+        }
+        __Pyx_Raise(__pyx_t_10, 0, 0, 0);
+        __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
+        __PYX_ERR(0, 150, __pyx_L1_error)
+
+        /* "ssewire/_deltas_c.pyx":149
+ *                     if not 0 <= text_path < len(paths):
+ *                         raise ValueError(f"text path index {text_path} out of range")
+ *                 if not (tag is None or tag is True or type(tag) is str):             # <<<<<<<<<<<<<<
+ *                     raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
+ *                 compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))
+*/
+      }
+
+      /* "ssewire/_deltas_c.pyx":151
+ *                 if not (tag is None or tag is True or type(tag) is str):
+ *                     raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
+ *                 compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))             # <<<<<<<<<<<<<<
  *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
  *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
 */
-      __pyx_t_4 = (__pyx_v_tag == Py_None);
-      if (__pyx_t_4) {
-        __Pyx_INCREF(Py_None);
-        __pyx_t_10 = Py_None;
-      } else {
-        __pyx_t_25 = __pyx_v_tag;
-        __Pyx_INCREF(__pyx_t_25);
+      __pyx_t_14 = (((PyObject *)Py_TYPE(__pyx_v_tag)) == ((PyObject *)(&PyUnicode_Type)));
+      if (__pyx_t_14) {
+        __pyx_t_5 = __pyx_v_tag;
+        __Pyx_INCREF(__pyx_t_5);
         __pyx_t_11 = 0;
         {
-          PyObject *__pyx_callargs[2] = {__pyx_t_25, __pyx_mstate_global->__pyx_kp_u_utf_8};
-          __pyx_t_5 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-          __Pyx_XDECREF(__pyx_t_25); __pyx_t_25 = 0;
-          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 147, __pyx_L1_error)
-          __Pyx_GOTREF(__pyx_t_5);
+          PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_mstate_global->__pyx_kp_u_utf_8};
+          __pyx_t_7 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+          __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
+          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 151, __pyx_L1_error)
+          __Pyx_GOTREF(__pyx_t_7);
         }
-        __pyx_t_10 = __pyx_t_5;
-        __pyx_t_5 = 0;
+        __pyx_t_10 = __pyx_t_7;
+        __pyx_t_7 = 0;
+      } else {
+        __Pyx_INCREF(__pyx_v_tag);
+        __pyx_t_10 = __pyx_v_tag;
       }
 
-      __pyx_t_5 = __Pyx_PySequence_Tuple(__pyx_v_candidates); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 147, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PySequence_Tuple(__pyx_v_candidates); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 151, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_7);
+      __pyx_t_5 = PyTuple_New(2); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 151, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
-      __pyx_t_25 = PyTuple_New(2); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 147, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_25);
       __Pyx_GIVEREF(__pyx_t_10);
-      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_25, 0, __pyx_t_10) != (0)) __PYX_ERR(0, 147, __pyx_L1_error);
-      __Pyx_GIVEREF(__pyx_t_5);
-      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_25, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 147, __pyx_L1_error);
+      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_t_10) != (0)) __PYX_ERR(0, 151, __pyx_L1_error);
+      __Pyx_GIVEREF(__pyx_t_7);
+      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_t_7) != (0)) __PYX_ERR(0, 151, __pyx_L1_error);
       __pyx_t_10 = 0;
-      __pyx_t_5 = 0;
-      __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_compiled, __pyx_t_25); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 147, __pyx_L1_error)
-      __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
+      __pyx_t_7 = 0;
+      __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_compiled, __pyx_t_5); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 151, __pyx_L1_error)
+      __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
 
 
-      /* "ssewire/_deltas_c.pyx":143
+      /* "ssewire/_deltas_c.pyx":145
  *                 raise ValueError("a type to match needs a type path")
  *             compiled = []
  *             for tag, candidates in variants:             # <<<<<<<<<<<<<<
@@ -5729,57 +5816,57 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     }
     __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
 
-    /* "ssewire/_deltas_c.pyx":148
- *                         raise ValueError(f"text path index {text_path} out of range")
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
+    /* "ssewire/_deltas_c.pyx":152
+ *                     raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
+ *                 compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))
  *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))             # <<<<<<<<<<<<<<
  *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
  *         self.nulls = tuple(nulls)
 */
-    __pyx_t_4 = (__pyx_v_expected == Py_None);
-    if (__pyx_t_4) {
+    __pyx_t_14 = (__pyx_v_expected == Py_None);
+    if (__pyx_t_14) {
       __Pyx_INCREF(Py_None);
       __pyx_t_15 = Py_None;
     } else {
-      __pyx_t_5 = __pyx_v_expected;
-      __Pyx_INCREF(__pyx_t_5);
+      __pyx_t_7 = __pyx_v_expected;
+      __Pyx_INCREF(__pyx_t_7);
       __pyx_t_11 = 0;
       {
-        PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_mstate_global->__pyx_kp_u_utf_8};
-        __pyx_t_25 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-        __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
-        if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 148, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_25);
+        PyObject *__pyx_callargs[2] = {__pyx_t_7, __pyx_mstate_global->__pyx_kp_u_utf_8};
+        __pyx_t_5 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+        __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
+        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 152, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_5);
       }
-      __pyx_t_15 = __pyx_t_25;
-      __pyx_t_25 = 0;
+      __pyx_t_15 = __pyx_t_5;
+      __pyx_t_5 = 0;
     }
 
-    __pyx_t_25 = PyList_AsTuple(__pyx_v_compiled); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 148, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_25);
-    __pyx_t_5 = PyTuple_New(2); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 148, __pyx_L1_error)
+    __pyx_t_5 = PyList_AsTuple(__pyx_v_compiled); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 152, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
+    __pyx_t_7 = PyTuple_New(2); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 152, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_7);
     __Pyx_GIVEREF(__pyx_t_15);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_t_15) != (0)) __PYX_ERR(0, 148, __pyx_L1_error);
-    __Pyx_GIVEREF(__pyx_t_25);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_t_25) != (0)) __PYX_ERR(0, 148, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 0, __pyx_t_15) != (0)) __PYX_ERR(0, 152, __pyx_L1_error);
+    __Pyx_GIVEREF(__pyx_t_5);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 152, __pyx_L1_error);
     __pyx_t_15 = 0;
-    __pyx_t_25 = 0;
+    __pyx_t_5 = 0;
     if (unlikely(__pyx_v_self->cases == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 148, __pyx_L1_error)
+      __PYX_ERR(0, 152, __pyx_L1_error)
     }
-    if (unlikely((PyDict_SetItem(__pyx_v_self->cases, __pyx_v_name, __pyx_t_5) < 0))) __PYX_ERR(0, 148, __pyx_L1_error)
-    __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+    if (unlikely((PyDict_SetItem(__pyx_v_self->cases, __pyx_v_name, __pyx_t_7) < 0))) __PYX_ERR(0, 152, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
   }
   __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":149
- *                 compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
+  /* "ssewire/_deltas_c.pyx":153
+ *                 compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))
  *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
  *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path             # <<<<<<<<<<<<<<
  *         self.nulls = tuple(nulls)
- * 
+ *         self.absent = tuple(absent)
 */
   __pyx_t_9 = __pyx_v_type_path;
 
@@ -5791,24 +5878,38 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   __pyx_v_self->tag_path = __pyx_t_20;
   __pyx_v_self->seq_path = __pyx_t_26;
 
-  /* "ssewire/_deltas_c.pyx":150
+  /* "ssewire/_deltas_c.pyx":154
  *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
  *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
  *         self.nulls = tuple(nulls)             # <<<<<<<<<<<<<<
- * 
+ *         self.absent = tuple(absent)
  * 
 */
-  __pyx_t_6 = __Pyx_PySequence_Tuple(__pyx_v_nulls); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 150, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PySequence_Tuple(__pyx_v_nulls); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 154, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_6);
   __Pyx_GOTREF(__pyx_v_self->nulls);
   __Pyx_DECREF_SET(__pyx_v_self->nulls, ((PyObject*)__pyx_t_6));
   __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":112
+  /* "ssewire/_deltas_c.pyx":155
+ *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
+ *         self.nulls = tuple(nulls)
+ *         self.absent = tuple(absent)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_6 = __Pyx_PySequence_Tuple(__pyx_v_absent); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 155, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_6);
+  __Pyx_GIVEREF(__pyx_t_6);
+  __Pyx_GOTREF(__pyx_v_self->absent);
+  __Pyx_DECREF_SET(__pyx_v_self->absent, ((PyObject*)__pyx_t_6));
+  __pyx_t_6 = 0;
+
+  /* "ssewire/_deltas_c.pyx":114
  *     cdef int type_path, tag_path, seq_path
  * 
- *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=()):             # <<<<<<<<<<<<<<
+ *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=()):             # <<<<<<<<<<<<<<
  *         cdef list keys = []
  *         cdef int i, j
 */
@@ -6054,7 +6155,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_4__setstate_cython__(CY
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":153
+/* "ssewire/_deltas_c.pyx":158
  * 
  * 
  * cdef inline bint _is(const sw_json_val* v, bytes want):             # <<<<<<<<<<<<<<
@@ -6072,7 +6173,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "ssewire/_deltas_c.pyx":155
+  /* "ssewire/_deltas_c.pyx":160
  * cdef inline bint _is(const sw_json_val* v, bytes want):
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)             # <<<<<<<<<<<<<<
@@ -6100,7 +6201,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
     goto __pyx_L3_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":156
+  /* "ssewire/_deltas_c.pyx":161
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)
  *             and memcmp(v.start, <const char*>want, v.len) == 0)             # <<<<<<<<<<<<<<
@@ -6109,17 +6210,17 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
 */
   if (unlikely(__pyx_v_want == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 155, __pyx_L1_error)
+    __PYX_ERR(0, 160, __pyx_L1_error)
   }
 
-  /* "ssewire/_deltas_c.pyx":155
+  /* "ssewire/_deltas_c.pyx":160
  * cdef inline bint _is(const sw_json_val* v, bytes want):
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)             # <<<<<<<<<<<<<<
  *             and memcmp(v.start, <const char*>want, v.len) == 0)
  * 
 */
-  __pyx_t_3 = __Pyx_PyBytes_GET_SIZE(__pyx_v_want); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 155, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyBytes_GET_SIZE(__pyx_v_want); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 160, __pyx_L1_error)
   __pyx_t_2 = (__pyx_v_v->len == __pyx_t_3);
 
 
@@ -6132,7 +6233,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
     goto __pyx_L3_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":156
+  /* "ssewire/_deltas_c.pyx":161
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)
  *             and memcmp(v.start, <const char*>want, v.len) == 0)             # <<<<<<<<<<<<<<
@@ -6141,9 +6242,9 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
 */
   if (unlikely(__pyx_v_want == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "expected bytes, NoneType found");
-    __PYX_ERR(0, 156, __pyx_L1_error)
+    __PYX_ERR(0, 161, __pyx_L1_error)
   }
-  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_v_want); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 156, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_v_want); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 161, __pyx_L1_error)
   __pyx_t_2 = (memcmp(__pyx_v_v->start, ((char const *)__pyx_t_4), __pyx_v_v->len) == 0);
 
 
@@ -6156,7 +6257,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
   }
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":153
+  /* "ssewire/_deltas_c.pyx":158
  * 
  * 
  * cdef inline bint _is(const sw_json_val* v, bytes want):             # <<<<<<<<<<<<<<
@@ -6173,7 +6274,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":159
+/* "ssewire/_deltas_c.pyx":164
  * 
  * 
  * cdef inline bint _none(const sw_json_val* v):             # <<<<<<<<<<<<<<
@@ -6185,7 +6286,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__none(sw_json_val const *__
   int __pyx_r;
   int __pyx_t_1;
 
-  /* "ssewire/_deltas_c.pyx":160
+  /* "ssewire/_deltas_c.pyx":165
  * 
  * cdef inline bint _none(const sw_json_val* v):
  *     return v.kind == SW_J_ABSENT or v.kind == SW_J_NULL             # <<<<<<<<<<<<<<
@@ -6206,7 +6307,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__none(sw_json_val const *__
   }
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":159
+  /* "ssewire/_deltas_c.pyx":164
  * 
  * 
  * cdef inline bint _none(const sw_json_val* v):             # <<<<<<<<<<<<<<
@@ -6220,7 +6321,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__none(sw_json_val const *__
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":166
+/* "ssewire/_deltas_c.pyx":171
  * 
  * 
  * cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:             # <<<<<<<<<<<<<<
@@ -6237,7 +6338,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
   int __pyx_t_2;
   PY_LONG_LONG __pyx_t_3;
 
-  /* "ssewire/_deltas_c.pyx":168
+  /* "ssewire/_deltas_c.pyx":173
  * cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:
  *     """A validated JSON integer of at most 18 characters."""
  *     cdef long long value = 0             # <<<<<<<<<<<<<<
@@ -6246,7 +6347,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 */
   __pyx_v_value = 0;
 
-  /* "ssewire/_deltas_c.pyx":169
+  /* "ssewire/_deltas_c.pyx":174
  *     """A validated JSON integer of at most 18 characters."""
  *     cdef long long value = 0
  *     cdef Py_ssize_t i = 1 if p[0] == b'-' else 0             # <<<<<<<<<<<<<<
@@ -6265,7 +6366,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 
   __pyx_v_i = __pyx_t_1;
 
-  /* "ssewire/_deltas_c.pyx":170
+  /* "ssewire/_deltas_c.pyx":175
  *     cdef long long value = 0
  *     cdef Py_ssize_t i = 1 if p[0] == b'-' else 0
  *     cdef bint negative = i == 1             # <<<<<<<<<<<<<<
@@ -6274,7 +6375,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 */
   __pyx_v_negative = (__pyx_v_i == 1);
 
-  /* "ssewire/_deltas_c.pyx":171
+  /* "ssewire/_deltas_c.pyx":176
  *     cdef Py_ssize_t i = 1 if p[0] == b'-' else 0
  *     cdef bint negative = i == 1
  *     while i < n:             # <<<<<<<<<<<<<<
@@ -6287,7 +6388,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 
     if (!__pyx_t_2) break;
 
-    /* "ssewire/_deltas_c.pyx":172
+    /* "ssewire/_deltas_c.pyx":177
  *     cdef bint negative = i == 1
  *     while i < n:
  *         value = value * 10 + (p[i] - 48)             # <<<<<<<<<<<<<<
@@ -6296,7 +6397,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 */
     __pyx_v_value = ((__pyx_v_value * 10) + ((__pyx_v_p[__pyx_v_i]) - 48));
 
-    /* "ssewire/_deltas_c.pyx":173
+    /* "ssewire/_deltas_c.pyx":178
  *     while i < n:
  *         value = value * 10 + (p[i] - 48)
  *         i += 1             # <<<<<<<<<<<<<<
@@ -6306,7 +6407,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
     __pyx_v_i = (__pyx_v_i + 1);
   }
 
-  /* "ssewire/_deltas_c.pyx":174
+  /* "ssewire/_deltas_c.pyx":179
  *         value = value * 10 + (p[i] - 48)
  *         i += 1
  *     return -value if negative else value             # <<<<<<<<<<<<<<
@@ -6325,7 +6426,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
   }
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":166
+  /* "ssewire/_deltas_c.pyx":171
  * 
  * 
  * cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:             # <<<<<<<<<<<<<<
@@ -6342,7 +6443,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":177
+/* "ssewire/_deltas_c.pyx":182
  * 
  * 
  * cdef object _take(DeltaRule rule, object name, object data):             # <<<<<<<<<<<<<<
@@ -6385,7 +6486,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_take", 0);
 
-  /* "ssewire/_deltas_c.pyx":183
+  /* "ssewire/_deltas_c.pyx":188
  *     cdef const char* text
  *     cdef const sw_json_val* v
  *     cdef const sw_json_val* chosen_text = NULL             # <<<<<<<<<<<<<<
@@ -6394,7 +6495,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   __pyx_v_chosen_text = NULL;
 
-  /* "ssewire/_deltas_c.pyx":186
+  /* "ssewire/_deltas_c.pyx":191
  *     cdef PyObject* decoded
  *     cdef char digits[32]
  *     case = rule.cases.get(name)             # <<<<<<<<<<<<<<
@@ -6403,14 +6504,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   if (unlikely(__pyx_v_rule->cases == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-    __PYX_ERR(0, 186, __pyx_L1_error)
+    __PYX_ERR(0, 191, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_rule->cases, __pyx_v_name, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 186, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_rule->cases, __pyx_v_name, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 191, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_case = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":187
+  /* "ssewire/_deltas_c.pyx":192
  *     cdef char digits[32]
  *     case = rule.cases.get(name)
  *     if case is None or type(data) is not str:             # <<<<<<<<<<<<<<
@@ -6434,7 +6535,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":188
+    /* "ssewire/_deltas_c.pyx":193
  *     case = rule.cases.get(name)
  *     if case is None or type(data) is not str:
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -6452,7 +6553,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":187
+    /* "ssewire/_deltas_c.pyx":192
  *     cdef char digits[32]
  *     case = rule.cases.get(name)
  *     if case is None or type(data) is not str:             # <<<<<<<<<<<<<<
@@ -6461,7 +6562,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":189
+  /* "ssewire/_deltas_c.pyx":194
  *     if case is None or type(data) is not str:
  *         return _NOT_TAKEN
  *     try:             # <<<<<<<<<<<<<<
@@ -6477,17 +6578,17 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     __Pyx_XGOTREF(__pyx_t_6);
     /*try:*/ {
 
-      /* "ssewire/_deltas_c.pyx":190
+      /* "ssewire/_deltas_c.pyx":195
  *         return _NOT_TAKEN
  *     try:
  *         text = PyUnicode_AsUTF8AndSize(data, &size)             # <<<<<<<<<<<<<<
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN
 */
-      __pyx_t_7 = PyUnicode_AsUTF8AndSize(__pyx_v_data, (&__pyx_v_size)); if (unlikely(__pyx_t_7 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 190, __pyx_L6_error)
+      __pyx_t_7 = PyUnicode_AsUTF8AndSize(__pyx_v_data, (&__pyx_v_size)); if (unlikely(__pyx_t_7 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 195, __pyx_L6_error)
       __pyx_v_text = __pyx_t_7;
 
-      /* "ssewire/_deltas_c.pyx":189
+      /* "ssewire/_deltas_c.pyx":194
  *     if case is None or type(data) is not str:
  *         return _NOT_TAKEN
  *     try:             # <<<<<<<<<<<<<<
@@ -6502,7 +6603,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     __pyx_L6_error:;
     __Pyx_XDECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-    /* "ssewire/_deltas_c.pyx":191
+    /* "ssewire/_deltas_c.pyx":196
  *     try:
  *         text = PyUnicode_AsUTF8AndSize(data, &size)
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them             # <<<<<<<<<<<<<<
@@ -6513,7 +6614,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     if (__pyx_t_8) {
       __Pyx_ErrRestore(0,0,0);
 
-      /* "ssewire/_deltas_c.pyx":192
+      /* "ssewire/_deltas_c.pyx":197
  *         text = PyUnicode_AsUTF8AndSize(data, &size)
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -6533,7 +6634,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L8_except_error;
 
-    /* "ssewire/_deltas_c.pyx":189
+    /* "ssewire/_deltas_c.pyx":194
  *     if case is None or type(data) is not str:
  *         return _NOT_TAKEN
  *     try:             # <<<<<<<<<<<<<<
@@ -6555,7 +6656,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     __pyx_L11_try_end:;
   }
 
-  /* "ssewire/_deltas_c.pyx":193
+  /* "ssewire/_deltas_c.pyx":198
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN
  *     if not sw_json_locate(text, size, &rule.c_paths, vals):             # <<<<<<<<<<<<<<
@@ -6567,7 +6668,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":194
+    /* "ssewire/_deltas_c.pyx":199
  *         return _NOT_TAKEN
  *     if not sw_json_locate(text, size, &rule.c_paths, vals):
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -6585,7 +6686,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":193
+    /* "ssewire/_deltas_c.pyx":198
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN
  *     if not sw_json_locate(text, size, &rule.c_paths, vals):             # <<<<<<<<<<<<<<
@@ -6594,7 +6695,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":195
+  /* "ssewire/_deltas_c.pyx":200
  *     if not sw_json_locate(text, size, &rule.c_paths, vals):
  *         return _NOT_TAKEN
  *     expected = (<tuple>case)[0]             # <<<<<<<<<<<<<<
@@ -6603,14 +6704,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   if (unlikely(__pyx_v_case == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 195, __pyx_L1_error)
+    __PYX_ERR(0, 200, __pyx_L1_error)
   }
   __pyx_t_1 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 0);
   __Pyx_INCREF(__pyx_t_1);
   __pyx_v_expected = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":196
+  /* "ssewire/_deltas_c.pyx":201
  *         return _NOT_TAKEN
  *     expected = (<tuple>case)[0]
  *     if rule.type_path >= 0:             # <<<<<<<<<<<<<<
@@ -6622,7 +6723,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":197
+    /* "ssewire/_deltas_c.pyx":202
  *     expected = (<tuple>case)[0]
  *     if rule.type_path >= 0:
  *         if expected is None:             # <<<<<<<<<<<<<<
@@ -6633,21 +6734,21 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":198
+      /* "ssewire/_deltas_c.pyx":203
  *     if rule.type_path >= 0:
  *         if expected is None:
  *             if not _none(&vals[rule.type_path]):             # <<<<<<<<<<<<<<
  *                 return _NOT_TAKEN
  *         elif not _is(&vals[rule.type_path], <bytes>expected):
 */
-      __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none((&(__pyx_v_vals[__pyx_v_rule->type_path]))); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 198, __pyx_L1_error)
+      __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none((&(__pyx_v_vals[__pyx_v_rule->type_path]))); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 203, __pyx_L1_error)
       __pyx_t_3 = (!__pyx_t_2);
 
 
       if (__pyx_t_3) {
 
 
-        /* "ssewire/_deltas_c.pyx":199
+        /* "ssewire/_deltas_c.pyx":204
  *         if expected is None:
  *             if not _none(&vals[rule.type_path]):
  *                 return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -6665,7 +6766,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
         }
         goto __pyx_L0;
 
-        /* "ssewire/_deltas_c.pyx":198
+        /* "ssewire/_deltas_c.pyx":203
  *     if rule.type_path >= 0:
  *         if expected is None:
  *             if not _none(&vals[rule.type_path]):             # <<<<<<<<<<<<<<
@@ -6674,7 +6775,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       }
 
-      /* "ssewire/_deltas_c.pyx":197
+      /* "ssewire/_deltas_c.pyx":202
  *     expected = (<tuple>case)[0]
  *     if rule.type_path >= 0:
  *         if expected is None:             # <<<<<<<<<<<<<<
@@ -6684,21 +6785,21 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       goto __pyx_L16;
     }
 
-    /* "ssewire/_deltas_c.pyx":200
+    /* "ssewire/_deltas_c.pyx":205
  *             if not _none(&vals[rule.type_path]):
  *                 return _NOT_TAKEN
  *         elif not _is(&vals[rule.type_path], <bytes>expected):             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
  *     for index in rule.nulls:
 */
-    __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->type_path])), ((PyObject*)__pyx_v_expected)); if (unlikely(__pyx_t_3 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 200, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->type_path])), ((PyObject*)__pyx_v_expected)); if (unlikely(__pyx_t_3 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 205, __pyx_L1_error)
     __pyx_t_2 = (!__pyx_t_3);
 
 
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":201
+      /* "ssewire/_deltas_c.pyx":206
  *                 return _NOT_TAKEN
  *         elif not _is(&vals[rule.type_path], <bytes>expected):
  *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -6716,7 +6817,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       }
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":200
+      /* "ssewire/_deltas_c.pyx":205
  *             if not _none(&vals[rule.type_path]):
  *                 return _NOT_TAKEN
  *         elif not _is(&vals[rule.type_path], <bytes>expected):             # <<<<<<<<<<<<<<
@@ -6726,7 +6827,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     __pyx_L16:;
 
-    /* "ssewire/_deltas_c.pyx":196
+    /* "ssewire/_deltas_c.pyx":201
  *         return _NOT_TAKEN
  *     expected = (<tuple>case)[0]
  *     if rule.type_path >= 0:             # <<<<<<<<<<<<<<
@@ -6735,7 +6836,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":202
+  /* "ssewire/_deltas_c.pyx":207
  *         elif not _is(&vals[rule.type_path], <bytes>expected):
  *             return _NOT_TAKEN
  *     for index in rule.nulls:             # <<<<<<<<<<<<<<
@@ -6744,7 +6845,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   if (unlikely(__pyx_v_rule->nulls == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
-    __PYX_ERR(0, 202, __pyx_L1_error)
+    __PYX_ERR(0, 207, __pyx_L1_error)
   }
   __pyx_t_1 = __pyx_v_rule->nulls; __Pyx_INCREF(__pyx_t_1);
   __pyx_t_9 = 0;
@@ -6752,7 +6853,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     {
       Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
       #if !CYTHON_ASSUME_SAFE_SIZE
-      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 202, __pyx_L1_error)
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 207, __pyx_L1_error)
       #endif
       if (__pyx_t_9 >= __pyx_temp) break;
     }
@@ -6762,20 +6863,20 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
     #endif
     ++__pyx_t_9;
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 202, __pyx_L1_error)
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 207, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_XDECREF_SET(__pyx_v_index, __pyx_t_10);
     __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":203
+    /* "ssewire/_deltas_c.pyx":208
  *             return _NOT_TAKEN
  *     for index in rule.nulls:
  *         if not _none(&vals[<int>index]):             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
- *     chosen = None
+ *     for index in rule.absent:
 */
-    __pyx_t_8 = __Pyx_PyLong_As_int(__pyx_v_index); if (unlikely((__pyx_t_8 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 203, __pyx_L1_error)
-    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none((&(__pyx_v_vals[((int)__pyx_t_8)]))); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 203, __pyx_L1_error)
+    __pyx_t_8 = __Pyx_PyLong_As_int(__pyx_v_index); if (unlikely((__pyx_t_8 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 208, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none((&(__pyx_v_vals[((int)__pyx_t_8)]))); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 208, __pyx_L1_error)
 
     __pyx_t_3 = (!__pyx_t_2);
 
@@ -6783,9 +6884,93 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     if (__pyx_t_3) {
 
 
-      /* "ssewire/_deltas_c.pyx":204
+      /* "ssewire/_deltas_c.pyx":209
  *     for index in rule.nulls:
  *         if not _none(&vals[<int>index]):
+ *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
+ *     for index in rule.absent:
+ *         if vals[<int>index].kind != SW_J_ABSENT:
+*/
+      {
+        PyObject *__pyx_temp;
+        {
+          __pyx_temp = __pyx_r;
+          __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
+          __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
+        }
+        __Pyx_XDECREF(__pyx_temp);
+      }
+      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+      goto __pyx_L0;
+
+      /* "ssewire/_deltas_c.pyx":208
+ *             return _NOT_TAKEN
+ *     for index in rule.nulls:
+ *         if not _none(&vals[<int>index]):             # <<<<<<<<<<<<<<
+ *             return _NOT_TAKEN
+ *     for index in rule.absent:
+*/
+    }
+
+    /* "ssewire/_deltas_c.pyx":207
+ *         elif not _is(&vals[rule.type_path], <bytes>expected):
+ *             return _NOT_TAKEN
+ *     for index in rule.nulls:             # <<<<<<<<<<<<<<
+ *         if not _none(&vals[<int>index]):
+ *             return _NOT_TAKEN
+*/
+  }
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+
+  /* "ssewire/_deltas_c.pyx":210
+ *         if not _none(&vals[<int>index]):
+ *             return _NOT_TAKEN
+ *     for index in rule.absent:             # <<<<<<<<<<<<<<
+ *         if vals[<int>index].kind != SW_J_ABSENT:
+ *             return _NOT_TAKEN
+*/
+  if (unlikely(__pyx_v_rule->absent == Py_None)) {
+    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
+    __PYX_ERR(0, 210, __pyx_L1_error)
+  }
+  __pyx_t_1 = __pyx_v_rule->absent; __Pyx_INCREF(__pyx_t_1);
+  __pyx_t_9 = 0;
+  for (;;) {
+    {
+      Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
+      #if !CYTHON_ASSUME_SAFE_SIZE
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 210, __pyx_L1_error)
+      #endif
+      if (__pyx_t_9 >= __pyx_temp) break;
+    }
+    #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_9));
+    #else
+    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
+    #endif
+    ++__pyx_t_9;
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 210, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_10);
+    __Pyx_XDECREF_SET(__pyx_v_index, __pyx_t_10);
+    __pyx_t_10 = 0;
+
+    /* "ssewire/_deltas_c.pyx":211
+ *             return _NOT_TAKEN
+ *     for index in rule.absent:
+ *         if vals[<int>index].kind != SW_J_ABSENT:             # <<<<<<<<<<<<<<
+ *             return _NOT_TAKEN
+ *     chosen = None
+*/
+    __pyx_t_8 = __Pyx_PyLong_As_int(__pyx_v_index); if (unlikely((__pyx_t_8 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 211, __pyx_L1_error)
+    __pyx_t_3 = ((__pyx_v_vals[((int)__pyx_t_8)]).kind != SW_J_ABSENT);
+
+
+    if (__pyx_t_3) {
+
+
+      /* "ssewire/_deltas_c.pyx":212
+ *     for index in rule.absent:
+ *         if vals[<int>index].kind != SW_J_ABSENT:
  *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
  *     chosen = None
  *     for variant in <tuple>(<tuple>case)[1]:
@@ -6802,27 +6987,27 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":203
+      /* "ssewire/_deltas_c.pyx":211
  *             return _NOT_TAKEN
- *     for index in rule.nulls:
- *         if not _none(&vals[<int>index]):             # <<<<<<<<<<<<<<
+ *     for index in rule.absent:
+ *         if vals[<int>index].kind != SW_J_ABSENT:             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
  *     chosen = None
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":202
- *         elif not _is(&vals[rule.type_path], <bytes>expected):
- *             return _NOT_TAKEN
- *     for index in rule.nulls:             # <<<<<<<<<<<<<<
+    /* "ssewire/_deltas_c.pyx":210
  *         if not _none(&vals[<int>index]):
+ *             return _NOT_TAKEN
+ *     for index in rule.absent:             # <<<<<<<<<<<<<<
+ *         if vals[<int>index].kind != SW_J_ABSENT:
  *             return _NOT_TAKEN
 */
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":205
- *         if not _none(&vals[<int>index]):
+  /* "ssewire/_deltas_c.pyx":213
+ *         if vals[<int>index].kind != SW_J_ABSENT:
  *             return _NOT_TAKEN
  *     chosen = None             # <<<<<<<<<<<<<<
  *     for variant in <tuple>(<tuple>case)[1]:
@@ -6831,201 +7016,22 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   __Pyx_INCREF(Py_None);
   __pyx_v_chosen = Py_None;
 
-  /* "ssewire/_deltas_c.pyx":206
+  /* "ssewire/_deltas_c.pyx":214
  *             return _NOT_TAKEN
  *     chosen = None
  *     for variant in <tuple>(<tuple>case)[1]:             # <<<<<<<<<<<<<<
  *         tag = (<tuple>variant)[0]
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
+ *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)
 */
   if (unlikely(__pyx_v_case == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 206, __pyx_L1_error)
+    __PYX_ERR(0, 214, __pyx_L1_error)
   }
   if (unlikely(__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 1) == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
-    __PYX_ERR(0, 206, __pyx_L1_error)
-  }
-  __pyx_t_1 = ((PyObject*)__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 1)); __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_9 = 0;
-  for (;;) {
-    {
-      Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
-      #if !CYTHON_ASSUME_SAFE_SIZE
-      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 206, __pyx_L1_error)
-      #endif
-      if (__pyx_t_9 >= __pyx_temp) break;
-    }
-    #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
-    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_9));
-    #else
-    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
-    #endif
-    ++__pyx_t_9;
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 206, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_10);
-    __Pyx_XDECREF_SET(__pyx_v_variant, __pyx_t_10);
-    __pyx_t_10 = 0;
-
-    /* "ssewire/_deltas_c.pyx":207
- *     chosen = None
- *     for variant in <tuple>(<tuple>case)[1]:
- *         tag = (<tuple>variant)[0]             # <<<<<<<<<<<<<<
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
- *             chosen = (<tuple>variant)[1]
-*/
-    if (unlikely(__pyx_v_variant == Py_None)) {
-      PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 207, __pyx_L1_error)
-    }
-    __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_variant), 0);
-    __Pyx_INCREF(__pyx_t_10);
-    __Pyx_XDECREF_SET(__pyx_v_tag, __pyx_t_10);
-    __pyx_t_10 = 0;
-
-    /* "ssewire/_deltas_c.pyx":208
- *     for variant in <tuple>(<tuple>case)[1]:
- *         tag = (<tuple>variant)[0]
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):             # <<<<<<<<<<<<<<
- *             chosen = (<tuple>variant)[1]
- *             break
-*/
-    __pyx_t_2 = (__pyx_v_rule->tag_path < 0);
-
-    if (!__pyx_t_2) {
-
-    } else {
-
-      __pyx_t_3 = __pyx_t_2;
-
-      goto __pyx_L25_bool_binop_done;
-    }
-    __pyx_t_2 = (__pyx_v_tag != Py_None);
-    if (__pyx_t_2) {
-
-    } else {
-
-      __pyx_t_3 = __pyx_t_2;
-
-      goto __pyx_L25_bool_binop_done;
-    }
-    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->tag_path])), ((PyObject*)__pyx_v_tag)); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 208, __pyx_L1_error)
-
-    __pyx_t_3 = __pyx_t_2;
-
-    __pyx_L25_bool_binop_done:;
-    if (__pyx_t_3) {
-
-
-      /* "ssewire/_deltas_c.pyx":209
- *         tag = (<tuple>variant)[0]
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
- *             chosen = (<tuple>variant)[1]             # <<<<<<<<<<<<<<
- *             break
- *     if chosen is None:
-*/
-      if (unlikely(__pyx_v_variant == Py_None)) {
-        PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-        __PYX_ERR(0, 209, __pyx_L1_error)
-      }
-      __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_variant), 1);
-      __Pyx_INCREF(__pyx_t_10);
-      __Pyx_DECREF_SET(__pyx_v_chosen, __pyx_t_10);
-      __pyx_t_10 = 0;
-
-      /* "ssewire/_deltas_c.pyx":210
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
- *             chosen = (<tuple>variant)[1]
- *             break             # <<<<<<<<<<<<<<
- *     if chosen is None:
- *         return _NOT_TAKEN
-*/
-      goto __pyx_L23_break;
-
-      /* "ssewire/_deltas_c.pyx":208
- *     for variant in <tuple>(<tuple>case)[1]:
- *         tag = (<tuple>variant)[0]
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):             # <<<<<<<<<<<<<<
- *             chosen = (<tuple>variant)[1]
- *             break
-*/
-    }
-
-    /* "ssewire/_deltas_c.pyx":206
- *             return _NOT_TAKEN
- *     chosen = None
- *     for variant in <tuple>(<tuple>case)[1]:             # <<<<<<<<<<<<<<
- *         tag = (<tuple>variant)[0]
- *         if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
-*/
-  }
-  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  goto __pyx_L28_for_end;
-  __pyx_L23_break:;
-  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  goto __pyx_L28_for_end;
-  __pyx_L28_for_end:;
-
-  /* "ssewire/_deltas_c.pyx":211
- *             chosen = (<tuple>variant)[1]
- *             break
- *     if chosen is None:             # <<<<<<<<<<<<<<
- *         return _NOT_TAKEN
- *     kind = None
-*/
-  __pyx_t_3 = (__pyx_v_chosen == Py_None);
-  if (__pyx_t_3) {
-
-
-    /* "ssewire/_deltas_c.pyx":212
- *             break
- *     if chosen is None:
- *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
- *     kind = None
- *     for candidate in <tuple>chosen:
-*/
-    {
-      PyObject *__pyx_temp;
-      {
-        __pyx_temp = __pyx_r;
-        __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
-        __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
-      }
-      __Pyx_XDECREF(__pyx_temp);
-    }
-    goto __pyx_L0;
-
-    /* "ssewire/_deltas_c.pyx":211
- *             chosen = (<tuple>variant)[1]
- *             break
- *     if chosen is None:             # <<<<<<<<<<<<<<
- *         return _NOT_TAKEN
- *     kind = None
-*/
-  }
-
-  /* "ssewire/_deltas_c.pyx":213
- *     if chosen is None:
- *         return _NOT_TAKEN
- *     kind = None             # <<<<<<<<<<<<<<
- *     for candidate in <tuple>chosen:
- *         v = &vals[<int>(<tuple>candidate)[0]]
-*/
-  __Pyx_INCREF(Py_None);
-  __pyx_v_kind = Py_None;
-
-  /* "ssewire/_deltas_c.pyx":214
- *         return _NOT_TAKEN
- *     kind = None
- *     for candidate in <tuple>chosen:             # <<<<<<<<<<<<<<
- *         v = &vals[<int>(<tuple>candidate)[0]]
- *         if v.kind == SW_J_STRING:
-*/
-  if (unlikely(__pyx_v_chosen == Py_None)) {
-    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
     __PYX_ERR(0, 214, __pyx_L1_error)
   }
-  __pyx_t_1 = ((PyObject*)__pyx_v_chosen); __Pyx_INCREF(__pyx_t_1);
+  __pyx_t_1 = ((PyObject*)__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 1)); __Pyx_INCREF(__pyx_t_1);
   __pyx_t_9 = 0;
   for (;;) {
     {
@@ -7043,10 +7049,248 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     ++__pyx_t_9;
     if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 214, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
-    __Pyx_XDECREF_SET(__pyx_v_candidate, __pyx_t_10);
+    __Pyx_XDECREF_SET(__pyx_v_variant, __pyx_t_10);
     __pyx_t_10 = 0;
 
     /* "ssewire/_deltas_c.pyx":215
+ *     chosen = None
+ *     for variant in <tuple>(<tuple>case)[1]:
+ *         tag = (<tuple>variant)[0]             # <<<<<<<<<<<<<<
+ *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)
+ *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):
+*/
+    if (unlikely(__pyx_v_variant == Py_None)) {
+      PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
+      __PYX_ERR(0, 215, __pyx_L1_error)
+    }
+    __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_variant), 0);
+    __Pyx_INCREF(__pyx_t_10);
+    __Pyx_XDECREF_SET(__pyx_v_tag, __pyx_t_10);
+    __pyx_t_10 = 0;
+
+    /* "ssewire/_deltas_c.pyx":216
+ *     for variant in <tuple>(<tuple>case)[1]:
+ *         tag = (<tuple>variant)[0]
+ *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)             # <<<<<<<<<<<<<<
+ *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):
+ *             chosen = (<tuple>variant)[1]
+*/
+    __pyx_t_2 = (__pyx_v_rule->tag_path < 0);
+
+    if (!__pyx_t_2) {
+
+    } else {
+
+      __pyx_t_3 = __pyx_t_2;
+
+      goto __pyx_L29_bool_binop_done;
+    }
+    __pyx_t_2 = (__pyx_v_tag == Py_None);
+    if (!__pyx_t_2) {
+
+    } else {
+
+      __pyx_t_3 = __pyx_t_2;
+
+      goto __pyx_L29_bool_binop_done;
+    }
+
+    /* "ssewire/_deltas_c.pyx":217
+ *         tag = (<tuple>variant)[0]
+ *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)
+ *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):             # <<<<<<<<<<<<<<
+ *             chosen = (<tuple>variant)[1]
+ *             break
+*/
+    __pyx_t_2 = (__pyx_v_tag == Py_True);
+    if (!__pyx_t_2) {
+
+      goto __pyx_L32_next_or;
+    } else {
+
+    }
+
+    /* "ssewire/_deltas_c.pyx":216
+ *     for variant in <tuple>(<tuple>case)[1]:
+ *         tag = (<tuple>variant)[0]
+ *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)             # <<<<<<<<<<<<<<
+ *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):
+ *             chosen = (<tuple>variant)[1]
+*/
+    __pyx_t_2 = ((__pyx_v_vals[__pyx_v_rule->tag_path]).kind == SW_J_TRUE);
+
+    if (!__pyx_t_2) {
+
+    } else {
+
+      __pyx_t_3 = __pyx_t_2;
+
+      goto __pyx_L29_bool_binop_done;
+    }
+    __pyx_L32_next_or:;
+
+    /* "ssewire/_deltas_c.pyx":217
+ *         tag = (<tuple>variant)[0]
+ *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)
+ *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):             # <<<<<<<<<<<<<<
+ *             chosen = (<tuple>variant)[1]
+ *             break
+*/
+    __pyx_t_2 = (((PyObject *)Py_TYPE(__pyx_v_tag)) == ((PyObject *)(&PyBytes_Type)));
+    if (__pyx_t_2) {
+
+    } else {
+
+      __pyx_t_3 = __pyx_t_2;
+
+      goto __pyx_L29_bool_binop_done;
+    }
+    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->tag_path])), ((PyObject*)__pyx_v_tag)); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 217, __pyx_L1_error)
+
+    __pyx_t_3 = __pyx_t_2;
+
+    __pyx_L29_bool_binop_done:;
+
+    /* "ssewire/_deltas_c.pyx":216
+ *     for variant in <tuple>(<tuple>case)[1]:
+ *         tag = (<tuple>variant)[0]
+ *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)             # <<<<<<<<<<<<<<
+ *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):
+ *             chosen = (<tuple>variant)[1]
+*/
+    if (__pyx_t_3) {
+
+
+      /* "ssewire/_deltas_c.pyx":218
+ *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)
+ *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):
+ *             chosen = (<tuple>variant)[1]             # <<<<<<<<<<<<<<
+ *             break
+ *     if chosen is None:
+*/
+      if (unlikely(__pyx_v_variant == Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
+        __PYX_ERR(0, 218, __pyx_L1_error)
+      }
+      __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_variant), 1);
+      __Pyx_INCREF(__pyx_t_10);
+      __Pyx_DECREF_SET(__pyx_v_chosen, __pyx_t_10);
+      __pyx_t_10 = 0;
+
+      /* "ssewire/_deltas_c.pyx":219
+ *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):
+ *             chosen = (<tuple>variant)[1]
+ *             break             # <<<<<<<<<<<<<<
+ *     if chosen is None:
+ *         return _NOT_TAKEN
+*/
+      goto __pyx_L27_break;
+
+      /* "ssewire/_deltas_c.pyx":216
+ *     for variant in <tuple>(<tuple>case)[1]:
+ *         tag = (<tuple>variant)[0]
+ *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)             # <<<<<<<<<<<<<<
+ *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):
+ *             chosen = (<tuple>variant)[1]
+*/
+    }
+
+    /* "ssewire/_deltas_c.pyx":214
+ *             return _NOT_TAKEN
+ *     chosen = None
+ *     for variant in <tuple>(<tuple>case)[1]:             # <<<<<<<<<<<<<<
+ *         tag = (<tuple>variant)[0]
+ *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)
+*/
+  }
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  goto __pyx_L35_for_end;
+  __pyx_L27_break:;
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  goto __pyx_L35_for_end;
+  __pyx_L35_for_end:;
+
+  /* "ssewire/_deltas_c.pyx":220
+ *             chosen = (<tuple>variant)[1]
+ *             break
+ *     if chosen is None:             # <<<<<<<<<<<<<<
+ *         return _NOT_TAKEN
+ *     kind = None
+*/
+  __pyx_t_3 = (__pyx_v_chosen == Py_None);
+  if (__pyx_t_3) {
+
+
+    /* "ssewire/_deltas_c.pyx":221
+ *             break
+ *     if chosen is None:
+ *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
+ *     kind = None
+ *     for candidate in <tuple>chosen:
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __Pyx_INCREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
+        __pyx_r = __pyx_v_7ssewire_9_deltas_c__NOT_TAKEN;
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "ssewire/_deltas_c.pyx":220
+ *             chosen = (<tuple>variant)[1]
+ *             break
+ *     if chosen is None:             # <<<<<<<<<<<<<<
+ *         return _NOT_TAKEN
+ *     kind = None
+*/
+  }
+
+  /* "ssewire/_deltas_c.pyx":222
+ *     if chosen is None:
+ *         return _NOT_TAKEN
+ *     kind = None             # <<<<<<<<<<<<<<
+ *     for candidate in <tuple>chosen:
+ *         v = &vals[<int>(<tuple>candidate)[0]]
+*/
+  __Pyx_INCREF(Py_None);
+  __pyx_v_kind = Py_None;
+
+  /* "ssewire/_deltas_c.pyx":223
+ *         return _NOT_TAKEN
+ *     kind = None
+ *     for candidate in <tuple>chosen:             # <<<<<<<<<<<<<<
+ *         v = &vals[<int>(<tuple>candidate)[0]]
+ *         if v.kind == SW_J_STRING:
+*/
+  if (unlikely(__pyx_v_chosen == Py_None)) {
+    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
+    __PYX_ERR(0, 223, __pyx_L1_error)
+  }
+  __pyx_t_1 = ((PyObject*)__pyx_v_chosen); __Pyx_INCREF(__pyx_t_1);
+  __pyx_t_9 = 0;
+  for (;;) {
+    {
+      Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
+      #if !CYTHON_ASSUME_SAFE_SIZE
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 223, __pyx_L1_error)
+      #endif
+      if (__pyx_t_9 >= __pyx_temp) break;
+    }
+    #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_9));
+    #else
+    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
+    #endif
+    ++__pyx_t_9;
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 223, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_10);
+    __Pyx_XDECREF_SET(__pyx_v_candidate, __pyx_t_10);
+    __pyx_t_10 = 0;
+
+    /* "ssewire/_deltas_c.pyx":224
  *     kind = None
  *     for candidate in <tuple>chosen:
  *         v = &vals[<int>(<tuple>candidate)[0]]             # <<<<<<<<<<<<<<
@@ -7055,13 +7299,13 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     if (unlikely(__pyx_v_candidate == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 215, __pyx_L1_error)
+      __PYX_ERR(0, 224, __pyx_L1_error)
     }
-    __pyx_t_8 = __Pyx_PyLong_As_int(__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 0)); if (unlikely((__pyx_t_8 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 215, __pyx_L1_error)
+    __pyx_t_8 = __Pyx_PyLong_As_int(__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 0)); if (unlikely((__pyx_t_8 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 224, __pyx_L1_error)
     __pyx_v_v = (&(__pyx_v_vals[((int)__pyx_t_8)]));
 
 
-    /* "ssewire/_deltas_c.pyx":216
+    /* "ssewire/_deltas_c.pyx":225
  *     for candidate in <tuple>chosen:
  *         v = &vals[<int>(<tuple>candidate)[0]]
  *         if v.kind == SW_J_STRING:             # <<<<<<<<<<<<<<
@@ -7073,7 +7317,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     if (__pyx_t_3) {
 
 
-      /* "ssewire/_deltas_c.pyx":217
+      /* "ssewire/_deltas_c.pyx":226
  *         v = &vals[<int>(<tuple>candidate)[0]]
  *         if v.kind == SW_J_STRING:
  *             if v.len == 0:             # <<<<<<<<<<<<<<
@@ -7085,16 +7329,16 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       if (__pyx_t_3) {
 
 
-        /* "ssewire/_deltas_c.pyx":218
+        /* "ssewire/_deltas_c.pyx":227
  *         if v.kind == SW_J_STRING:
  *             if v.len == 0:
  *                 continue             # <<<<<<<<<<<<<<
  *             if kind is None:
  *                 kind = (<tuple>candidate)[1]
 */
-        goto __pyx_L30_continue;
+        goto __pyx_L37_continue;
 
-        /* "ssewire/_deltas_c.pyx":217
+        /* "ssewire/_deltas_c.pyx":226
  *         v = &vals[<int>(<tuple>candidate)[0]]
  *         if v.kind == SW_J_STRING:
  *             if v.len == 0:             # <<<<<<<<<<<<<<
@@ -7103,7 +7347,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       }
 
-      /* "ssewire/_deltas_c.pyx":219
+      /* "ssewire/_deltas_c.pyx":228
  *             if v.len == 0:
  *                 continue
  *             if kind is None:             # <<<<<<<<<<<<<<
@@ -7114,7 +7358,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       if (__pyx_t_3) {
 
 
-        /* "ssewire/_deltas_c.pyx":220
+        /* "ssewire/_deltas_c.pyx":229
  *                 continue
  *             if kind is None:
  *                 kind = (<tuple>candidate)[1]             # <<<<<<<<<<<<<<
@@ -7123,14 +7367,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
         if (unlikely(__pyx_v_candidate == Py_None)) {
           PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-          __PYX_ERR(0, 220, __pyx_L1_error)
+          __PYX_ERR(0, 229, __pyx_L1_error)
         }
         __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 1);
         __Pyx_INCREF(__pyx_t_10);
         __Pyx_DECREF_SET(__pyx_v_kind, __pyx_t_10);
         __pyx_t_10 = 0;
 
-        /* "ssewire/_deltas_c.pyx":221
+        /* "ssewire/_deltas_c.pyx":230
  *             if kind is None:
  *                 kind = (<tuple>candidate)[1]
  *                 chosen_text = v             # <<<<<<<<<<<<<<
@@ -7139,17 +7383,17 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
         __pyx_v_chosen_text = __pyx_v_v;
 
-        /* "ssewire/_deltas_c.pyx":219
+        /* "ssewire/_deltas_c.pyx":228
  *             if v.len == 0:
  *                 continue
  *             if kind is None:             # <<<<<<<<<<<<<<
  *                 kind = (<tuple>candidate)[1]
  *                 chosen_text = v
 */
-        goto __pyx_L34;
+        goto __pyx_L41;
       }
 
-      /* "ssewire/_deltas_c.pyx":222
+      /* "ssewire/_deltas_c.pyx":231
  *                 kind = (<tuple>candidate)[1]
  *                 chosen_text = v
  *             elif kind != (<tuple>candidate)[1]:             # <<<<<<<<<<<<<<
@@ -7158,13 +7402,13 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       if (unlikely(__pyx_v_candidate == Py_None)) {
         PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-        __PYX_ERR(0, 222, __pyx_L1_error)
+        __PYX_ERR(0, 231, __pyx_L1_error)
       }
-      __pyx_t_3 = __Pyx_PyObject_CompareBoolNe_object_object(__pyx_v_kind, __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 1), Py_NE); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 222, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyObject_CompareBoolNe_object_object(__pyx_v_kind, __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 1), Py_NE); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 231, __pyx_L1_error)
       if (__pyx_t_3) {
 
 
-        /* "ssewire/_deltas_c.pyx":223
+        /* "ssewire/_deltas_c.pyx":232
  *                 chosen_text = v
  *             elif kind != (<tuple>candidate)[1]:
  *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events             # <<<<<<<<<<<<<<
@@ -7183,7 +7427,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
         __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
         goto __pyx_L0;
 
-        /* "ssewire/_deltas_c.pyx":222
+        /* "ssewire/_deltas_c.pyx":231
  *                 kind = (<tuple>candidate)[1]
  *                 chosen_text = v
  *             elif kind != (<tuple>candidate)[1]:             # <<<<<<<<<<<<<<
@@ -7191,33 +7435,33 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
  *         elif not _none(v):
 */
       }
-      __pyx_L34:;
+      __pyx_L41:;
 
-      /* "ssewire/_deltas_c.pyx":216
+      /* "ssewire/_deltas_c.pyx":225
  *     for candidate in <tuple>chosen:
  *         v = &vals[<int>(<tuple>candidate)[0]]
  *         if v.kind == SW_J_STRING:             # <<<<<<<<<<<<<<
  *             if v.len == 0:
  *                 continue
 */
-      goto __pyx_L32;
+      goto __pyx_L39;
     }
 
-    /* "ssewire/_deltas_c.pyx":224
+    /* "ssewire/_deltas_c.pyx":233
  *             elif kind != (<tuple>candidate)[1]:
  *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
  *         elif not _none(v):             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
  *     if kind is None:
 */
-    __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__none(__pyx_v_v); if (unlikely(__pyx_t_3 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 224, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__none(__pyx_v_v); if (unlikely(__pyx_t_3 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 233, __pyx_L1_error)
     __pyx_t_2 = (!__pyx_t_3);
 
 
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":225
+      /* "ssewire/_deltas_c.pyx":234
  *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
  *         elif not _none(v):
  *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -7236,7 +7480,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":224
+      /* "ssewire/_deltas_c.pyx":233
  *             elif kind != (<tuple>candidate)[1]:
  *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
  *         elif not _none(v):             # <<<<<<<<<<<<<<
@@ -7244,20 +7488,20 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
  *     if kind is None:
 */
     }
-    __pyx_L32:;
+    __pyx_L39:;
 
-    /* "ssewire/_deltas_c.pyx":214
+    /* "ssewire/_deltas_c.pyx":223
  *         return _NOT_TAKEN
  *     kind = None
  *     for candidate in <tuple>chosen:             # <<<<<<<<<<<<<<
  *         v = &vals[<int>(<tuple>candidate)[0]]
  *         if v.kind == SW_J_STRING:
 */
-    __pyx_L30_continue:;
+    __pyx_L37_continue:;
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":226
+  /* "ssewire/_deltas_c.pyx":235
  *         elif not _none(v):
  *             return _NOT_TAKEN
  *     if kind is None:             # <<<<<<<<<<<<<<
@@ -7268,7 +7512,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":227
+    /* "ssewire/_deltas_c.pyx":236
  *             return _NOT_TAKEN
  *     if kind is None:
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -7286,7 +7530,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":226
+    /* "ssewire/_deltas_c.pyx":235
  *         elif not _none(v):
  *             return _NOT_TAKEN
  *     if kind is None:             # <<<<<<<<<<<<<<
@@ -7295,7 +7539,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":228
+  /* "ssewire/_deltas_c.pyx":237
  *     if kind is None:
  *         return _NOT_TAKEN
  *     decoded = sw_json_string(chosen_text)             # <<<<<<<<<<<<<<
@@ -7304,7 +7548,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   __pyx_v_decoded = sw_json_string(__pyx_v_chosen_text);
 
-  /* "ssewire/_deltas_c.pyx":229
+  /* "ssewire/_deltas_c.pyx":238
  *         return _NOT_TAKEN
  *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:             # <<<<<<<<<<<<<<
@@ -7316,7 +7560,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":230
+    /* "ssewire/_deltas_c.pyx":239
  *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:
  *         if PyErr_Occurred() is not NULL:             # <<<<<<<<<<<<<<
@@ -7328,16 +7572,16 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     if (unlikely(__pyx_t_2)) {
 
 
-      /* "ssewire/_deltas_c.pyx":231
+      /* "ssewire/_deltas_c.pyx":240
  *     if decoded is NULL:
  *         if PyErr_Occurred() is not NULL:
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         return _NOT_TAKEN  # a lone surrogate
  *     delta = <object>decoded
 */
-      PyErr_NoMemory(); __PYX_ERR(0, 231, __pyx_L1_error)
+      PyErr_NoMemory(); __PYX_ERR(0, 240, __pyx_L1_error)
 
-      /* "ssewire/_deltas_c.pyx":230
+      /* "ssewire/_deltas_c.pyx":239
  *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:
  *         if PyErr_Occurred() is not NULL:             # <<<<<<<<<<<<<<
@@ -7346,7 +7590,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":232
+    /* "ssewire/_deltas_c.pyx":241
  *         if PyErr_Occurred() is not NULL:
  *             raise MemoryError()
  *         return _NOT_TAKEN  # a lone surrogate             # <<<<<<<<<<<<<<
@@ -7364,7 +7608,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":229
+    /* "ssewire/_deltas_c.pyx":238
  *         return _NOT_TAKEN
  *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:             # <<<<<<<<<<<<<<
@@ -7373,7 +7617,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":233
+  /* "ssewire/_deltas_c.pyx":242
  *             raise MemoryError()
  *         return _NOT_TAKEN  # a lone surrogate
  *     delta = <object>decoded             # <<<<<<<<<<<<<<
@@ -7385,7 +7629,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   __pyx_v_delta = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":234
+  /* "ssewire/_deltas_c.pyx":243
  *         return _NOT_TAKEN  # a lone surrogate
  *     delta = <object>decoded
  *     Py_DECREF(delta)             # <<<<<<<<<<<<<<
@@ -7394,7 +7638,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   Py_DECREF(__pyx_v_delta);
 
-  /* "ssewire/_deltas_c.pyx":235
+  /* "ssewire/_deltas_c.pyx":244
  *     delta = <object>decoded
  *     Py_DECREF(delta)
  *     seq = None             # <<<<<<<<<<<<<<
@@ -7404,7 +7648,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   __Pyx_INCREF(Py_None);
   __pyx_v_seq = Py_None;
 
-  /* "ssewire/_deltas_c.pyx":236
+  /* "ssewire/_deltas_c.pyx":245
  *     Py_DECREF(delta)
  *     seq = None
  *     if rule.seq_path >= 0:             # <<<<<<<<<<<<<<
@@ -7416,7 +7660,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":237
+    /* "ssewire/_deltas_c.pyx":246
  *     seq = None
  *     if rule.seq_path >= 0:
  *         v = &vals[rule.seq_path]             # <<<<<<<<<<<<<<
@@ -7425,7 +7669,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     __pyx_v_v = (&(__pyx_v_vals[__pyx_v_rule->seq_path]));
 
-    /* "ssewire/_deltas_c.pyx":238
+    /* "ssewire/_deltas_c.pyx":247
  *     if rule.seq_path >= 0:
  *         v = &vals[rule.seq_path]
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long             # <<<<<<<<<<<<<<
@@ -7440,40 +7684,40 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 
       __pyx_t_2 = __pyx_t_3;
 
-      goto __pyx_L41_bool_binop_done;
+      goto __pyx_L48_bool_binop_done;
     }
     __pyx_t_3 = (__pyx_v_v->len <= 18);
 
 
     __pyx_t_2 = __pyx_t_3;
 
-    __pyx_L41_bool_binop_done:;
+    __pyx_L48_bool_binop_done:;
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":239
+      /* "ssewire/_deltas_c.pyx":248
  *         v = &vals[rule.seq_path]
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long
  *             seq = _small_int(v.start, v.len)             # <<<<<<<<<<<<<<
  *         elif v.kind == SW_J_INT and v.len < 32:
  *             memcpy(digits, v.start, v.len)
 */
-      __pyx_t_1 = __Pyx_PyLong_From_PY_LONG_LONG(__pyx_f_7ssewire_9_deltas_c__small_int(__pyx_v_v->start, __pyx_v_v->len)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 239, __pyx_L1_error)
+      __pyx_t_1 = __Pyx_PyLong_From_PY_LONG_LONG(__pyx_f_7ssewire_9_deltas_c__small_int(__pyx_v_v->start, __pyx_v_v->len)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 248, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
       __Pyx_DECREF_SET(__pyx_v_seq, __pyx_t_1);
       __pyx_t_1 = 0;
 
-      /* "ssewire/_deltas_c.pyx":238
+      /* "ssewire/_deltas_c.pyx":247
  *     if rule.seq_path >= 0:
  *         v = &vals[rule.seq_path]
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long             # <<<<<<<<<<<<<<
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:
 */
-      goto __pyx_L40;
+      goto __pyx_L47;
     }
 
-    /* "ssewire/_deltas_c.pyx":240
+    /* "ssewire/_deltas_c.pyx":249
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:             # <<<<<<<<<<<<<<
@@ -7488,18 +7732,18 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 
       __pyx_t_2 = __pyx_t_3;
 
-      goto __pyx_L43_bool_binop_done;
+      goto __pyx_L50_bool_binop_done;
     }
     __pyx_t_3 = (__pyx_v_v->len < 32);
 
 
     __pyx_t_2 = __pyx_t_3;
 
-    __pyx_L43_bool_binop_done:;
+    __pyx_L50_bool_binop_done:;
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":241
+      /* "ssewire/_deltas_c.pyx":250
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:
  *             memcpy(digits, v.start, v.len)             # <<<<<<<<<<<<<<
@@ -7508,7 +7752,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       (void)(memcpy(__pyx_v_digits, __pyx_v_v->start, __pyx_v_v->len));
 
-      /* "ssewire/_deltas_c.pyx":242
+      /* "ssewire/_deltas_c.pyx":251
  *         elif v.kind == SW_J_INT and v.len < 32:
  *             memcpy(digits, v.start, v.len)
  *             digits[v.len] = 0             # <<<<<<<<<<<<<<
@@ -7517,43 +7761,43 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       (__pyx_v_digits[__pyx_v_v->len]) = 0;
 
-      /* "ssewire/_deltas_c.pyx":243
+      /* "ssewire/_deltas_c.pyx":252
  *             memcpy(digits, v.start, v.len)
  *             digits[v.len] = 0
  *             seq = PyLong_FromString(digits, NULL, 10)             # <<<<<<<<<<<<<<
  *         elif not _none(v):
  *             return _NOT_TAKEN
 */
-      __pyx_t_1 = PyLong_FromString(__pyx_v_digits, NULL, 10); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 243, __pyx_L1_error)
+      __pyx_t_1 = PyLong_FromString(__pyx_v_digits, NULL, 10); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 252, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
       __Pyx_DECREF_SET(__pyx_v_seq, __pyx_t_1);
       __pyx_t_1 = 0;
 
-      /* "ssewire/_deltas_c.pyx":240
+      /* "ssewire/_deltas_c.pyx":249
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:             # <<<<<<<<<<<<<<
  *             memcpy(digits, v.start, v.len)
  *             digits[v.len] = 0
 */
-      goto __pyx_L40;
+      goto __pyx_L47;
     }
 
-    /* "ssewire/_deltas_c.pyx":244
+    /* "ssewire/_deltas_c.pyx":253
  *             digits[v.len] = 0
  *             seq = PyLong_FromString(digits, NULL, 10)
  *         elif not _none(v):             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
  *     return _new_delta(kind, data, delta, seq)
 */
-    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none(__pyx_v_v); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 244, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none(__pyx_v_v); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 253, __pyx_L1_error)
     __pyx_t_3 = (!__pyx_t_2);
 
 
     if (__pyx_t_3) {
 
 
-      /* "ssewire/_deltas_c.pyx":245
+      /* "ssewire/_deltas_c.pyx":254
  *             seq = PyLong_FromString(digits, NULL, 10)
  *         elif not _none(v):
  *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -7571,7 +7815,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       }
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":244
+      /* "ssewire/_deltas_c.pyx":253
  *             digits[v.len] = 0
  *             seq = PyLong_FromString(digits, NULL, 10)
  *         elif not _none(v):             # <<<<<<<<<<<<<<
@@ -7579,9 +7823,9 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
  *     return _new_delta(kind, data, delta, seq)
 */
     }
-    __pyx_L40:;
+    __pyx_L47:;
 
-    /* "ssewire/_deltas_c.pyx":236
+    /* "ssewire/_deltas_c.pyx":245
  *     Py_DECREF(delta)
  *     seq = None
  *     if rule.seq_path >= 0:             # <<<<<<<<<<<<<<
@@ -7590,14 +7834,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":246
+  /* "ssewire/_deltas_c.pyx":255
  *         elif not _none(v):
  *             return _NOT_TAKEN
  *     return _new_delta(kind, data, delta, seq)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __pyx_f_7ssewire_9_deltas_c__new_delta(__pyx_v_kind, __pyx_v_data, __pyx_v_delta, __pyx_v_seq); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 246, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_7ssewire_9_deltas_c__new_delta(__pyx_v_kind, __pyx_v_data, __pyx_v_delta, __pyx_v_seq); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 255, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject *__pyx_temp;
@@ -7610,7 +7854,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":177
+  /* "ssewire/_deltas_c.pyx":182
  * 
  * 
  * cdef object _take(DeltaRule rule, object name, object data):             # <<<<<<<<<<<<<<
@@ -7647,7 +7891,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":249
+/* "ssewire/_deltas_c.pyx":258
  * 
  * 
  * def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):             # <<<<<<<<<<<<<<
@@ -7698,53 +7942,53 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_events,&__pyx_mstate_global->__pyx_n_u_start,&__pyx_mstate_global->__pyx_n_u_rule,&__pyx_mstate_global->__pyx_n_u_out,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 249, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 258, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 249, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 258, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 249, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 258, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 249, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 258, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 249, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 258, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "take_deltas", 0) < (0)) __PYX_ERR(0, 249, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "take_deltas", 0) < (0)) __PYX_ERR(0, 258, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 4; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, i); __PYX_ERR(0, 249, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, i); __PYX_ERR(0, 258, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 4)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 249, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 258, __pyx_L3_error)
       values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 249, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 258, __pyx_L3_error)
       values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 249, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 258, __pyx_L3_error)
       values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 249, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 258, __pyx_L3_error)
     }
     __pyx_v_events = ((PyObject*)values[0]);
-    __pyx_v_start = __Pyx_PyIndex_AsSsize_t(values[1]); if (unlikely((__pyx_v_start == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 249, __pyx_L3_error)
+    __pyx_v_start = __Pyx_PyIndex_AsSsize_t(values[1]); if (unlikely((__pyx_v_start == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 258, __pyx_L3_error)
     __pyx_v_rule = ((struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *)values[2]);
     __pyx_v_out = ((PyObject*)values[3]);
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, __pyx_nargs); __PYX_ERR(0, 249, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, __pyx_nargs); __PYX_ERR(0, 258, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -7755,9 +7999,9 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   __Pyx_RefNannyFinishContext();
   return NULL;
   __pyx_L4_argument_unpacking_done:;
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_events), (&PyList_Type), 1, "events", 1))) __PYX_ERR(0, 249, __pyx_L1_error)
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_rule), __pyx_mstate_global->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule, 1, "rule", 0))) __PYX_ERR(0, 249, __pyx_L1_error)
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_out), (&PyList_Type), 1, "out", 1))) __PYX_ERR(0, 249, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_events), (&PyList_Type), 1, "events", 1))) __PYX_ERR(0, 258, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_rule), __pyx_mstate_global->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule, 1, "rule", 0))) __PYX_ERR(0, 258, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_out), (&PyList_Type), 1, "out", 1))) __PYX_ERR(0, 258, __pyx_L1_error)
   __pyx_r = __pyx_pf_7ssewire_9_deltas_c_2take_deltas(__pyx_self, __pyx_v_events, __pyx_v_start, __pyx_v_rule, __pyx_v_out);
 
   /* function exit code */
@@ -7799,7 +8043,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("take_deltas", 0);
 
-  /* "ssewire/_deltas_c.pyx":253
+  /* "ssewire/_deltas_c.pyx":262
  *     that event's index (``len(events)`` when every event was taken, ``start`` when ``use_types`` has not
  *     succeeded)."""
  *     cdef Py_ssize_t i = start, n = len(events)             # <<<<<<<<<<<<<<
@@ -7809,12 +8053,12 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   __pyx_v_i = __pyx_v_start;
   if (unlikely(__pyx_v_events == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 253, __pyx_L1_error)
+    __PYX_ERR(0, 262, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyList_GET_SIZE(__pyx_v_events); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 253, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyList_GET_SIZE(__pyx_v_events); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 262, __pyx_L1_error)
   __pyx_v_n = __pyx_t_1;
 
-  /* "ssewire/_deltas_c.pyx":256
+  /* "ssewire/_deltas_c.pyx":265
  *     cdef PyObject* name
  *     cdef PyObject* data
  *     if _types is None:             # <<<<<<<<<<<<<<
@@ -7825,14 +8069,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":257
+    /* "ssewire/_deltas_c.pyx":266
  *     cdef PyObject* data
  *     if _types is None:
  *         return start             # <<<<<<<<<<<<<<
  *     while i < n:
  *         event = events[i]
 */
-    __pyx_t_3 = PyLong_FromSsize_t(__pyx_v_start); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 257, __pyx_L1_error)
+    __pyx_t_3 = PyLong_FromSsize_t(__pyx_v_start); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 266, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     {
       PyObject *__pyx_temp;
@@ -7845,7 +8089,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     __pyx_t_3 = 0;
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":256
+    /* "ssewire/_deltas_c.pyx":265
  *     cdef PyObject* name
  *     cdef PyObject* data
  *     if _types is None:             # <<<<<<<<<<<<<<
@@ -7854,7 +8098,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":258
+  /* "ssewire/_deltas_c.pyx":267
  *     if _types is None:
  *         return start
  *     while i < n:             # <<<<<<<<<<<<<<
@@ -7867,7 +8111,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 
     if (!__pyx_t_2) break;
 
-    /* "ssewire/_deltas_c.pyx":259
+    /* "ssewire/_deltas_c.pyx":268
  *         return start
  *     while i < n:
  *         event = events[i]             # <<<<<<<<<<<<<<
@@ -7876,14 +8120,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
     if (unlikely(__pyx_v_events == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 259, __pyx_L1_error)
+      __PYX_ERR(0, 268, __pyx_L1_error)
     }
     __pyx_t_3 = __Pyx_PyList_GET_ITEM(__pyx_v_events, __pyx_v_i);
     __Pyx_INCREF(__pyx_t_3);
     __Pyx_XDECREF_SET(__pyx_v_event, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "ssewire/_deltas_c.pyx":260
+    /* "ssewire/_deltas_c.pyx":269
  *     while i < n:
  *         event = events[i]
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL             # <<<<<<<<<<<<<<
@@ -7902,7 +8146,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 
     __pyx_v_name = __pyx_t_4;
 
-    /* "ssewire/_deltas_c.pyx":261
+    /* "ssewire/_deltas_c.pyx":270
  *         event = events[i]
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL             # <<<<<<<<<<<<<<
@@ -7921,7 +8165,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 
     __pyx_v_data = __pyx_t_4;
 
-    /* "ssewire/_deltas_c.pyx":262
+    /* "ssewire/_deltas_c.pyx":271
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
  *         if data is not NULL:  # the compiled scanners' event: its fields read directly             # <<<<<<<<<<<<<<
@@ -7933,19 +8177,19 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":263
+      /* "ssewire/_deltas_c.pyx":272
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
  *         if data is not NULL:  # the compiled scanners' event: its fields read directly
  *             made = _take(rule, <object>name, <object>data)             # <<<<<<<<<<<<<<
  *         else:
  *             made = _take(rule, event.event, event.data)
 */
-      __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, ((PyObject *)__pyx_v_name), ((PyObject *)__pyx_v_data)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 263, __pyx_L1_error)
+      __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, ((PyObject *)__pyx_v_name), ((PyObject *)__pyx_v_data)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 272, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
       __Pyx_XDECREF_SET(__pyx_v_made, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "ssewire/_deltas_c.pyx":262
+      /* "ssewire/_deltas_c.pyx":271
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
  *         if data is not NULL:  # the compiled scanners' event: its fields read directly             # <<<<<<<<<<<<<<
@@ -7955,7 +8199,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
       goto __pyx_L6;
     }
 
-    /* "ssewire/_deltas_c.pyx":265
+    /* "ssewire/_deltas_c.pyx":274
  *             made = _take(rule, <object>name, <object>data)
  *         else:
  *             made = _take(rule, event.event, event.data)             # <<<<<<<<<<<<<<
@@ -7963,11 +8207,11 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
  *             break
 */
     /*else*/ {
-      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_event); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 265, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_event); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 274, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
-      __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_data); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 265, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_data); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 274, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
-      __pyx_t_6 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, __pyx_t_3, __pyx_t_5); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 265, __pyx_L1_error)
+      __pyx_t_6 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, __pyx_t_3, __pyx_t_5); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 274, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
       __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
@@ -7976,7 +8220,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     }
     __pyx_L6:;
 
-    /* "ssewire/_deltas_c.pyx":266
+    /* "ssewire/_deltas_c.pyx":275
  *         else:
  *             made = _take(rule, event.event, event.data)
  *         if made is _NOT_TAKEN:             # <<<<<<<<<<<<<<
@@ -7987,7 +8231,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":267
+      /* "ssewire/_deltas_c.pyx":276
  *             made = _take(rule, event.event, event.data)
  *         if made is _NOT_TAKEN:
  *             break             # <<<<<<<<<<<<<<
@@ -7996,7 +8240,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
       goto __pyx_L5_break;
 
-      /* "ssewire/_deltas_c.pyx":266
+      /* "ssewire/_deltas_c.pyx":275
  *         else:
  *             made = _take(rule, event.event, event.data)
  *         if made is _NOT_TAKEN:             # <<<<<<<<<<<<<<
@@ -8005,7 +8249,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":268
+    /* "ssewire/_deltas_c.pyx":277
  *         if made is _NOT_TAKEN:
  *             break
  *         out.append(made)             # <<<<<<<<<<<<<<
@@ -8014,12 +8258,12 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
     if (unlikely(__pyx_v_out == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "append");
-      __PYX_ERR(0, 268, __pyx_L1_error)
+      __PYX_ERR(0, 277, __pyx_L1_error)
     }
-    __pyx_t_7 = __Pyx_PyList_Append(__pyx_v_out, __pyx_v_made); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 268, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyList_Append(__pyx_v_out, __pyx_v_made); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 277, __pyx_L1_error)
 
 
-    /* "ssewire/_deltas_c.pyx":269
+    /* "ssewire/_deltas_c.pyx":278
  *             break
  *         out.append(made)
  *         i += 1             # <<<<<<<<<<<<<<
@@ -8029,12 +8273,12 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   }
   __pyx_L5_break:;
 
-  /* "ssewire/_deltas_c.pyx":270
+  /* "ssewire/_deltas_c.pyx":279
  *         out.append(made)
  *         i += 1
  *     return i             # <<<<<<<<<<<<<<
 */
-  __pyx_t_6 = PyLong_FromSsize_t(__pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 270, __pyx_L1_error)
+  __pyx_t_6 = PyLong_FromSsize_t(__pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 279, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   {
     PyObject *__pyx_temp;
@@ -8047,7 +8291,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   __pyx_t_6 = 0;
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":249
+  /* "ssewire/_deltas_c.pyx":258
  * 
  * 
  * def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):             # <<<<<<<<<<<<<<
@@ -8086,6 +8330,7 @@ static PyObject *__pyx_tp_new__initialisation_7ssewire_9_deltas_c_DeltaRule(PyOb
   p->keys = ((PyObject*)Py_None); Py_INCREF(Py_None);
   p->cases = ((PyObject*)Py_None); Py_INCREF(Py_None);
   p->nulls = ((PyObject*)Py_None); Py_INCREF(Py_None);
+  p->absent = ((PyObject*)Py_None); Py_INCREF(Py_None);
   return o;
 }
 
@@ -8150,6 +8395,7 @@ static void __pyx_tp_dealloc_7ssewire_9_deltas_c_DeltaRule(PyObject *o) {
   Py_CLEAR(p->keys);
   Py_CLEAR(p->cases);
   Py_CLEAR(p->nulls);
+  Py_CLEAR(p->absent);
   PyTypeObject *tp = Py_TYPE(o);
   #if CYTHON_USE_TYPE_SLOTS
   (*tp->tp_free)(o);
@@ -8180,6 +8426,9 @@ static int __pyx_tp_traverse_7ssewire_9_deltas_c_DeltaRule(PyObject *o, visitpro
   if (p->nulls) {
     e = (*v)(p->nulls, a); if (e) return e;
   }
+  if (p->absent) {
+    e = (*v)(p->absent, a); if (e) return e;
+  }
   return 0;
 }
 
@@ -8195,6 +8444,9 @@ static int __pyx_tp_clear_7ssewire_9_deltas_c_DeltaRule(PyObject *o) {
   tmp = ((PyObject*)p->nulls);
   p->nulls = ((PyObject*)Py_None); Py_INCREF(Py_None);
   Py_XDECREF(tmp);
+  tmp = ((PyObject*)p->absent);
+  p->absent = ((PyObject*)Py_None); Py_INCREF(Py_None);
+  Py_XDECREF(tmp);
   return 0;
 }
 
@@ -8206,7 +8458,7 @@ static PyMethodDef __pyx_methods_7ssewire_9_deltas_c_DeltaRule[] = {
 #if CYTHON_USE_TYPE_SPECS
 static PyType_Slot __pyx_type_7ssewire_9_deltas_c_DeltaRule_slots[] = {
   {Py_tp_dealloc, (void *)__pyx_tp_dealloc_7ssewire_9_deltas_c_DeltaRule},
-  {Py_tp_doc, (void *)PyDoc_STR("DeltaRule(paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=())\n\nWhich events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers.typed``).\n\n``paths``: up to 16 paths into the payload object, each 1 to 4 steps: a member key, or 0 for the one element\nof an array (an array with more elements there is not this shape). ``cases``: SSE event name (None for an event\nwithout one) -> ``(type, variants)``: the payload\047s ``paths[type_path]`` must be the string ``type`` (``type``\nNone: absent or null). A variant ``(tag, candidates)`` applies when ``paths[tag_path]`` is the string ``tag``\n(with ``tag_path`` -1, the first variant always applies); its candidates ``(text_path, kind)`` must each be a\nstring, null or absent, the first non-empty string is the event\047s text and kind, and any other non-empty one\nmust be of the same kind. ``nulls``: paths that must be absent or null. ``seq_path``: an integer member\n(absent or null: None) that becomes the event\047s ``sequence``, or -1.")},
+  {Py_tp_doc, (void *)PyDoc_STR("DeltaRule(paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=())\n\nWhich events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers.typed``).\n\n``paths``: up to 16 paths into the payload object, each 1 to 4 steps: a member key, or 0 for the one element\nof an array (an array with more elements there is not this shape). ``cases``: SSE event name (None for an event\nwithout one) -> ``(type, variants)``: the payload\047s ``paths[type_path]`` must be the string ``type`` (``type``\nNone: absent or null). The first variant ``(tag, candidates)`` whose tag matches ``paths[tag_path]`` applies:\na string tag matches that string, ``True`` the JSON ``true``, None anything (with ``tag_path`` -1 the first\nvariant applies). Its candidates ``(text_path, kind)`` must each be a string, null or absent; the first\nnon-empty string is the event\047s text and kind, and any other non-empty one must be of the same kind.\n``nulls``: paths that must be absent or null; ``absent``: paths that must not be there at all.\n``seq_path``: an integer member (absent or null: None) that becomes the event\047s ``sequence``, or -1.")},
   {Py_tp_traverse, (void *)__pyx_tp_traverse_7ssewire_9_deltas_c_DeltaRule},
   {Py_tp_clear, (void *)__pyx_tp_clear_7ssewire_9_deltas_c_DeltaRule},
   {Py_tp_methods, (void *)__pyx_methods_7ssewire_9_deltas_c_DeltaRule},
@@ -8249,7 +8501,7 @@ static PyTypeObject __pyx_type_7ssewire_9_deltas_c_DeltaRule = {
   0, /*tp_setattro*/
   0, /*tp_as_buffer*/
   Py_TPFLAGS_DEFAULT|Py_TPFLAGS_HAVE_VERSION_TAG|Py_TPFLAGS_BASETYPE|Py_TPFLAGS_HAVE_GC, /*tp_flags*/
-  PyDoc_STR("DeltaRule(paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=())\n\nWhich events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers.typed``).\n\n``paths``: up to 16 paths into the payload object, each 1 to 4 steps: a member key, or 0 for the one element\nof an array (an array with more elements there is not this shape). ``cases``: SSE event name (None for an event\nwithout one) -> ``(type, variants)``: the payload\047s ``paths[type_path]`` must be the string ``type`` (``type``\nNone: absent or null). A variant ``(tag, candidates)`` applies when ``paths[tag_path]`` is the string ``tag``\n(with ``tag_path`` -1, the first variant always applies); its candidates ``(text_path, kind)`` must each be a\nstring, null or absent, the first non-empty string is the event\047s text and kind, and any other non-empty one\nmust be of the same kind. ``nulls``: paths that must be absent or null. ``seq_path``: an integer member\n(absent or null: None) that becomes the event\047s ``sequence``, or -1."), /*tp_doc*/
+  PyDoc_STR("DeltaRule(paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=())\n\nWhich events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers.typed``).\n\n``paths``: up to 16 paths into the payload object, each 1 to 4 steps: a member key, or 0 for the one element\nof an array (an array with more elements there is not this shape). ``cases``: SSE event name (None for an event\nwithout one) -> ``(type, variants)``: the payload\047s ``paths[type_path]`` must be the string ``type`` (``type``\nNone: absent or null). The first variant ``(tag, candidates)`` whose tag matches ``paths[tag_path]`` applies:\na string tag matches that string, ``True`` the JSON ``true``, None anything (with ``tag_path`` -1 the first\nvariant applies). Its candidates ``(text_path, kind)`` must each be a string, null or absent; the first\nnon-empty string is the event\047s text and kind, and any other non-empty one must be of the same kind.\n``nulls``: paths that must be absent or null; ``absent``: paths that must not be there at all.\n``seq_path``: an integer member (absent or null: None) that becomes the event\047s ``sequence``, or -1."), /*tp_doc*/
   __pyx_tp_traverse_7ssewire_9_deltas_c_DeltaRule, /*tp_traverse*/
   __pyx_tp_clear_7ssewire_9_deltas_c_DeltaRule, /*tp_clear*/
   0, /*tp_richcompare*/
@@ -8792,14 +9044,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c_DeltaRule(__pyx_m
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c_DeltaRule", 0);
   /*--- Exttype __pyx_obj_7ssewire_9_deltas_c_DeltaRule ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c_DeltaRule_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule)) __PYX_ERR(0, 93, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c_DeltaRule_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule)) __PYX_ERR(0, 94, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule = &__pyx_type_7ssewire_9_deltas_c_DeltaRule;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 93, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 94, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule);
@@ -8809,8 +9061,8 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c_DeltaRule(__pyx_m
     __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_DeltaRule, (PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 93, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 93, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_DeltaRule, (PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 94, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 94, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -8827,14 +9079,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struc
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr", 0);
   /*--- Exttype __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr)) __PYX_ERR(0, 119, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr)) __PYX_ERR(0, 121, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr = &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr) < (0)) __PYX_ERR(0, 119, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr) < (0)) __PYX_ERR(0, 121, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr);
@@ -8860,14 +9112,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struc
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr", 0);
   /*--- Exttype __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr)) __PYX_ERR(0, 122, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr)) __PYX_ERR(0, 124, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr = &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr) < (0)) __PYX_ERR(0, 122, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr) < (0)) __PYX_ERR(0, 124, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr);
@@ -9216,7 +9468,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   if (__Pyx_InitAfterSharedUtility() < (0)) __PYX_ERR(0, 1, __pyx_L1_error)
   /*--- Execution code ---*/
 
-  /* "ssewire/_deltas_c.pyx":43
+  /* "ssewire/_deltas_c.pyx":44
  *     object PyLong_FromString(const char* s, char** end, int base)
  * 
  * __all__ = ["DeltaRule", "take_deltas", "use_types"]             # <<<<<<<<<<<<<<
@@ -9225,13 +9477,13 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
 */
   {
     PyObject* __pyx_temp[3] = {__pyx_mstate_global->__pyx_n_u_DeltaRule, __pyx_mstate_global->__pyx_n_u_take_deltas, __pyx_mstate_global->__pyx_n_u_use_types};
-    __pyx_t_2 = __Pyx_PyList_FromArray(__pyx_temp, 3); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 43, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyList_FromArray(__pyx_temp, 3); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 44, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_all, __pyx_t_2) < (0)) __PYX_ERR(0, 43, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_all, __pyx_t_2) < (0)) __PYX_ERR(0, 44, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":48
+  /* "ssewire/_deltas_c.pyx":49
  * 
  * cdef sw_slots _unified, _lazy, _event
  * cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded             # <<<<<<<<<<<<<<
@@ -9243,21 +9495,21 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__types, Py_None);
   __Pyx_GIVEREF(Py_None);
 
-  /* "ssewire/_deltas_c.pyx":49
+  /* "ssewire/_deltas_c.pyx":50
  * cdef sw_slots _unified, _lazy, _event
  * cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded
  * cdef list _defaults = []             # <<<<<<<<<<<<<<
  * cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0
  * cdef object _undecoded = None
 */
-  __pyx_t_2 = PyList_New(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 49, __pyx_L1_error)
+  __pyx_t_2 = PyList_New(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 50, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__defaults);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__defaults, ((PyObject*)__pyx_t_2));
   __Pyx_GIVEREF(__pyx_t_2);
   __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":50
+  /* "ssewire/_deltas_c.pyx":51
  * cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded
  * cdef list _defaults = []
  * cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0             # <<<<<<<<<<<<<<
@@ -9269,7 +9521,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __pyx_v_7ssewire_9_deltas_c__sequence_at = 0;
   __pyx_v_7ssewire_9_deltas_c__raw_at = 0;
 
-  /* "ssewire/_deltas_c.pyx":51
+  /* "ssewire/_deltas_c.pyx":52
  * cdef list _defaults = []
  * cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0
  * cdef object _undecoded = None             # <<<<<<<<<<<<<<
@@ -9281,19 +9533,19 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__undecoded, Py_None);
   __Pyx_GIVEREF(Py_None);
 
-  /* "ssewire/_deltas_c.pyx":54
+  /* "ssewire/_deltas_c.pyx":55
  * 
  * 
  * def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event):             # <<<<<<<<<<<<<<
  *     """Tell the reader what to build: ``unified`` (``Unified``: its ``__slots__`` ``fields``, each starting as the
  *     matching one of ``defaults``) and ``lazy`` (``LazyPayload``: ``text``, and ``_value`` starting as
 */
-  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_1use_types, 0, __pyx_mstate_global->__pyx_n_u_use_types, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[2])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 54, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_1use_types, 0, __pyx_mstate_global->__pyx_n_u_use_types, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[2])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 55, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount(__pyx_t_2);
   #endif
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_use_types, __pyx_t_2) < (0)) __PYX_ERR(0, 54, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_use_types, __pyx_t_2) < (0)) __PYX_ERR(0, 55, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
   /* "(tree fragment)":1
@@ -9323,7 +9575,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_setstate_cython, __pyx_t_2) < (0)) __PYX_ERR(1, 3, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":163
+  /* "ssewire/_deltas_c.pyx":168
  * 
  * 
  * cdef object _NOT_TAKEN = object()             # <<<<<<<<<<<<<<
@@ -9336,7 +9588,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
     PyObject *__pyx_callargs[2] = {__pyx_t_3, NULL};
     __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)__pyx_builtin_object, __pyx_callargs+__pyx_t_4, (1-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 163, __pyx_L1_error)
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 168, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
@@ -9344,19 +9596,19 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __Pyx_GIVEREF(__pyx_t_2);
   __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":249
+  /* "ssewire/_deltas_c.pyx":258
  * 
  * 
  * def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):             # <<<<<<<<<<<<<<
  *     """Append the delta events of ``events[start:]`` to ``out`` until the first event that is not one; return
  *     that event's index (``len(events)`` when every event was taken, ``start`` when ``use_types`` has not
 */
-  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_3take_deltas, 0, __pyx_mstate_global->__pyx_n_u_take_deltas, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[5])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 249, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_3take_deltas, 0, __pyx_mstate_global->__pyx_n_u_take_deltas, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[5])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 258, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount(__pyx_t_2);
   #endif
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_take_deltas, __pyx_t_2) < (0)) __PYX_ERR(0, 249, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_take_deltas, __pyx_t_2) < (0)) __PYX_ERR(0, 258, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
   /* "ssewire/_deltas_c.pyx":1
@@ -9409,7 +9661,7 @@ static int __Pyx_InitCachedBuiltins(__pyx_mstatetype *__pyx_mstate) {
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
-  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 163, __pyx_L1_error)
+  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 168, __pyx_L1_error)
 
   /* Cached unbound methods */
   __pyx_mstate->__pyx_umethod_PyDict_Type_get.type = (PyObject*)&PyDict_Type;
@@ -9436,7 +9688,7 @@ static int __Pyx_InitCachedConstants(__pyx_mstatetype *__pyx_mstate) {
   CYTHON_UNUSED_VAR(__pyx_mstate);
   __Pyx_RefNannySetupContext("__Pyx_InitCachedConstants", 0);
 
-  /* "ssewire/_deltas_c.pyx":63
+  /* "ssewire/_deltas_c.pyx":64
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -9445,12 +9697,12 @@ static int __Pyx_InitCachedConstants(__pyx_mstatetype *__pyx_mstate) {
 */
   {
     PyObject* __pyx_temp[2] = {__pyx_mstate_global->__pyx_n_u_text, __pyx_mstate_global->__pyx_n_u_value};
-    __pyx_mstate_global->__pyx_tuple[0] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[0])) __PYX_ERR(0, 63, __pyx_L1_error)
+    __pyx_mstate_global->__pyx_tuple[0] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[0])) __PYX_ERR(0, 64, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_mstate_global->__pyx_tuple[0]);
   }
   __Pyx_GIVEREF(__pyx_mstate_global->__pyx_tuple[0]);
 
-  /* "ssewire/_deltas_c.pyx":64
+  /* "ssewire/_deltas_c.pyx":65
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):             # <<<<<<<<<<<<<<
@@ -9459,7 +9711,7 @@ static int __Pyx_InitCachedConstants(__pyx_mstatetype *__pyx_mstate) {
 */
   {
     PyObject* __pyx_temp[2] = {__pyx_mstate_global->__pyx_n_u_event, __pyx_mstate_global->__pyx_n_u_data};
-    __pyx_mstate_global->__pyx_tuple[1] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[1])) __PYX_ERR(0, 64, __pyx_L1_error)
+    __pyx_mstate_global->__pyx_tuple[1] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[1])) __PYX_ERR(0, 65, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_mstate_global->__pyx_tuple[1]);
   }
   __Pyx_GIVEREF(__pyx_mstate_global->__pyx_tuple[1]);
@@ -9500,41 +9752,41 @@ static int __Pyx_InitConstants(__pyx_mstatetype *__pyx_mstate) {
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
   {
-    const struct { const unsigned int length: 8; } str_length_index[] = {{35},{13},{12},{15},{1},{179},{100},{23},{15},{33},{8},{7},{6},{2},{9},{40},{11},{25},{16},{5},{9},{27},{29},{20},{7},{12},{8},{12},{25},{8},{10},{8},{11},{12},{10},{17},{13},{12},{12},{19},{8},{13},{4},{6},{18},{5},{18},{5},{4},{8},{6},{5},{6},{6},{7},{3},{1},{5},{5},{4},{4},{1},{4},{4},{5},{6},{3},{5},{3},{4},{4},{4},{8},{8},{10},{17},{5},{4},{8},{11},{4},{5},{4},{9},{9},{7},{9},{5},{6}};
+    const struct { const unsigned int length: 8; } str_length_index[] = {{35},{13},{12},{15},{1},{179},{100},{23},{15},{33},{47},{8},{7},{6},{2},{9},{40},{11},{25},{16},{5},{9},{27},{29},{20},{7},{12},{8},{12},{25},{8},{10},{8},{11},{12},{10},{17},{13},{12},{12},{19},{8},{13},{4},{6},{6},{18},{5},{18},{5},{4},{8},{6},{5},{6},{6},{7},{3},{1},{5},{5},{4},{4},{1},{4},{4},{5},{6},{3},{5},{3},{4},{4},{4},{8},{8},{10},{17},{5},{4},{8},{11},{4},{5},{4},{9},{9},{7},{9},{5},{6}};
     const struct { const unsigned int length: 8; } bytes_length_index[] = {{9},{174},{192},{2},{2}};
     #ifndef CYTHON_COMPRESS_STRINGS
       #define CYTHON_COMPRESS_STRINGS 90
     #endif
-    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (985 bytes) */
-static const char cstring[] = "x\332mS;o\033G\020\026aJ&,\311\266\022\300\206\213\000\253\004\211\345\207h\323\017DE\220D\261-$\215!*\206\345n\261\334\033\222+\355\355\222\267\273|\030\016\240\362\312+\257\274\222\345\225,U\252dye~\202\177Bf\217\024\243<\016\270\333\271y~\363\315,9\205\261!:\"O\311\216\355\002\321J\216\tH\010A\331\007\217\211\322\226\020\355,\321m\0221\325\001\322c\266k\346\206\035\033\001\220v\304:\245\367Oo\265\005b\273\314\222Wc\333\325\212\010C\002\220\242\005\021\263\200y\215\215\004\267\020y\047E\016\337\034\356\276\330{A\230\nH\004\047\300\255!\306\265\270d\306\200\361\025[NH+\024\261\343\036\230:\371\255M\306\332\021\005\020\020\253\021\211\371G\000\302W\304\200\365\002\271\317\024BdVhE1\\\250\316}\022\210\010\213\210\001\370\350\003&\r\324\017\005?\225h\364\325\020\235\343\226\204\020\"`\237\231w\t\303\023d\273\316i\3317\t\235\261\244\005\004F=)\270\260\330T\004}\007\306\"\246\241\260]\3623sV\323\236\317\013;\357\"\007\017\030y\r\322\262#\047\001\235Y`H\303\003`%\225\236\243\305\257\357\322K!\263X\331wi.\265\336\223\005\001\305\226 \020\206\265$\200\362\337\016\027f.\005Z\001\262\335fNZ\322C\216\333\002d\360\230\3404B\215\240\237=\235k\314\274\252\n`DL\304\237 uC\344\345\t\r<HCy\2757\036Y\030Yr\305\321\331\366\356\336\262\213\245P\2474\202\300q\240\274\0348\245WM8\n\203\023\370\333H\351\341x\204\357k\\\002\372\026K\034A\233R&\2457-\346\005^n;\305\375\331\271\314\200\217P\302RZ\377Aj\216\223\373\261\336\001\205C\210(\r\231(s\207:\300\272^R,,Ol\204.\342\373\216\311K\365\0022\375\017\370\245\002F\376\007\361/S\231+H\376\247/\213\013\3401\"}:\302\353\"\024\320\210\r\351\200I\007\314\214\025\027\272\2764\031\316p_\271\364^\210\335F\214C\213\361S.\265\201\200Y\266\030#N\226\353\000`\200\267\253\374\230\371\004\027\255#;\242\034\217\260\020\032\311>\216C\214T\0362\332\255rR\032\335\362\367\n\313\226\353\333\323\275\0109\362\033\215\271\003\003\375\371Z\373\rV\034\365\366\262\362|)\352\313\245\300\206#\354\032z\226u\312\030\313Naa\365\313b\273\221\036\372U\365o\351\340\020\231G""\0378%\020v\340\014\320\362\036\227\234\224\037sV)\2527\342GI\363\254\362\271\266\262z/]\317\236g,\353\177^[Y\255\235\rc\236l\025\265[q\337{}\035\377\022\263\242v;YKX\322\367\352Oi#\335O?d\307\223\203\374\321\2649e\323\321\371\247\331\357\357\376m\3736\037NO.*Em=~\231\\\307\330\215/\223\227i%\275\223\216\262\301\344C\336\374s\251p\331\257\2237\371\326\334\365Z\322(66\275\374}\262\215rm3n\026\325\365\270\201ho\254\254\256\025\325Rq\375\314\304\333\361^\362<\341\351V\3720{\225\231\311\366d/\177\2267\213\332\315\370\004\023o\025\325Z\274\2314\021\371\307\354\336d\047\377&?\312\315t\367\274\177Q\271\270;;<\236\035\323\031=\231\235\204\263P\025\033\267\342?\020|3\355f\335\211\310\307\347\327\316\033\013\032n\306\247\210r\220531\031\344\357\247\215\351~Q\375\"y\230\036d\337M*\223\257\362\366\364\340|\033\335\253\267\223j\262\237 \274-\344\020\343D2H\217\263\375\022\177RI\331_\377\317S\377";
-    PyObject *data = __Pyx_DecompressString(cstring, 985, 1);
+    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1015 bytes) */
+static const char cstring[] = "x\332mS;o\033G\020\026aJ&,\3116\023 \201\213\000\253\004\211d[\242M?\020\025A\022\305\266\2204\202\250\030\226\273\305poH\256\264\267G\336\356\361a8\200\312+\257\274\362J\226W\262T\251\222%\313\374\004\377\204\314\036)Fy\034p\267s\363\374f\276Yv\216#\303\202\220=e;\266\203,\320j\304P\241\217\332>\334e:\260\214\005\221eA\213\205\240\333\310\272`;fn\330\261!\"k\205\320.\274\177:\n,2\333\001\313^\215l\047\320L\032\346\241\222M\014\301\"\34556\224\302b\350\2344;~s\274\367b\377\005\003\355\261\020\317PX\303L\324\024\n\214A\343*6#\251\254\324\314\216\272hj\354\267\026\033\005\021\323\210\036\263\001!1\377\010 \370\232\031\264N`\333\240\t\"X\031hN\341R\267\267\231\047C*\"\373\350\242\017A\031\254\035Kq\256\310\350\252\021\272HX\346\243O\200]f\321a@\047\252VM\360\242o\346G\306\262&2\034v\225\024\322RS!\366\"4\2260\r\244\355\260\237!\262\001\357\272\274\270\3636\214\360!\260\327\250,\234D\n\311\031<\303\352\016\000\024\243t3Z\374\272.\235\344\203\245\312\256Ks\255u\236\300\372\020J\320v\233Z\205\266\013\204b\242\272\275\313\\!\307\342Q\240qN\016x\036\247\023=i\240\251\020\265\373\266\2054s\311#G\"\247\005\221\262\254K\224\264$*o\227\021y~@=>{:\327\2309H\355\341\220\231P<\241I\017h\214O\270\347z2\\\324\272\243\241\305\241e7\034#\333\332\333_6\275\024j\234\207\350E\002\271(\366\203\363\233&b\316\020a\177\0339?\036\r\351}M;\303\217\250\304\t\2668\007\245\234iA/:\271\025i\341\316\366u\006z\244\226\226\363\332\017*\020D\364\217\2656j\342,\344\334\007Y\344\366\003\217\352:I\203_\234\324\010_\304\367\"P\327\352\005d\376\037\360K\005\016\335\017\341_\24627\220\374O_\226\366\305a\244\361\005!\335.\251\221\2070\340}P\021B\223(\242\321\216\264\220Am\351`\004\320\222\013\345|\251\003\033\202\300&\210s\241\002\203\036XX\220I\301\"\360\020\373\224\244\370\2309\217\213\001\320\214dA\222\264\350\033\005\037F>Ej\007\234\354VGJ\231\240\351.#\225-v\276\033tC\232\224\273\006\224\3333\330\233\337\005\267\366Z\220\336^W\236\257Fm\271\032\324vH\275c\227\326\265\210\261p\216\013\253[\031\333\t\203""\201\333o\367\026\016\021!s\350\275HK\202\355E\006yq\371\213\311\024\037sQ\232\225\357\304\217\223\306E\351See\365A\272\236=\317 \353}Z[Y\255\\\014b\221Tg\225{q\317y}\035\377\022\303\254r?YK \3519\365\307\264\236\036\244\357\263\323\361a\376x\322\230\300dx\371q\372\373\333\177\333\276\315\007\223\263\253\322\254\262\036\277LnS\354\306\347\311\313\264\224~\221\016\263\376\370}\336\370s\251\210\262_\307o\362\352\334\365VR\237ml:\371\373d\213\344\312f\334\230\225\327\343:\241\275\263\262\2726+\027\212\333\027&\336\212\367\223\347\211H\253\351\243\354Uf\306[\343\375\374Y\336\230U\356\306g\224\270:+W\342\315\244A\310?d\017\306;\3717\371In&{\227\275\253\322\325\227\323\343\323\351)\237\362\263\351\231?\365\365l\343^\374\007\201o\244\235\2543\226\371\350\362\326e}1\206\273\3619\241\354g\215L\216\373\371\273I}r0+\177\226<J\017\263\357\306\245\361Wykrx\271E\356\345\373I99H\010^\225fHq2\351\247\247\331A\201?)\245\360\027\310\230fv";
+    PyObject *data = __Pyx_DecompressString(cstring, 1015, 1);
     #define __Pyx_DecompressString_LZSS_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1281 bytes) */
-static const char cstring[] = "\377 keys or\377 0 (the \377only ele\377ment), n\377ot  out \377of range\277 paths\023\003(\377tree fra\375g)\002?Note \377that Cyt\377hon is d\377eliberat\375eU\000strict\373er!\001n PEP\377-484 and\377 rejects\377 subclas\373se\221\000f bui\377ltin typ\377es. If y\377ou need \313to\207\000s$\n\274\000n \367set\200\000e \047a\375n\271\000ation_\376<\000ing\047 di\355rb\000iv\242\000o F\377alse.Pic\343kl\032\000\334\001\233\000uct\317 mem\256\000\207\001ch\373 a\220\000elf.c\375_\363\002 must \377be expli\367cit\252 requ\367est\221\000with\377 @auto_p\376T\001e(True)\377a DeltaR\367ule\345\000ads \0051\273\001a\306\"\240!\010\004\342\001\324\001\347matw\000\342\001s a\274\367\002\360\"add_\214@e\377disablee\275n\002\001gcis\004\003d\367one\353 faul\367t p\341 fiel\267d, \213@mo\262\0002\3530 \r\002s\275A in\377dex src/\332\351 w\225 /_\247@ta\377s_c.pyxt\357ext \036\010utf\363-8\275\006\306\006.__r\177educe_c\354B3__\017\t\210@st\366@\024\006___Pyx\001\000D\202`\373_N`\000Ref__\237all__\004\000\252Ce\336\010\001func\020\001ge\371t<\003\036\000init_\277_.<loc\267@>\357.gen\202@r__\357main=\001mod\234\337 G\001namB\002\306\000_\2369\004qual\017\005\254\004_L\254\016\305\006ex\216\001\310`_C\005\211s\177\010\305\020t\376@\240\001\274 o\377routine_\377raw_valu\377easyncio\373.c\023\005scase\333sc\365`e_\271\000tr\377acebackc\377losedata\363de\302B\327@code_event\000\002s\274C\364\364\004\233 i\303Bitem\277slazym7\000n\374\372\001\230 tnulls\273ob\324\205\001out\262\206\002p\377oprulese{lf\263`dseq\321\204\003\326\276\204\001nc\025\000tr\005se\322\221a.\214f\306@r\211@ep\367tag\206\205\002take|\254d\251athrow\243\206\001\344\247\206\001\247\205\002u\337`\272\001dun\267ifi\243`se\205\206\001e\371s\217\"\224\"s\200\001\330\004\377\n\210+\220Q\200\001\360\377\010\000\005\031\230\013\2403\377\240a\240q\360\006\000\005\377\010\200w\210c\220\021\330\357\010\017\210q\"\001\"\210B\377\210a\330\010\020\220\006\220\367a\220q\023\001|\2301\230\377A\230X\240W\250F\260\377+\270Q\270a""\270x\300\357|\320ST\014\r%\260w\377\270j\310\001\330\010\013\210\3675\220\0079\000\014\023\2205\377\230\001\230\026\230x\240v\337\250X\260Q\340\010\006u\240\337H\250E\260\021%\003\003\220\3571\330\014\r3\0017\220!\376\t\000\010\r\210Q\330\004\013\373\2101\253\000\n\000\005\006\330\375\004\014\002\007\200s\210!\210\3778\2203\220c\230\021\230\377*\240C\240s\250!\250\3778\2602\260Q\330\010\016\373\210jg\000\021\330\004\010\210\367\r\220Q\267\000z\240\031\250\377(\260#\260R\260s\270\377-\300q\310\001\310\027\320\377PW\320W_\320_j\377\320jm\320mn\330\014\367\017\210}\326\000Q\230h\240\377h\250i\260y\300\003\300\3351\200$\016\210k\264\000v\240\377Q\240i\250v\260V\270\3771\270A\330\004\022\220*\377\230F\240&\250\001\250\035\277\260f\270F\300!,\000\004\277\020\220\004\220A\220\255\000\021\376\301 \004\016\210i\220v\230\367W\240A\273\002\220\001\230a";
-    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1281, 1528);
+    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1322 bytes) */
+static const char cstring[] = "\377 keys or\377 0 (the \377only ele\377ment), n\377ot  out \377of range\277 paths\023\003(\377tree fra\375g)\002?Note \377that Cyt\377hon is d\377eliberat\375eU\000strict\373er!\001n PEP\377-484 and\377 rejects\377 subclas\373se\221\000f bui\377ltin typ\377es. If y\377ou need \313to\207\000s$\n\274\000n \367set\200\000e \047a\375n\271\000ation_\376<\000ing\047 di\355rb\000iv\242\000o F\377alse.Pic\343kl\032\000\334\001\233\000uct\317 mem\256\000\207\001ch\373 a\220\000elf.c\375_\363\002 must \377be expli\367cit\252 requ\367est\221\000with\377 @auto_p\376T\001e(True)\377a DeltaR\367ule\345\000ads \0051\273\001a\306\"\240!\010\004\342\001\324\001\347matw\000\342\001s a\374\367\002\360\"a vari\377ant\047s ta\355g\331!a \316!ng,y e\001\302ANone\260C\357add_\273@edi\177sableen\002\001/gcis\004\003d&\000\232@\177fault p\220@\177field, \272@\273mo\341\00020 \r\002s\376\354A index \257src/\230@w\304 /\375_\326@tas_c.\377pyxtext >\036\010utf-8\354\006\365\006\377.__reduc7e_c\233b__\017\t\267@\363st\245`\024\006__Py\265x\001\000D\261`_N`\000R\377ef__all_\351_\004\000\331Ce\010\001fun\235c\020\001get<\003\036\000i\377nit__.<l\373oc\346@>.gen\376\261@r__main\316=\001mod\216@G\001na\351mB\002\306\000_9\004qua\311l\017\005\254\004_\254\016\305\006ex\224\216\001\367`_C\005s\177\010\305\020t\370\255`\240\001\274 orout\377ine_raw_\177valueab\240@\376\330 yncio.c\376\031\005scasesc\371l(\001\277\000trace\377backclos\177edatade\310B\376\335@codeeve\213nt\000\002s\302C\372\004\241 i\376\311Bitemsla\227zym7\000n\200!\236 t\177nullsob\211\206\001\367out\347\206\002popr\177uleself\271`\317dseq\206\205\003\363\204\001ncZ\025\000tr\005se\227a.\222f\372\314@r\217@eptag\236\273\205\002take\262d\257at\217hrow\330\206\001\334\206\001\334\205\002u\374\345`\272\001dunifi6\251`se\272\206\001es\225\"\232\"\377s\200\001\330\004\n\210+\377\220Q\200\001\360\010\000\005\377\031\230\013\2403\240a\240\377q\360\006\000\005\010\200w\377\210c\220\021\330\010\017\210\375q\"\001\"\210B\210a\330\377\010\020""\220\006\220a\220q\376\023\001|\2301\230A\230X\377\240W\250F\260+\270Q\377\270a\270x\300|\320S\375T\014\r%\260w\270j\310\377\001\330\010\013\2105\220\007\3769\000\014\023\2205\230\001\230\377\026\230x\240v\250X\260\373Q\340\010\006u\240H\250E\373\260\021%\003\003\2201\330\014\335\r3\0017\220!\t\000\010\r\177\210Q\330\004\013\2101\253\000\277\n\000\005\006\330\004\014\002\007\377\200s\210!\2108\2203\377\220c\230\021\230*\240C\377\240s\250!\2508\2602\177\260Q\330\010\016\210jg\000\377\021\330\004\010\210\r\220Q\376\267\000z\240\031\250(\260#\377\260R\260s\270-\300q\377\310\001\310\027\320PW\320\377W_\320_j\320jm\377\320mn\330\014\017\210}\376\326\000Q\230h\240h\250i\277\260y\300\003\3001\200$\016\373\210k\264\000v\240Q\240i\377\250v\260V\2701\270A\377\330\004\022\220*\230F\240\377&\250\001\250\035\260f\270\367F\300!,\000\004\020\220\004\327\220A\220\255\000\021\301 \004\016\377\210i\220v\230W\240A\036\273\002\220\001\230a";
+    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1322, 1581);
     #define __Pyx_DecompressString_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #else /* compression: none (1528 bytes) */
-static const char bytes[] = " keys or 0 (the only element), not  out of range paths, not (tree fragment)?Note that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.Pickling of struct members such as self.c_paths must be explicitly requested with @auto_pickle(True)a DeltaRule reads 1 to a path is 1 to a type to match needs a type pathadd_notedisableenablegcisenabledone default per field, at most 20 fieldspath index src/ssewire/_deltas_c.pyxtext path index utf-8DeltaRuleDeltaRule.__reduce_cython__DeltaRule.__setstate_cython____Pyx_PyDict_NextRef__all____annotate____func____getstate____init__.<locals>.genexpr__main____module____name____pyx_state__qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstate_cython____test___is_coroutine_raw_valueasyncio.coroutinescasescline_in_tracebackclosedatadefaultsencodeeventeventsfieldsgenexprgetiindexitemslazymadennamenextnullsobjectoutpathspopruleselfsendseq_pathsequencesetdefaultssewire._deltas_cstartsteptag_pathtake_deltastextthrowtypetype_pathundecodedunifieduse_typesvaluevalues\200\001\330\004\n\210+\220Q\200\001\360\010\000\005\031\230\013\2403\240a\240q\360\006\000\005\010\200w\210c\220\021\330\010\017\210q\330\004\n\210\"\210B\210a\330\010\020\220\006\220a\220q\330\010\017\210|\2301\230A\230X\240W\250F\260+\270Q\270a\270x\300|\320ST\330\010\017\210|\2301\230A\230X\240W\250F\260%\260w\270j\310\001\330\010\013\2105\220\007\220q\330\014\023\2205\230\001\230\026\230x\240v\250X\260Q\340\014\023\2205\230\001\230\026\230u\240H\250E\260\021\330\010\013\2105\220\003\2201\330\014\r\330\010\013\2107\220!\2201\330\010\r\210Q\330\004\013\2101\200\001\360\n\000\005\006\330\004\r\210Q\330\004\007\200s\210!\2108\2203\220c\230\021\230*\240C\240s\250!\2508\2602\260Q\330\010\016\210j\230\001\230\021\330\004\010\210\r\220Q\220a\220z\240\031\250(\260#\260R\260s\270-\300q\310\001\310\027\320PW\320W_\320_j\320jm\320mn\330""\014\017\210}\230A\230Q\230h\240h\250i\260y\300\003\3001\330\010\017\210q\330\004\016\210k\230\026\230v\240Q\240i\250v\260V\2701\270A\330\004\022\220*\230F\240&\250\001\250\035\260f\270F\300!\3001\330\004\020\220\004\220A\220Q\330\004\021\220\021\330\004\016\210i\220v\230W\240A\330\004\013\2101\220\001\230a";
+    #else /* compression: none (1581 bytes) */
+static const char bytes[] = " keys or 0 (the only element), not  out of range paths, not (tree fragment)?Note that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.Pickling of struct members such as self.c_paths must be explicitly requested with @auto_pickle(True)a DeltaRule reads 1 to a path is 1 to a type to match needs a type patha variant\047s tag is a string, True or None, not add_notedisableenablegcisenabledone default per field, at most 20 fieldspath index src/ssewire/_deltas_c.pyxtext path index utf-8DeltaRuleDeltaRule.__reduce_cython__DeltaRule.__setstate_cython____Pyx_PyDict_NextRef__all____annotate____func____getstate____init__.<locals>.genexpr__main____module____name____pyx_state__qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstate_cython____test___is_coroutine_raw_valueabsentasyncio.coroutinescasescline_in_tracebackclosedatadefaultsencodeeventeventsfieldsgenexprgetiindexitemslazymadennamenextnullsobjectoutpathspopruleselfsendseq_pathsequencesetdefaultssewire._deltas_cstartsteptag_pathtake_deltastextthrowtypetype_pathundecodedunifieduse_typesvaluevalues\200\001\330\004\n\210+\220Q\200\001\360\010\000\005\031\230\013\2403\240a\240q\360\006\000\005\010\200w\210c\220\021\330\010\017\210q\330\004\n\210\"\210B\210a\330\010\020\220\006\220a\220q\330\010\017\210|\2301\230A\230X\240W\250F\260+\270Q\270a\270x\300|\320ST\330\010\017\210|\2301\230A\230X\240W\250F\260%\260w\270j\310\001\330\010\013\2105\220\007\220q\330\014\023\2205\230\001\230\026\230x\240v\250X\260Q\340\014\023\2205\230\001\230\026\230u\240H\250E\260\021\330\010\013\2105\220\003\2201\330\014\r\330\010\013\2107\220!\2201\330\010\r\210Q\330\004\013\2101\200\001\360\n\000\005\006\330\004\r\210Q\330\004\007\200s\210!\2108\2203\220c\230\021\230*\240C\240s\250!\2508\2602\260Q\330\010\016\210j\230\001\230\021\330\004\010\210\r\220Q\220a\220z\240\031\250(\260#\260R\260s\270-""\300q\310\001\310\027\320PW\320W_\320_j\320jm\320mn\330\014\017\210}\230A\230Q\230h\240h\250i\260y\300\003\3001\330\010\017\210q\330\004\016\210k\230\026\230v\240Q\240i\250v\260V\2701\270A\330\004\022\220*\230F\240&\250\001\250\035\260f\270F\300!\3001\330\004\020\220\004\220A\220Q\330\004\021\220\021\330\004\016\210i\220v\230W\240A\330\004\013\2101\220\001\230a";
     PyObject *data = NULL;
     #define __Pyx_DecompressString_UNUSED
     #define __Pyx_DecompressString_LZSS_UNUSED
     #endif
     PyObject **stringtab = __pyx_mstate->__pyx_string_tab;
     Py_ssize_t pos = 0;
-    for (int i = 0; i < 89; i++) {
+    for (int i = 0; i < 91; i++) {
       Py_ssize_t bytes_length = str_length_index[i].length;
       PyObject *string = PyUnicode_DecodeUTF8(bytes + pos, bytes_length, NULL);
-      if (likely(string) && i >= 20) PyUnicode_InternInPlace(&string);
+      if (likely(string) && i >= 21) PyUnicode_InternInPlace(&string);
       if (unlikely(!string)) {
         Py_XDECREF(data);
         __PYX_ERR(0, 1, __pyx_L1_error)
@@ -9542,8 +9794,8 @@ static const char bytes[] = " keys or 0 (the only element), not  out of range pa
       stringtab[i] = string;
       pos += bytes_length;
     }
-    for (int i = 89; i < 94; i++) {
-      Py_ssize_t bytes_length = bytes_length_index[i-89].length;
+    for (int i = 91; i < 96; i++) {
+      Py_ssize_t bytes_length = bytes_length_index[i-91].length;
       PyObject *string = PyBytes_FromStringAndSize(bytes + pos, bytes_length);
       stringtab[i] = string;
       pos += bytes_length;
@@ -9553,14 +9805,14 @@ static const char bytes[] = " keys or 0 (the only element), not  out of range pa
       }
     }
     Py_XDECREF(data);
-    for (Py_ssize_t i = 0; i < 94; i++) {
+    for (Py_ssize_t i = 0; i < 96; i++) {
       if (unlikely(PyObject_Hash(stringtab[i]) == -1)) {
         __PYX_ERR(0, 1, __pyx_L1_error)
       }
     }
     #if CYTHON_IMMORTAL_CONSTANTS
     {
-      PyObject **table = stringtab + 89;
+      PyObject **table = stringtab + 91;
       for (Py_ssize_t i=0; i<5; ++i) {
         #if PY_VERSION_HEX >= 0x030F0000
         PyUnstable_SetImmortal(table[i]);
@@ -9627,7 +9879,7 @@ typedef struct {
     unsigned int num_kwonly_args : 1;
     unsigned int nlocals : 4;
     unsigned int flags : 10;
-    unsigned int first_line : 8;
+    unsigned int first_line : 9;
 } __Pyx_PyCode_New_function_description;
 #ifdef __cplusplus
 } /* anonymous namespace */
@@ -9647,17 +9899,17 @@ static int __Pyx_CreateCodeObjects(__pyx_mstatetype *__pyx_mstate) {
   PyObject* tuple_dedup_map = PyDict_New();
   if (unlikely(!tuple_dedup_map)) return -1;
   {
-    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 119};
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 121};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_step};
     __pyx_mstate_global->__pyx_codeobj_tab[0] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591__2, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[0])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 122};
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 124};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_step};
     __pyx_mstate_global->__pyx_codeobj_tab[1] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_a, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[1])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {6, 0, 0, 6, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 54};
+    const __Pyx_PyCode_New_function_description descr = {6, 0, 0, 6, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 55};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_unified, __pyx_mstate->__pyx_n_u_fields, __pyx_mstate->__pyx_n_u_defaults, __pyx_mstate->__pyx_n_u_lazy, __pyx_mstate->__pyx_n_u_undecoded, __pyx_mstate->__pyx_n_u_event};
     __pyx_mstate_global->__pyx_codeobj_tab[2] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_use_types, __pyx_mstate->__pyx_kp_b_iso88591_Q_s_83c_Cs_82Q_j_Qaz_Rs_q_PWW, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[2])) goto bad;
   }
@@ -9672,7 +9924,7 @@ static int __Pyx_CreateCodeObjects(__pyx_mstatetype *__pyx_mstate) {
     __pyx_mstate_global->__pyx_codeobj_tab[4] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_tree_fragment, __pyx_mstate->__pyx_n_u_setstate_cython, __pyx_mstate->__pyx_kp_b_iso88591_Q, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[4])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {4, 0, 0, 10, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 249};
+    const __Pyx_PyCode_New_function_description descr = {4, 0, 0, 10, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 258};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_events, __pyx_mstate->__pyx_n_u_start, __pyx_mstate->__pyx_n_u_rule, __pyx_mstate->__pyx_n_u_out, __pyx_mstate->__pyx_n_u_i, __pyx_mstate->__pyx_n_u_n, __pyx_mstate->__pyx_n_u_name_2, __pyx_mstate->__pyx_n_u_data, __pyx_mstate->__pyx_n_u_event, __pyx_mstate->__pyx_n_u_made};
     __pyx_mstate_global->__pyx_codeobj_tab[5] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_take_deltas, __pyx_mstate->__pyx_kp_b_iso88591_3aq_wc_q_Ba_aq_1AXWF_Qax_ST_1AX, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[5])) goto bad;
   }

@@ -7,7 +7,7 @@ from typing_extensions import TypeAlias, disjoint_base
 
 __all__ = ["DeltaRule", "take_deltas", "use_types"]
 
-_Variant: TypeAlias = tuple[Optional[str], tuple[tuple[int, str], ...]]  # (tag, ((text path, kind), ...))
+_Variant: TypeAlias = tuple[Union[str, bool, None], tuple[tuple[int, str], ...]]  # (tag, ((text path, kind), ...))
 
 def use_types(
     unified: type, fields: tuple[str, ...], defaults: tuple[Any, ...], lazy: type, undecoded: object, event: type
@@ -23,6 +23,7 @@ class DeltaRule:
         tag_path: int = -1,
         seq_path: int = -1,
         nulls: tuple[int, ...] = (),
+        absent: tuple[int, ...] = (),
     ) -> None: ...
 
 def take_deltas(events: list[Any], start: int, rule: DeltaRule, out: list[Any]) -> int: ...

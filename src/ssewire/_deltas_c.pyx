@@ -21,6 +21,7 @@ from ._json_fields cimport (
     SW_J_INT,
     SW_J_NULL,
     SW_J_STRING,
+    SW_J_TRUE,
     SW_JSON_MAX_PATHS,
     SW_JSON_MAX_STEPS,
     SW_JSON_ONLY,
@@ -96,20 +97,21 @@ cdef class DeltaRule:
     ``paths``: up to 16 paths into the payload object, each 1 to 4 steps: a member key, or 0 for the one element
     of an array (an array with more elements there is not this shape). ``cases``: SSE event name (None for an event
     without one) -> ``(type, variants)``: the payload's ``paths[type_path]`` must be the string ``type`` (``type``
-    None: absent or null). A variant ``(tag, candidates)`` applies when ``paths[tag_path]`` is the string ``tag``
-    (with ``tag_path`` -1, the first variant always applies); its candidates ``(text_path, kind)`` must each be a
-    string, null or absent, the first non-empty string is the event's text and kind, and any other non-empty one
-    must be of the same kind. ``nulls``: paths that must be absent or null. ``seq_path``: an integer member
-    (absent or null: None) that becomes the event's ``sequence``, or -1.
+    None: absent or null). The first variant ``(tag, candidates)`` whose tag matches ``paths[tag_path]`` applies:
+    a string tag matches that string, ``True`` the JSON ``true``, None anything (with ``tag_path`` -1 the first
+    variant applies). Its candidates ``(text_path, kind)`` must each be a string, null or absent; the first
+    non-empty string is the event's text and kind, and any other non-empty one must be of the same kind.
+    ``nulls``: paths that must be absent or null; ``absent``: paths that must not be there at all.
+    ``seq_path``: an integer member (absent or null: None) that becomes the event's ``sequence``, or -1.
     """
 
     cdef sw_json_paths c_paths
     cdef tuple keys  # the UTF-8 bytes the path pointers point into
     cdef dict cases
-    cdef tuple nulls
+    cdef tuple nulls, absent
     cdef int type_path, tag_path, seq_path
 
-    def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=()):
+    def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=()):
         cdef list keys = []
         cdef int i, j
         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
@@ -120,7 +122,7 @@ cdef class DeltaRule:
             ):
                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
-        for index in (type_path, tag_path, seq_path, *nulls):
+        for index in (type_path, tag_path, seq_path, *nulls, *absent):
             if not -1 <= index < len(paths):
                 raise ValueError(f"path index {index} out of range")
         self.keys = tuple(keys)
@@ -144,10 +146,13 @@ cdef class DeltaRule:
                 for text_path, _kind in candidates:
                     if not 0 <= text_path < len(paths):
                         raise ValueError(f"text path index {text_path} out of range")
-                compiled.append((None if tag is None else tag.encode("utf-8"), tuple(candidates)))
+                if not (tag is None or tag is True or type(tag) is str):
+                    raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
+                compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))
             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
         self.nulls = tuple(nulls)
+        self.absent = tuple(absent)
 
 
 cdef inline bint _is(const sw_json_val* v, bytes want):
@@ -202,10 +207,14 @@ cdef object _take(DeltaRule rule, object name, object data):
     for index in rule.nulls:
         if not _none(&vals[<int>index]):
             return _NOT_TAKEN
+    for index in rule.absent:
+        if vals[<int>index].kind != SW_J_ABSENT:
+            return _NOT_TAKEN
     chosen = None
     for variant in <tuple>(<tuple>case)[1]:
         tag = (<tuple>variant)[0]
-        if rule.tag_path < 0 or (tag is not None and _is(&vals[rule.tag_path], <bytes>tag)):
+        if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)
+                or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):
             chosen = (<tuple>variant)[1]
             break
     if chosen is None:

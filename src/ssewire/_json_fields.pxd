@@ -13,6 +13,7 @@ cdef extern from "_c/sw_json.h":
         SW_J_STRING
         SW_J_INT
         SW_J_NULL
+        SW_J_TRUE
     ctypedef struct sw_json_val:
         int kind
         int escaped
@@ -21,8 +22,8 @@ cdef extern from "_c/sw_json.h":
     ctypedef struct sw_json_paths:
         int n
         int steps[16]
-        const char* key[16][4]
-        Py_ssize_t len[16][4]
+        const char* key[16][6]
+        Py_ssize_t len[16][6]
     int sw_json_locate(const char* text, Py_ssize_t n, const sw_json_paths* paths, sw_json_val* vals) noexcept
     # a new reference; NULL with no exception set for a string the full decode must read (a lone surrogate)
     PyObject* sw_json_string(const sw_json_val* v)

@@ -15,13 +15,16 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define SW_JSON_MAX_PATHS 16
-#define SW_JSON_MAX_STEPS 4
+#define SW_JSON_MAX_STEPS 6
 #define SW_JSON_MAX_DEPTH 256
 #define SW_JSON_ONLY (-1) /* a step's length: the one element of an array */
 
-enum { SW_J_ABSENT = 0, SW_J_STRING, SW_J_INT, SW_J_NULL, SW_J_OTHER };
+enum { SW_J_ABSENT = 0, SW_J_STRING, SW_J_INT, SW_J_NULL, SW_J_TRUE, SW_J_OTHER };
 
 typedef struct {
     int kind;
@@ -67,7 +70,20 @@ static const char *sw_json_skip_string(const char *p, const char *e, int *escape
     *escaped = 0;
     while (p < e) {
         unsigned char c;
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(__SSE2__)
+        if (e - p >= 16) { /* sixteen plain bytes at a time; else straight to the first special one */
+            const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), low = _mm_set1_epi8(0x1F);
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, slash)),
+                                           _mm_cmpeq_epi8(_mm_min_epu8(v, low), v)); /* v <= 0x1F */
+            int mask = _mm_movemask_epi8(special);
+            if (!mask) {
+                p += 16;
+                continue;
+            }
+            p += __builtin_ctz((unsigned)mask);
+        }
+#elif defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         if (e - p >= 8) { /* eight plain bytes at a time; else straight to the first special one */
             uint64_t w, special;
             memcpy(&w, p, 8);
@@ -235,7 +251,7 @@ static const char *sw_json_take_value(const char *p, const char *e, int depth, s
     end = sw_json_skip_value(p, e, depth);
     if (!end)
         return NULL;
-    v->kind = *p == 'n' ? SW_J_NULL : SW_J_OTHER;
+    v->kind = *p == 'n' ? SW_J_NULL : *p == 't' ? SW_J_TRUE : SW_J_OTHER;
     v->escaped = 0;
     v->start = NULL;
     v->len = 0;

@@ -133,30 +133,29 @@ class Normalizer:
         events: Sequence[SSEEvent],
         take: TakeDeltas,
         rule: Any,
-        sequences: bool = False,
+        taken: Optional[Callable[[list[Unified]], None]] = None,
         still_reading: Optional[Callable[[], bool]] = None,
     ) -> list[Unified]:
         """:meth:`normalize` with the compiled delta reader: the events ``rule`` describes are made by ``take``
-        (see :mod:`.typed`) without decoding their payloads, every other event by :meth:`decoded`, in order.
-        ``sequences``: the rule's events carry the ordering cursor, so ``last_sequence`` follows them too.
-        ``still_reading``: asked after each decoded event whether the rule still applies (when it no longer does,
-        the rest of the batch goes through :meth:`Normalizer.normalize`)."""
+        (see :mod:`.typed`) without decoding their payloads, every other event by the typed fast path (``fast``)
+        or :meth:`decoded`, in order.
+        ``taken(events)``: called with each run of events the reader made, before the next decoded event, to keep
+        the state their payloads would have set. ``still_reading``: asked after each decoded event whether the rule
+        still applies (when it no longer does, the rest of the batch goes through :meth:`Normalizer.normalize`)."""
         batch = events if type(events) is list else list(events)
         out: list[Unified] = []
-        decoded = self.decoded
+        decoded, fast = self.decoded, self.fast
         end = len(batch)
         index = 0
         while True:
             before = len(out)
             index = take(batch, index, rule, out)
-            if sequences and len(out) > before:
-                for made in reversed(out[before:]):
-                    if made.sequence is not None:
-                        self.last_sequence = made.sequence
-                        break
+            if taken is not None and len(out) > before:
+                taken(out[before:])
             if index >= end:
                 return out
-            out += decoded(batch[index])
+            got = None if fast is None else fast(batch[index])
+            out += decoded(batch[index]) if got is None else got
             index += 1
             if still_reading is not None and not still_reading():
                 return out + Normalizer.normalize(self, batch[index:])

@@ -25,7 +25,7 @@ Unknown or malformed shapes become ``raw`` (never an exception); every event mad
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Optional, Sequence
 
 from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
@@ -40,6 +40,29 @@ from .vertex_args import StreamedCall, parse_json_path
 __all__ = ["GeminiNormalizer", "gemini_stop_reason", "parse_json_path"]
 
 _CHUNK_KEYS = ("candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId")
+_PART = ("candidates", 0, "content", "parts", 0)
+_GENERATE_CONTENT: tuple[None, tuple[typed.Variant, ...]] = (
+    None,
+    ((True, ((1, "reasoning_delta"),)), (None, ((1, "text_delta"),))),
+)
+#: The chunks read without a decode: one candidate, not finished, whose content is one text part (a thought when
+#: ``thought`` is true) without a signature or a function call, with no error, and not an Interactions payload
+#: (no ``event_type`` at all). What else they set (usage, response id, model) is read by ``_absorb``.
+_DELTA_RULE = typed.delta_rule(
+    (
+        ("error",),
+        (*_PART, "text"),
+        (*_PART, "thought"),
+        (*_PART, "thoughtSignature"),
+        (*_PART, "functionCall"),
+        ("candidates", 0, "finishReason"),
+        ("event_type",),
+    ),
+    {"message": _GENERATE_CONTENT, None: _GENERATE_CONTENT},
+    tag_path=2,
+    nulls=(0, 3, 5),
+    absent=(4, 6),
+)
 
 _REFUSAL = frozenset(
     {
@@ -90,6 +113,7 @@ class GeminiNormalizer(DelegatingNormalizer):
         self._typed = typed.gemini_chunk  # None: every chunk takes the full decode
         if self._typed is not None:
             self.fast = self._fast_event
+        self._take = typed.take_deltas  # the compiled delta reader, or None
 
     # -- what this provider declares ------------------------------------------------------------------------------
 
@@ -156,6 +180,39 @@ class GeminiNormalizer(DelegatingNormalizer):
 
     # -- dispatch -----------------------------------------------------------------------------------------------
 
+    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """Chunks of one text or thought part through the compiled delta reader while the stream is generateContent
+        and not finished (see :mod:`.typed`), else the typed fast path; every other chunk through :meth:`decoded`."""
+        take = self._take
+        if take is None or _DELTA_RULE is None or not self._reading():
+            return super().normalize(events)
+        return self.normalize_reading(events, take, _DELTA_RULE, self._absorb, self._reading)
+
+    def _reading(self) -> bool:
+        return self._interactions is None and not self._finished
+
+    def _absorb(self, taken: list[Unified]) -> None:
+        """What the chunks the reader took set: the last ``usageMetadata`` object, ``responseId`` and
+        ``modelVersion`` strings among them (their payloads decoded from the last back, as far as needed; each
+        event's ``raw`` keeps the decoded payload)."""
+        usage = response_id = model = None
+        for made in reversed(taken):
+            obj = made.raw
+            if usage is None and isinstance(obj.get("usageMetadata"), dict):
+                usage = obj["usageMetadata"]
+            if response_id is None and type(obj.get("responseId")) is str:
+                response_id = obj["responseId"]
+            if model is None and type(obj.get("modelVersion")) is str:
+                model = obj["modelVersion"]
+            if usage is not None and response_id is not None and model is not None:
+                break
+        if usage is not None:
+            self._usage = usage
+        if response_id is not None:
+            self._response_id = response_id
+        if model is not None:
+            self._model = model
+
     def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
         """The typed fast path: the events of a generateContent chunk whose first candidate is text and thought
         parts only, not finished, with no error (``raw`` stays lazy); None for any other chunk."""
@@ -167,7 +224,7 @@ class GeminiNormalizer(DelegatingNormalizer):
         except typed.DECODE_ERRORS:
             return None
         candidates = chunk.candidates
-        if not candidates or chunk.error is not None or chunk.event_type is not None or self._finished:
+        if not candidates or chunk.error is not None or chunk.event_type is not typed.ABSENT or self._finished:
             return None
         candidate = candidates[0]
         content = candidate.content

@@ -157,7 +157,14 @@ class OpenAINormalizer(DelegatingNormalizer):
         take = self._take
         if take is None or _DELTA_RULE is None:
             return super().normalize(events)
-        return self.normalize_reading(events, take, _DELTA_RULE, sequences=True)
+        return self.normalize_reading(events, take, _DELTA_RULE, self._follow_sequence)
+
+    def _follow_sequence(self, taken: list[Unified]) -> None:
+        """The reader's events carry ``sequence_number``: the last one is the cursor."""
+        for made in reversed(taken):
+            if made.sequence is not None:
+                self._last_sequence = made.sequence
+                return
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Responses event (or, via the delegate, one chat chunk)."""

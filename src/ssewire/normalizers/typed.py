@@ -95,7 +95,7 @@ if msgspec is not None:
         modelVersion: Any = None
         promptFeedback: Any = None
         error: Any = None
-        event_type: Any = None
+        event_type: Any = msgspec.UNSET  # its presence matters (even as null): an Interactions payload
 
     _DECODERS: dict[str, Callable[[str], Any]] = {
         "chat_chunk": msgspec.json.Decoder(ChatChunk).decode,
@@ -135,7 +135,7 @@ take_deltas: Optional[TakeDeltas] = None
 
 
 Path = tuple[Union[str, int], ...]
-Variant = tuple[Optional[str], tuple[tuple[int, UnifiedType], ...]]
+Variant = tuple[Union[str, bool, None], tuple[tuple[int, UnifiedType], ...]]
 
 
 def delta_rule(
@@ -145,12 +145,13 @@ def delta_rule(
     tag_path: int = -1,
     seq_path: int = -1,
     nulls: tuple[int, ...] = (),
+    absent: tuple[int, ...] = (),
 ) -> Any:
     """A provider's delta rule compiled for :func:`take_deltas` (see ``ssewire._deltas_c.DeltaRule`` for what
     each argument means), or None without the compiled reader."""
     if _deltas_c is None:
         return None
-    return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path, nulls)
+    return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path, nulls, absent)
 
 
 def set_enabled(on: bool) -> bool:
