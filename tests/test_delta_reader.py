@@ -545,3 +545,13 @@ def test_gemini_state_follows_the_last_chunk_the_reader_took() -> None:
     del chunks[3]["usageMetadata"]
     got, want, normalizer = _both("gemini", [_compiled("message", json.dumps(c)) for c in chunks])
     assert got == want and normalizer.usage == {"promptTokenCount": 2} and normalizer.response_id == "r3"
+
+
+def test_payloads_over_64_ki_characters_take_the_full_decode() -> None:
+    for size in (60_000, 70_000):
+        data = json.dumps({"type": "response.output_text.delta", "delta": "東" * size})
+        got, want, _ = _both("openai", [_compiled("response.output_text.delta", data)])
+        assert got == want and got[0]["text"] == "東" * size
+        assert typed.take_deltas is not None
+        taken = typed.take_deltas([_compiled("response.output_text.delta", data)], 0, openai._DELTA_RULE, [])
+        assert taken == (1 if size < 65_000 else 0)

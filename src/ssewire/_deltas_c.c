@@ -1679,7 +1679,7 @@ struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule;
 struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr;
 struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr;
 
-/* "ssewire/_deltas_c.pyx":94
+/* "ssewire/_deltas_c.pyx":95
  * # -- the rules ----------------------------------------------------------------------------------------------------
  * 
  * cdef class DeltaRule:             # <<<<<<<<<<<<<<
@@ -1699,7 +1699,7 @@ struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule {
 };
 
 
-/* "ssewire/_deltas_c.pyx":121
+/* "ssewire/_deltas_c.pyx":122
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
@@ -1713,7 +1713,7 @@ struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr {
 };
 
 
-/* "ssewire/_deltas_c.pyx":124
+/* "ssewire/_deltas_c.pyx":125
  *             ):
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))             # <<<<<<<<<<<<<<
@@ -2999,6 +2999,7 @@ static Py_ssize_t __pyx_v_7ssewire_9_deltas_c__sequence_at;
 static Py_ssize_t __pyx_v_7ssewire_9_deltas_c__raw_at;
 static PyObject *__pyx_v_7ssewire_9_deltas_c__undecoded = 0;
 static PyObject *__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN = 0;
+static Py_ssize_t __pyx_v_7ssewire_9_deltas_c__MAX_CHARS;
 static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *, PyObject *, PyObject *, PyObject *); /*proto*/
 static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *, PyObject *); /*proto*/
 static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__none(sw_json_val const *); /*proto*/
@@ -3014,7 +3015,7 @@ int __pyx_module_is_main_ssewire___deltas_c = 0;
 /* #### Code section: global_var ### */
 static PyObject *__pyx_builtin_object;
 /* #### Code section: string_decls ### */
-static const char __pyx_k_The_compiled_hot_path_of_the_nor[] = "The compiled hot path of the normalisers: a batch\047s text and reasoning delta events, read from each payload\047s\nJSON text without decoding it (strict JSON validation and member lookup in C, ``_c/sw_json.h``) and built in C\n(``_c/sw_slots.h``: the ``Unified`` and ``LazyPayload`` classes\047 own ``__slots__``, filled through their member\ndescriptors, so the objects are exactly those the Python factories make).\n\n``take_deltas(events, start, rule, out)`` appends to ``out`` the delta events of ``events[start:]`` that ``rule``\ndescribes, in order, and returns the index of the first event it did not take (``len(events)`` when it took them\nall). It stops at the first event that is not such a delta, or that the full decode might read differently:\nanything but strict JSON, a key spelled with an escape, a lone surrogate, an unexpected type. The caller\nnormalises that event the slow way and calls again. The events it makes equal the slow path\047s, field for field\n(tests/test_delta_reader.py proves it on every recording and on generated adversarial payloads).\n";
+static const char __pyx_k_The_compiled_hot_path_of_the_nor[] = "The compiled hot path of the normalisers: a batch\047s text and reasoning delta events, read from each payload\047s\nJSON text without decoding it (strict JSON validation and member lookup in C, ``_c/sw_json.h``) and built in C\n(``_c/sw_slots.h``: the ``Unified`` and ``LazyPayload`` classes\047 own ``__slots__``, filled through their member\ndescriptors, so the objects are exactly those the Python factories make).\n\n``take_deltas(events, start, rule, out)`` appends to ``out`` the delta events of ``events[start:]`` that ``rule``\ndescribes, in order, and returns the index of the first event it did not take (``len(events)`` when it took them\nall). It stops at the first event that is not such a delta, or that the full decode might read differently:\nanything but strict JSON, a key spelled with an escape, a lone surrogate, an unexpected type; and at payloads\nover 64 Ki characters (no delta is that large). The caller\nnormalises that event the slow way and calls again. The events it makes equal the slow path\047s, field for field\n(tests/test_delta_reader.py proves it on every recording and on generated adversarial payloads).\n";
 /* #### Code section: decls ### */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_v_unified, PyObject *__pyx_v_fields, PyObject *__pyx_v_defaults, PyObject *__pyx_v_lazy, PyObject *__pyx_v_undecoded, PyObject *__pyx_v_event); /* proto */
 static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0); /* proto */
@@ -3388,7 +3389,7 @@ return 0;
 #endif
 /* #### Code section: module_code ### */
 
-/* "ssewire/_deltas_c.pyx":55
+/* "ssewire/_deltas_c.pyx":56
  * 
  * 
  * def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event):             # <<<<<<<<<<<<<<
@@ -3441,56 +3442,56 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_unified,&__pyx_mstate_global->__pyx_n_u_fields,&__pyx_mstate_global->__pyx_n_u_defaults,&__pyx_mstate_global->__pyx_n_u_lazy,&__pyx_mstate_global->__pyx_n_u_undecoded,&__pyx_mstate_global->__pyx_n_u_event,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 55, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 56, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  6:
         values[5] = __Pyx_ArgRef_FASTCALL(__pyx_args, 5);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 55, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 56, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  5:
         values[4] = __Pyx_ArgRef_FASTCALL(__pyx_args, 4);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 55, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 56, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 55, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 56, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 55, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 56, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 55, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 56, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 55, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 56, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "use_types", 0) < (0)) __PYX_ERR(0, 55, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "use_types", 0) < (0)) __PYX_ERR(0, 56, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 6; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, i); __PYX_ERR(0, 55, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, i); __PYX_ERR(0, 56, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 6)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 55, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 56, __pyx_L3_error)
       values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 55, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 56, __pyx_L3_error)
       values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 55, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 56, __pyx_L3_error)
       values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 55, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 56, __pyx_L3_error)
       values[4] = __Pyx_ArgRef_FASTCALL(__pyx_args, 4);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 55, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 56, __pyx_L3_error)
       values[5] = __Pyx_ArgRef_FASTCALL(__pyx_args, 5);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 55, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 56, __pyx_L3_error)
     }
     __pyx_v_unified = values[0];
     __pyx_v_fields = ((PyObject*)values[1]);
@@ -3501,7 +3502,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, __pyx_nargs); __PYX_ERR(0, 55, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("use_types", 1, 6, 6, __pyx_nargs); __PYX_ERR(0, 56, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -3512,8 +3513,8 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   __Pyx_RefNannyFinishContext();
   return NULL;
   __pyx_L4_argument_unpacking_done:;
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_fields), (&PyTuple_Type), 1, "fields", 1))) __PYX_ERR(0, 55, __pyx_L1_error)
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_defaults), (&PyTuple_Type), 1, "defaults", 1))) __PYX_ERR(0, 55, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_fields), (&PyTuple_Type), 1, "fields", 1))) __PYX_ERR(0, 56, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_defaults), (&PyTuple_Type), 1, "defaults", 1))) __PYX_ERR(0, 56, __pyx_L1_error)
   __pyx_r = __pyx_pf_7ssewire_9_deltas_c_use_types(__pyx_self, __pyx_v_unified, __pyx_v_fields, __pyx_v_defaults, __pyx_v_lazy, __pyx_v_undecoded, __pyx_v_event);
 
   /* function exit code */
@@ -3549,7 +3550,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("use_types", 0);
 
-  /* "ssewire/_deltas_c.pyx":61
+  /* "ssewire/_deltas_c.pyx":62
  *     directly. Returns whether every type has the fields named as plain slots (False: the reader stays off)."""
  *     global _types, _defaults, _type_at, _text_at, _sequence_at, _raw_at, _undecoded
  *     _types = None             # <<<<<<<<<<<<<<
@@ -3561,7 +3562,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__types, Py_None);
   __Pyx_GIVEREF(Py_None);
 
-  /* "ssewire/_deltas_c.pyx":62
+  /* "ssewire/_deltas_c.pyx":63
  *     global _types, _defaults, _type_at, _text_at, _sequence_at, _raw_at, _undecoded
  *     _types = None
  *     if len(fields) != len(defaults) or len(fields) > 20:             # <<<<<<<<<<<<<<
@@ -3570,14 +3571,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 */
   if (unlikely(__pyx_v_fields == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 62, __pyx_L1_error)
+    __PYX_ERR(0, 63, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 62, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 63, __pyx_L1_error)
   if (unlikely(__pyx_v_defaults == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 62, __pyx_L1_error)
+    __PYX_ERR(0, 63, __pyx_L1_error)
   }
-  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_defaults); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 62, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_defaults); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 63, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_2 != __pyx_t_3);
 
 
@@ -3592,9 +3593,9 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   }
   if (unlikely(__pyx_v_fields == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 62, __pyx_L1_error)
+    __PYX_ERR(0, 63, __pyx_L1_error)
   }
-  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 62, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyTuple_GET_SIZE(__pyx_v_fields); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 63, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_3 > 20);
 
 
@@ -3605,7 +3606,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "ssewire/_deltas_c.pyx":63
+    /* "ssewire/_deltas_c.pyx":64
  *     _types = None
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")             # <<<<<<<<<<<<<<
@@ -3618,14 +3619,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
       PyObject *__pyx_callargs[2] = {__pyx_t_6, __pyx_mstate_global->__pyx_kp_u_one_default_per_field_at_most_20};
       __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_7, (2-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
-      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 63, __pyx_L1_error)
+      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 64, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
     }
     __Pyx_Raise(__pyx_t_5, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    __PYX_ERR(0, 63, __pyx_L1_error)
+    __PYX_ERR(0, 64, __pyx_L1_error)
 
-    /* "ssewire/_deltas_c.pyx":62
+    /* "ssewire/_deltas_c.pyx":63
  *     global _types, _defaults, _type_at, _text_at, _sequence_at, _raw_at, _undecoded
  *     _types = None
  *     if len(fields) != len(defaults) or len(fields) > 20:             # <<<<<<<<<<<<<<
@@ -3634,14 +3635,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":64
+  /* "ssewire/_deltas_c.pyx":65
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):
  *         return False
 */
-  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_unified, __pyx_v_fields); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 64, __pyx_L1_error)
+  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_unified, __pyx_v_fields); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 65, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_8 != 1);
 
 
@@ -3654,16 +3655,16 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
     goto __pyx_L7_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":65
+  /* "ssewire/_deltas_c.pyx":66
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):             # <<<<<<<<<<<<<<
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
 */
-  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy, __pyx_mstate_global->__pyx_tuple[0]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 64, __pyx_L1_error)
+  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy, __pyx_mstate_global->__pyx_tuple[0]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 65, __pyx_L1_error)
 
-  /* "ssewire/_deltas_c.pyx":64
+  /* "ssewire/_deltas_c.pyx":65
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -3682,14 +3683,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
     goto __pyx_L7_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":65
+  /* "ssewire/_deltas_c.pyx":66
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):             # <<<<<<<<<<<<<<
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
 */
-  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__event), __pyx_v_event, __pyx_mstate_global->__pyx_tuple[1]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 65, __pyx_L1_error)
+  __pyx_t_8 = sw_slots_init((&__pyx_v_7ssewire_9_deltas_c__event), __pyx_v_event, __pyx_mstate_global->__pyx_tuple[1]); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 66, __pyx_L1_error)
   __pyx_t_4 = (__pyx_t_8 != 1);
 
 
@@ -3698,7 +3699,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 
   __pyx_L7_bool_binop_done:;
 
-  /* "ssewire/_deltas_c.pyx":64
+  /* "ssewire/_deltas_c.pyx":65
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -3708,7 +3709,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   if (__pyx_t_1) {
 
 
-    /* "ssewire/_deltas_c.pyx":66
+    /* "ssewire/_deltas_c.pyx":67
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):
  *         return False             # <<<<<<<<<<<<<<
@@ -3726,7 +3727,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":64
+    /* "ssewire/_deltas_c.pyx":65
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -3735,57 +3736,57 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":67
+  /* "ssewire/_deltas_c.pyx":68
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")             # <<<<<<<<<<<<<<
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
  *     _defaults = list(defaults)
 */
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_type); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 67, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_type); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 68, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 67, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 68, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_text); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 67, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_text); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 68, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 67, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 68, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
   __pyx_v_7ssewire_9_deltas_c__type_at = __pyx_t_3;
   __pyx_v_7ssewire_9_deltas_c__text_at = __pyx_t_2;
 
-  /* "ssewire/_deltas_c.pyx":68
+  /* "ssewire/_deltas_c.pyx":69
  *         return False
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")             # <<<<<<<<<<<<<<
  *     _defaults = list(defaults)
  *     _undecoded = undecoded
 */
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_sequence); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 68, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_sequence); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 69, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 68, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_2 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 69, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_raw); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 68, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_CallUnboundCMethod1(&__pyx_mstate_global->__pyx_umethod_PyTuple_Type__index, __pyx_v_fields, __pyx_mstate_global->__pyx_n_u_raw); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 69, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 68, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyIndex_AsSsize_t(__pyx_t_5); if (unlikely((__pyx_t_3 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 69, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
   __pyx_v_7ssewire_9_deltas_c__sequence_at = __pyx_t_2;
   __pyx_v_7ssewire_9_deltas_c__raw_at = __pyx_t_3;
 
-  /* "ssewire/_deltas_c.pyx":69
+  /* "ssewire/_deltas_c.pyx":70
  *     _type_at, _text_at = fields.index("type"), fields.index("text")
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
  *     _defaults = list(defaults)             # <<<<<<<<<<<<<<
  *     _undecoded = undecoded
  *     _types = (unified, lazy, event, defaults)
 */
-  __pyx_t_5 = PySequence_List(__pyx_v_defaults); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 69, __pyx_L1_error)
+  __pyx_t_5 = PySequence_List(__pyx_v_defaults); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 70, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__defaults);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__defaults, ((PyObject*)__pyx_t_5));
   __Pyx_GIVEREF(__pyx_t_5);
   __pyx_t_5 = 0;
 
-  /* "ssewire/_deltas_c.pyx":70
+  /* "ssewire/_deltas_c.pyx":71
  *     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
  *     _defaults = list(defaults)
  *     _undecoded = undecoded             # <<<<<<<<<<<<<<
@@ -3797,33 +3798,33 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__undecoded, __pyx_v_undecoded);
   __Pyx_GIVEREF(__pyx_v_undecoded);
 
-  /* "ssewire/_deltas_c.pyx":71
+  /* "ssewire/_deltas_c.pyx":72
  *     _defaults = list(defaults)
  *     _undecoded = undecoded
  *     _types = (unified, lazy, event, defaults)             # <<<<<<<<<<<<<<
  *     return True
  * 
 */
-  __pyx_t_5 = PyTuple_New(4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 71, __pyx_L1_error)
+  __pyx_t_5 = PyTuple_New(4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 72, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
   __Pyx_INCREF(__pyx_v_unified);
   __Pyx_GIVEREF(__pyx_v_unified);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_v_unified) != (0)) __PYX_ERR(0, 71, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_v_unified) != (0)) __PYX_ERR(0, 72, __pyx_L1_error);
   __Pyx_INCREF(__pyx_v_lazy);
   __Pyx_GIVEREF(__pyx_v_lazy);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_v_lazy) != (0)) __PYX_ERR(0, 71, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_v_lazy) != (0)) __PYX_ERR(0, 72, __pyx_L1_error);
   __Pyx_INCREF(__pyx_v_event);
   __Pyx_GIVEREF(__pyx_v_event);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 2, __pyx_v_event) != (0)) __PYX_ERR(0, 71, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 2, __pyx_v_event) != (0)) __PYX_ERR(0, 72, __pyx_L1_error);
   __Pyx_INCREF(__pyx_v_defaults);
   __Pyx_GIVEREF(__pyx_v_defaults);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 3, __pyx_v_defaults) != (0)) __PYX_ERR(0, 71, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 3, __pyx_v_defaults) != (0)) __PYX_ERR(0, 72, __pyx_L1_error);
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__types);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__types, __pyx_t_5);
   __Pyx_GIVEREF(__pyx_t_5);
   __pyx_t_5 = 0;
 
-  /* "ssewire/_deltas_c.pyx":72
+  /* "ssewire/_deltas_c.pyx":73
  *     _undecoded = undecoded
  *     _types = (unified, lazy, event, defaults)
  *     return True             # <<<<<<<<<<<<<<
@@ -3841,7 +3842,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   }
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":55
+  /* "ssewire/_deltas_c.pyx":56
  * 
  * 
  * def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event):             # <<<<<<<<<<<<<<
@@ -3861,7 +3862,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_use_types(CYTHON_UNUSED PyObject *
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":75
+/* "ssewire/_deltas_c.pyx":76
  * 
  * 
  * cdef object _new_delta(object kind, object data, object text, object sequence):             # <<<<<<<<<<<<<<
@@ -3885,7 +3886,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_new_delta", 0);
 
-  /* "ssewire/_deltas_c.pyx":80
+  /* "ssewire/_deltas_c.pyx":81
  *     cdef PyObject* lazy_values[2]
  *     cdef Py_ssize_t i
  *     lazy_values[0] = <PyObject*>data             # <<<<<<<<<<<<<<
@@ -3894,7 +3895,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_lazy_values[0]) = ((PyObject *)__pyx_v_data);
 
-  /* "ssewire/_deltas_c.pyx":81
+  /* "ssewire/_deltas_c.pyx":82
  *     cdef Py_ssize_t i
  *     lazy_values[0] = <PyObject*>data
  *     lazy_values[1] = <PyObject*>_undecoded             # <<<<<<<<<<<<<<
@@ -3903,19 +3904,19 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_lazy_values[1]) = ((PyObject *)__pyx_v_7ssewire_9_deltas_c__undecoded);
 
-  /* "ssewire/_deltas_c.pyx":82
+  /* "ssewire/_deltas_c.pyx":83
  *     lazy_values[0] = <PyObject*>data
  *     lazy_values[1] = <PyObject*>_undecoded
  *     lazy = sw_slots_new(&_lazy, lazy_values)             # <<<<<<<<<<<<<<
  *     for i in range(len(_defaults)):
  *         values[i] = <PyObject*>_defaults[i]
 */
-  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 82, __pyx_L1_error)
+  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__lazy), __pyx_v_lazy_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 83, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_lazy = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":83
+  /* "ssewire/_deltas_c.pyx":84
  *     lazy_values[1] = <PyObject*>_undecoded
  *     lazy = sw_slots_new(&_lazy, lazy_values)
  *     for i in range(len(_defaults)):             # <<<<<<<<<<<<<<
@@ -3926,16 +3927,16 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   __Pyx_INCREF(__pyx_t_1);
   if (unlikely(__pyx_t_1 == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 83, __pyx_L1_error)
+    __PYX_ERR(0, 84, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_t_1); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 83, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_t_1); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 84, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __pyx_t_3 = __pyx_t_2;
 
   for (__pyx_t_4 = 0; __pyx_t_4 < __pyx_t_3; __pyx_t_4+=1) {
     __pyx_v_i = __pyx_t_4;
 
-    /* "ssewire/_deltas_c.pyx":84
+    /* "ssewire/_deltas_c.pyx":85
  *     lazy = sw_slots_new(&_lazy, lazy_values)
  *     for i in range(len(_defaults)):
  *         values[i] = <PyObject*>_defaults[i]             # <<<<<<<<<<<<<<
@@ -3944,14 +3945,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
     if (unlikely(__pyx_v_7ssewire_9_deltas_c__defaults == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 84, __pyx_L1_error)
+      __PYX_ERR(0, 85, __pyx_L1_error)
     }
     (__pyx_v_values[__pyx_v_i]) = ((PyObject *)__Pyx_PyList_GET_ITEM(__pyx_v_7ssewire_9_deltas_c__defaults, __pyx_v_i));
   }
 
 
 
-  /* "ssewire/_deltas_c.pyx":85
+  /* "ssewire/_deltas_c.pyx":86
  *     for i in range(len(_defaults)):
  *         values[i] = <PyObject*>_defaults[i]
  *     values[_type_at] = <PyObject*>kind             # <<<<<<<<<<<<<<
@@ -3960,7 +3961,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__type_at]) = ((PyObject *)__pyx_v_kind);
 
-  /* "ssewire/_deltas_c.pyx":86
+  /* "ssewire/_deltas_c.pyx":87
  *         values[i] = <PyObject*>_defaults[i]
  *     values[_type_at] = <PyObject*>kind
  *     values[_text_at] = <PyObject*>text             # <<<<<<<<<<<<<<
@@ -3969,7 +3970,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__text_at]) = ((PyObject *)__pyx_v_text);
 
-  /* "ssewire/_deltas_c.pyx":87
+  /* "ssewire/_deltas_c.pyx":88
  *     values[_type_at] = <PyObject*>kind
  *     values[_text_at] = <PyObject*>text
  *     values[_sequence_at] = <PyObject*>sequence             # <<<<<<<<<<<<<<
@@ -3978,7 +3979,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__sequence_at]) = ((PyObject *)__pyx_v_sequence);
 
-  /* "ssewire/_deltas_c.pyx":88
+  /* "ssewire/_deltas_c.pyx":89
  *     values[_text_at] = <PyObject*>text
  *     values[_sequence_at] = <PyObject*>sequence
  *     values[_raw_at] = <PyObject*>lazy             # <<<<<<<<<<<<<<
@@ -3987,14 +3988,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
 */
   (__pyx_v_values[__pyx_v_7ssewire_9_deltas_c__raw_at]) = ((PyObject *)__pyx_v_lazy);
 
-  /* "ssewire/_deltas_c.pyx":89
+  /* "ssewire/_deltas_c.pyx":90
  *     values[_sequence_at] = <PyObject*>sequence
  *     values[_raw_at] = <PyObject*>lazy
  *     return sw_slots_new(&_unified, values)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 89, __pyx_L1_error)
+  __pyx_t_1 = sw_slots_new((&__pyx_v_7ssewire_9_deltas_c__unified), __pyx_v_values); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 90, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject *__pyx_temp;
@@ -4007,7 +4008,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":75
+  /* "ssewire/_deltas_c.pyx":76
  * 
  * 
  * cdef object _new_delta(object kind, object data, object text, object sequence):             # <<<<<<<<<<<<<<
@@ -4030,7 +4031,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__new_delta(PyObject *__pyx_v_kind, 
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":114
+/* "ssewire/_deltas_c.pyx":115
  *     cdef int type_path, tag_path, seq_path
  * 
  *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=()):             # <<<<<<<<<<<<<<
@@ -4082,72 +4083,72 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_paths,&__pyx_mstate_global->__pyx_n_u_cases,&__pyx_mstate_global->__pyx_n_u_type_path,&__pyx_mstate_global->__pyx_n_u_tag_path,&__pyx_mstate_global->__pyx_n_u_seq_path,&__pyx_mstate_global->__pyx_n_u_nulls,&__pyx_mstate_global->__pyx_n_u_absent,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL_TPNEW(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 114, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 115, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  7:
         values[6] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 6);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[6])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[6])) __PYX_ERR(0, 115, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  6:
         values[5] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 5);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 115, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  5:
         values[4] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 4);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 115, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 115, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 115, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 115, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 115, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__init__", 0) < (0)) __PYX_ERR(0, 114, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__init__", 0) < (0)) __PYX_ERR(0, 115, __pyx_L3_error)
       if (!values[5]) values[5] = __Pyx_NewRef(((PyObject *)__pyx_mstate_global->__pyx_empty_tuple));
       if (!values[6]) values[6] = __Pyx_NewRef(((PyObject *)__pyx_mstate_global->__pyx_empty_tuple));
       for (Py_ssize_t i = __pyx_nargs; i < 3; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 7, i); __PYX_ERR(0, 114, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 7, i); __PYX_ERR(0, 115, __pyx_L3_error) }
       }
     } else {
       switch (__pyx_nargs) {
         case  7:
         values[6] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 6);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[6])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[6])) __PYX_ERR(0, 115, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  6:
         values[5] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 5);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[5])) __PYX_ERR(0, 115, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  5:
         values[4] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 4);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[4])) __PYX_ERR(0, 115, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 115, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 115, __pyx_L3_error)
         values[1] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 115, __pyx_L3_error)
         values[0] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 114, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 115, __pyx_L3_error)
         break;
         default: goto __pyx_L5_argtuple_error;
       }
@@ -4156,14 +4157,14 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
     }
     __pyx_v_paths = values[0];
     __pyx_v_cases = values[1];
-    __pyx_v_type_path = __Pyx_PyLong_As_int(values[2]); if (unlikely((__pyx_v_type_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 114, __pyx_L3_error)
+    __pyx_v_type_path = __Pyx_PyLong_As_int(values[2]); if (unlikely((__pyx_v_type_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 115, __pyx_L3_error)
     if (values[3]) {
-      __pyx_v_tag_path = __Pyx_PyLong_As_int(values[3]); if (unlikely((__pyx_v_tag_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 114, __pyx_L3_error)
+      __pyx_v_tag_path = __Pyx_PyLong_As_int(values[3]); if (unlikely((__pyx_v_tag_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 115, __pyx_L3_error)
     } else {
       __pyx_v_tag_path = ((int)-1);
     }
     if (values[4]) {
-      __pyx_v_seq_path = __Pyx_PyLong_As_int(values[4]); if (unlikely((__pyx_v_seq_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 114, __pyx_L3_error)
+      __pyx_v_seq_path = __Pyx_PyLong_As_int(values[4]); if (unlikely((__pyx_v_seq_path == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 115, __pyx_L3_error)
     } else {
       __pyx_v_seq_path = ((int)-1);
     }
@@ -4172,7 +4173,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 7, __pyx_nargs); __PYX_ERR(0, 114, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("__init__", 0, 3, 7, __pyx_nargs); __PYX_ERR(0, 115, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -4197,7 +4198,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
 }
 static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
 
-/* "ssewire/_deltas_c.pyx":121
+/* "ssewire/_deltas_c.pyx":122
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
@@ -4217,7 +4218,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(CYTHO
   if (unlikely(!__pyx_cur_scope)) {
     __pyx_cur_scope = ((struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr *)Py_None);
     __Pyx_INCREF(Py_None);
-    __PYX_ERR(0, 121, __pyx_L1_error)
+    __PYX_ERR(0, 122, __pyx_L1_error)
   } else {
     __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
   }
@@ -4225,7 +4226,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(CYTHO
   __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   {
-    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[0]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_init___locals_genexpr, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c); if (unlikely(!gen)) __PYX_ERR(0, 121, __pyx_L1_error)
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[0]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_init___locals_genexpr, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c); if (unlikely(!gen)) __PYX_ERR(0, 122, __pyx_L1_error)
     __Pyx_DECREF(__pyx_cur_scope);
     __Pyx_RefNannyFinishContext();
     return (PyObject *) gen;
@@ -4263,16 +4264,16 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
     return NULL;
   }
   __pyx_L3_first_run:;
-  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 121, __pyx_L1_error)
-  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 121, __pyx_L1_error) }
+  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 122, __pyx_L1_error)
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 122, __pyx_L1_error) }
   if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
     __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
     __pyx_t_2 = 0;
     __pyx_t_3 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 121, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 122, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 121, __pyx_L1_error)
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 122, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_3)) {
@@ -4280,7 +4281,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 121, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 122, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4290,7 +4291,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 121, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 122, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4301,13 +4302,13 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 121, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 122, __pyx_L1_error)
     } else {
       __pyx_t_4 = __pyx_t_3(__pyx_t_1);
       if (unlikely(!__pyx_t_4)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 121, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 122, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -4336,7 +4337,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
 
       goto __pyx_L7_bool_binop_done;
     }
-    __pyx_t_6 = (__Pyx_PyLong_BoolEqObjC(__pyx_cur_scope->__pyx_v_step, __pyx_mstate_global->__pyx_int_0, 0, 0)); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 121, __pyx_L1_error)
+    __pyx_t_6 = (__Pyx_PyLong_BoolEqObjC(__pyx_cur_scope->__pyx_v_step, __pyx_mstate_global->__pyx_int_0, 0, 0)); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 122, __pyx_L1_error)
 
     __pyx_t_5 = __pyx_t_6;
 
@@ -4347,7 +4348,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
     if (__pyx_t_6) {
 
 
-      /* "ssewire/_deltas_c.pyx":120
+      /* "ssewire/_deltas_c.pyx":121
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
@@ -4366,7 +4367,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":121
+      /* "ssewire/_deltas_c.pyx":122
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
@@ -4378,7 +4379,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   /*else*/ {
 
-    /* "ssewire/_deltas_c.pyx":120
+    /* "ssewire/_deltas_c.pyx":121
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
@@ -4398,7 +4399,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
   }
   CYTHON_MAYBE_UNUSED_VAR(__pyx_cur_scope);
 
-  /* "ssewire/_deltas_c.pyx":121
+  /* "ssewire/_deltas_c.pyx":122
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
@@ -4427,7 +4428,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___2generator(__
 }
 static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
 
-/* "ssewire/_deltas_c.pyx":124
+/* "ssewire/_deltas_c.pyx":125
  *             ):
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))             # <<<<<<<<<<<<<<
@@ -4447,7 +4448,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(CYTH
   if (unlikely(!__pyx_cur_scope)) {
     __pyx_cur_scope = ((struct __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr *)Py_None);
     __Pyx_INCREF(Py_None);
-    __PYX_ERR(0, 124, __pyx_L1_error)
+    __PYX_ERR(0, 125, __pyx_L1_error)
   } else {
     __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
   }
@@ -4455,7 +4456,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(CYTH
   __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   {
-    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_init___locals_genexpr, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c); if (unlikely(!gen)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_init___locals_genexpr, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c); if (unlikely(!gen)) __PYX_ERR(0, 125, __pyx_L1_error)
     __Pyx_DECREF(__pyx_cur_scope);
     __Pyx_RefNannyFinishContext();
     return (PyObject *) gen;
@@ -4498,17 +4499,17 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
   __pyx_L3_first_run:;
   if (unlikely(__pyx_sent_value != Py_None)) {
     if (unlikely(__pyx_sent_value)) PyErr_SetString(PyExc_TypeError, "can't send non-None value to a just-started generator");
-    __PYX_ERR(0, 124, __pyx_L1_error)
+    __PYX_ERR(0, 125, __pyx_L1_error)
   }
-  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 124, __pyx_L1_error) }
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 125, __pyx_L1_error) }
   if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
     __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
     __pyx_t_2 = 0;
     __pyx_t_3 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 125, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 125, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_3)) {
@@ -4516,7 +4517,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 125, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4526,7 +4527,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 125, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4537,13 +4538,13 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 124, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 125, __pyx_L1_error)
     } else {
       __pyx_t_4 = __pyx_t_3(__pyx_t_1);
       if (unlikely(!__pyx_t_4)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 124, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 125, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -4566,7 +4567,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
         PyObject *__pyx_callargs[2] = {__pyx_t_7, __pyx_mstate_global->__pyx_kp_u_utf_8};
         __pyx_t_6 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_8, (2-__pyx_t_8) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
-        if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 124, __pyx_L1_error)
+        if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 125, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_6);
       }
       __pyx_t_4 = __pyx_t_6;
@@ -4593,7 +4594,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
     __Pyx_XGOTREF(__pyx_t_1);
     __pyx_t_2 = __pyx_cur_scope->__pyx_t_1;
     __pyx_t_3 = __pyx_cur_scope->__pyx_t_2;
-    if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 124, __pyx_L1_error)
+    if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 125, __pyx_L1_error)
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   CYTHON_MAYBE_UNUSED_VAR(__pyx_cur_scope);
@@ -4621,7 +4622,7 @@ static PyObject *__pyx_gb_7ssewire_9_deltas_c_9DeltaRule_8__init___5generator1(_
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":114
+/* "ssewire/_deltas_c.pyx":115
  *     cdef int type_path, tag_path, seq_path
  * 
  *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=()):             # <<<<<<<<<<<<<<
@@ -4679,26 +4680,26 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("__init__", 0);
 
-  /* "ssewire/_deltas_c.pyx":115
+  /* "ssewire/_deltas_c.pyx":116
  * 
  *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=()):
  *         cdef list keys = []             # <<<<<<<<<<<<<<
  *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
 */
-  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 115, __pyx_L1_error)
+  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 116, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_keys = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":117
+  /* "ssewire/_deltas_c.pyx":118
  *         cdef list keys = []
  *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
 */
-  __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 117, __pyx_L1_error)
+  __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 118, __pyx_L1_error)
   __pyx_t_3 = (0 < __pyx_t_2);
   if (__pyx_t_3) {
     __pyx_t_3 = (__pyx_t_2 <= SW_JSON_MAX_PATHS);
@@ -4710,7 +4711,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   if (unlikely(__pyx_t_4)) {
 
 
-    /* "ssewire/_deltas_c.pyx":118
+    /* "ssewire/_deltas_c.pyx":119
  *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")             # <<<<<<<<<<<<<<
@@ -4718,10 +4719,10 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
 */
     __pyx_t_5 = NULL;
-    __pyx_t_6 = __Pyx_PyUnicode_From___pyx_anon_enum(SW_JSON_MAX_PATHS, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 118, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From___pyx_anon_enum(SW_JSON_MAX_PATHS, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 119, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
-    __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 118, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 118, __pyx_L1_error)
+    __pyx_t_2 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 119, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
     __pyx_t_8[0] = __pyx_mstate_global->__pyx_kp_u_a_DeltaRule_reads_1_to;
@@ -4734,7 +4735,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     #endif
     __pyx_t_9 = 0;
     __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 4, __pyx_t_2, __pyx_t_9);
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 118, __pyx_L1_error)
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 119, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -4744,14 +4745,14 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 118, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 119, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 118, __pyx_L1_error)
+    __PYX_ERR(0, 119, __pyx_L1_error)
 
-    /* "ssewire/_deltas_c.pyx":117
+    /* "ssewire/_deltas_c.pyx":118
  *         cdef list keys = []
  *         cdef int i, j
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:             # <<<<<<<<<<<<<<
@@ -4760,7 +4761,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":119
+  /* "ssewire/_deltas_c.pyx":120
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:             # <<<<<<<<<<<<<<
@@ -4772,9 +4773,9 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     __pyx_t_2 = 0;
     __pyx_t_12 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_v_paths); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_v_paths); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 120, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 120, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_12)) {
@@ -4782,7 +4783,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 120, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4792,7 +4793,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 120, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -4803,13 +4804,13 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 119, __pyx_L1_error)
+      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 120, __pyx_L1_error)
     } else {
       __pyx_t_10 = __pyx_t_12(__pyx_t_1);
       if (unlikely(!__pyx_t_10)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 119, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 120, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -4819,14 +4820,14 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     __Pyx_XDECREF_SET(__pyx_v_path, __pyx_t_10);
     __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":120
+    /* "ssewire/_deltas_c.pyx":121
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
  *             ):
 */
-    __pyx_t_13 = PyObject_Length(__pyx_v_path); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 120, __pyx_L1_error)
+    __pyx_t_13 = PyObject_Length(__pyx_v_path); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 121, __pyx_L1_error)
     __pyx_t_3 = (1 <= __pyx_t_13);
     if (__pyx_t_3) {
       __pyx_t_3 = (__pyx_t_13 <= SW_JSON_MAX_STEPS);
@@ -4844,26 +4845,26 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       goto __pyx_L7_bool_binop_done;
     }
 
-    /* "ssewire/_deltas_c.pyx":121
+    /* "ssewire/_deltas_c.pyx":122
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path             # <<<<<<<<<<<<<<
  *             ):
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
 */
-    __pyx_t_10 = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(NULL, __pyx_v_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 121, __pyx_L1_error)
+    __pyx_t_10 = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___genexpr(NULL, __pyx_v_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 122, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
-    __pyx_t_5 = __Pyx_Generator_GetInlinedResult(__pyx_t_10); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 121, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_Generator_GetInlinedResult(__pyx_t_10); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 122, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-    __pyx_t_14 = __Pyx_PyObject_IsTrue(__pyx_t_5); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 121, __pyx_L1_error)
+    __pyx_t_14 = __Pyx_PyObject_IsTrue(__pyx_t_5); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 122, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
 
     __pyx_t_4 = __pyx_t_14;
 
     __pyx_L7_bool_binop_done:;
 
-    /* "ssewire/_deltas_c.pyx":120
+    /* "ssewire/_deltas_c.pyx":121
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
@@ -4873,7 +4874,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     if (unlikely(__pyx_t_4)) {
 
 
-      /* "ssewire/_deltas_c.pyx":123
+      /* "ssewire/_deltas_c.pyx":124
  *                 not (type(step) is str or (type(step) is int and step == 0)) for step in path
  *             ):
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")             # <<<<<<<<<<<<<<
@@ -4881,9 +4882,9 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
  *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
 */
       __pyx_t_10 = NULL;
-      __pyx_t_7 = __Pyx_PyUnicode_From___pyx_anon_enum(SW_JSON_MAX_STEPS, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 123, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_From___pyx_anon_enum(SW_JSON_MAX_STEPS, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 124, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
-      __pyx_t_6 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_path), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 123, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_path), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 124, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
       __pyx_t_8[0] = __pyx_mstate_global->__pyx_kp_u_a_path_is_1_to;
       __pyx_t_8[1] = __pyx_t_7;
@@ -4898,7 +4899,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[3]);
       #endif
       __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_8, 4, __pyx_t_13, __pyx_t_9);
-      if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 123, __pyx_L1_error)
+      if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 124, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_15);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -4908,14 +4909,14 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
         __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 123, __pyx_L1_error)
+        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 124, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_5);
       }
       __Pyx_Raise(__pyx_t_5, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __PYX_ERR(0, 123, __pyx_L1_error)
+      __PYX_ERR(0, 124, __pyx_L1_error)
 
-      /* "ssewire/_deltas_c.pyx":120
+      /* "ssewire/_deltas_c.pyx":121
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:
  *             if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(             # <<<<<<<<<<<<<<
@@ -4924,23 +4925,23 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":124
+    /* "ssewire/_deltas_c.pyx":125
  *             ):
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))             # <<<<<<<<<<<<<<
  *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
  *             if not -1 <= index < len(paths):
 */
-    __pyx_t_5 = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(NULL, __pyx_v_path); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_t_5 = __pyx_pf_7ssewire_9_deltas_c_9DeltaRule_8__init___3genexpr(NULL, __pyx_v_path); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 125, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
-    __pyx_t_15 = __Pyx_PySequence_Tuple(__pyx_t_5); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_t_15 = __Pyx_PySequence_Tuple(__pyx_t_5); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 125, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_keys, __pyx_t_15); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_keys, __pyx_t_15); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 125, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
 
 
-    /* "ssewire/_deltas_c.pyx":119
+    /* "ssewire/_deltas_c.pyx":120
  *         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
  *             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
  *         for path in paths:             # <<<<<<<<<<<<<<
@@ -4950,38 +4951,38 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":125
+  /* "ssewire/_deltas_c.pyx":126
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
  *         for index in (type_path, tag_path, seq_path, *nulls, *absent):             # <<<<<<<<<<<<<<
  *             if not -1 <= index < len(paths):
  *                 raise ValueError(f"path index {index} out of range")
 */
-  __pyx_t_15 = __Pyx_PyLong_From_int(__pyx_v_type_path); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 125, __pyx_L1_error)
+  __pyx_t_15 = __Pyx_PyLong_From_int(__pyx_v_type_path); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 126, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_15);
-  __pyx_t_5 = __Pyx_PyLong_From_int(__pyx_v_tag_path); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 125, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyLong_From_int(__pyx_v_tag_path); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 126, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_10 = __Pyx_PyLong_From_int(__pyx_v_seq_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 125, __pyx_L1_error)
+  __pyx_t_10 = __Pyx_PyLong_From_int(__pyx_v_seq_path); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 126, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_10);
-  __pyx_t_6 = PyList_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 125, __pyx_L1_error)
+  __pyx_t_6 = PyList_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 126, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_15);
-  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 0, __pyx_t_15) != (0)) __PYX_ERR(0, 125, __pyx_L1_error);
+  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 0, __pyx_t_15) != (0)) __PYX_ERR(0, 126, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 125, __pyx_L1_error);
+  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 126, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_10);
-  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 2, __pyx_t_10) != (0)) __PYX_ERR(0, 125, __pyx_L1_error);
+  if (__Pyx_PyList_SET_ITEM(__pyx_t_6, 2, __pyx_t_10) != (0)) __PYX_ERR(0, 126, __pyx_L1_error);
   __pyx_t_15 = 0;
   __pyx_t_5 = 0;
   __pyx_t_10 = 0;
   __pyx_t_1 = __pyx_t_6;
   __pyx_t_6 = 0;
-  if (__Pyx_PyList_Extend(__pyx_t_1, __pyx_v_nulls) < (0)) __PYX_ERR(0, 125, __pyx_L1_error)
-  if (__Pyx_PyList_Extend(__pyx_t_1, __pyx_v_absent) < (0)) __PYX_ERR(0, 125, __pyx_L1_error)
+  if (__Pyx_PyList_Extend(__pyx_t_1, __pyx_v_nulls) < (0)) __PYX_ERR(0, 126, __pyx_L1_error)
+  if (__Pyx_PyList_Extend(__pyx_t_1, __pyx_v_absent) < (0)) __PYX_ERR(0, 126, __pyx_L1_error)
   {
     PyObject *__pyx_temp = PyList_AsTuple(__pyx_t_1);
     __Pyx_DECREF(__pyx_t_1);
-    __pyx_t_1 = __pyx_temp; if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 125, __pyx_L1_error)
+    __pyx_t_1 = __pyx_temp; if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 126, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __pyx_t_6 = __pyx_t_1; __Pyx_INCREF(__pyx_t_6);
@@ -4991,7 +4992,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     {
       Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_6);
       #if !CYTHON_ASSUME_SAFE_SIZE
-      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 125, __pyx_L1_error)
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 126, __pyx_L1_error)
       #endif
       if (__pyx_t_2 >= __pyx_temp) break;
     }
@@ -5001,25 +5002,25 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     __pyx_t_1 = __Pyx_PySequence_ITEM(__pyx_t_6, __pyx_t_2);
     #endif
     ++__pyx_t_2;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 125, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 126, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_XDECREF_SET(__pyx_v_index, __pyx_t_1);
     __pyx_t_1 = 0;
 
-    /* "ssewire/_deltas_c.pyx":126
+    /* "ssewire/_deltas_c.pyx":127
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
  *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
  *             if not -1 <= index < len(paths):             # <<<<<<<<<<<<<<
  *                 raise ValueError(f"path index {index} out of range")
  *         self.keys = tuple(keys)
 */
-    __pyx_t_4 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_1, __pyx_v_index, Py_LE); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 126, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_1, __pyx_v_index, Py_LE); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 127, __pyx_L1_error)
     if (__pyx_t_4) {
-      __pyx_t_13 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 126, __pyx_L1_error)
-      __pyx_t_1 = PyLong_FromSsize_t(__pyx_t_13); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 126, __pyx_L1_error)
+      __pyx_t_13 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_13 == ((Py_ssize_t)-1))) __PYX_ERR(0, 127, __pyx_L1_error)
+      __pyx_t_1 = PyLong_FromSsize_t(__pyx_t_13); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 127, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
 
-      __pyx_t_4 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_index, __pyx_t_1, Py_LT); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 126, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_index, __pyx_t_1, Py_LT); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 127, __pyx_L1_error)
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     }
     __pyx_t_14 = (!__pyx_t_4);
@@ -5028,7 +5029,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     if (unlikely(__pyx_t_14)) {
 
 
-      /* "ssewire/_deltas_c.pyx":127
+      /* "ssewire/_deltas_c.pyx":128
  *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
  *             if not -1 <= index < len(paths):
  *                 raise ValueError(f"path index {index} out of range")             # <<<<<<<<<<<<<<
@@ -5036,7 +5037,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
  *         self.c_paths.n = len(keys)
 */
       __pyx_t_10 = NULL;
-      __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_index, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 127, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_index, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 128, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
       __pyx_t_17[0] = __pyx_mstate_global->__pyx_kp_u_path_index;
       __pyx_t_17[1] = __pyx_t_5;
@@ -5050,7 +5051,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[1]);
       #endif
       __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_17, 3, __pyx_t_13, __pyx_t_9);
-      if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 127, __pyx_L1_error)
+      if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 128, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_15);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       __pyx_t_11 = 1;
@@ -5059,14 +5060,14 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
         __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 127, __pyx_L1_error)
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 128, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_1);
       }
       __Pyx_Raise(__pyx_t_1, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-      __PYX_ERR(0, 127, __pyx_L1_error)
+      __PYX_ERR(0, 128, __pyx_L1_error)
 
-      /* "ssewire/_deltas_c.pyx":126
+      /* "ssewire/_deltas_c.pyx":127
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
  *         for index in (type_path, tag_path, seq_path, *nulls, *absent):
  *             if not -1 <= index < len(paths):             # <<<<<<<<<<<<<<
@@ -5075,7 +5076,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":125
+    /* "ssewire/_deltas_c.pyx":126
  *                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
  *             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
  *         for index in (type_path, tag_path, seq_path, *nulls, *absent):             # <<<<<<<<<<<<<<
@@ -5085,44 +5086,44 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   }
   __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":128
+  /* "ssewire/_deltas_c.pyx":129
  *             if not -1 <= index < len(paths):
  *                 raise ValueError(f"path index {index} out of range")
  *         self.keys = tuple(keys)             # <<<<<<<<<<<<<<
  *         self.c_paths.n = len(keys)
  *         for i in range(len(keys)):
 */
-  __pyx_t_6 = PyList_AsTuple(__pyx_v_keys); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 128, __pyx_L1_error)
+  __pyx_t_6 = PyList_AsTuple(__pyx_v_keys); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 129, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_6);
   __Pyx_GOTREF(__pyx_v_self->keys);
   __Pyx_DECREF_SET(__pyx_v_self->keys, ((PyObject*)__pyx_t_6));
   __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":129
+  /* "ssewire/_deltas_c.pyx":130
  *                 raise ValueError(f"path index {index} out of range")
  *         self.keys = tuple(keys)
  *         self.c_paths.n = len(keys)             # <<<<<<<<<<<<<<
  *         for i in range(len(keys)):
  *             self.c_paths.steps[i] = len(keys[i])
 */
-  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 129, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 130, __pyx_L1_error)
   __pyx_v_self->c_paths.n = __pyx_t_2;
 
-  /* "ssewire/_deltas_c.pyx":130
+  /* "ssewire/_deltas_c.pyx":131
  *         self.keys = tuple(keys)
  *         self.c_paths.n = len(keys)
  *         for i in range(len(keys)):             # <<<<<<<<<<<<<<
  *             self.c_paths.steps[i] = len(keys[i])
  *             for j in range(len(keys[i])):
 */
-  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 130, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyList_GET_SIZE(__pyx_v_keys); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 131, __pyx_L1_error)
   __pyx_t_13 = __pyx_t_2;
 
   for (__pyx_t_9 = 0; __pyx_t_9 < __pyx_t_13; __pyx_t_9+=1) {
     __pyx_v_i = __pyx_t_9;
 
-    /* "ssewire/_deltas_c.pyx":131
+    /* "ssewire/_deltas_c.pyx":132
  *         self.c_paths.n = len(keys)
  *         for i in range(len(keys)):
  *             self.c_paths.steps[i] = len(keys[i])             # <<<<<<<<<<<<<<
@@ -5131,12 +5132,12 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
     __pyx_t_6 = __Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i);
     __Pyx_INCREF(__pyx_t_6);
-    __pyx_t_18 = PyObject_Length(__pyx_t_6); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 131, __pyx_L1_error)
+    __pyx_t_18 = PyObject_Length(__pyx_t_6); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 132, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     (__pyx_v_self->c_paths.steps[__pyx_v_i]) = __pyx_t_18;
 
 
-    /* "ssewire/_deltas_c.pyx":132
+    /* "ssewire/_deltas_c.pyx":133
  *         for i in range(len(keys)):
  *             self.c_paths.steps[i] = len(keys[i])
  *             for j in range(len(keys[i])):             # <<<<<<<<<<<<<<
@@ -5145,26 +5146,26 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
     __pyx_t_6 = __Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i);
     __Pyx_INCREF(__pyx_t_6);
-    __pyx_t_18 = PyObject_Length(__pyx_t_6); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 132, __pyx_L1_error)
+    __pyx_t_18 = PyObject_Length(__pyx_t_6); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 133, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __pyx_t_19 = __pyx_t_18;
 
     for (__pyx_t_20 = 0; __pyx_t_20 < __pyx_t_19; __pyx_t_20+=1) {
       __pyx_v_j = __pyx_t_20;
 
-      /* "ssewire/_deltas_c.pyx":133
+      /* "ssewire/_deltas_c.pyx":134
  *             self.c_paths.steps[i] = len(keys[i])
  *             for j in range(len(keys[i])):
  *                 step = keys[i][j]             # <<<<<<<<<<<<<<
  *                 if step is None:
  *                     self.c_paths.key[i][j] = NULL
 */
-      __pyx_t_6 = __Pyx_GetItemInt(__Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i), __pyx_v_j, int, 1, __Pyx_PyLong_From_int, 0, 0, 1, __Pyx_ReferenceSharing_SharedReference); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 133, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_GetItemInt(__Pyx_PyList_GET_ITEM(__pyx_v_keys, __pyx_v_i), __pyx_v_j, int, 1, __Pyx_PyLong_From_int, 0, 0, 1, __Pyx_ReferenceSharing_SharedReference); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 134, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
       __Pyx_XDECREF_SET(__pyx_v_step, __pyx_t_6);
       __pyx_t_6 = 0;
 
-      /* "ssewire/_deltas_c.pyx":134
+      /* "ssewire/_deltas_c.pyx":135
  *             for j in range(len(keys[i])):
  *                 step = keys[i][j]
  *                 if step is None:             # <<<<<<<<<<<<<<
@@ -5175,7 +5176,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       if (__pyx_t_14) {
 
 
-        /* "ssewire/_deltas_c.pyx":135
+        /* "ssewire/_deltas_c.pyx":136
  *                 step = keys[i][j]
  *                 if step is None:
  *                     self.c_paths.key[i][j] = NULL             # <<<<<<<<<<<<<<
@@ -5184,7 +5185,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
         ((__pyx_v_self->c_paths.key[__pyx_v_i])[__pyx_v_j]) = NULL;
 
-        /* "ssewire/_deltas_c.pyx":136
+        /* "ssewire/_deltas_c.pyx":137
  *                 if step is None:
  *                     self.c_paths.key[i][j] = NULL
  *                     self.c_paths.len[i][j] = SW_JSON_ONLY             # <<<<<<<<<<<<<<
@@ -5193,7 +5194,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
         ((__pyx_v_self->c_paths.len[__pyx_v_i])[__pyx_v_j]) = SW_JSON_ONLY;
 
-        /* "ssewire/_deltas_c.pyx":134
+        /* "ssewire/_deltas_c.pyx":135
  *             for j in range(len(keys[i])):
  *                 step = keys[i][j]
  *                 if step is None:             # <<<<<<<<<<<<<<
@@ -5203,7 +5204,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         goto __pyx_L18;
       }
 
-      /* "ssewire/_deltas_c.pyx":138
+      /* "ssewire/_deltas_c.pyx":139
  *                     self.c_paths.len[i][j] = SW_JSON_ONLY
  *                 else:
  *                     self.c_paths.key[i][j] = step             # <<<<<<<<<<<<<<
@@ -5211,18 +5212,18 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
  *         self.cases = {}
 */
       /*else*/ {
-        __pyx_t_21 = __Pyx_PyObject_AsString(__pyx_v_step); if (unlikely((!__pyx_t_21) && PyErr_Occurred())) __PYX_ERR(0, 138, __pyx_L1_error)
+        __pyx_t_21 = __Pyx_PyObject_AsString(__pyx_v_step); if (unlikely((!__pyx_t_21) && PyErr_Occurred())) __PYX_ERR(0, 139, __pyx_L1_error)
         ((__pyx_v_self->c_paths.key[__pyx_v_i])[__pyx_v_j]) = __pyx_t_21;
 
 
-        /* "ssewire/_deltas_c.pyx":139
+        /* "ssewire/_deltas_c.pyx":140
  *                 else:
  *                     self.c_paths.key[i][j] = step
  *                     self.c_paths.len[i][j] = len(step)             # <<<<<<<<<<<<<<
  *         self.cases = {}
  *         for name, (expected, variants) in cases.items():
 */
-        __pyx_t_22 = PyObject_Length(__pyx_v_step); if (unlikely(__pyx_t_22 == ((Py_ssize_t)-1))) __PYX_ERR(0, 139, __pyx_L1_error)
+        __pyx_t_22 = PyObject_Length(__pyx_v_step); if (unlikely(__pyx_t_22 == ((Py_ssize_t)-1))) __PYX_ERR(0, 140, __pyx_L1_error)
         ((__pyx_v_self->c_paths.len[__pyx_v_i])[__pyx_v_j]) = __pyx_t_22;
 
       }
@@ -5234,21 +5235,21 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 
 
 
-  /* "ssewire/_deltas_c.pyx":140
+  /* "ssewire/_deltas_c.pyx":141
  *                     self.c_paths.key[i][j] = step
  *                     self.c_paths.len[i][j] = len(step)
  *         self.cases = {}             # <<<<<<<<<<<<<<
  *         for name, (expected, variants) in cases.items():
  *             if expected is not None and type_path < 0:
 */
-  __pyx_t_6 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 140, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 141, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_6);
   __Pyx_GOTREF(__pyx_v_self->cases);
   __Pyx_DECREF_SET(__pyx_v_self->cases, ((PyObject*)__pyx_t_6));
   __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":141
+  /* "ssewire/_deltas_c.pyx":142
  *                     self.c_paths.len[i][j] = len(step)
  *         self.cases = {}
  *         for name, (expected, variants) in cases.items():             # <<<<<<<<<<<<<<
@@ -5258,9 +5259,9 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   __pyx_t_2 = 0;
   if (unlikely(__pyx_v_cases == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "items");
-    __PYX_ERR(0, 141, __pyx_L1_error)
+    __PYX_ERR(0, 142, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_cases, 0, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_13), (&__pyx_t_9)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 141, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_cases, 0, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_13), (&__pyx_t_9)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 142, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_XDECREF(__pyx_t_6);
   __pyx_t_6 = __pyx_t_1;
@@ -5268,7 +5269,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   while (1) {
     __pyx_t_20 = __Pyx_dict_iter_next(__pyx_t_6, __pyx_t_13, &__pyx_t_2, &__pyx_t_1, &__pyx_t_15, NULL, __pyx_t_9);
     if (unlikely(__pyx_t_20 == 0)) break;
-    if (unlikely(__pyx_t_20 == -1)) __PYX_ERR(0, 141, __pyx_L1_error)
+    if (unlikely(__pyx_t_20 == -1)) __PYX_ERR(0, 142, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_GOTREF(__pyx_t_15);
     __Pyx_XDECREF_SET(__pyx_v_name, __pyx_t_1);
@@ -5279,7 +5280,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       if (unlikely(size != 2)) {
         if (size > 2) __Pyx_RaiseTooManyValuesError(2);
         else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-        __PYX_ERR(0, 141, __pyx_L1_error)
+        __PYX_ERR(0, 142, __pyx_L1_error)
       }
       #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
       if (likely(PyTuple_CheckExact(sequence))) {
@@ -5289,22 +5290,22 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __Pyx_INCREF(__pyx_t_10);
       } else {
         __pyx_t_1 = __Pyx_PyList_GET_ITEM_REF(sequence, 0, __Pyx_ReferenceSharing_SharedReference);
-        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 141, __pyx_L1_error)
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 142, __pyx_L1_error)
         __Pyx_XGOTREF(__pyx_t_1);
         __pyx_t_10 = __Pyx_PyList_GET_ITEM_REF(sequence, 1, __Pyx_ReferenceSharing_SharedReference);
-        if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 141, __pyx_L1_error)
+        if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 142, __pyx_L1_error)
         __Pyx_XGOTREF(__pyx_t_10);
       }
       #else
-      __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 141, __pyx_L1_error)
+      __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 142, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
-      __pyx_t_10 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 141, __pyx_L1_error)
+      __pyx_t_10 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 142, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_10);
       #endif
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
     } else {
       Py_ssize_t index = -1;
-      __pyx_t_5 = PyObject_GetIter(__pyx_t_15); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 141, __pyx_L1_error)
+      __pyx_t_5 = PyObject_GetIter(__pyx_t_15); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 142, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
       __pyx_t_23 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_5);
@@ -5312,7 +5313,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __Pyx_GOTREF(__pyx_t_1);
       index = 1; __pyx_t_10 = __pyx_t_23(__pyx_t_5); if (unlikely(!__pyx_t_10)) goto __pyx_L21_unpacking_failed;
       __Pyx_GOTREF(__pyx_t_10);
-      if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_5), 2) < (0)) __PYX_ERR(0, 141, __pyx_L1_error)
+      if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_5), 2) < (0)) __PYX_ERR(0, 142, __pyx_L1_error)
       __pyx_t_23 = NULL;
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       goto __pyx_L22_unpacking_done;
@@ -5320,7 +5321,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       __pyx_t_23 = NULL;
       if (__Pyx_IterFinish() == 0) __Pyx_RaiseNeedMoreValuesError(index);
-      __PYX_ERR(0, 141, __pyx_L1_error)
+      __PYX_ERR(0, 142, __pyx_L1_error)
       __pyx_L22_unpacking_done:;
     }
     __Pyx_XDECREF_SET(__pyx_v_expected, __pyx_t_1);
@@ -5328,7 +5329,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     __Pyx_XDECREF_SET(__pyx_v_variants, __pyx_t_10);
     __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":142
+    /* "ssewire/_deltas_c.pyx":143
  *         self.cases = {}
  *         for name, (expected, variants) in cases.items():
  *             if expected is not None and type_path < 0:             # <<<<<<<<<<<<<<
@@ -5353,7 +5354,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     if (unlikely(__pyx_t_14)) {
 
 
-      /* "ssewire/_deltas_c.pyx":143
+      /* "ssewire/_deltas_c.pyx":144
  *         for name, (expected, variants) in cases.items():
  *             if expected is not None and type_path < 0:
  *                 raise ValueError("a type to match needs a type path")             # <<<<<<<<<<<<<<
@@ -5366,14 +5367,14 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         PyObject *__pyx_callargs[2] = {__pyx_t_10, __pyx_mstate_global->__pyx_kp_u_a_type_to_match_needs_a_type_pat};
         __pyx_t_15 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
-        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 143, __pyx_L1_error)
+        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 144, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_15);
       }
       __Pyx_Raise(__pyx_t_15, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-      __PYX_ERR(0, 143, __pyx_L1_error)
+      __PYX_ERR(0, 144, __pyx_L1_error)
 
-      /* "ssewire/_deltas_c.pyx":142
+      /* "ssewire/_deltas_c.pyx":143
  *         self.cases = {}
  *         for name, (expected, variants) in cases.items():
  *             if expected is not None and type_path < 0:             # <<<<<<<<<<<<<<
@@ -5382,19 +5383,19 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":144
+    /* "ssewire/_deltas_c.pyx":145
  *             if expected is not None and type_path < 0:
  *                 raise ValueError("a type to match needs a type path")
  *             compiled = []             # <<<<<<<<<<<<<<
  *             for tag, candidates in variants:
  *                 for text_path, _kind in candidates:
 */
-    __pyx_t_15 = PyList_New(0); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 144, __pyx_L1_error)
+    __pyx_t_15 = PyList_New(0); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 145, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
     __Pyx_XDECREF_SET(__pyx_v_compiled, ((PyObject*)__pyx_t_15));
     __pyx_t_15 = 0;
 
-    /* "ssewire/_deltas_c.pyx":145
+    /* "ssewire/_deltas_c.pyx":146
  *                 raise ValueError("a type to match needs a type path")
  *             compiled = []
  *             for tag, candidates in variants:             # <<<<<<<<<<<<<<
@@ -5406,9 +5407,9 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __pyx_t_18 = 0;
       __pyx_t_12 = NULL;
     } else {
-      __pyx_t_18 = -1; __pyx_t_15 = PyObject_GetIter(__pyx_v_variants); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 145, __pyx_L1_error)
+      __pyx_t_18 = -1; __pyx_t_15 = PyObject_GetIter(__pyx_v_variants); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 146, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_15);
-      __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_15); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 145, __pyx_L1_error)
+      __pyx_t_12 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_15); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 146, __pyx_L1_error)
     }
     for (;;) {
       if (likely(!__pyx_t_12)) {
@@ -5416,7 +5417,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           {
             Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_15);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 145, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 146, __pyx_L1_error)
             #endif
             if (__pyx_t_18 >= __pyx_temp) break;
           }
@@ -5426,7 +5427,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           {
             Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_15);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 145, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 146, __pyx_L1_error)
             #endif
             if (__pyx_t_18 >= __pyx_temp) break;
           }
@@ -5437,13 +5438,13 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           #endif
           ++__pyx_t_18;
         }
-        if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 145, __pyx_L1_error)
+        if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 146, __pyx_L1_error)
       } else {
         __pyx_t_10 = __pyx_t_12(__pyx_t_15);
         if (unlikely(!__pyx_t_10)) {
           PyObject* exc_type = PyErr_Occurred();
           if (exc_type) {
-            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 145, __pyx_L1_error)
+            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 146, __pyx_L1_error)
             PyErr_Clear();
           }
           break;
@@ -5456,7 +5457,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         if (unlikely(size != 2)) {
           if (size > 2) __Pyx_RaiseTooManyValuesError(2);
           else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-          __PYX_ERR(0, 145, __pyx_L1_error)
+          __PYX_ERR(0, 146, __pyx_L1_error)
         }
         #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
         if (likely(PyTuple_CheckExact(sequence))) {
@@ -5466,22 +5467,22 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           __Pyx_INCREF(__pyx_t_5);
         } else {
           __pyx_t_1 = __Pyx_PyList_GET_ITEM_REF(sequence, 0, __Pyx_ReferenceSharing_SharedReference);
-          if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 145, __pyx_L1_error)
+          if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 146, __pyx_L1_error)
           __Pyx_XGOTREF(__pyx_t_1);
           __pyx_t_5 = __Pyx_PyList_GET_ITEM_REF(sequence, 1, __Pyx_ReferenceSharing_SharedReference);
-          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 145, __pyx_L1_error)
+          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 146, __pyx_L1_error)
           __Pyx_XGOTREF(__pyx_t_5);
         }
         #else
-        __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 145, __pyx_L1_error)
+        __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 146, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_1);
-        __pyx_t_5 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 145, __pyx_L1_error)
+        __pyx_t_5 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 146, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_5);
         #endif
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
       } else {
         Py_ssize_t index = -1;
-        __pyx_t_7 = PyObject_GetIter(__pyx_t_10); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 145, __pyx_L1_error)
+        __pyx_t_7 = PyObject_GetIter(__pyx_t_10); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 146, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_7);
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
         __pyx_t_23 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_7);
@@ -5489,7 +5490,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __Pyx_GOTREF(__pyx_t_1);
         index = 1; __pyx_t_5 = __pyx_t_23(__pyx_t_7); if (unlikely(!__pyx_t_5)) goto __pyx_L28_unpacking_failed;
         __Pyx_GOTREF(__pyx_t_5);
-        if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_7), 2) < (0)) __PYX_ERR(0, 145, __pyx_L1_error)
+        if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_7), 2) < (0)) __PYX_ERR(0, 146, __pyx_L1_error)
         __pyx_t_23 = NULL;
         __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
         goto __pyx_L29_unpacking_done;
@@ -5497,7 +5498,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
         __pyx_t_23 = NULL;
         if (__Pyx_IterFinish() == 0) __Pyx_RaiseNeedMoreValuesError(index);
-        __PYX_ERR(0, 145, __pyx_L1_error)
+        __PYX_ERR(0, 146, __pyx_L1_error)
         __pyx_L29_unpacking_done:;
       }
       __Pyx_XDECREF_SET(__pyx_v_tag, __pyx_t_1);
@@ -5505,7 +5506,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       __Pyx_XDECREF_SET(__pyx_v_candidates, __pyx_t_5);
       __pyx_t_5 = 0;
 
-      /* "ssewire/_deltas_c.pyx":146
+      /* "ssewire/_deltas_c.pyx":147
  *             compiled = []
  *             for tag, candidates in variants:
  *                 for text_path, _kind in candidates:             # <<<<<<<<<<<<<<
@@ -5517,9 +5518,9 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __pyx_t_19 = 0;
         __pyx_t_24 = NULL;
       } else {
-        __pyx_t_19 = -1; __pyx_t_10 = PyObject_GetIter(__pyx_v_candidates); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 146, __pyx_L1_error)
+        __pyx_t_19 = -1; __pyx_t_10 = PyObject_GetIter(__pyx_v_candidates); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 147, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_10);
-        __pyx_t_24 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_10); if (unlikely(!__pyx_t_24)) __PYX_ERR(0, 146, __pyx_L1_error)
+        __pyx_t_24 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_10); if (unlikely(!__pyx_t_24)) __PYX_ERR(0, 147, __pyx_L1_error)
       }
       for (;;) {
         if (likely(!__pyx_t_24)) {
@@ -5527,7 +5528,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
             {
               Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_10);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 146, __pyx_L1_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 147, __pyx_L1_error)
               #endif
               if (__pyx_t_19 >= __pyx_temp) break;
             }
@@ -5537,7 +5538,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
             {
               Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_10);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 146, __pyx_L1_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 147, __pyx_L1_error)
               #endif
               if (__pyx_t_19 >= __pyx_temp) break;
             }
@@ -5548,13 +5549,13 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
             #endif
             ++__pyx_t_19;
           }
-          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 146, __pyx_L1_error)
+          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 147, __pyx_L1_error)
         } else {
           __pyx_t_5 = __pyx_t_24(__pyx_t_10);
           if (unlikely(!__pyx_t_5)) {
             PyObject* exc_type = PyErr_Occurred();
             if (exc_type) {
-              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 146, __pyx_L1_error)
+              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 147, __pyx_L1_error)
               PyErr_Clear();
             }
             break;
@@ -5567,7 +5568,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           if (unlikely(size != 2)) {
             if (size > 2) __Pyx_RaiseTooManyValuesError(2);
             else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-            __PYX_ERR(0, 146, __pyx_L1_error)
+            __PYX_ERR(0, 147, __pyx_L1_error)
           }
           #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
           if (likely(PyTuple_CheckExact(sequence))) {
@@ -5577,22 +5578,22 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
             __Pyx_INCREF(__pyx_t_7);
           } else {
             __pyx_t_1 = __Pyx_PyList_GET_ITEM_REF(sequence, 0, __Pyx_ReferenceSharing_SharedReference);
-            if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 146, __pyx_L1_error)
+            if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 147, __pyx_L1_error)
             __Pyx_XGOTREF(__pyx_t_1);
             __pyx_t_7 = __Pyx_PyList_GET_ITEM_REF(sequence, 1, __Pyx_ReferenceSharing_SharedReference);
-            if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 146, __pyx_L1_error)
+            if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 147, __pyx_L1_error)
             __Pyx_XGOTREF(__pyx_t_7);
           }
           #else
-          __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 146, __pyx_L1_error)
+          __pyx_t_1 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 147, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_1);
-          __pyx_t_7 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 146, __pyx_L1_error)
+          __pyx_t_7 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 147, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_7);
           #endif
           __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
         } else {
           Py_ssize_t index = -1;
-          __pyx_t_25 = PyObject_GetIter(__pyx_t_5); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 146, __pyx_L1_error)
+          __pyx_t_25 = PyObject_GetIter(__pyx_t_5); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 147, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_25);
           __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
           __pyx_t_23 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_25);
@@ -5600,7 +5601,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           __Pyx_GOTREF(__pyx_t_1);
           index = 1; __pyx_t_7 = __pyx_t_23(__pyx_t_25); if (unlikely(!__pyx_t_7)) goto __pyx_L32_unpacking_failed;
           __Pyx_GOTREF(__pyx_t_7);
-          if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_25), 2) < (0)) __PYX_ERR(0, 146, __pyx_L1_error)
+          if (__Pyx_IternextUnpackEndCheck(__pyx_t_23(__pyx_t_25), 2) < (0)) __PYX_ERR(0, 147, __pyx_L1_error)
           __pyx_t_23 = NULL;
           __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
           goto __pyx_L33_unpacking_done;
@@ -5608,7 +5609,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
           __pyx_t_23 = NULL;
           if (__Pyx_IterFinish() == 0) __Pyx_RaiseNeedMoreValuesError(index);
-          __PYX_ERR(0, 146, __pyx_L1_error)
+          __PYX_ERR(0, 147, __pyx_L1_error)
           __pyx_L33_unpacking_done:;
         }
         __Pyx_XDECREF_SET(__pyx_v_text_path, __pyx_t_1);
@@ -5616,20 +5617,20 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __Pyx_XDECREF_SET(__pyx_v__kind, __pyx_t_7);
         __pyx_t_7 = 0;
 
-        /* "ssewire/_deltas_c.pyx":147
+        /* "ssewire/_deltas_c.pyx":148
  *             for tag, candidates in variants:
  *                 for text_path, _kind in candidates:
  *                     if not 0 <= text_path < len(paths):             # <<<<<<<<<<<<<<
  *                         raise ValueError(f"text path index {text_path} out of range")
  *                 if not (tag is None or tag is True or type(tag) is str):
 */
-        __pyx_t_14 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_0, __pyx_v_text_path, Py_LE); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 147, __pyx_L1_error)
+        __pyx_t_14 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_0, __pyx_v_text_path, Py_LE); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 148, __pyx_L1_error)
         if (__pyx_t_14) {
-          __pyx_t_22 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_22 == ((Py_ssize_t)-1))) __PYX_ERR(0, 147, __pyx_L1_error)
-          __pyx_t_5 = PyLong_FromSsize_t(__pyx_t_22); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 147, __pyx_L1_error)
+          __pyx_t_22 = PyObject_Length(__pyx_v_paths); if (unlikely(__pyx_t_22 == ((Py_ssize_t)-1))) __PYX_ERR(0, 148, __pyx_L1_error)
+          __pyx_t_5 = PyLong_FromSsize_t(__pyx_t_22); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 148, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_5);
 
-          __pyx_t_14 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_text_path, __pyx_t_5, Py_LT); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 147, __pyx_L1_error)
+          __pyx_t_14 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_text_path, __pyx_t_5, Py_LT); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 148, __pyx_L1_error)
           __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
         }
         __pyx_t_4 = (!__pyx_t_14);
@@ -5638,7 +5639,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         if (unlikely(__pyx_t_4)) {
 
 
-          /* "ssewire/_deltas_c.pyx":148
+          /* "ssewire/_deltas_c.pyx":149
  *                 for text_path, _kind in candidates:
  *                     if not 0 <= text_path < len(paths):
  *                         raise ValueError(f"text path index {text_path} out of range")             # <<<<<<<<<<<<<<
@@ -5646,7 +5647,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
  *                     raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
 */
           __pyx_t_7 = NULL;
-          __pyx_t_1 = __Pyx_PyObject_FormatSimple(__pyx_v_text_path, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 148, __pyx_L1_error)
+          __pyx_t_1 = __Pyx_PyObject_FormatSimple(__pyx_v_text_path, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 149, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_1);
           __pyx_t_17[0] = __pyx_mstate_global->__pyx_kp_u_text_path_index;
           __pyx_t_17[1] = __pyx_t_1;
@@ -5660,7 +5661,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           __pyx_t_20 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[1]);
           #endif
           __pyx_t_25 = __Pyx_PyUnicode_Join(__pyx_t_17, 3, __pyx_t_22, __pyx_t_20);
-          if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 148, __pyx_L1_error)
+          if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 149, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_25);
           __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
           __pyx_t_11 = 1;
@@ -5669,14 +5670,14 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
             __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
             __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
             __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
-            if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 148, __pyx_L1_error)
+            if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 149, __pyx_L1_error)
             __Pyx_GOTREF(__pyx_t_5);
           }
           __Pyx_Raise(__pyx_t_5, 0, 0, 0);
           __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-          __PYX_ERR(0, 148, __pyx_L1_error)
+          __PYX_ERR(0, 149, __pyx_L1_error)
 
-          /* "ssewire/_deltas_c.pyx":147
+          /* "ssewire/_deltas_c.pyx":148
  *             for tag, candidates in variants:
  *                 for text_path, _kind in candidates:
  *                     if not 0 <= text_path < len(paths):             # <<<<<<<<<<<<<<
@@ -5685,7 +5686,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
         }
 
-        /* "ssewire/_deltas_c.pyx":146
+        /* "ssewire/_deltas_c.pyx":147
  *             compiled = []
  *             for tag, candidates in variants:
  *                 for text_path, _kind in candidates:             # <<<<<<<<<<<<<<
@@ -5695,7 +5696,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       }
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
 
-      /* "ssewire/_deltas_c.pyx":149
+      /* "ssewire/_deltas_c.pyx":150
  *                     if not 0 <= text_path < len(paths):
  *                         raise ValueError(f"text path index {text_path} out of range")
  *                 if not (tag is None or tag is True or type(tag) is str):             # <<<<<<<<<<<<<<
@@ -5731,7 +5732,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
       if (unlikely(__pyx_t_14)) {
 
 
-        /* "ssewire/_deltas_c.pyx":150
+        /* "ssewire/_deltas_c.pyx":151
  *                         raise ValueError(f"text path index {text_path} out of range")
  *                 if not (tag is None or tag is True or type(tag) is str):
  *                     raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")             # <<<<<<<<<<<<<<
@@ -5739,9 +5740,9 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
  *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
 */
         __pyx_t_5 = NULL;
-        __pyx_t_25 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_tag), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 150, __pyx_L1_error)
+        __pyx_t_25 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_tag), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_25)) __PYX_ERR(0, 151, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_25);
-        __pyx_t_7 = __Pyx_PyUnicode_Concat(__pyx_mstate_global->__pyx_kp_u_a_variant_s_tag_is_a_string_True, __pyx_t_25); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 150, __pyx_L1_error)
+        __pyx_t_7 = __Pyx_PyUnicode_Concat(__pyx_mstate_global->__pyx_kp_u_a_variant_s_tag_is_a_string_True, __pyx_t_25); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 151, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_7);
         __Pyx_DECREF(__pyx_t_25); __pyx_t_25 = 0;
         __pyx_t_11 = 1;
@@ -5750,14 +5751,14 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           __pyx_t_10 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
           __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
           __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-          if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 150, __pyx_L1_error)
+          if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 151, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_10);
         }
         __Pyx_Raise(__pyx_t_10, 0, 0, 0);
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-        __PYX_ERR(0, 150, __pyx_L1_error)
+        __PYX_ERR(0, 151, __pyx_L1_error)
 
-        /* "ssewire/_deltas_c.pyx":149
+        /* "ssewire/_deltas_c.pyx":150
  *                     if not 0 <= text_path < len(paths):
  *                         raise ValueError(f"text path index {text_path} out of range")
  *                 if not (tag is None or tag is True or type(tag) is str):             # <<<<<<<<<<<<<<
@@ -5766,7 +5767,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
 */
       }
 
-      /* "ssewire/_deltas_c.pyx":151
+      /* "ssewire/_deltas_c.pyx":152
  *                 if not (tag is None or tag is True or type(tag) is str):
  *                     raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
  *                 compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))             # <<<<<<<<<<<<<<
@@ -5782,7 +5783,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
           PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_mstate_global->__pyx_kp_u_utf_8};
           __pyx_t_7 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
           __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
-          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 151, __pyx_L1_error)
+          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 152, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_7);
         }
         __pyx_t_10 = __pyx_t_7;
@@ -5792,21 +5793,21 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         __pyx_t_10 = __pyx_v_tag;
       }
 
-      __pyx_t_7 = __Pyx_PySequence_Tuple(__pyx_v_candidates); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 151, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PySequence_Tuple(__pyx_v_candidates); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 152, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
-      __pyx_t_5 = PyTuple_New(2); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 151, __pyx_L1_error)
+      __pyx_t_5 = PyTuple_New(2); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 152, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
       __Pyx_GIVEREF(__pyx_t_10);
-      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_t_10) != (0)) __PYX_ERR(0, 151, __pyx_L1_error);
+      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_t_10) != (0)) __PYX_ERR(0, 152, __pyx_L1_error);
       __Pyx_GIVEREF(__pyx_t_7);
-      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_t_7) != (0)) __PYX_ERR(0, 151, __pyx_L1_error);
+      if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_t_7) != (0)) __PYX_ERR(0, 152, __pyx_L1_error);
       __pyx_t_10 = 0;
       __pyx_t_7 = 0;
-      __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_compiled, __pyx_t_5); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 151, __pyx_L1_error)
+      __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_compiled, __pyx_t_5); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 152, __pyx_L1_error)
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
 
 
-      /* "ssewire/_deltas_c.pyx":145
+      /* "ssewire/_deltas_c.pyx":146
  *                 raise ValueError("a type to match needs a type path")
  *             compiled = []
  *             for tag, candidates in variants:             # <<<<<<<<<<<<<<
@@ -5816,7 +5817,7 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
     }
     __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
 
-    /* "ssewire/_deltas_c.pyx":152
+    /* "ssewire/_deltas_c.pyx":153
  *                     raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
  *                 compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))
  *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))             # <<<<<<<<<<<<<<
@@ -5835,33 +5836,33 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
         PyObject *__pyx_callargs[2] = {__pyx_t_7, __pyx_mstate_global->__pyx_kp_u_utf_8};
         __pyx_t_5 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_encode, __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 152, __pyx_L1_error)
+        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 153, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_5);
       }
       __pyx_t_15 = __pyx_t_5;
       __pyx_t_5 = 0;
     }
 
-    __pyx_t_5 = PyList_AsTuple(__pyx_v_compiled); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 152, __pyx_L1_error)
+    __pyx_t_5 = PyList_AsTuple(__pyx_v_compiled); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 153, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
-    __pyx_t_7 = PyTuple_New(2); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 152, __pyx_L1_error)
+    __pyx_t_7 = PyTuple_New(2); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 153, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_GIVEREF(__pyx_t_15);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 0, __pyx_t_15) != (0)) __PYX_ERR(0, 152, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 0, __pyx_t_15) != (0)) __PYX_ERR(0, 153, __pyx_L1_error);
     __Pyx_GIVEREF(__pyx_t_5);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 152, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 153, __pyx_L1_error);
     __pyx_t_15 = 0;
     __pyx_t_5 = 0;
     if (unlikely(__pyx_v_self->cases == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 152, __pyx_L1_error)
+      __PYX_ERR(0, 153, __pyx_L1_error)
     }
-    if (unlikely((PyDict_SetItem(__pyx_v_self->cases, __pyx_v_name, __pyx_t_7) < 0))) __PYX_ERR(0, 152, __pyx_L1_error)
+    if (unlikely((PyDict_SetItem(__pyx_v_self->cases, __pyx_v_name, __pyx_t_7) < 0))) __PYX_ERR(0, 153, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
   }
   __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":153
+  /* "ssewire/_deltas_c.pyx":154
  *                 compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))
  *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
  *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path             # <<<<<<<<<<<<<<
@@ -5878,35 +5879,35 @@ static int __pyx_pf_7ssewire_9_deltas_c_9DeltaRule___init__(struct __pyx_obj_7ss
   __pyx_v_self->tag_path = __pyx_t_20;
   __pyx_v_self->seq_path = __pyx_t_26;
 
-  /* "ssewire/_deltas_c.pyx":154
+  /* "ssewire/_deltas_c.pyx":155
  *             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
  *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
  *         self.nulls = tuple(nulls)             # <<<<<<<<<<<<<<
  *         self.absent = tuple(absent)
  * 
 */
-  __pyx_t_6 = __Pyx_PySequence_Tuple(__pyx_v_nulls); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 154, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PySequence_Tuple(__pyx_v_nulls); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 155, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_6);
   __Pyx_GOTREF(__pyx_v_self->nulls);
   __Pyx_DECREF_SET(__pyx_v_self->nulls, ((PyObject*)__pyx_t_6));
   __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":155
+  /* "ssewire/_deltas_c.pyx":156
  *         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
  *         self.nulls = tuple(nulls)
  *         self.absent = tuple(absent)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_6 = __Pyx_PySequence_Tuple(__pyx_v_absent); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 155, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PySequence_Tuple(__pyx_v_absent); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 156, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_6);
   __Pyx_GOTREF(__pyx_v_self->absent);
   __Pyx_DECREF_SET(__pyx_v_self->absent, ((PyObject*)__pyx_t_6));
   __pyx_t_6 = 0;
 
-  /* "ssewire/_deltas_c.pyx":114
+  /* "ssewire/_deltas_c.pyx":115
  *     cdef int type_path, tag_path, seq_path
  * 
  *     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=()):             # <<<<<<<<<<<<<<
@@ -6155,7 +6156,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_9DeltaRule_4__setstate_cython__(CY
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":158
+/* "ssewire/_deltas_c.pyx":159
  * 
  * 
  * cdef inline bint _is(const sw_json_val* v, bytes want):             # <<<<<<<<<<<<<<
@@ -6173,7 +6174,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "ssewire/_deltas_c.pyx":160
+  /* "ssewire/_deltas_c.pyx":161
  * cdef inline bint _is(const sw_json_val* v, bytes want):
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)             # <<<<<<<<<<<<<<
@@ -6201,7 +6202,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
     goto __pyx_L3_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":161
+  /* "ssewire/_deltas_c.pyx":162
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)
  *             and memcmp(v.start, <const char*>want, v.len) == 0)             # <<<<<<<<<<<<<<
@@ -6210,17 +6211,17 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
 */
   if (unlikely(__pyx_v_want == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 160, __pyx_L1_error)
+    __PYX_ERR(0, 161, __pyx_L1_error)
   }
 
-  /* "ssewire/_deltas_c.pyx":160
+  /* "ssewire/_deltas_c.pyx":161
  * cdef inline bint _is(const sw_json_val* v, bytes want):
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)             # <<<<<<<<<<<<<<
  *             and memcmp(v.start, <const char*>want, v.len) == 0)
  * 
 */
-  __pyx_t_3 = __Pyx_PyBytes_GET_SIZE(__pyx_v_want); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 160, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyBytes_GET_SIZE(__pyx_v_want); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 161, __pyx_L1_error)
   __pyx_t_2 = (__pyx_v_v->len == __pyx_t_3);
 
 
@@ -6233,7 +6234,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
     goto __pyx_L3_bool_binop_done;
   }
 
-  /* "ssewire/_deltas_c.pyx":161
+  /* "ssewire/_deltas_c.pyx":162
  *     """The located value is the string ``want`` (spelled without escapes)."""
  *     return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)
  *             and memcmp(v.start, <const char*>want, v.len) == 0)             # <<<<<<<<<<<<<<
@@ -6242,9 +6243,9 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
 */
   if (unlikely(__pyx_v_want == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "expected bytes, NoneType found");
-    __PYX_ERR(0, 161, __pyx_L1_error)
+    __PYX_ERR(0, 162, __pyx_L1_error)
   }
-  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_v_want); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 161, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_v_want); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 162, __pyx_L1_error)
   __pyx_t_2 = (memcmp(__pyx_v_v->start, ((char const *)__pyx_t_4), __pyx_v_v->len) == 0);
 
 
@@ -6257,7 +6258,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
   }
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":158
+  /* "ssewire/_deltas_c.pyx":159
  * 
  * 
  * cdef inline bint _is(const sw_json_val* v, bytes want):             # <<<<<<<<<<<<<<
@@ -6274,7 +6275,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__is(sw_json_val const *__py
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":164
+/* "ssewire/_deltas_c.pyx":165
  * 
  * 
  * cdef inline bint _none(const sw_json_val* v):             # <<<<<<<<<<<<<<
@@ -6286,7 +6287,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__none(sw_json_val const *__
   int __pyx_r;
   int __pyx_t_1;
 
-  /* "ssewire/_deltas_c.pyx":165
+  /* "ssewire/_deltas_c.pyx":166
  * 
  * cdef inline bint _none(const sw_json_val* v):
  *     return v.kind == SW_J_ABSENT or v.kind == SW_J_NULL             # <<<<<<<<<<<<<<
@@ -6307,7 +6308,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__none(sw_json_val const *__
   }
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":164
+  /* "ssewire/_deltas_c.pyx":165
  * 
  * 
  * cdef inline bint _none(const sw_json_val* v):             # <<<<<<<<<<<<<<
@@ -6321,7 +6322,7 @@ static CYTHON_INLINE int __pyx_f_7ssewire_9_deltas_c__none(sw_json_val const *__
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":171
+/* "ssewire/_deltas_c.pyx":175
  * 
  * 
  * cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:             # <<<<<<<<<<<<<<
@@ -6338,7 +6339,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
   int __pyx_t_2;
   PY_LONG_LONG __pyx_t_3;
 
-  /* "ssewire/_deltas_c.pyx":173
+  /* "ssewire/_deltas_c.pyx":177
  * cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:
  *     """A validated JSON integer of at most 18 characters."""
  *     cdef long long value = 0             # <<<<<<<<<<<<<<
@@ -6347,7 +6348,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 */
   __pyx_v_value = 0;
 
-  /* "ssewire/_deltas_c.pyx":174
+  /* "ssewire/_deltas_c.pyx":178
  *     """A validated JSON integer of at most 18 characters."""
  *     cdef long long value = 0
  *     cdef Py_ssize_t i = 1 if p[0] == b'-' else 0             # <<<<<<<<<<<<<<
@@ -6366,7 +6367,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 
   __pyx_v_i = __pyx_t_1;
 
-  /* "ssewire/_deltas_c.pyx":175
+  /* "ssewire/_deltas_c.pyx":179
  *     cdef long long value = 0
  *     cdef Py_ssize_t i = 1 if p[0] == b'-' else 0
  *     cdef bint negative = i == 1             # <<<<<<<<<<<<<<
@@ -6375,7 +6376,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 */
   __pyx_v_negative = (__pyx_v_i == 1);
 
-  /* "ssewire/_deltas_c.pyx":176
+  /* "ssewire/_deltas_c.pyx":180
  *     cdef Py_ssize_t i = 1 if p[0] == b'-' else 0
  *     cdef bint negative = i == 1
  *     while i < n:             # <<<<<<<<<<<<<<
@@ -6388,7 +6389,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 
     if (!__pyx_t_2) break;
 
-    /* "ssewire/_deltas_c.pyx":177
+    /* "ssewire/_deltas_c.pyx":181
  *     cdef bint negative = i == 1
  *     while i < n:
  *         value = value * 10 + (p[i] - 48)             # <<<<<<<<<<<<<<
@@ -6397,7 +6398,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
 */
     __pyx_v_value = ((__pyx_v_value * 10) + ((__pyx_v_p[__pyx_v_i]) - 48));
 
-    /* "ssewire/_deltas_c.pyx":178
+    /* "ssewire/_deltas_c.pyx":182
  *     while i < n:
  *         value = value * 10 + (p[i] - 48)
  *         i += 1             # <<<<<<<<<<<<<<
@@ -6407,7 +6408,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
     __pyx_v_i = (__pyx_v_i + 1);
   }
 
-  /* "ssewire/_deltas_c.pyx":179
+  /* "ssewire/_deltas_c.pyx":183
  *         value = value * 10 + (p[i] - 48)
  *         i += 1
  *     return -value if negative else value             # <<<<<<<<<<<<<<
@@ -6426,7 +6427,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
   }
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":171
+  /* "ssewire/_deltas_c.pyx":175
  * 
  * 
  * cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:             # <<<<<<<<<<<<<<
@@ -6443,7 +6444,7 @@ static CYTHON_INLINE PY_LONG_LONG __pyx_f_7ssewire_9_deltas_c__small_int(char co
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":182
+/* "ssewire/_deltas_c.pyx":186
  * 
  * 
  * cdef object _take(DeltaRule rule, object name, object data):             # <<<<<<<<<<<<<<
@@ -6474,19 +6475,19 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   PyObject *__pyx_t_1 = NULL;
   int __pyx_t_2;
   int __pyx_t_3;
-  PyObject *__pyx_t_4 = NULL;
+  Py_ssize_t __pyx_t_4;
   PyObject *__pyx_t_5 = NULL;
   PyObject *__pyx_t_6 = NULL;
-  char const *__pyx_t_7;
-  int __pyx_t_8;
-  Py_ssize_t __pyx_t_9;
+  PyObject *__pyx_t_7 = NULL;
+  char const *__pyx_t_8;
+  int __pyx_t_9;
   PyObject *__pyx_t_10 = NULL;
   int __pyx_lineno = 0;
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_take", 0);
 
-  /* "ssewire/_deltas_c.pyx":188
+  /* "ssewire/_deltas_c.pyx":192
  *     cdef const char* text
  *     cdef const sw_json_val* v
  *     cdef const sw_json_val* chosen_text = NULL             # <<<<<<<<<<<<<<
@@ -6495,26 +6496,26 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   __pyx_v_chosen_text = NULL;
 
-  /* "ssewire/_deltas_c.pyx":191
+  /* "ssewire/_deltas_c.pyx":195
  *     cdef PyObject* decoded
  *     cdef char digits[32]
  *     case = rule.cases.get(name)             # <<<<<<<<<<<<<<
- *     if case is None or type(data) is not str:
+ *     if case is None or type(data) is not str or len(<str>data) > _MAX_CHARS:
  *         return _NOT_TAKEN
 */
   if (unlikely(__pyx_v_rule->cases == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-    __PYX_ERR(0, 191, __pyx_L1_error)
+    __PYX_ERR(0, 195, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_rule->cases, __pyx_v_name, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 191, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_rule->cases, __pyx_v_name, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 195, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_case = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":192
+  /* "ssewire/_deltas_c.pyx":196
  *     cdef char digits[32]
  *     case = rule.cases.get(name)
- *     if case is None or type(data) is not str:             # <<<<<<<<<<<<<<
+ *     if case is None or type(data) is not str or len(<str>data) > _MAX_CHARS:             # <<<<<<<<<<<<<<
  *         return _NOT_TAKEN
  *     try:
 */
@@ -6528,6 +6529,22 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     goto __pyx_L4_bool_binop_done;
   }
   __pyx_t_3 = (((PyObject *)Py_TYPE(__pyx_v_data)) != ((PyObject *)(&PyUnicode_Type)));
+  if (!__pyx_t_3) {
+
+  } else {
+
+    __pyx_t_2 = __pyx_t_3;
+
+    goto __pyx_L4_bool_binop_done;
+  }
+  if (unlikely(__pyx_v_data == Py_None)) {
+    PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
+    __PYX_ERR(0, 196, __pyx_L1_error)
+  }
+  __pyx_t_4 = __Pyx_PyUnicode_GET_LENGTH(((PyObject*)__pyx_v_data)); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 196, __pyx_L1_error)
+  __pyx_t_3 = (__pyx_t_4 > __pyx_v_7ssewire_9_deltas_c__MAX_CHARS);
+
+
 
   __pyx_t_2 = __pyx_t_3;
 
@@ -6535,9 +6552,9 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":193
+    /* "ssewire/_deltas_c.pyx":197
  *     case = rule.cases.get(name)
- *     if case is None or type(data) is not str:
+ *     if case is None or type(data) is not str or len(<str>data) > _MAX_CHARS:
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
  *     try:
  *         text = PyUnicode_AsUTF8AndSize(data, &size)
@@ -6553,17 +6570,17 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":192
+    /* "ssewire/_deltas_c.pyx":196
  *     cdef char digits[32]
  *     case = rule.cases.get(name)
- *     if case is None or type(data) is not str:             # <<<<<<<<<<<<<<
+ *     if case is None or type(data) is not str or len(<str>data) > _MAX_CHARS:             # <<<<<<<<<<<<<<
  *         return _NOT_TAKEN
  *     try:
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":194
- *     if case is None or type(data) is not str:
+  /* "ssewire/_deltas_c.pyx":198
+ *     if case is None or type(data) is not str or len(<str>data) > _MAX_CHARS:
  *         return _NOT_TAKEN
  *     try:             # <<<<<<<<<<<<<<
  *         text = PyUnicode_AsUTF8AndSize(data, &size)
@@ -6572,49 +6589,49 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   {
     __Pyx_PyThreadState_declare
     __Pyx_PyThreadState_assign
-    __Pyx_ExceptionSave(&__pyx_t_4, &__pyx_t_5, &__pyx_t_6);
-    __Pyx_XGOTREF(__pyx_t_4);
+    __Pyx_ExceptionSave(&__pyx_t_5, &__pyx_t_6, &__pyx_t_7);
     __Pyx_XGOTREF(__pyx_t_5);
     __Pyx_XGOTREF(__pyx_t_6);
+    __Pyx_XGOTREF(__pyx_t_7);
     /*try:*/ {
 
-      /* "ssewire/_deltas_c.pyx":195
+      /* "ssewire/_deltas_c.pyx":199
  *         return _NOT_TAKEN
  *     try:
  *         text = PyUnicode_AsUTF8AndSize(data, &size)             # <<<<<<<<<<<<<<
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN
 */
-      __pyx_t_7 = PyUnicode_AsUTF8AndSize(__pyx_v_data, (&__pyx_v_size)); if (unlikely(__pyx_t_7 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 195, __pyx_L6_error)
-      __pyx_v_text = __pyx_t_7;
+      __pyx_t_8 = PyUnicode_AsUTF8AndSize(__pyx_v_data, (&__pyx_v_size)); if (unlikely(__pyx_t_8 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 199, __pyx_L7_error)
+      __pyx_v_text = __pyx_t_8;
 
-      /* "ssewire/_deltas_c.pyx":194
- *     if case is None or type(data) is not str:
+      /* "ssewire/_deltas_c.pyx":198
+ *     if case is None or type(data) is not str or len(<str>data) > _MAX_CHARS:
  *         return _NOT_TAKEN
  *     try:             # <<<<<<<<<<<<<<
  *         text = PyUnicode_AsUTF8AndSize(data, &size)
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
 */
     }
-    __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
-    goto __pyx_L11_try_end;
-    __pyx_L6_error:;
+    __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
+    goto __pyx_L12_try_end;
+    __pyx_L7_error:;
     __Pyx_XDECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-    /* "ssewire/_deltas_c.pyx":196
+    /* "ssewire/_deltas_c.pyx":200
  *     try:
  *         text = PyUnicode_AsUTF8AndSize(data, &size)
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them             # <<<<<<<<<<<<<<
  *         return _NOT_TAKEN
  *     if not sw_json_locate(text, size, &rule.c_paths, vals):
 */
-    __pyx_t_8 = __Pyx_PyErr_ExceptionMatches(((PyObject *)(((PyTypeObject*)PyExc_UnicodeEncodeError))));
-    if (__pyx_t_8) {
+    __pyx_t_9 = __Pyx_PyErr_ExceptionMatches(((PyObject *)(((PyTypeObject*)PyExc_UnicodeEncodeError))));
+    if (__pyx_t_9) {
       __Pyx_ErrRestore(0,0,0);
 
-      /* "ssewire/_deltas_c.pyx":197
+      /* "ssewire/_deltas_c.pyx":201
  *         text = PyUnicode_AsUTF8AndSize(data, &size)
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -6630,33 +6647,33 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
         }
         __Pyx_XDECREF(__pyx_temp);
       }
-      goto __pyx_L9_except_return;
+      goto __pyx_L10_except_return;
     }
-    goto __pyx_L8_except_error;
+    goto __pyx_L9_except_error;
 
-    /* "ssewire/_deltas_c.pyx":194
- *     if case is None or type(data) is not str:
+    /* "ssewire/_deltas_c.pyx":198
+ *     if case is None or type(data) is not str or len(<str>data) > _MAX_CHARS:
  *         return _NOT_TAKEN
  *     try:             # <<<<<<<<<<<<<<
  *         text = PyUnicode_AsUTF8AndSize(data, &size)
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
 */
-    __pyx_L8_except_error:;
-    __Pyx_XGIVEREF(__pyx_t_4);
+    __pyx_L9_except_error:;
     __Pyx_XGIVEREF(__pyx_t_5);
     __Pyx_XGIVEREF(__pyx_t_6);
-    __Pyx_ExceptionReset(__pyx_t_4, __pyx_t_5, __pyx_t_6);
+    __Pyx_XGIVEREF(__pyx_t_7);
+    __Pyx_ExceptionReset(__pyx_t_5, __pyx_t_6, __pyx_t_7);
     goto __pyx_L1_error;
-    __pyx_L9_except_return:;
-    __Pyx_XGIVEREF(__pyx_t_4);
+    __pyx_L10_except_return:;
     __Pyx_XGIVEREF(__pyx_t_5);
     __Pyx_XGIVEREF(__pyx_t_6);
-    __Pyx_ExceptionReset(__pyx_t_4, __pyx_t_5, __pyx_t_6);
+    __Pyx_XGIVEREF(__pyx_t_7);
+    __Pyx_ExceptionReset(__pyx_t_5, __pyx_t_6, __pyx_t_7);
     goto __pyx_L0;
-    __pyx_L11_try_end:;
+    __pyx_L12_try_end:;
   }
 
-  /* "ssewire/_deltas_c.pyx":198
+  /* "ssewire/_deltas_c.pyx":202
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN
  *     if not sw_json_locate(text, size, &rule.c_paths, vals):             # <<<<<<<<<<<<<<
@@ -6668,7 +6685,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":199
+    /* "ssewire/_deltas_c.pyx":203
  *         return _NOT_TAKEN
  *     if not sw_json_locate(text, size, &rule.c_paths, vals):
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -6686,7 +6703,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":198
+    /* "ssewire/_deltas_c.pyx":202
  *     except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
  *         return _NOT_TAKEN
  *     if not sw_json_locate(text, size, &rule.c_paths, vals):             # <<<<<<<<<<<<<<
@@ -6695,7 +6712,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":200
+  /* "ssewire/_deltas_c.pyx":204
  *     if not sw_json_locate(text, size, &rule.c_paths, vals):
  *         return _NOT_TAKEN
  *     expected = (<tuple>case)[0]             # <<<<<<<<<<<<<<
@@ -6704,14 +6721,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   if (unlikely(__pyx_v_case == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 200, __pyx_L1_error)
+    __PYX_ERR(0, 204, __pyx_L1_error)
   }
   __pyx_t_1 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 0);
   __Pyx_INCREF(__pyx_t_1);
   __pyx_v_expected = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":201
+  /* "ssewire/_deltas_c.pyx":205
  *         return _NOT_TAKEN
  *     expected = (<tuple>case)[0]
  *     if rule.type_path >= 0:             # <<<<<<<<<<<<<<
@@ -6723,7 +6740,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":202
+    /* "ssewire/_deltas_c.pyx":206
  *     expected = (<tuple>case)[0]
  *     if rule.type_path >= 0:
  *         if expected is None:             # <<<<<<<<<<<<<<
@@ -6734,21 +6751,21 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":203
+      /* "ssewire/_deltas_c.pyx":207
  *     if rule.type_path >= 0:
  *         if expected is None:
  *             if not _none(&vals[rule.type_path]):             # <<<<<<<<<<<<<<
  *                 return _NOT_TAKEN
  *         elif not _is(&vals[rule.type_path], <bytes>expected):
 */
-      __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none((&(__pyx_v_vals[__pyx_v_rule->type_path]))); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 203, __pyx_L1_error)
+      __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none((&(__pyx_v_vals[__pyx_v_rule->type_path]))); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 207, __pyx_L1_error)
       __pyx_t_3 = (!__pyx_t_2);
 
 
       if (__pyx_t_3) {
 
 
-        /* "ssewire/_deltas_c.pyx":204
+        /* "ssewire/_deltas_c.pyx":208
  *         if expected is None:
  *             if not _none(&vals[rule.type_path]):
  *                 return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -6766,7 +6783,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
         }
         goto __pyx_L0;
 
-        /* "ssewire/_deltas_c.pyx":203
+        /* "ssewire/_deltas_c.pyx":207
  *     if rule.type_path >= 0:
  *         if expected is None:
  *             if not _none(&vals[rule.type_path]):             # <<<<<<<<<<<<<<
@@ -6775,31 +6792,31 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       }
 
-      /* "ssewire/_deltas_c.pyx":202
+      /* "ssewire/_deltas_c.pyx":206
  *     expected = (<tuple>case)[0]
  *     if rule.type_path >= 0:
  *         if expected is None:             # <<<<<<<<<<<<<<
  *             if not _none(&vals[rule.type_path]):
  *                 return _NOT_TAKEN
 */
-      goto __pyx_L16;
+      goto __pyx_L17;
     }
 
-    /* "ssewire/_deltas_c.pyx":205
+    /* "ssewire/_deltas_c.pyx":209
  *             if not _none(&vals[rule.type_path]):
  *                 return _NOT_TAKEN
  *         elif not _is(&vals[rule.type_path], <bytes>expected):             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
  *     for index in rule.nulls:
 */
-    __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->type_path])), ((PyObject*)__pyx_v_expected)); if (unlikely(__pyx_t_3 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 205, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->type_path])), ((PyObject*)__pyx_v_expected)); if (unlikely(__pyx_t_3 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 209, __pyx_L1_error)
     __pyx_t_2 = (!__pyx_t_3);
 
 
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":206
+      /* "ssewire/_deltas_c.pyx":210
  *                 return _NOT_TAKEN
  *         elif not _is(&vals[rule.type_path], <bytes>expected):
  *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -6817,7 +6834,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       }
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":205
+      /* "ssewire/_deltas_c.pyx":209
  *             if not _none(&vals[rule.type_path]):
  *                 return _NOT_TAKEN
  *         elif not _is(&vals[rule.type_path], <bytes>expected):             # <<<<<<<<<<<<<<
@@ -6825,9 +6842,9 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
  *     for index in rule.nulls:
 */
     }
-    __pyx_L16:;
+    __pyx_L17:;
 
-    /* "ssewire/_deltas_c.pyx":201
+    /* "ssewire/_deltas_c.pyx":205
  *         return _NOT_TAKEN
  *     expected = (<tuple>case)[0]
  *     if rule.type_path >= 0:             # <<<<<<<<<<<<<<
@@ -6836,7 +6853,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":207
+  /* "ssewire/_deltas_c.pyx":211
  *         elif not _is(&vals[rule.type_path], <bytes>expected):
  *             return _NOT_TAKEN
  *     for index in rule.nulls:             # <<<<<<<<<<<<<<
@@ -6845,38 +6862,38 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   if (unlikely(__pyx_v_rule->nulls == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
-    __PYX_ERR(0, 207, __pyx_L1_error)
+    __PYX_ERR(0, 211, __pyx_L1_error)
   }
   __pyx_t_1 = __pyx_v_rule->nulls; __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_9 = 0;
+  __pyx_t_4 = 0;
   for (;;) {
     {
       Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
       #if !CYTHON_ASSUME_SAFE_SIZE
-      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 207, __pyx_L1_error)
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 211, __pyx_L1_error)
       #endif
-      if (__pyx_t_9 >= __pyx_temp) break;
+      if (__pyx_t_4 >= __pyx_temp) break;
     }
     #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
-    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_9));
+    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_4));
     #else
-    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
+    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_4);
     #endif
-    ++__pyx_t_9;
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 207, __pyx_L1_error)
+    ++__pyx_t_4;
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 211, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_XDECREF_SET(__pyx_v_index, __pyx_t_10);
     __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":208
+    /* "ssewire/_deltas_c.pyx":212
  *             return _NOT_TAKEN
  *     for index in rule.nulls:
  *         if not _none(&vals[<int>index]):             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
  *     for index in rule.absent:
 */
-    __pyx_t_8 = __Pyx_PyLong_As_int(__pyx_v_index); if (unlikely((__pyx_t_8 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 208, __pyx_L1_error)
-    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none((&(__pyx_v_vals[((int)__pyx_t_8)]))); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 208, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyLong_As_int(__pyx_v_index); if (unlikely((__pyx_t_9 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 212, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none((&(__pyx_v_vals[((int)__pyx_t_9)]))); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 212, __pyx_L1_error)
 
     __pyx_t_3 = (!__pyx_t_2);
 
@@ -6884,7 +6901,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     if (__pyx_t_3) {
 
 
-      /* "ssewire/_deltas_c.pyx":209
+      /* "ssewire/_deltas_c.pyx":213
  *     for index in rule.nulls:
  *         if not _none(&vals[<int>index]):
  *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -6903,7 +6920,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":208
+      /* "ssewire/_deltas_c.pyx":212
  *             return _NOT_TAKEN
  *     for index in rule.nulls:
  *         if not _none(&vals[<int>index]):             # <<<<<<<<<<<<<<
@@ -6912,7 +6929,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":207
+    /* "ssewire/_deltas_c.pyx":211
  *         elif not _is(&vals[rule.type_path], <bytes>expected):
  *             return _NOT_TAKEN
  *     for index in rule.nulls:             # <<<<<<<<<<<<<<
@@ -6922,7 +6939,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":210
+  /* "ssewire/_deltas_c.pyx":214
  *         if not _none(&vals[<int>index]):
  *             return _NOT_TAKEN
  *     for index in rule.absent:             # <<<<<<<<<<<<<<
@@ -6931,44 +6948,44 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   if (unlikely(__pyx_v_rule->absent == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
-    __PYX_ERR(0, 210, __pyx_L1_error)
+    __PYX_ERR(0, 214, __pyx_L1_error)
   }
   __pyx_t_1 = __pyx_v_rule->absent; __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_9 = 0;
+  __pyx_t_4 = 0;
   for (;;) {
     {
       Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
       #if !CYTHON_ASSUME_SAFE_SIZE
-      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 210, __pyx_L1_error)
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 214, __pyx_L1_error)
       #endif
-      if (__pyx_t_9 >= __pyx_temp) break;
+      if (__pyx_t_4 >= __pyx_temp) break;
     }
     #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
-    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_9));
+    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_4));
     #else
-    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
+    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_4);
     #endif
-    ++__pyx_t_9;
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 210, __pyx_L1_error)
+    ++__pyx_t_4;
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 214, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_XDECREF_SET(__pyx_v_index, __pyx_t_10);
     __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":211
+    /* "ssewire/_deltas_c.pyx":215
  *             return _NOT_TAKEN
  *     for index in rule.absent:
  *         if vals[<int>index].kind != SW_J_ABSENT:             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
  *     chosen = None
 */
-    __pyx_t_8 = __Pyx_PyLong_As_int(__pyx_v_index); if (unlikely((__pyx_t_8 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 211, __pyx_L1_error)
-    __pyx_t_3 = ((__pyx_v_vals[((int)__pyx_t_8)]).kind != SW_J_ABSENT);
+    __pyx_t_9 = __Pyx_PyLong_As_int(__pyx_v_index); if (unlikely((__pyx_t_9 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 215, __pyx_L1_error)
+    __pyx_t_3 = ((__pyx_v_vals[((int)__pyx_t_9)]).kind != SW_J_ABSENT);
 
 
     if (__pyx_t_3) {
 
 
-      /* "ssewire/_deltas_c.pyx":212
+      /* "ssewire/_deltas_c.pyx":216
  *     for index in rule.absent:
  *         if vals[<int>index].kind != SW_J_ABSENT:
  *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -6987,7 +7004,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":211
+      /* "ssewire/_deltas_c.pyx":215
  *             return _NOT_TAKEN
  *     for index in rule.absent:
  *         if vals[<int>index].kind != SW_J_ABSENT:             # <<<<<<<<<<<<<<
@@ -6996,7 +7013,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":210
+    /* "ssewire/_deltas_c.pyx":214
  *         if not _none(&vals[<int>index]):
  *             return _NOT_TAKEN
  *     for index in rule.absent:             # <<<<<<<<<<<<<<
@@ -7006,7 +7023,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":213
+  /* "ssewire/_deltas_c.pyx":217
  *         if vals[<int>index].kind != SW_J_ABSENT:
  *             return _NOT_TAKEN
  *     chosen = None             # <<<<<<<<<<<<<<
@@ -7016,7 +7033,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   __Pyx_INCREF(Py_None);
   __pyx_v_chosen = Py_None;
 
-  /* "ssewire/_deltas_c.pyx":214
+  /* "ssewire/_deltas_c.pyx":218
  *             return _NOT_TAKEN
  *     chosen = None
  *     for variant in <tuple>(<tuple>case)[1]:             # <<<<<<<<<<<<<<
@@ -7025,34 +7042,34 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   if (unlikely(__pyx_v_case == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 214, __pyx_L1_error)
+    __PYX_ERR(0, 218, __pyx_L1_error)
   }
   if (unlikely(__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 1) == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
-    __PYX_ERR(0, 214, __pyx_L1_error)
+    __PYX_ERR(0, 218, __pyx_L1_error)
   }
   __pyx_t_1 = ((PyObject*)__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_case), 1)); __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_9 = 0;
+  __pyx_t_4 = 0;
   for (;;) {
     {
       Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
       #if !CYTHON_ASSUME_SAFE_SIZE
-      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 214, __pyx_L1_error)
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 218, __pyx_L1_error)
       #endif
-      if (__pyx_t_9 >= __pyx_temp) break;
+      if (__pyx_t_4 >= __pyx_temp) break;
     }
     #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
-    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_9));
+    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_4));
     #else
-    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
+    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_4);
     #endif
-    ++__pyx_t_9;
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 214, __pyx_L1_error)
+    ++__pyx_t_4;
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 218, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_XDECREF_SET(__pyx_v_variant, __pyx_t_10);
     __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":215
+    /* "ssewire/_deltas_c.pyx":219
  *     chosen = None
  *     for variant in <tuple>(<tuple>case)[1]:
  *         tag = (<tuple>variant)[0]             # <<<<<<<<<<<<<<
@@ -7061,14 +7078,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     if (unlikely(__pyx_v_variant == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 215, __pyx_L1_error)
+      __PYX_ERR(0, 219, __pyx_L1_error)
     }
     __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_variant), 0);
     __Pyx_INCREF(__pyx_t_10);
     __Pyx_XDECREF_SET(__pyx_v_tag, __pyx_t_10);
     __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":216
+    /* "ssewire/_deltas_c.pyx":220
  *     for variant in <tuple>(<tuple>case)[1]:
  *         tag = (<tuple>variant)[0]
  *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)             # <<<<<<<<<<<<<<
@@ -7083,7 +7100,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 
       __pyx_t_3 = __pyx_t_2;
 
-      goto __pyx_L29_bool_binop_done;
+      goto __pyx_L30_bool_binop_done;
     }
     __pyx_t_2 = (__pyx_v_tag == Py_None);
     if (!__pyx_t_2) {
@@ -7092,10 +7109,10 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 
       __pyx_t_3 = __pyx_t_2;
 
-      goto __pyx_L29_bool_binop_done;
+      goto __pyx_L30_bool_binop_done;
     }
 
-    /* "ssewire/_deltas_c.pyx":217
+    /* "ssewire/_deltas_c.pyx":221
  *         tag = (<tuple>variant)[0]
  *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)
  *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):             # <<<<<<<<<<<<<<
@@ -7105,12 +7122,12 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     __pyx_t_2 = (__pyx_v_tag == Py_True);
     if (!__pyx_t_2) {
 
-      goto __pyx_L32_next_or;
+      goto __pyx_L33_next_or;
     } else {
 
     }
 
-    /* "ssewire/_deltas_c.pyx":216
+    /* "ssewire/_deltas_c.pyx":220
  *     for variant in <tuple>(<tuple>case)[1]:
  *         tag = (<tuple>variant)[0]
  *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)             # <<<<<<<<<<<<<<
@@ -7125,11 +7142,11 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 
       __pyx_t_3 = __pyx_t_2;
 
-      goto __pyx_L29_bool_binop_done;
+      goto __pyx_L30_bool_binop_done;
     }
-    __pyx_L32_next_or:;
+    __pyx_L33_next_or:;
 
-    /* "ssewire/_deltas_c.pyx":217
+    /* "ssewire/_deltas_c.pyx":221
  *         tag = (<tuple>variant)[0]
  *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)
  *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):             # <<<<<<<<<<<<<<
@@ -7143,15 +7160,15 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 
       __pyx_t_3 = __pyx_t_2;
 
-      goto __pyx_L29_bool_binop_done;
+      goto __pyx_L30_bool_binop_done;
     }
-    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->tag_path])), ((PyObject*)__pyx_v_tag)); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 217, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__is((&(__pyx_v_vals[__pyx_v_rule->tag_path])), ((PyObject*)__pyx_v_tag)); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 221, __pyx_L1_error)
 
     __pyx_t_3 = __pyx_t_2;
 
-    __pyx_L29_bool_binop_done:;
+    __pyx_L30_bool_binop_done:;
 
-    /* "ssewire/_deltas_c.pyx":216
+    /* "ssewire/_deltas_c.pyx":220
  *     for variant in <tuple>(<tuple>case)[1]:
  *         tag = (<tuple>variant)[0]
  *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)             # <<<<<<<<<<<<<<
@@ -7161,7 +7178,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     if (__pyx_t_3) {
 
 
-      /* "ssewire/_deltas_c.pyx":218
+      /* "ssewire/_deltas_c.pyx":222
  *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)
  *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):
  *             chosen = (<tuple>variant)[1]             # <<<<<<<<<<<<<<
@@ -7170,23 +7187,23 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       if (unlikely(__pyx_v_variant == Py_None)) {
         PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-        __PYX_ERR(0, 218, __pyx_L1_error)
+        __PYX_ERR(0, 222, __pyx_L1_error)
       }
       __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_variant), 1);
       __Pyx_INCREF(__pyx_t_10);
       __Pyx_DECREF_SET(__pyx_v_chosen, __pyx_t_10);
       __pyx_t_10 = 0;
 
-      /* "ssewire/_deltas_c.pyx":219
+      /* "ssewire/_deltas_c.pyx":223
  *                 or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):
  *             chosen = (<tuple>variant)[1]
  *             break             # <<<<<<<<<<<<<<
  *     if chosen is None:
  *         return _NOT_TAKEN
 */
-      goto __pyx_L27_break;
+      goto __pyx_L28_break;
 
-      /* "ssewire/_deltas_c.pyx":216
+      /* "ssewire/_deltas_c.pyx":220
  *     for variant in <tuple>(<tuple>case)[1]:
  *         tag = (<tuple>variant)[0]
  *         if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)             # <<<<<<<<<<<<<<
@@ -7195,7 +7212,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":214
+    /* "ssewire/_deltas_c.pyx":218
  *             return _NOT_TAKEN
  *     chosen = None
  *     for variant in <tuple>(<tuple>case)[1]:             # <<<<<<<<<<<<<<
@@ -7204,13 +7221,13 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  goto __pyx_L35_for_end;
-  __pyx_L27_break:;
+  goto __pyx_L36_for_end;
+  __pyx_L28_break:;
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  goto __pyx_L35_for_end;
-  __pyx_L35_for_end:;
+  goto __pyx_L36_for_end;
+  __pyx_L36_for_end:;
 
-  /* "ssewire/_deltas_c.pyx":220
+  /* "ssewire/_deltas_c.pyx":224
  *             chosen = (<tuple>variant)[1]
  *             break
  *     if chosen is None:             # <<<<<<<<<<<<<<
@@ -7221,7 +7238,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_3) {
 
 
-    /* "ssewire/_deltas_c.pyx":221
+    /* "ssewire/_deltas_c.pyx":225
  *             break
  *     if chosen is None:
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -7239,7 +7256,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":220
+    /* "ssewire/_deltas_c.pyx":224
  *             chosen = (<tuple>variant)[1]
  *             break
  *     if chosen is None:             # <<<<<<<<<<<<<<
@@ -7248,7 +7265,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":222
+  /* "ssewire/_deltas_c.pyx":226
  *     if chosen is None:
  *         return _NOT_TAKEN
  *     kind = None             # <<<<<<<<<<<<<<
@@ -7258,7 +7275,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   __Pyx_INCREF(Py_None);
   __pyx_v_kind = Py_None;
 
-  /* "ssewire/_deltas_c.pyx":223
+  /* "ssewire/_deltas_c.pyx":227
  *         return _NOT_TAKEN
  *     kind = None
  *     for candidate in <tuple>chosen:             # <<<<<<<<<<<<<<
@@ -7267,30 +7284,30 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   if (unlikely(__pyx_v_chosen == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not iterable");
-    __PYX_ERR(0, 223, __pyx_L1_error)
+    __PYX_ERR(0, 227, __pyx_L1_error)
   }
   __pyx_t_1 = ((PyObject*)__pyx_v_chosen); __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_9 = 0;
+  __pyx_t_4 = 0;
   for (;;) {
     {
       Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
       #if !CYTHON_ASSUME_SAFE_SIZE
-      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 223, __pyx_L1_error)
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 227, __pyx_L1_error)
       #endif
-      if (__pyx_t_9 >= __pyx_temp) break;
+      if (__pyx_t_4 >= __pyx_temp) break;
     }
     #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
-    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_9));
+    __pyx_t_10 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_4));
     #else
-    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_9);
+    __pyx_t_10 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_4);
     #endif
-    ++__pyx_t_9;
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 223, __pyx_L1_error)
+    ++__pyx_t_4;
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 227, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_XDECREF_SET(__pyx_v_candidate, __pyx_t_10);
     __pyx_t_10 = 0;
 
-    /* "ssewire/_deltas_c.pyx":224
+    /* "ssewire/_deltas_c.pyx":228
  *     kind = None
  *     for candidate in <tuple>chosen:
  *         v = &vals[<int>(<tuple>candidate)[0]]             # <<<<<<<<<<<<<<
@@ -7299,13 +7316,13 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     if (unlikely(__pyx_v_candidate == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 224, __pyx_L1_error)
+      __PYX_ERR(0, 228, __pyx_L1_error)
     }
-    __pyx_t_8 = __Pyx_PyLong_As_int(__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 0)); if (unlikely((__pyx_t_8 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 224, __pyx_L1_error)
-    __pyx_v_v = (&(__pyx_v_vals[((int)__pyx_t_8)]));
+    __pyx_t_9 = __Pyx_PyLong_As_int(__Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 0)); if (unlikely((__pyx_t_9 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 228, __pyx_L1_error)
+    __pyx_v_v = (&(__pyx_v_vals[((int)__pyx_t_9)]));
 
 
-    /* "ssewire/_deltas_c.pyx":225
+    /* "ssewire/_deltas_c.pyx":229
  *     for candidate in <tuple>chosen:
  *         v = &vals[<int>(<tuple>candidate)[0]]
  *         if v.kind == SW_J_STRING:             # <<<<<<<<<<<<<<
@@ -7317,7 +7334,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     if (__pyx_t_3) {
 
 
-      /* "ssewire/_deltas_c.pyx":226
+      /* "ssewire/_deltas_c.pyx":230
  *         v = &vals[<int>(<tuple>candidate)[0]]
  *         if v.kind == SW_J_STRING:
  *             if v.len == 0:             # <<<<<<<<<<<<<<
@@ -7329,16 +7346,16 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       if (__pyx_t_3) {
 
 
-        /* "ssewire/_deltas_c.pyx":227
+        /* "ssewire/_deltas_c.pyx":231
  *         if v.kind == SW_J_STRING:
  *             if v.len == 0:
  *                 continue             # <<<<<<<<<<<<<<
  *             if kind is None:
  *                 kind = (<tuple>candidate)[1]
 */
-        goto __pyx_L37_continue;
+        goto __pyx_L38_continue;
 
-        /* "ssewire/_deltas_c.pyx":226
+        /* "ssewire/_deltas_c.pyx":230
  *         v = &vals[<int>(<tuple>candidate)[0]]
  *         if v.kind == SW_J_STRING:
  *             if v.len == 0:             # <<<<<<<<<<<<<<
@@ -7347,7 +7364,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       }
 
-      /* "ssewire/_deltas_c.pyx":228
+      /* "ssewire/_deltas_c.pyx":232
  *             if v.len == 0:
  *                 continue
  *             if kind is None:             # <<<<<<<<<<<<<<
@@ -7358,7 +7375,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       if (__pyx_t_3) {
 
 
-        /* "ssewire/_deltas_c.pyx":229
+        /* "ssewire/_deltas_c.pyx":233
  *                 continue
  *             if kind is None:
  *                 kind = (<tuple>candidate)[1]             # <<<<<<<<<<<<<<
@@ -7367,14 +7384,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
         if (unlikely(__pyx_v_candidate == Py_None)) {
           PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-          __PYX_ERR(0, 229, __pyx_L1_error)
+          __PYX_ERR(0, 233, __pyx_L1_error)
         }
         __pyx_t_10 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 1);
         __Pyx_INCREF(__pyx_t_10);
         __Pyx_DECREF_SET(__pyx_v_kind, __pyx_t_10);
         __pyx_t_10 = 0;
 
-        /* "ssewire/_deltas_c.pyx":230
+        /* "ssewire/_deltas_c.pyx":234
  *             if kind is None:
  *                 kind = (<tuple>candidate)[1]
  *                 chosen_text = v             # <<<<<<<<<<<<<<
@@ -7383,17 +7400,17 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
         __pyx_v_chosen_text = __pyx_v_v;
 
-        /* "ssewire/_deltas_c.pyx":228
+        /* "ssewire/_deltas_c.pyx":232
  *             if v.len == 0:
  *                 continue
  *             if kind is None:             # <<<<<<<<<<<<<<
  *                 kind = (<tuple>candidate)[1]
  *                 chosen_text = v
 */
-        goto __pyx_L41;
+        goto __pyx_L42;
       }
 
-      /* "ssewire/_deltas_c.pyx":231
+      /* "ssewire/_deltas_c.pyx":235
  *                 kind = (<tuple>candidate)[1]
  *                 chosen_text = v
  *             elif kind != (<tuple>candidate)[1]:             # <<<<<<<<<<<<<<
@@ -7402,13 +7419,13 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       if (unlikely(__pyx_v_candidate == Py_None)) {
         PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-        __PYX_ERR(0, 231, __pyx_L1_error)
+        __PYX_ERR(0, 235, __pyx_L1_error)
       }
-      __pyx_t_3 = __Pyx_PyObject_CompareBoolNe_object_object(__pyx_v_kind, __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 1), Py_NE); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 231, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyObject_CompareBoolNe_object_object(__pyx_v_kind, __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_candidate), 1), Py_NE); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 235, __pyx_L1_error)
       if (__pyx_t_3) {
 
 
-        /* "ssewire/_deltas_c.pyx":232
+        /* "ssewire/_deltas_c.pyx":236
  *                 chosen_text = v
  *             elif kind != (<tuple>candidate)[1]:
  *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events             # <<<<<<<<<<<<<<
@@ -7427,7 +7444,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
         __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
         goto __pyx_L0;
 
-        /* "ssewire/_deltas_c.pyx":231
+        /* "ssewire/_deltas_c.pyx":235
  *                 kind = (<tuple>candidate)[1]
  *                 chosen_text = v
  *             elif kind != (<tuple>candidate)[1]:             # <<<<<<<<<<<<<<
@@ -7435,33 +7452,33 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
  *         elif not _none(v):
 */
       }
-      __pyx_L41:;
+      __pyx_L42:;
 
-      /* "ssewire/_deltas_c.pyx":225
+      /* "ssewire/_deltas_c.pyx":229
  *     for candidate in <tuple>chosen:
  *         v = &vals[<int>(<tuple>candidate)[0]]
  *         if v.kind == SW_J_STRING:             # <<<<<<<<<<<<<<
  *             if v.len == 0:
  *                 continue
 */
-      goto __pyx_L39;
+      goto __pyx_L40;
     }
 
-    /* "ssewire/_deltas_c.pyx":233
+    /* "ssewire/_deltas_c.pyx":237
  *             elif kind != (<tuple>candidate)[1]:
  *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
  *         elif not _none(v):             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
  *     if kind is None:
 */
-    __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__none(__pyx_v_v); if (unlikely(__pyx_t_3 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 233, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__none(__pyx_v_v); if (unlikely(__pyx_t_3 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 237, __pyx_L1_error)
     __pyx_t_2 = (!__pyx_t_3);
 
 
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":234
+      /* "ssewire/_deltas_c.pyx":238
  *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
  *         elif not _none(v):
  *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -7480,7 +7497,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":233
+      /* "ssewire/_deltas_c.pyx":237
  *             elif kind != (<tuple>candidate)[1]:
  *                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
  *         elif not _none(v):             # <<<<<<<<<<<<<<
@@ -7488,20 +7505,20 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
  *     if kind is None:
 */
     }
-    __pyx_L39:;
+    __pyx_L40:;
 
-    /* "ssewire/_deltas_c.pyx":223
+    /* "ssewire/_deltas_c.pyx":227
  *         return _NOT_TAKEN
  *     kind = None
  *     for candidate in <tuple>chosen:             # <<<<<<<<<<<<<<
  *         v = &vals[<int>(<tuple>candidate)[0]]
  *         if v.kind == SW_J_STRING:
 */
-    __pyx_L37_continue:;
+    __pyx_L38_continue:;
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":235
+  /* "ssewire/_deltas_c.pyx":239
  *         elif not _none(v):
  *             return _NOT_TAKEN
  *     if kind is None:             # <<<<<<<<<<<<<<
@@ -7512,7 +7529,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":236
+    /* "ssewire/_deltas_c.pyx":240
  *             return _NOT_TAKEN
  *     if kind is None:
  *         return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -7530,7 +7547,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":235
+    /* "ssewire/_deltas_c.pyx":239
  *         elif not _none(v):
  *             return _NOT_TAKEN
  *     if kind is None:             # <<<<<<<<<<<<<<
@@ -7539,7 +7556,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":237
+  /* "ssewire/_deltas_c.pyx":241
  *     if kind is None:
  *         return _NOT_TAKEN
  *     decoded = sw_json_string(chosen_text)             # <<<<<<<<<<<<<<
@@ -7548,7 +7565,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   __pyx_v_decoded = sw_json_string(__pyx_v_chosen_text);
 
-  /* "ssewire/_deltas_c.pyx":238
+  /* "ssewire/_deltas_c.pyx":242
  *         return _NOT_TAKEN
  *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:             # <<<<<<<<<<<<<<
@@ -7560,7 +7577,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":239
+    /* "ssewire/_deltas_c.pyx":243
  *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:
  *         if PyErr_Occurred() is not NULL:             # <<<<<<<<<<<<<<
@@ -7572,16 +7589,16 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     if (unlikely(__pyx_t_2)) {
 
 
-      /* "ssewire/_deltas_c.pyx":240
+      /* "ssewire/_deltas_c.pyx":244
  *     if decoded is NULL:
  *         if PyErr_Occurred() is not NULL:
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         return _NOT_TAKEN  # a lone surrogate
  *     delta = <object>decoded
 */
-      PyErr_NoMemory(); __PYX_ERR(0, 240, __pyx_L1_error)
+      PyErr_NoMemory(); __PYX_ERR(0, 244, __pyx_L1_error)
 
-      /* "ssewire/_deltas_c.pyx":239
+      /* "ssewire/_deltas_c.pyx":243
  *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:
  *         if PyErr_Occurred() is not NULL:             # <<<<<<<<<<<<<<
@@ -7590,7 +7607,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":241
+    /* "ssewire/_deltas_c.pyx":245
  *         if PyErr_Occurred() is not NULL:
  *             raise MemoryError()
  *         return _NOT_TAKEN  # a lone surrogate             # <<<<<<<<<<<<<<
@@ -7608,7 +7625,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
     }
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":238
+    /* "ssewire/_deltas_c.pyx":242
  *         return _NOT_TAKEN
  *     decoded = sw_json_string(chosen_text)
  *     if decoded is NULL:             # <<<<<<<<<<<<<<
@@ -7617,7 +7634,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":242
+  /* "ssewire/_deltas_c.pyx":246
  *             raise MemoryError()
  *         return _NOT_TAKEN  # a lone surrogate
  *     delta = <object>decoded             # <<<<<<<<<<<<<<
@@ -7629,7 +7646,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   __pyx_v_delta = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "ssewire/_deltas_c.pyx":243
+  /* "ssewire/_deltas_c.pyx":247
  *         return _NOT_TAKEN  # a lone surrogate
  *     delta = <object>decoded
  *     Py_DECREF(delta)             # <<<<<<<<<<<<<<
@@ -7638,7 +7655,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   Py_DECREF(__pyx_v_delta);
 
-  /* "ssewire/_deltas_c.pyx":244
+  /* "ssewire/_deltas_c.pyx":248
  *     delta = <object>decoded
  *     Py_DECREF(delta)
  *     seq = None             # <<<<<<<<<<<<<<
@@ -7648,7 +7665,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   __Pyx_INCREF(Py_None);
   __pyx_v_seq = Py_None;
 
-  /* "ssewire/_deltas_c.pyx":245
+  /* "ssewire/_deltas_c.pyx":249
  *     Py_DECREF(delta)
  *     seq = None
  *     if rule.seq_path >= 0:             # <<<<<<<<<<<<<<
@@ -7660,7 +7677,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":246
+    /* "ssewire/_deltas_c.pyx":250
  *     seq = None
  *     if rule.seq_path >= 0:
  *         v = &vals[rule.seq_path]             # <<<<<<<<<<<<<<
@@ -7669,7 +7686,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
     __pyx_v_v = (&(__pyx_v_vals[__pyx_v_rule->seq_path]));
 
-    /* "ssewire/_deltas_c.pyx":247
+    /* "ssewire/_deltas_c.pyx":251
  *     if rule.seq_path >= 0:
  *         v = &vals[rule.seq_path]
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long             # <<<<<<<<<<<<<<
@@ -7684,40 +7701,40 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 
       __pyx_t_2 = __pyx_t_3;
 
-      goto __pyx_L48_bool_binop_done;
+      goto __pyx_L49_bool_binop_done;
     }
     __pyx_t_3 = (__pyx_v_v->len <= 18);
 
 
     __pyx_t_2 = __pyx_t_3;
 
-    __pyx_L48_bool_binop_done:;
+    __pyx_L49_bool_binop_done:;
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":248
+      /* "ssewire/_deltas_c.pyx":252
  *         v = &vals[rule.seq_path]
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long
  *             seq = _small_int(v.start, v.len)             # <<<<<<<<<<<<<<
  *         elif v.kind == SW_J_INT and v.len < 32:
  *             memcpy(digits, v.start, v.len)
 */
-      __pyx_t_1 = __Pyx_PyLong_From_PY_LONG_LONG(__pyx_f_7ssewire_9_deltas_c__small_int(__pyx_v_v->start, __pyx_v_v->len)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 248, __pyx_L1_error)
+      __pyx_t_1 = __Pyx_PyLong_From_PY_LONG_LONG(__pyx_f_7ssewire_9_deltas_c__small_int(__pyx_v_v->start, __pyx_v_v->len)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 252, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
       __Pyx_DECREF_SET(__pyx_v_seq, __pyx_t_1);
       __pyx_t_1 = 0;
 
-      /* "ssewire/_deltas_c.pyx":247
+      /* "ssewire/_deltas_c.pyx":251
  *     if rule.seq_path >= 0:
  *         v = &vals[rule.seq_path]
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long             # <<<<<<<<<<<<<<
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:
 */
-      goto __pyx_L47;
+      goto __pyx_L48;
     }
 
-    /* "ssewire/_deltas_c.pyx":249
+    /* "ssewire/_deltas_c.pyx":253
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:             # <<<<<<<<<<<<<<
@@ -7732,18 +7749,18 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 
       __pyx_t_2 = __pyx_t_3;
 
-      goto __pyx_L50_bool_binop_done;
+      goto __pyx_L51_bool_binop_done;
     }
     __pyx_t_3 = (__pyx_v_v->len < 32);
 
 
     __pyx_t_2 = __pyx_t_3;
 
-    __pyx_L50_bool_binop_done:;
+    __pyx_L51_bool_binop_done:;
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":250
+      /* "ssewire/_deltas_c.pyx":254
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:
  *             memcpy(digits, v.start, v.len)             # <<<<<<<<<<<<<<
@@ -7752,7 +7769,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       (void)(memcpy(__pyx_v_digits, __pyx_v_v->start, __pyx_v_v->len));
 
-      /* "ssewire/_deltas_c.pyx":251
+      /* "ssewire/_deltas_c.pyx":255
  *         elif v.kind == SW_J_INT and v.len < 32:
  *             memcpy(digits, v.start, v.len)
  *             digits[v.len] = 0             # <<<<<<<<<<<<<<
@@ -7761,43 +7778,43 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
       (__pyx_v_digits[__pyx_v_v->len]) = 0;
 
-      /* "ssewire/_deltas_c.pyx":252
+      /* "ssewire/_deltas_c.pyx":256
  *             memcpy(digits, v.start, v.len)
  *             digits[v.len] = 0
  *             seq = PyLong_FromString(digits, NULL, 10)             # <<<<<<<<<<<<<<
  *         elif not _none(v):
  *             return _NOT_TAKEN
 */
-      __pyx_t_1 = PyLong_FromString(__pyx_v_digits, NULL, 10); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 252, __pyx_L1_error)
+      __pyx_t_1 = PyLong_FromString(__pyx_v_digits, NULL, 10); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 256, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
       __Pyx_DECREF_SET(__pyx_v_seq, __pyx_t_1);
       __pyx_t_1 = 0;
 
-      /* "ssewire/_deltas_c.pyx":249
+      /* "ssewire/_deltas_c.pyx":253
  *         if v.kind == SW_J_INT and v.len <= 18:  # fits a long long
  *             seq = _small_int(v.start, v.len)
  *         elif v.kind == SW_J_INT and v.len < 32:             # <<<<<<<<<<<<<<
  *             memcpy(digits, v.start, v.len)
  *             digits[v.len] = 0
 */
-      goto __pyx_L47;
+      goto __pyx_L48;
     }
 
-    /* "ssewire/_deltas_c.pyx":253
+    /* "ssewire/_deltas_c.pyx":257
  *             digits[v.len] = 0
  *             seq = PyLong_FromString(digits, NULL, 10)
  *         elif not _none(v):             # <<<<<<<<<<<<<<
  *             return _NOT_TAKEN
  *     return _new_delta(kind, data, delta, seq)
 */
-    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none(__pyx_v_v); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 253, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_7ssewire_9_deltas_c__none(__pyx_v_v); if (unlikely(__pyx_t_2 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 257, __pyx_L1_error)
     __pyx_t_3 = (!__pyx_t_2);
 
 
     if (__pyx_t_3) {
 
 
-      /* "ssewire/_deltas_c.pyx":254
+      /* "ssewire/_deltas_c.pyx":258
  *             seq = PyLong_FromString(digits, NULL, 10)
  *         elif not _none(v):
  *             return _NOT_TAKEN             # <<<<<<<<<<<<<<
@@ -7815,7 +7832,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
       }
       goto __pyx_L0;
 
-      /* "ssewire/_deltas_c.pyx":253
+      /* "ssewire/_deltas_c.pyx":257
  *             digits[v.len] = 0
  *             seq = PyLong_FromString(digits, NULL, 10)
  *         elif not _none(v):             # <<<<<<<<<<<<<<
@@ -7823,9 +7840,9 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
  *     return _new_delta(kind, data, delta, seq)
 */
     }
-    __pyx_L47:;
+    __pyx_L48:;
 
-    /* "ssewire/_deltas_c.pyx":245
+    /* "ssewire/_deltas_c.pyx":249
  *     Py_DECREF(delta)
  *     seq = None
  *     if rule.seq_path >= 0:             # <<<<<<<<<<<<<<
@@ -7834,14 +7851,14 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":255
+  /* "ssewire/_deltas_c.pyx":259
  *         elif not _none(v):
  *             return _NOT_TAKEN
  *     return _new_delta(kind, data, delta, seq)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __pyx_f_7ssewire_9_deltas_c__new_delta(__pyx_v_kind, __pyx_v_data, __pyx_v_delta, __pyx_v_seq); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 255, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_7ssewire_9_deltas_c__new_delta(__pyx_v_kind, __pyx_v_data, __pyx_v_delta, __pyx_v_seq); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 259, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject *__pyx_temp;
@@ -7854,7 +7871,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":182
+  /* "ssewire/_deltas_c.pyx":186
  * 
  * 
  * cdef object _take(DeltaRule rule, object name, object data):             # <<<<<<<<<<<<<<
@@ -7891,7 +7908,7 @@ static PyObject *__pyx_f_7ssewire_9_deltas_c__take(struct __pyx_obj_7ssewire_9_d
   return __pyx_r;
 }
 
-/* "ssewire/_deltas_c.pyx":258
+/* "ssewire/_deltas_c.pyx":262
  * 
  * 
  * def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):             # <<<<<<<<<<<<<<
@@ -7942,53 +7959,53 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_events,&__pyx_mstate_global->__pyx_n_u_start,&__pyx_mstate_global->__pyx_n_u_rule,&__pyx_mstate_global->__pyx_n_u_out,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 258, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 262, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  4:
         values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 258, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 262, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 258, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 262, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 258, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 262, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 258, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 262, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "take_deltas", 0) < (0)) __PYX_ERR(0, 258, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "take_deltas", 0) < (0)) __PYX_ERR(0, 262, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 4; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, i); __PYX_ERR(0, 258, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, i); __PYX_ERR(0, 262, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 4)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 258, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 262, __pyx_L3_error)
       values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 258, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 262, __pyx_L3_error)
       values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 258, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 262, __pyx_L3_error)
       values[3] = __Pyx_ArgRef_FASTCALL(__pyx_args, 3);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 258, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[3])) __PYX_ERR(0, 262, __pyx_L3_error)
     }
     __pyx_v_events = ((PyObject*)values[0]);
-    __pyx_v_start = __Pyx_PyIndex_AsSsize_t(values[1]); if (unlikely((__pyx_v_start == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 258, __pyx_L3_error)
+    __pyx_v_start = __Pyx_PyIndex_AsSsize_t(values[1]); if (unlikely((__pyx_v_start == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 262, __pyx_L3_error)
     __pyx_v_rule = ((struct __pyx_obj_7ssewire_9_deltas_c_DeltaRule *)values[2]);
     __pyx_v_out = ((PyObject*)values[3]);
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, __pyx_nargs); __PYX_ERR(0, 258, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("take_deltas", 1, 4, 4, __pyx_nargs); __PYX_ERR(0, 262, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -7999,9 +8016,9 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   __Pyx_RefNannyFinishContext();
   return NULL;
   __pyx_L4_argument_unpacking_done:;
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_events), (&PyList_Type), 1, "events", 1))) __PYX_ERR(0, 258, __pyx_L1_error)
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_rule), __pyx_mstate_global->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule, 1, "rule", 0))) __PYX_ERR(0, 258, __pyx_L1_error)
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_out), (&PyList_Type), 1, "out", 1))) __PYX_ERR(0, 258, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_events), (&PyList_Type), 1, "events", 1))) __PYX_ERR(0, 262, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_rule), __pyx_mstate_global->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule, 1, "rule", 0))) __PYX_ERR(0, 262, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_out), (&PyList_Type), 1, "out", 1))) __PYX_ERR(0, 262, __pyx_L1_error)
   __pyx_r = __pyx_pf_7ssewire_9_deltas_c_2take_deltas(__pyx_self, __pyx_v_events, __pyx_v_start, __pyx_v_rule, __pyx_v_out);
 
   /* function exit code */
@@ -8043,7 +8060,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("take_deltas", 0);
 
-  /* "ssewire/_deltas_c.pyx":262
+  /* "ssewire/_deltas_c.pyx":266
  *     that event's index (``len(events)`` when every event was taken, ``start`` when ``use_types`` has not
  *     succeeded)."""
  *     cdef Py_ssize_t i = start, n = len(events)             # <<<<<<<<<<<<<<
@@ -8053,12 +8070,12 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   __pyx_v_i = __pyx_v_start;
   if (unlikely(__pyx_v_events == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 262, __pyx_L1_error)
+    __PYX_ERR(0, 266, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyList_GET_SIZE(__pyx_v_events); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 262, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyList_GET_SIZE(__pyx_v_events); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 266, __pyx_L1_error)
   __pyx_v_n = __pyx_t_1;
 
-  /* "ssewire/_deltas_c.pyx":265
+  /* "ssewire/_deltas_c.pyx":269
  *     cdef PyObject* name
  *     cdef PyObject* data
  *     if _types is None:             # <<<<<<<<<<<<<<
@@ -8069,14 +8086,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   if (__pyx_t_2) {
 
 
-    /* "ssewire/_deltas_c.pyx":266
+    /* "ssewire/_deltas_c.pyx":270
  *     cdef PyObject* data
  *     if _types is None:
  *         return start             # <<<<<<<<<<<<<<
  *     while i < n:
  *         event = events[i]
 */
-    __pyx_t_3 = PyLong_FromSsize_t(__pyx_v_start); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 266, __pyx_L1_error)
+    __pyx_t_3 = PyLong_FromSsize_t(__pyx_v_start); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 270, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     {
       PyObject *__pyx_temp;
@@ -8089,7 +8106,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     __pyx_t_3 = 0;
     goto __pyx_L0;
 
-    /* "ssewire/_deltas_c.pyx":265
+    /* "ssewire/_deltas_c.pyx":269
  *     cdef PyObject* name
  *     cdef PyObject* data
  *     if _types is None:             # <<<<<<<<<<<<<<
@@ -8098,7 +8115,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
   }
 
-  /* "ssewire/_deltas_c.pyx":267
+  /* "ssewire/_deltas_c.pyx":271
  *     if _types is None:
  *         return start
  *     while i < n:             # <<<<<<<<<<<<<<
@@ -8111,7 +8128,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 
     if (!__pyx_t_2) break;
 
-    /* "ssewire/_deltas_c.pyx":268
+    /* "ssewire/_deltas_c.pyx":272
  *         return start
  *     while i < n:
  *         event = events[i]             # <<<<<<<<<<<<<<
@@ -8120,14 +8137,14 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
     if (unlikely(__pyx_v_events == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 268, __pyx_L1_error)
+      __PYX_ERR(0, 272, __pyx_L1_error)
     }
     __pyx_t_3 = __Pyx_PyList_GET_ITEM(__pyx_v_events, __pyx_v_i);
     __Pyx_INCREF(__pyx_t_3);
     __Pyx_XDECREF_SET(__pyx_v_event, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "ssewire/_deltas_c.pyx":269
+    /* "ssewire/_deltas_c.pyx":273
  *     while i < n:
  *         event = events[i]
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL             # <<<<<<<<<<<<<<
@@ -8146,7 +8163,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 
     __pyx_v_name = __pyx_t_4;
 
-    /* "ssewire/_deltas_c.pyx":270
+    /* "ssewire/_deltas_c.pyx":274
  *         event = events[i]
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL             # <<<<<<<<<<<<<<
@@ -8165,7 +8182,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 
     __pyx_v_data = __pyx_t_4;
 
-    /* "ssewire/_deltas_c.pyx":271
+    /* "ssewire/_deltas_c.pyx":275
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
  *         if data is not NULL:  # the compiled scanners' event: its fields read directly             # <<<<<<<<<<<<<<
@@ -8177,19 +8194,19 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":272
+      /* "ssewire/_deltas_c.pyx":276
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
  *         if data is not NULL:  # the compiled scanners' event: its fields read directly
  *             made = _take(rule, <object>name, <object>data)             # <<<<<<<<<<<<<<
  *         else:
  *             made = _take(rule, event.event, event.data)
 */
-      __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, ((PyObject *)__pyx_v_name), ((PyObject *)__pyx_v_data)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 272, __pyx_L1_error)
+      __pyx_t_3 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, ((PyObject *)__pyx_v_name), ((PyObject *)__pyx_v_data)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 276, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
       __Pyx_XDECREF_SET(__pyx_v_made, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "ssewire/_deltas_c.pyx":271
+      /* "ssewire/_deltas_c.pyx":275
  *         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
  *         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
  *         if data is not NULL:  # the compiled scanners' event: its fields read directly             # <<<<<<<<<<<<<<
@@ -8199,7 +8216,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
       goto __pyx_L6;
     }
 
-    /* "ssewire/_deltas_c.pyx":274
+    /* "ssewire/_deltas_c.pyx":278
  *             made = _take(rule, <object>name, <object>data)
  *         else:
  *             made = _take(rule, event.event, event.data)             # <<<<<<<<<<<<<<
@@ -8207,11 +8224,11 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
  *             break
 */
     /*else*/ {
-      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_event); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 274, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_event); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 278, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
-      __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_data); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 274, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_event, __pyx_mstate_global->__pyx_n_u_data); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 278, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
-      __pyx_t_6 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, __pyx_t_3, __pyx_t_5); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 274, __pyx_L1_error)
+      __pyx_t_6 = __pyx_f_7ssewire_9_deltas_c__take(__pyx_v_rule, __pyx_t_3, __pyx_t_5); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 278, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
       __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
@@ -8220,7 +8237,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     }
     __pyx_L6:;
 
-    /* "ssewire/_deltas_c.pyx":275
+    /* "ssewire/_deltas_c.pyx":279
  *         else:
  *             made = _take(rule, event.event, event.data)
  *         if made is _NOT_TAKEN:             # <<<<<<<<<<<<<<
@@ -8231,7 +8248,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
     if (__pyx_t_2) {
 
 
-      /* "ssewire/_deltas_c.pyx":276
+      /* "ssewire/_deltas_c.pyx":280
  *             made = _take(rule, event.event, event.data)
  *         if made is _NOT_TAKEN:
  *             break             # <<<<<<<<<<<<<<
@@ -8240,7 +8257,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
       goto __pyx_L5_break;
 
-      /* "ssewire/_deltas_c.pyx":275
+      /* "ssewire/_deltas_c.pyx":279
  *         else:
  *             made = _take(rule, event.event, event.data)
  *         if made is _NOT_TAKEN:             # <<<<<<<<<<<<<<
@@ -8249,7 +8266,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
     }
 
-    /* "ssewire/_deltas_c.pyx":277
+    /* "ssewire/_deltas_c.pyx":281
  *         if made is _NOT_TAKEN:
  *             break
  *         out.append(made)             # <<<<<<<<<<<<<<
@@ -8258,12 +8275,12 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
 */
     if (unlikely(__pyx_v_out == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "append");
-      __PYX_ERR(0, 277, __pyx_L1_error)
+      __PYX_ERR(0, 281, __pyx_L1_error)
     }
-    __pyx_t_7 = __Pyx_PyList_Append(__pyx_v_out, __pyx_v_made); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 277, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyList_Append(__pyx_v_out, __pyx_v_made); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 281, __pyx_L1_error)
 
 
-    /* "ssewire/_deltas_c.pyx":278
+    /* "ssewire/_deltas_c.pyx":282
  *             break
  *         out.append(made)
  *         i += 1             # <<<<<<<<<<<<<<
@@ -8273,12 +8290,12 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   }
   __pyx_L5_break:;
 
-  /* "ssewire/_deltas_c.pyx":279
+  /* "ssewire/_deltas_c.pyx":283
  *         out.append(made)
  *         i += 1
  *     return i             # <<<<<<<<<<<<<<
 */
-  __pyx_t_6 = PyLong_FromSsize_t(__pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 279, __pyx_L1_error)
+  __pyx_t_6 = PyLong_FromSsize_t(__pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 283, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   {
     PyObject *__pyx_temp;
@@ -8291,7 +8308,7 @@ static PyObject *__pyx_pf_7ssewire_9_deltas_c_2take_deltas(CYTHON_UNUSED PyObjec
   __pyx_t_6 = 0;
   goto __pyx_L0;
 
-  /* "ssewire/_deltas_c.pyx":258
+  /* "ssewire/_deltas_c.pyx":262
  * 
  * 
  * def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):             # <<<<<<<<<<<<<<
@@ -9044,14 +9061,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c_DeltaRule(__pyx_m
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c_DeltaRule", 0);
   /*--- Exttype __pyx_obj_7ssewire_9_deltas_c_DeltaRule ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c_DeltaRule_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule)) __PYX_ERR(0, 94, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c_DeltaRule_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule)) __PYX_ERR(0, 95, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule = &__pyx_type_7ssewire_9_deltas_c_DeltaRule;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 94, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 95, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule);
@@ -9061,8 +9078,8 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c_DeltaRule(__pyx_m
     __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_DeltaRule, (PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 94, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 94, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_DeltaRule, (PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 95, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c_DeltaRule) < (0)) __PYX_ERR(0, 95, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -9079,14 +9096,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struc
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr", 0);
   /*--- Exttype __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct__genexpr ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr)) __PYX_ERR(0, 121, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr)) __PYX_ERR(0, 122, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr = &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct__genexpr;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr) < (0)) __PYX_ERR(0, 121, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr) < (0)) __PYX_ERR(0, 122, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct__genexpr);
@@ -9112,14 +9129,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struc
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr", 0);
   /*--- Exttype __pyx_obj_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr)) __PYX_ERR(0, 124, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr)) __PYX_ERR(0, 125, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr = &__pyx_type_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr) < (0)) __PYX_ERR(0, 124, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr) < (0)) __PYX_ERR(0, 125, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_7ssewire_9_deltas_c___pyx_scope_struct_1_genexpr);
@@ -9468,7 +9485,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   if (__Pyx_InitAfterSharedUtility() < (0)) __PYX_ERR(0, 1, __pyx_L1_error)
   /*--- Execution code ---*/
 
-  /* "ssewire/_deltas_c.pyx":44
+  /* "ssewire/_deltas_c.pyx":45
  *     object PyLong_FromString(const char* s, char** end, int base)
  * 
  * __all__ = ["DeltaRule", "take_deltas", "use_types"]             # <<<<<<<<<<<<<<
@@ -9477,13 +9494,13 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
 */
   {
     PyObject* __pyx_temp[3] = {__pyx_mstate_global->__pyx_n_u_DeltaRule, __pyx_mstate_global->__pyx_n_u_take_deltas, __pyx_mstate_global->__pyx_n_u_use_types};
-    __pyx_t_2 = __Pyx_PyList_FromArray(__pyx_temp, 3); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 44, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyList_FromArray(__pyx_temp, 3); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 45, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_all, __pyx_t_2) < (0)) __PYX_ERR(0, 44, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_all, __pyx_t_2) < (0)) __PYX_ERR(0, 45, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":49
+  /* "ssewire/_deltas_c.pyx":50
  * 
  * cdef sw_slots _unified, _lazy, _event
  * cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded             # <<<<<<<<<<<<<<
@@ -9495,21 +9512,21 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__types, Py_None);
   __Pyx_GIVEREF(Py_None);
 
-  /* "ssewire/_deltas_c.pyx":50
+  /* "ssewire/_deltas_c.pyx":51
  * cdef sw_slots _unified, _lazy, _event
  * cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded
  * cdef list _defaults = []             # <<<<<<<<<<<<<<
  * cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0
  * cdef object _undecoded = None
 */
-  __pyx_t_2 = PyList_New(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 50, __pyx_L1_error)
+  __pyx_t_2 = PyList_New(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 51, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__defaults);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__defaults, ((PyObject*)__pyx_t_2));
   __Pyx_GIVEREF(__pyx_t_2);
   __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":51
+  /* "ssewire/_deltas_c.pyx":52
  * cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded
  * cdef list _defaults = []
  * cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0             # <<<<<<<<<<<<<<
@@ -9521,7 +9538,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __pyx_v_7ssewire_9_deltas_c__sequence_at = 0;
   __pyx_v_7ssewire_9_deltas_c__raw_at = 0;
 
-  /* "ssewire/_deltas_c.pyx":52
+  /* "ssewire/_deltas_c.pyx":53
  * cdef list _defaults = []
  * cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0
  * cdef object _undecoded = None             # <<<<<<<<<<<<<<
@@ -9533,19 +9550,19 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __Pyx_DECREF_SET(__pyx_v_7ssewire_9_deltas_c__undecoded, Py_None);
   __Pyx_GIVEREF(Py_None);
 
-  /* "ssewire/_deltas_c.pyx":55
+  /* "ssewire/_deltas_c.pyx":56
  * 
  * 
  * def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event):             # <<<<<<<<<<<<<<
  *     """Tell the reader what to build: ``unified`` (``Unified``: its ``__slots__`` ``fields``, each starting as the
  *     matching one of ``defaults``) and ``lazy`` (``LazyPayload``: ``text``, and ``_value`` starting as
 */
-  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_1use_types, 0, __pyx_mstate_global->__pyx_n_u_use_types, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[2])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 55, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_1use_types, 0, __pyx_mstate_global->__pyx_n_u_use_types, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[2])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 56, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount(__pyx_t_2);
   #endif
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_use_types, __pyx_t_2) < (0)) __PYX_ERR(0, 55, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_use_types, __pyx_t_2) < (0)) __PYX_ERR(0, 56, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
   /* "(tree fragment)":1
@@ -9575,12 +9592,12 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_setstate_cython, __pyx_t_2) < (0)) __PYX_ERR(1, 3, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":168
+  /* "ssewire/_deltas_c.pyx":169
  * 
  * 
  * cdef object _NOT_TAKEN = object()             # <<<<<<<<<<<<<<
- * 
- * 
+ * # Deltas are small; a larger payload goes to the full decode, so reading one never adds a UTF-8 copy of a large
+ * # non-ASCII payload to the memory an event costs.
 */
   __pyx_t_3 = NULL;
   __pyx_t_4 = 1;
@@ -9588,7 +9605,7 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
     PyObject *__pyx_callargs[2] = {__pyx_t_3, NULL};
     __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)__pyx_builtin_object, __pyx_callargs+__pyx_t_4, (1-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 168, __pyx_L1_error)
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 169, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
   __Pyx_XGOTREF(__pyx_v_7ssewire_9_deltas_c__NOT_TAKEN);
@@ -9596,19 +9613,28 @@ __Pyx_RefNannySetupContext("PyInit__deltas_c", 0);
   __Pyx_GIVEREF(__pyx_t_2);
   __pyx_t_2 = 0;
 
-  /* "ssewire/_deltas_c.pyx":258
+  /* "ssewire/_deltas_c.pyx":172
+ * # Deltas are small; a larger payload goes to the full decode, so reading one never adds a UTF-8 copy of a large
+ * # non-ASCII payload to the memory an event costs.
+ * cdef Py_ssize_t _MAX_CHARS = 64 * 1024             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_v_7ssewire_9_deltas_c__MAX_CHARS = 0x10000;
+
+  /* "ssewire/_deltas_c.pyx":262
  * 
  * 
  * def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):             # <<<<<<<<<<<<<<
  *     """Append the delta events of ``events[start:]`` to ``out`` until the first event that is not one; return
  *     that event's index (``len(events)`` when every event was taken, ``start`` when ``use_types`` has not
 */
-  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_3take_deltas, 0, __pyx_mstate_global->__pyx_n_u_take_deltas, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[5])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 258, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_CyFunction_New(&__pyx_mdef_7ssewire_9_deltas_c_3take_deltas, 0, __pyx_mstate_global->__pyx_n_u_take_deltas, NULL, __pyx_mstate_global->__pyx_n_u_ssewire__deltas_c, __pyx_mstate_global->__pyx_d, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[5])); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 262, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount(__pyx_t_2);
   #endif
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_take_deltas, __pyx_t_2) < (0)) __PYX_ERR(0, 258, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_take_deltas, __pyx_t_2) < (0)) __PYX_ERR(0, 262, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
   /* "ssewire/_deltas_c.pyx":1
@@ -9661,7 +9687,7 @@ static int __Pyx_InitCachedBuiltins(__pyx_mstatetype *__pyx_mstate) {
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
-  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 168, __pyx_L1_error)
+  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 169, __pyx_L1_error)
 
   /* Cached unbound methods */
   __pyx_mstate->__pyx_umethod_PyDict_Type_get.type = (PyObject*)&PyDict_Type;
@@ -9688,7 +9714,7 @@ static int __Pyx_InitCachedConstants(__pyx_mstatetype *__pyx_mstate) {
   CYTHON_UNUSED_VAR(__pyx_mstate);
   __Pyx_RefNannySetupContext("__Pyx_InitCachedConstants", 0);
 
-  /* "ssewire/_deltas_c.pyx":64
+  /* "ssewire/_deltas_c.pyx":65
  *     if len(fields) != len(defaults) or len(fields) > 20:
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1             # <<<<<<<<<<<<<<
@@ -9697,12 +9723,12 @@ static int __Pyx_InitCachedConstants(__pyx_mstatetype *__pyx_mstate) {
 */
   {
     PyObject* __pyx_temp[2] = {__pyx_mstate_global->__pyx_n_u_text, __pyx_mstate_global->__pyx_n_u_value};
-    __pyx_mstate_global->__pyx_tuple[0] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[0])) __PYX_ERR(0, 64, __pyx_L1_error)
+    __pyx_mstate_global->__pyx_tuple[0] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[0])) __PYX_ERR(0, 65, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_mstate_global->__pyx_tuple[0]);
   }
   __Pyx_GIVEREF(__pyx_mstate_global->__pyx_tuple[0]);
 
-  /* "ssewire/_deltas_c.pyx":65
+  /* "ssewire/_deltas_c.pyx":66
  *         raise ValueError("one default per field, at most 20 fields")
  *     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
  *             or sw_slots_init(&_event, event, ("event", "data")) != 1):             # <<<<<<<<<<<<<<
@@ -9711,7 +9737,7 @@ static int __Pyx_InitCachedConstants(__pyx_mstatetype *__pyx_mstate) {
 */
   {
     PyObject* __pyx_temp[2] = {__pyx_mstate_global->__pyx_n_u_event, __pyx_mstate_global->__pyx_n_u_data};
-    __pyx_mstate_global->__pyx_tuple[1] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[1])) __PYX_ERR(0, 65, __pyx_L1_error)
+    __pyx_mstate_global->__pyx_tuple[1] = __Pyx_PyTuple_FromArray(__pyx_temp, 2); if (unlikely(!__pyx_mstate_global->__pyx_tuple[1])) __PYX_ERR(0, 66, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_mstate_global->__pyx_tuple[1]);
   }
   __Pyx_GIVEREF(__pyx_mstate_global->__pyx_tuple[1]);
@@ -9899,17 +9925,17 @@ static int __Pyx_CreateCodeObjects(__pyx_mstatetype *__pyx_mstate) {
   PyObject* tuple_dedup_map = PyDict_New();
   if (unlikely(!tuple_dedup_map)) return -1;
   {
-    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 121};
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 122};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_step};
     __pyx_mstate_global->__pyx_codeobj_tab[0] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591__2, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[0])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 124};
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 125};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_step};
     __pyx_mstate_global->__pyx_codeobj_tab[1] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_a, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[1])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {6, 0, 0, 6, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 55};
+    const __Pyx_PyCode_New_function_description descr = {6, 0, 0, 6, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 56};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_unified, __pyx_mstate->__pyx_n_u_fields, __pyx_mstate->__pyx_n_u_defaults, __pyx_mstate->__pyx_n_u_lazy, __pyx_mstate->__pyx_n_u_undecoded, __pyx_mstate->__pyx_n_u_event};
     __pyx_mstate_global->__pyx_codeobj_tab[2] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_use_types, __pyx_mstate->__pyx_kp_b_iso88591_Q_s_83c_Cs_82Q_j_Qaz_Rs_q_PWW, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[2])) goto bad;
   }
@@ -9924,7 +9950,7 @@ static int __Pyx_CreateCodeObjects(__pyx_mstatetype *__pyx_mstate) {
     __pyx_mstate_global->__pyx_codeobj_tab[4] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_tree_fragment, __pyx_mstate->__pyx_n_u_setstate_cython, __pyx_mstate->__pyx_kp_b_iso88591_Q, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[4])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {4, 0, 0, 10, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 258};
+    const __Pyx_PyCode_New_function_description descr = {4, 0, 0, 10, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 262};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_events, __pyx_mstate->__pyx_n_u_start, __pyx_mstate->__pyx_n_u_rule, __pyx_mstate->__pyx_n_u_out, __pyx_mstate->__pyx_n_u_i, __pyx_mstate->__pyx_n_u_n, __pyx_mstate->__pyx_n_u_name_2, __pyx_mstate->__pyx_n_u_data, __pyx_mstate->__pyx_n_u_event, __pyx_mstate->__pyx_n_u_made};
     __pyx_mstate_global->__pyx_codeobj_tab[5] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_src_ssewire__deltas_c_pyx, __pyx_mstate->__pyx_n_u_take_deltas, __pyx_mstate->__pyx_kp_b_iso88591_3aq_wc_q_Ba_aq_1AXWF_Qax_ST_1AX, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[5])) goto bad;
   }

@@ -7,7 +7,8 @@ descriptors, so the objects are exactly those the Python factories make).
 ``take_deltas(events, start, rule, out)`` appends to ``out`` the delta events of ``events[start:]`` that ``rule``
 describes, in order, and returns the index of the first event it did not take (``len(events)`` when it took them
 all). It stops at the first event that is not such a delta, or that the full decode might read differently:
-anything but strict JSON, a key spelled with an escape, a lone surrogate, an unexpected type. The caller
+anything but strict JSON, a key spelled with an escape, a lone surrogate, an unexpected type; and at payloads
+over 64 Ki characters (no delta is that large). The caller
 normalises that event the slow way and calls again. The events it makes equal the slow path's, field for field
 (tests/test_delta_reader.py proves it on every recording and on generated adversarial payloads).
 """
@@ -166,6 +167,9 @@ cdef inline bint _none(const sw_json_val* v):
 
 
 cdef object _NOT_TAKEN = object()
+# Deltas are small; a larger payload goes to the full decode, so reading one never adds a UTF-8 copy of a large
+# non-ASCII payload to the memory an event costs.
+cdef Py_ssize_t _MAX_CHARS = 64 * 1024
 
 
 cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:
@@ -189,7 +193,7 @@ cdef object _take(DeltaRule rule, object name, object data):
     cdef PyObject* decoded
     cdef char digits[32]
     case = rule.cases.get(name)
-    if case is None or type(data) is not str:
+    if case is None or type(data) is not str or len(<str>data) > _MAX_CHARS:
         return _NOT_TAKEN
     try:
         text = PyUnicode_AsUTF8AndSize(data, &size)
