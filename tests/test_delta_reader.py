@@ -549,7 +549,7 @@ def test_gemini_state_follows_the_last_chunk_the_reader_took() -> None:
 
 def test_payloads_over_64_ki_characters_take_the_full_decode() -> None:
     for size in (60_000, 70_000):
-        data = json.dumps({"type": "response.output_text.delta", "delta": "東" * size})
+        data = json.dumps({"type": "response.output_text.delta", "delta": "東" * size}, ensure_ascii=False)
         got, want, _ = _both("openai", [_compiled("response.output_text.delta", data)])
         assert got == want and got[0]["text"] == "東" * size
         assert typed.take_deltas is not None
