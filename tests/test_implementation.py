@@ -18,6 +18,7 @@ import ssewire
 from helpers import COMPILED
 from ssewire import _scanner_py
 from ssewire._env import env_flag
+from ssewire.normalizers import typed
 
 NAMES = ("DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser")
 SHARED = (*NAMES, "SIMD", "_select_simd")  # every name one module has, the other has too
@@ -38,6 +39,7 @@ def test_compiled_scanner_is_active_when_required() -> None:
         pytest.skip("SSEWIRE_REQUIRE_EXTENSIONS is not set")
     assert COMPILED is not None, "ssewire._scanner_c cannot be imported"
     assert ssewire.IMPLEMENTATION == "cython"
+    assert typed.delta_rule((("type",),), {}, 0) is not None, "ssewire._deltas_c cannot be imported"
 
 
 def test_implementation_names_the_active_module() -> None:
