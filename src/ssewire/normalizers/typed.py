@@ -109,10 +109,11 @@ else:  # pragma: no cover
 
 # -- the compiled delta reader ------------------------------------------------------------------------------------
 #
-# Where the compiled extension is built (and SSEWIRE_NO_EXTENSIONS is not set), the Responses and Messages text and
-# reasoning deltas -- the bulk of those streams -- are read straight from the payload text in C
-# (:mod:`ssewire._deltas_c`): the JSON is validated strictly and only the members a rule names are located, so a
-# delta costs no decode at all; ``raw`` stays lazy. Whatever the reader cannot vouch for takes the full decode.
+# Where the compiled extension is built (and SSEWIRE_NO_EXTENSIONS is not set), the text and reasoning deltas -- the
+# bulk of a stream -- are read straight from the payload text in C (:mod:`ssewire._deltas_c`), by the rule each
+# provider module declares with :func:`delta_rule`: the JSON is validated strictly and only the members the rule
+# names are located, so a delta costs no decode at all; ``raw`` stays lazy. Whatever the reader cannot vouch for
+# takes the msgspec structs or the full decode.
 
 
 try:
