@@ -182,6 +182,35 @@ def ssewire_e2e(module: ModuleType) -> Callable[[Case], Outcome]:
     return run
 
 
+def _result_outcome(case: Case, result: Any) -> Outcome:
+    """A finished :class:`ssewire.StreamResult` as an outcome: the framed event count when the result holds the
+    stream's whole text and every tool call without an error (what the generator wrote), else -1."""
+    stream = case.stream
+    whole = (
+        len(result.text) == stream.text_chars and len(result.tool_calls) == stream.tool_calls and result.error is None
+    )
+    return Outcome(len(case.payloads) if whole else -1)
+
+
+def ssewire_collect(case: Case) -> Outcome:
+    """``collect(iter_unified(chunks, provider, framing))``: the finished result, as an application gets it."""
+    from ssewire import collect, iter_unified
+
+    result = collect(iter_unified(case.chunks, case.stream.provider, case.stream.framing, max_buffer=MAX_BUFFER))
+    return _result_outcome(case, result)
+
+
+def ssewire_tap(case: Case) -> Outcome:
+    """A :class:`ssewire.StreamTap` fed every chunk, then closed: what a gateway runs beside forwarding."""
+    from ssewire import StreamTap
+
+    tap = StreamTap(case.stream.provider, case.stream.framing, max_buffer=MAX_BUFFER)
+    feed = tap.feed
+    for chunk in case.chunks:
+        feed(chunk)
+    return _result_outcome(case, tap.close())
+
+
 # --- what users run today ---------------------------------------------------------------------------------------
 
 
@@ -329,7 +358,10 @@ def contenders() -> list[Contender]:
                 Contender("floor: bytes.find scan", FRAMING, both, _memchr, floor=True),
             ]
         else:
+            active = "cython" if compiled is not None else "python"
             out += [
+                Contender("ssewire collect()", E2E, both, ssewire_collect, implementation=active),
+                Contender("ssewire StreamTap", E2E, both, ssewire_tap, implementation=active),
                 Contender("httpx-sse + json.loads", E2E, sse, _httpx_sse_json),
                 Contender("openai SDK + json.loads", E2E, sse, _openai_sdk_json),
                 Contender("ijson yajl2_c items", E2E, arr, _ijson_c),

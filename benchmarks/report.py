@@ -177,6 +177,8 @@ def format_checks(doc: dict[str, Any]) -> str:
 _COLORS = {  # one colour per library, the same in both panels; floors are grey and hatched
     "ssewire[cython]": "#1f77b4",
     "ssewire[python]": "#6baed6",
+    "ssewire collect()": "#17becf",
+    "ssewire StreamTap": "#bcbd22",
     "httpx-sse": "#2ca02c",
     "openai SDK": "#d62728",
     "anthropic SDK": "#9467bd",
@@ -260,12 +262,22 @@ def decode_floor(s: dict[str, Any]) -> Optional[dict[str, Any]]:
     return min(rows, key=lambda r: r["median_s"]) if rows else None
 
 
+#: The ways users read a stream end to end, after ``iter_unified`` (the reference row): their time over the
+#: fastest plain decode is shown next to it.
+_APIS = ("ssewire collect()", "ssewire StreamTap")
+
+
 def _decode_ratio(s: dict[str, Any], ref: Optional[dict[str, Any]]) -> str:
-    """ssewire's end-to-end time over the fastest decoder's plain decode of the same payloads (1.0: as fast)."""
+    """ssewire's end-to-end time over the fastest decoder's plain decode of the same payloads (1.0: as fast):
+    ``iter_unified``, then ``collect()`` and ``StreamTap`` where they were measured."""
     floor = decode_floor(s)
     if ref is None or floor is None:
         return "n/a"
-    return f"{ref['median_s'] / floor['median_s']:.2f}x ({floor['contender'].split()[1]})"
+    rows = {r["contender"]: r for r in s["results"] if r["group"] == E2E and r["median_s"]}
+    ratios = [ref["median_s"] / floor["median_s"]] + [
+        rows[name]["median_s"] / floor["median_s"] for name in _APIS if name in rows
+    ]
+    return " · ".join(f"{r:.2f}x" for r in ratios) + f" ({floor['contender'].split()[1]})"
 
 
 #: Below this size an event is smaller than the fixed working set (buffers, caches), so peak / event says nothing.
@@ -341,7 +353,8 @@ def readme_block(doc: dict[str, Any], chart: str = "benchmarks/results/throughpu
         "output was checked against ssewire's before its time counted. *Framing* is bytes to events; *end-to-end* "
         "adds JSON decoding (ssewire also normalises to its unified events). *End-to-end / fastest decode* is "
         "ssewire's end-to-end time over the fastest installed decoder's bare loop decoding every payload (1.0x: as "
-        "fast as decoding alone); *peak / largest event* is its end-to-end peak memory (tracemalloc) over the "
+        "fast as decoding alone), for `iter_unified` · `collect()` · `StreamTap`; *peak / largest event* is its "
+        "end-to-end peak memory (tracemalloc) over the "
         "stream's largest event, for streams whose events reach 64 KiB.",
         "",
         "| Stream | ssewire framing MB/s | x httpx-sse | x openai SDK | x anthropic SDK | x sseclient-py "

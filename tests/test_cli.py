@@ -165,12 +165,16 @@ def test_ctrl_c_exits_130_without_a_traceback() -> None:
     import time
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ssewire", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-m", "ssewire", "-", "-p", "openai"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
-    assert proc.stdin is not None
-    proc.stdin.write(RESPONSES[:40])
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b'data: {"type":"response.output_text.delta","delta":"hi","sequence_number":1}\n\n')
     proc.stdin.flush()
-    time.sleep(1.0)  # blocked reading stdin
+    assert b"text_delta" in proc.stdout.readline()  # running: it printed the first event, now it waits for more
+    time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130

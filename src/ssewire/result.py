@@ -217,9 +217,20 @@ class Accumulator:
             result.signatures.append(event.signature)
 
     def extend(self, events: Iterable[Unified]) -> Accumulator:
-        """``add`` every event; returns self."""
+        """``add`` every event; returns self. Plain text and reasoning deltas (the bulk of a stream, once the
+        response id and model are known) are taken inline, exactly as :meth:`add` takes them."""
         add = self.add
+        text, reasoning = self._text.append, self._reasoning.append
+        result = self._result
         for event in events:
+            if self._meta_found and event.signature is None:
+                kind = event.type
+                if kind == "text_delta" or kind == "reasoning_delta":
+                    sequence = event.sequence
+                    if sequence is not None:
+                        result.last_sequence = sequence
+                    (text if kind == "text_delta" else reasoning)(event.text)
+                    continue
             add(event)
         return self
 

@@ -144,10 +144,9 @@ class StreamTap:
     def _observe(self, events: list[Any], now: float) -> None:
         metrics = self.metrics
         metrics.events += len(events)
-        add = self._accumulator.add
+        self._accumulator.extend(events)
         delta = False
         for event in events:
-            add(event)
             kind = event.type
             if kind in _DELTAS:
                 delta = True
