@@ -39,6 +39,9 @@ from ._json_fields cimport (
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except? NULL
+    bint PyUnicode_IS_COMPACT_ASCII(object s)
+    void* PyUnicode_DATA(object s)
+    Py_ssize_t PyUnicode_GET_LENGTH(object s)
     PyObject* PyErr_Occurred()
     object PyLong_FromString(const char* s, char** end, int base)
 
@@ -109,7 +112,9 @@ cdef class DeltaRule:
     cdef sw_json_paths c_paths
     cdef tuple keys  # the UTF-8 bytes the path pointers point into
     cdef dict cases
-    cdef tuple nulls, absent
+    cdef int n_nulls, n_absent
+    cdef int c_nulls[16]
+    cdef int c_absent[16]
     cdef int type_path, tag_path, seq_path
 
     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=()):
@@ -126,6 +131,8 @@ cdef class DeltaRule:
         for index in (type_path, tag_path, seq_path, *nulls, *absent):
             if not -1 <= index < len(paths):
                 raise ValueError(f"path index {index} out of range")
+        if len(nulls) > SW_JSON_MAX_PATHS or len(absent) > SW_JSON_MAX_PATHS or -1 in (*nulls, *absent):
+            raise ValueError("nulls and absent name paths of the rule")
         self.keys = tuple(keys)
         self.c_paths.n = len(keys)
         for i in range(len(keys)):
@@ -152,8 +159,11 @@ cdef class DeltaRule:
                 compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))
             self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
         self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
-        self.nulls = tuple(nulls)
-        self.absent = tuple(absent)
+        self.n_nulls, self.n_absent = len(nulls), len(absent)
+        for i in range(self.n_nulls):
+            self.c_nulls[i] = nulls[i]
+        for i in range(self.n_absent):
+            self.c_absent[i] = absent[i]
 
 
 cdef inline bint _is(const sw_json_val* v, bytes want):
@@ -192,13 +202,18 @@ cdef object _take(DeltaRule rule, object name, object data):
     cdef const sw_json_val* chosen_text = NULL
     cdef PyObject* decoded
     cdef char digits[32]
+    cdef int i
     case = rule.cases.get(name)
     if case is None or type(data) is not str or len(<str>data) > _MAX_CHARS:
         return _NOT_TAKEN
-    try:
-        text = PyUnicode_AsUTF8AndSize(data, &size)
-    except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
-        return _NOT_TAKEN
+    if PyUnicode_IS_COMPACT_ASCII(data):  # the usual payload: its characters are its UTF-8
+        text = <const char*>PyUnicode_DATA(data)
+        size = PyUnicode_GET_LENGTH(data)
+    else:
+        try:
+            text = PyUnicode_AsUTF8AndSize(data, &size)
+        except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
+            return _NOT_TAKEN
     if not sw_json_locate(text, size, &rule.c_paths, vals):
         return _NOT_TAKEN
     expected = (<tuple>case)[0]
@@ -208,11 +223,11 @@ cdef object _take(DeltaRule rule, object name, object data):
                 return _NOT_TAKEN
         elif not _is(&vals[rule.type_path], <bytes>expected):
             return _NOT_TAKEN
-    for index in rule.nulls:
-        if not _none(&vals[<int>index]):
+    for i in range(rule.n_nulls):
+        if not _none(&vals[rule.c_nulls[i]]):
             return _NOT_TAKEN
-    for index in rule.absent:
-        if vals[<int>index].kind != SW_J_ABSENT:
+    for i in range(rule.n_absent):
+        if vals[rule.c_absent[i]].kind != SW_J_ABSENT:
             return _NOT_TAKEN
     chosen = None
     for variant in <tuple>(<tuple>case)[1]:
