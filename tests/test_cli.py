@@ -169,6 +169,8 @@ def test_ctrl_c_exits_130_without_a_traceback() -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # Ctrl-C as in a terminal, even when this suite runs where SIGINT is ignored (a background job)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(b'data: {"type":"response.output_text.delta","delta":"hi","sequence_number":1}\n\n')
