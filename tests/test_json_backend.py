@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
-import tracemalloc
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
@@ -87,6 +86,7 @@ def test_two_step_decode_gives_the_same_values_as_loads() -> None:
 
 
 def _peak(fn: Callable[[], object]) -> int:
+    tracemalloc: Any = pytest.importorskip("tracemalloc", reason="no tracemalloc on this interpreter (PyPy)")
     tracemalloc.start()
     try:
         fn()
