@@ -90,7 +90,8 @@ def _peak(fn: Callable[[], object]) -> int:
     tracemalloc.start()
     try:
         fn()
-        return tracemalloc.get_traced_memory()[1]
+        peak: int = tracemalloc.get_traced_memory()[1]
+        return peak
     finally:
         tracemalloc.stop()
 
