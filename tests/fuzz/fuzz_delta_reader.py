@@ -1,0 +1,129 @@
+"""Differential fuzzing of the compiled delta reader (``ssewire._deltas_c``) against the full decode (run by hand).
+
+    python tests/fuzz/fuzz_delta_reader.py -max_total_time=180
+
+Each input picks a provider, an SSE event name and a payload -- arbitrary text, or one of the shapes the reader
+takes with arbitrary text or JSON pieces spliced in, or bytes cut out -- and normalises it with the reader on and off (after a first
+chunk that names the stream's id and model, when the input asks for one). Any difference in the events (``raw``
+included), in the normaliser's state, or in the exception raised, is a crash; so is any crash of the C code. The
+file name keeps pytest from collecting it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import atheris
+
+with atheris.instrument_imports():
+    from ssewire import _scanner_c
+    from ssewire.normalizers import normalizer_for, typed
+
+PROVIDERS = ("openai", "anthropic", "openai-chat", "xai", "gemini")
+NAMES = (
+    "message",
+    None,
+    "response.output_text.delta",
+    "response.reasoning_summary_text.delta",
+    "content_block_delta",
+    "ping",
+)
+SHAPES = (
+    '{"type":"response.output_text.delta","item_id":"m","delta":"hi","sequence_number":7}',
+    '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}',
+    '{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}',
+    '{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hi"},'
+    '"finish_reason":null}],"usage":null}',
+    '{"candidates":[{"content":{"parts":[{"text":"hi","thought":true}],"role":"model"},"index":0}],'
+    '"usageMetadata":{"promptTokenCount":3},"modelVersion":"g","responseId":"r"}',
+)
+#: Pieces spliced into a shape: members that change what a payload is, values of every JSON type, and the
+#: characters strict JSON is picky about.
+PIECES = (
+    '"usage":{"prompt_tokens":1},',
+    '"error":{"message":"x"},',
+    '"type":"response.output_text.delta",',
+    '"role":"assistant",',
+    '"refusal":"no",',
+    '"tool_calls":[{"index":0}],',
+    '"reasoning_content":"r",',
+    '"finish_reason":"stop",',
+    '"finishReason":"STOP",',
+    '"thoughtSignature":"s",',
+    '"functionCall":null,',
+    '"event_type":null,',
+    '"sequence_number":1.5,',
+    '"delta":null,',
+    '"text":"",',
+    '{"text":"b"},',
+    "null",
+    "true",
+    '"x"',
+    "-0",
+    "1e400",
+    "NaN",
+    "[]",
+    "{}",
+    "\\u0074",
+    "\\ud800",
+    ",",
+    "}",
+    "]",
+    " ",
+)
+STARTS = {
+    "openai-chat": '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}',
+    "xai": '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}',
+    "gemini": '{"candidates":[{"content":{"parts":[{"text":"x"}]}}],"modelVersion":"g0"}',
+}
+
+
+def _run(provider: str, events: list[Any], on: bool) -> tuple[Any, ...]:
+    typed.set_enabled(on)
+    try:
+        normalizer = normalizer_for(provider)  # type: ignore[arg-type]
+        made: list[Any] = []
+        try:
+            for batch in events:
+                made += normalizer.normalize(batch)
+            outcome: Any = [e.to_dict(with_raw=True) for e in made]
+        except Exception as exc:  # the same exception either way is fine; a different one is not
+            outcome = type(exc).__name__
+        state = (normalizer.usage, normalizer.response_id, normalizer.model, normalizer.last_sequence, normalizer.done)
+        return outcome, repr(state)
+    finally:
+        typed.set_enabled(True)
+
+
+def test_one_input(data: bytes) -> None:
+    fdp = atheris.FuzzedDataProvider(data)
+    provider = PROVIDERS[fdp.ConsumeIntInRange(0, len(PROVIDERS) - 1)]
+    name = NAMES[fdp.ConsumeIntInRange(0, len(NAMES) - 1)]
+    started = fdp.ConsumeBool()
+    if fdp.ConsumeBool():
+        shape = SHAPES[fdp.ConsumeIntInRange(0, len(SHAPES) - 1)]
+        at = fdp.ConsumeIntInRange(0, len(shape))
+        cut = fdp.ConsumeIntInRange(0, 3)
+        pieces = [PIECES[fdp.ConsumeIntInRange(0, len(PIECES) - 1)] for _ in range(fdp.ConsumeIntInRange(0, 2))]
+        spliced = "".join(pieces) if fdp.ConsumeBool() else fdp.ConsumeUnicode(fdp.ConsumeIntInRange(0, 16))
+        payload = shape[:at] + spliced + shape[at + cut :]
+    else:
+        payload = fdp.ConsumeUnicode(fdp.remaining_bytes())
+    batches: list[list[Any]] = []
+    if started and provider in STARTS:
+        batches.append([_scanner_c.SSEEvent("message", STARTS[provider])])
+    batches.append([_scanner_c.SSEEvent(name, payload)])
+    fast, slow = _run(provider, batches, True), _run(provider, batches, False)
+    if fast != slow:
+        raise AssertionError(f"{provider} {name!r} {payload!r}:\n reader {fast}\n decode {slow}")
+
+
+def main() -> None:
+    assert typed.take_deltas is not None, "the compiled delta reader is not built"
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
