@@ -3,10 +3,10 @@
     python tests/fuzz/fuzz_delta_reader.py -max_total_time=180
 
 Each input picks a provider, an SSE event name and a payload -- arbitrary text, or one of the shapes the reader
-takes with arbitrary text or JSON pieces spliced in, or bytes cut out -- and normalises it with the reader on and off (after a first
-chunk that names the stream's id and model, when the input asks for one). Any difference in the events (``raw``
-included), in the normaliser's state, or in the exception raised, is a crash; so is any crash of the C code. The
-file name keeps pytest from collecting it.
+takes with arbitrary text or JSON pieces spliced in, or bytes cut out -- and normalises it with the reader on and
+off (after a first chunk that names the stream's id and model, when the input asks for one). Any difference in the
+events (``raw`` included), in the normaliser's state, or in the exception raised, is a crash; so is any crash of
+the C code. The file name keeps pytest from collecting it.
 """
 
 from __future__ import annotations
