@@ -42,3 +42,15 @@ def scanner(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
         yield module
     finally:
         module._select_simd(True)
+
+
+@pytest.fixture
+def typed_decoding_off() -> Iterator[None]:
+    """Typed decoding (the compiled delta reader and msgspec's structs) off for one test, then on again."""
+    from ssewire.normalizers import typed
+
+    typed.set_enabled(False)
+    try:
+        yield
+    finally:
+        typed.set_enabled(True)

@@ -6,7 +6,6 @@ declares a delta rule. The recordings and fixtures are compared in test_typed_de
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,15 +25,6 @@ _events = pytest.importorskip("ssewire._scanner_c")  # the reader reads the comp
 from ssewire._scanner_py import SSEEvent as PyEvent  # noqa: E402  # and anyone else's through attributes
 
 RESPONSES_EVENTS = ["response.output_text.delta", "response.reasoning_text.delta", "response.refusal.delta"]
-
-
-@pytest.fixture
-def reader_off() -> Iterator[None]:
-    typed.set_enabled(False)
-    try:
-        yield
-    finally:
-        typed.set_enabled(True)
 
 
 def _both(
@@ -275,20 +265,21 @@ def test_chat_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int
     _check(provider, name, _MANGLE[mangle](data), (_compiled("message", _CHAT_START),))
 
 
-@settings(max_examples=400)
-@given(responses_payloads(), st.integers(0, len(_MANGLE) - 1))
-@example(("response.output_text.delta", '{"type":"response.output_text.delta","delta":"a","sequence_number":1}'), 0)
-def test_responses_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int) -> None:
-    name, data = payload
-    _check("openai", name, _MANGLE[mangle](data))
+_ONE_RULE_PAYLOADS = st.one_of(
+    responses_payloads().map(lambda payload: ("openai", payload)),
+    anthropic_payloads().map(lambda payload: ("anthropic", payload)),
+)
 
 
-@settings(max_examples=400)
-@given(anthropic_payloads(), st.integers(0, len(_MANGLE) - 1))
-@example(("content_block_delta", '{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}'), 0)
-def test_anthropic_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int) -> None:
-    name, data = payload
-    _check("anthropic", name, _MANGLE[mangle](data))
+@settings(max_examples=800)
+@given(_ONE_RULE_PAYLOADS, st.integers(0, len(_MANGLE) - 1))
+@example(("openai", ("response.output_text.delta", '{"type":"response.output_text.delta","delta":"a"}')), 0)
+@example(
+    ("anthropic", ("content_block_delta", '{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}')), 0
+)
+def test_responses_and_anthropic_deltas_equal_the_full_decode(case: tuple[str, tuple[str, str]], mangle: int) -> None:
+    provider, (name, data) = case
+    _check(provider, name, _MANGLE[mangle](data))
 
 
 @pytest.mark.parametrize(
@@ -373,7 +364,7 @@ def test_a_batch_mixing_read_and_decoded_events_keeps_order_and_the_sequence_cur
         assert reader.last_sequence == (10 if batch[-1] is other else 5)
 
 
-def test_the_reader_is_off_when_typed_decoding_is(reader_off: None) -> None:
+def test_the_reader_is_off_when_typed_decoding_is(typed_decoding_off: None) -> None:
     assert typed.take_deltas is None
     assert normalizer_for("openai").normalize(
         [_compiled("response.output_text.delta", '{"type":"response.output_text.delta","delta":"a"}')]

@@ -5,7 +5,6 @@ fast paths on and off, at several chunkings; and the fast paths really run on th
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +38,6 @@ def _streams() -> list[tuple[str, bytes, Any, Any]]:
 
 
 STREAMS = _streams()
-
-
-@pytest.fixture
-def untyped() -> Iterator[None]:
-    typed.set_enabled(False)
-    try:
-        yield
-    finally:
-        typed.set_enabled(True)
 
 
 def _events(data: bytes, provider: Any, framing: Any, size: Any, on: bool) -> list[Unified]:
@@ -111,7 +101,7 @@ def test_events_of_one_payload_share_one_decoded_raw() -> None:
         b'{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens":1}}',
     ],
 )
-def test_shapes_the_fast_paths_do_not_own_take_the_full_decode(payload: bytes, untyped: None) -> None:
+def test_shapes_the_fast_paths_do_not_own_take_the_full_decode(payload: bytes, typed_decoding_off: None) -> None:
     provider = "gemini" if b"candidates" in payload else "openai-chat"
     body = b"data: " + payload + b"\n\n"
     typed.set_enabled(False)

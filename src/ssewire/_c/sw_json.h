@@ -158,13 +158,26 @@ static const char *sw_json_skip_number(const char *p, const char *e, int *is_int
     return p;
 }
 
+/* After an element or member value ending at p: past the container's `close` (*closed set), past the comma before
+ * the next item, or NULL when neither follows. */
+static inline const char *sw_json_next_item(const char *p, const char *e, char close, int *closed) {
+    p = sw_json_ws(p, e);
+    if (p >= e)
+        return NULL;
+    if (*p == close) {
+        *closed = 1;
+        return p + 1;
+    }
+    return *p == ',' ? sw_json_ws(p + 1, e) : NULL;
+}
+
 static const char *sw_json_skip_value(const char *p, const char *e, int depth);
 
 /* p at '{' or '['; past the closing bracket, or NULL. */
 static const char *sw_json_skip_container(const char *p, const char *e, int depth) {
     int object = *p == '{';
     char close = object ? '}' : ']';
-    int escaped;
+    int escaped, closed = 0;
     if (depth >= SW_JSON_MAX_DEPTH)
         return NULL;
     p = sw_json_ws(p + 1, e);
@@ -183,16 +196,10 @@ static const char *sw_json_skip_container(const char *p, const char *e, int dept
             p = sw_json_ws(p + 1, e);
         }
         p = sw_json_skip_value(p, e, depth + 1);
-        if (!p)
-            return NULL;
-        p = sw_json_ws(p, e);
-        if (p >= e)
-            return NULL;
-        if (*p == close)
-            return p + 1;
-        if (*p != ',')
-            return NULL;
-        p = sw_json_ws(p + 1, e);
+        if (p)
+            p = sw_json_next_item(p, e, close, &closed);
+        if (!p || closed)
+            return p;
     }
 }
 
@@ -301,7 +308,7 @@ static const char *sw_json_node(const char *p, const char *e, const sw_json_path
                                 unsigned mask, int *shape) {
     const char *key;
     Py_ssize_t klen;
-    int escaped, i, count = 0;
+    int escaped, i, count = 0, closed = 0;
     unsigned here;
     if (depth >= SW_JSON_MAX_STEPS)
         return sw_json_skip_value(p, e, depth);
@@ -321,16 +328,10 @@ static const char *sw_json_node(const char *p, const char *e, const sw_json_path
                 return NULL;
             }
             p = sw_json_at(p, e, paths, vals, depth + 1, here, shape);
-            if (!p)
-                return NULL;
-            p = sw_json_ws(p, e);
-            if (p >= e)
-                return NULL;
-            if (*p == ']')
-                return p + 1;
-            if (*p != ',')
-                return NULL;
-            p = sw_json_ws(p + 1, e);
+            if (p)
+                p = sw_json_next_item(p, e, ']', &closed);
+            if (!p || closed)
+                return p;
         }
     }
     p = sw_json_ws(p + 1, e);
@@ -357,16 +358,10 @@ static const char *sw_json_node(const char *p, const char *e, const sw_json_path
             return NULL;
         }
         p = here ? sw_json_at(p, e, paths, vals, depth + 1, here, shape) : sw_json_skip_value(p, e, depth + 1);
-        if (!p)
-            return NULL;
-        p = sw_json_ws(p, e);
-        if (p >= e)
-            return NULL;
-        if (*p == '}')
-            return p + 1;
-        if (*p != ',')
-            return NULL;
-        p = sw_json_ws(p + 1, e);
+        if (p)
+            p = sw_json_next_item(p, e, '}', &closed);
+        if (!p || closed)
+            return p;
     }
 }
 
