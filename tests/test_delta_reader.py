@@ -6,6 +6,7 @@ declares a delta rule. The recordings and fixtures are compared in test_typed_de
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from ssewire import Unified
 from ssewire.events import LazyPayload
 from ssewire.normalizers import anthropic, chat, gemini, normalizer_for, openai, typed
 from ssewire.normalizers.contract import Normalizer
+from ssewire.normalizers.tool_calls import compact_json
 
 pytestmark = pytest.mark.skipif(
     typed.delta_rule((("type",),), {}, 0) is None, reason="the compiled reader is not built"
@@ -25,13 +27,14 @@ _events = pytest.importorskip("ssewire._scanner_c")  # the reader reads the comp
 from ssewire._scanner_py import SSEEvent as PyEvent  # noqa: E402  # and anyone else's through attributes
 
 RESPONSES_EVENTS = ["response.output_text.delta", "response.reasoning_text.delta", "response.refusal.delta"]
+ARGUMENT_EVENTS = ["response.function_call_arguments.delta", "response.custom_tool_call_input.delta"]
 
 
 def _both(
-    provider: str, events: list[Any], first: tuple[Any, ...] = ()
+    provider: str, events: list[Any], first: tuple[Any, ...] = (), last: tuple[Any, ...] = ()
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Normalizer]:
-    """The events with the reader on and off, as dicts with ``raw``, after ``first`` (fed as a batch of its own);
-    and the normaliser that read them."""
+    """The events with the reader on and off, as dicts with ``raw``, after ``first`` and before ``last`` (each fed
+    as a batch of its own); and the normaliser that read them."""
     results = []
     for on in (True, False):
         typed.set_enabled(on)
@@ -39,6 +42,7 @@ def _both(
             normalizer = normalizer_for(provider)  # type: ignore[arg-type]
             made = normalizer.normalize(list(first)) if first else []
             made += normalizer.normalize(events)
+            made += normalizer.normalize(list(last)) if last else []
             results.append(([e.to_dict(with_raw=True) for e in made], normalizer))
         finally:
             typed.set_enabled(True)
@@ -103,12 +107,13 @@ def _json(value: Any, ascii_only: bool) -> str:
 
 @st.composite
 def responses_payloads(draw: Any) -> tuple[str, str]:
-    name = draw(st.sampled_from([*RESPONSES_EVENTS, "response.output_text.done", "message"]))
+    name = draw(st.sampled_from([*RESPONSES_EVENTS, *ARGUMENT_EVENTS, "response.output_text.done", "message"]))
     wanted = [
-        ("type", draw(st.sampled_from([name, *RESPONSES_EVENTS]))),
+        ("type", draw(st.sampled_from([name, *RESPONSES_EVENTS, *ARGUMENT_EVENTS]))),
         ("delta", draw(_value) if draw(_rare) else draw(_text)),
         ("sequence_number", draw(_seq) if draw(_rare) else draw(st.integers(0, 10**6))),
-        ("item_id", "msg_1"),
+        ("item_id", draw(st.sampled_from(["msg_1", "fc_1", "fc_2", 1, ""]))),
+        ("output_index", draw(st.sampled_from([0, 1, None]))),
         ("logprobs", []),
     ]
     return name, _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
@@ -121,9 +126,11 @@ def anthropic_payloads(draw: Any) -> tuple[str, str]:
         ("type", draw(st.sampled_from(["text_delta", "thinking_delta", "input_json_delta", "signature_delta"]))),
         ("text", draw(_value) if draw(_rare) else draw(_text)),
         ("thinking", draw(_value) if draw(_rare) else draw(_text)),
+        ("partial_json", draw(_value) if draw(_rare) else draw(st.sampled_from(['{"a"', ": 1}", ""]) | _text)),
     ]
     delta: Any = draw(_value) if draw(_rare) else draw(_member_lists(inner))
-    wanted = [("type", draw(st.sampled_from([name, "content_block_delta"]))), ("index", 0), ("delta", delta)]
+    index = draw(st.sampled_from([0, 0, 1, "0", -0.0, True, 2**70]))
+    wanted = [("type", draw(st.sampled_from([name, "content_block_delta"]))), ("index", index), ("delta", delta)]
     return name, _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
 
 
@@ -176,7 +183,7 @@ def gemini_payloads(draw: Any) -> tuple[Any, str]:
         ("text", draw(_value) if draw(_rare) else draw(st.sampled_from(["a", "hé 🙂", ""]) | _text)),
         ("thought", draw(st.sampled_from([None, True, False, "true", 1]))),
         ("thoughtSignature", draw(_mostly_none("c2ln", ""))),
-        ("functionCall", draw(_mostly_none({"name": "f", "args": {}}))),
+        ("functionCall", draw(_mostly_none({"name": "f", "args": draw(_value)}, {"name": "f", "args": {}}))),
     ]
     part = [(k, v) for k, v in part if v is not None or (k != "thought" and draw(_rare))]
     if draw(_rare):
@@ -223,13 +230,31 @@ _MANGLE = [
     lambda s: s.replace('":"', '":"\\ud83d\\ude42', 1),  # a pair
     lambda s: s.replace('":"', '":"\\x', 1),  # an invalid escape
     lambda s: s.replace("true", "tr", 1),
+    # the same keys in the same order (a payload of a learned shape), other values
+    lambda s: re.sub(r":(\s*)(\d+)", r":\g<1>\g<2>.5", s, count=1),  # an integer becomes a fraction
+    lambda s: re.sub(r":(\s*)(\d+)", r":\g<1>-0", s, count=1),
+    lambda s: s.replace('":"', '":"\\"', 1),  # an escaped quote in a string
+    lambda s: s.replace('":"', '":"\\u0041', 1),
+    lambda s: s.replace(':"', ":1", 1).replace("1", '1,"_":"', 1),  # a string becomes a number, a key appears
+    lambda s: s.replace(':"', ':null,"x":"', 1),
+    lambda s: re.sub(r'"(\w)(\w*)":', r'"\g<1>\g<2>_":', s, count=1),  # one key renamed
+    lambda s: s.replace('"text":"', '"text":5,"text":"', 1),  # the key twice, the string last
+    lambda s: s.replace(":0", ":1", 1),
+    lambda s: s.replace('":"', '":"  ', 1),
 ]
 
 
-def _check(provider: str, name: Any, data: str, first: tuple[Any, ...] = ()) -> None:
-    """The events of ``first`` then the payload are the same with the reader on and off."""
+def _check(
+    provider: str, name: Any, data: str, first: tuple[Any, ...] = (), primed: str = "", last: tuple[Any, ...] = ()
+) -> None:
+    """The events of ``first``, the payload, then ``last`` are the same with the reader on and off (after the
+    reader took ``primed``, when given: it learned that payload's shape, so the payload may be read by it)."""
+    if primed:
+        normalizer = normalizer_for(provider)  # type: ignore[arg-type]
+        normalizer.normalize(list(first))
+        normalizer.normalize([_compiled(name, primed)])
     for event in (_compiled(name, data), PyEvent(name, data)):
-        got, want, _ = _both(provider, [event], first)
+        got, want, _ = _both(provider, [event], first, last)
         assert got == want, data
 
 
@@ -248,21 +273,29 @@ _GEMINI_START = json.dumps({"candidates": [{"content": {"parts": [{"text": "x"}]
 
 
 @settings(max_examples=500)
-@given(gemini_payloads(), st.integers(0, len(_MANGLE) - 1), st.booleans())
+@given(gemini_payloads(), st.integers(0, len(_MANGLE) - 1), st.booleans(), st.booleans())
 @example(
-    (None, '{"candidates":[{"content":{"parts":[{"text":"a","thought":true}]}}],"usageMetadata":{"a":1}}'), 0, False
+    (None, '{"candidates":[{"content":{"parts":[{"text":"a","thought":true}]}}],"usageMetadata":{"a":1}}'),
+    0,
+    False,
+    False,
 )
-def test_gemini_deltas_equal_the_full_decode(payload: tuple[Any, str], mangle: int, started: bool) -> None:
+def test_gemini_deltas_equal_the_full_decode(
+    payload: tuple[Any, str], mangle: int, started: bool, primed: bool
+) -> None:
     name, data = payload
-    _check("gemini", name, _MANGLE[mangle](data), (_compiled("message", _GEMINI_START),) if started else ())
+    first = (_compiled("message", _GEMINI_START),) if started else ()
+    _check("gemini", name, _MANGLE[mangle](data), first, data if primed else "")
 
 
 @settings(max_examples=500)
-@given(chat_payloads(), st.integers(0, len(_MANGLE) - 1), st.sampled_from(["openai-chat", "xai", "openai"]))
-@example(("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"a"}}]}'), 0, "openai-chat")
-def test_chat_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int, provider: str) -> None:
+@given(
+    chat_payloads(), st.integers(0, len(_MANGLE) - 1), st.sampled_from(["openai-chat", "xai", "openai"]), st.booleans()
+)
+@example(("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"a"}}]}'), 0, "openai-chat", False)
+def test_chat_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int, provider: str, primed: bool) -> None:
     name, data = payload
-    _check(provider, name, _MANGLE[mangle](data), (_compiled("message", _CHAT_START),))
+    _check(provider, name, _MANGLE[mangle](data), (_compiled("message", _CHAT_START),), data if primed else "")
 
 
 _ONE_RULE_PAYLOADS = st.one_of(
@@ -271,15 +304,67 @@ _ONE_RULE_PAYLOADS = st.one_of(
 )
 
 
+#: Events that open a tool call (the one argument deltas of the generated payloads may name).
+_CALL_STARTS = {
+    "openai": json.dumps(
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": ""},
+            "sequence_number": 1,
+        }
+    ),
+    "anthropic": json.dumps(
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "f"}}
+    ),
+}
+_CALL_START_NAMES = {"openai": "response.output_item.added", "anthropic": "content_block_start"}
+#: Events that close it (its arguments: the fragments that arrived).
+_CALL_STOPS = {
+    "openai": (
+        "response.output_item.done",
+        json.dumps(
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f"},
+            }
+        ),
+    ),
+    "anthropic": ("content_block_stop", '{"type":"content_block_stop","index":0}'),
+}
+
+
 @settings(max_examples=800)
-@given(_ONE_RULE_PAYLOADS, st.integers(0, len(_MANGLE) - 1))
-@example(("openai", ("response.output_text.delta", '{"type":"response.output_text.delta","delta":"a"}')), 0)
+@given(_ONE_RULE_PAYLOADS, st.integers(0, len(_MANGLE) - 1), st.booleans(), st.booleans())
 @example(
-    ("anthropic", ("content_block_delta", '{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}')), 0
+    ("openai", ("response.output_text.delta", '{"type":"response.output_text.delta","delta":"a"}')), 0, False, False
 )
-def test_responses_and_anthropic_deltas_equal_the_full_decode(case: tuple[str, tuple[str, str]], mangle: int) -> None:
+@example(
+    ("anthropic", ("content_block_delta", '{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}')),
+    0,
+    False,
+    False,
+)
+@example(
+    (
+        "anthropic",
+        (
+            "content_block_delta",
+            '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}',
+        ),
+    ),
+    0,
+    True,
+    True,
+)
+def test_responses_and_anthropic_deltas_equal_the_full_decode(
+    case: tuple[str, tuple[str, str]], mangle: int, calling: bool, primed: bool
+) -> None:
     provider, (name, data) = case
-    _check(provider, name, _MANGLE[mangle](data))
+    first = (_compiled(_CALL_START_NAMES[provider], _CALL_STARTS[provider]),) if calling else ()
+    last = (_compiled(*_CALL_STOPS[provider]),) if calling else ()
+    _check(provider, name, _MANGLE[mangle](data), first, data if primed else "", last)
 
 
 @pytest.mark.parametrize(
@@ -377,9 +462,9 @@ def test_the_reader_is_off_when_typed_decoding_is(typed_decoding_off: None) -> N
 def test_rules_are_checked() -> None:
     with pytest.raises(ValueError, match="1 to 16 paths"):
         typed.delta_rule((), {}, 0)
-    with pytest.raises(ValueError, match="1 to 6 keys"):
-        typed.delta_rule((("a", "b", "c", "d", "e", "f", "g"),), {}, 0)
-    with pytest.raises(ValueError, match="1 to 6 keys"):
+    with pytest.raises(ValueError, match="1 to 8 keys"):
+        typed.delta_rule((("a", "b", "c", "d", "e", "f", "g", "h", "i"),), {}, 0)
+    with pytest.raises(ValueError, match="1 to 8 keys"):
         typed.delta_rule((("a", 1),), {}, 0)
     with pytest.raises(ValueError, match="a string, True or None"):
         typed.delta_rule((("type",),), {"e": ("e", ((False, ((0, "text_delta"),)),))}, 0)
@@ -546,3 +631,139 @@ def test_payloads_over_64_ki_characters_take_the_full_decode() -> None:
         assert typed.take_deltas is not None
         taken = typed.take_deltas([_compiled("response.output_text.delta", data)], 0, openai._DELTA_RULE, [])
         assert taken == (1 if size < 65_000 else 0)
+
+
+_TEXT_DELTA = '{"type":"response.output_text.delta","item_id":"m","delta":"hi","sequence_number":7,"logprobs":[]}'
+_ARGS_DELTA = (
+    '{"type":"response.function_call_arguments.delta","item_id":"fc_1","delta":"{\\"a\\"","sequence_number":3}'
+)
+_BLOCK_DELTA = '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"a\\""}}'
+_GEMINI_SHAPE = (
+    '{"candidates": [{"content": {"parts": [{"text": "hi","thought": true}],"role": "model"},"index": 0}],'
+    '"usageMetadata": {"promptTokenCount": 3,"totalTokenCount": 9},"modelVersion": "g","responseId": "r"}'
+)
+_CHAT_CHUNK = '{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hi"}}]}'
+
+
+@pytest.mark.parametrize(
+    ("provider", "name", "clean", "variant"),
+    [
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace(":7", ":7.5")),
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace(":7", ":-0")),
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace(":7", ":" + "9" * 40)),
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace(":7", ":70000000000")),
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace(":7", ':"7"')),
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace('"hi"', '"h\\u00e9\\n\\"i"')),
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace('"hi"', '""')),
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace('"hi"', '"\\ud800"')),
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace('"hi"', "12")),
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace("[]", "[1]")),
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace('"m"', '"m2"') + "  \n"),
+        ("openai", "response.output_text.delta", _TEXT_DELTA, _TEXT_DELTA.replace("output_text", "output_text")[:-1]),
+        (
+            "openai",
+            "response.output_text.delta",
+            _TEXT_DELTA,
+            _TEXT_DELTA.replace('"delta":"hi",', '"delta":"hi","delta":5,'),
+        ),
+        ("openai", "response.function_call_arguments.delta", _ARGS_DELTA, _ARGS_DELTA.replace("fc_1", "fc_2")),
+        (
+            "openai",
+            "response.function_call_arguments.delta",
+            _ARGS_DELTA,
+            _ARGS_DELTA.replace('"fc_1"', '"fc\\u005f1"'),
+        ),
+        ("anthropic", "content_block_delta", _BLOCK_DELTA, _BLOCK_DELTA.replace('"index":0', '"index":1')),
+        ("anthropic", "content_block_delta", _BLOCK_DELTA, _BLOCK_DELTA.replace('"index":0', '"index":0.0')),
+        ("anthropic", "content_block_delta", _BLOCK_DELTA, _BLOCK_DELTA.replace('"index":0', '"index":"0"')),
+        ("anthropic", "content_block_delta", _BLOCK_DELTA, _BLOCK_DELTA.replace("input_json_delta", "text_delta")),
+        ("gemini", "message", _GEMINI_SHAPE, _GEMINI_SHAPE.replace("true", "false")),
+        ("gemini", "message", _GEMINI_SHAPE, _GEMINI_SHAPE.replace(": 9", ": 9.5")),
+        ("gemini", "message", _GEMINI_SHAPE, _GEMINI_SHAPE.replace('"g"', '"g\\u0032"')),
+        ("gemini", "message", _GEMINI_SHAPE, _GEMINI_SHAPE.replace('"r"', "7")),
+        ("gemini", "message", _GEMINI_SHAPE, _GEMINI_SHAPE.replace('"hi"', '"h\\ud83d\\ude42"')),
+        ("openai-chat", "message", _CHAT_CHUNK, _CHAT_CHUNK.replace('"hi"', '"h\\"i"')),
+        ("openai-chat", "message", _CHAT_CHUNK, _CHAT_CHUNK.replace('"index":0', '"index":1')),
+        ("openai-chat", "message", _CHAT_CHUNK, _CHAT_CHUNK.replace('"c"', '"d"')),
+    ],
+)
+def test_a_payload_of_a_learned_shape_reads_as_the_full_decode(
+    provider: str, name: str, clean: str, variant: str
+) -> None:
+    """Each variant keeps the keys of a payload the reader just took (so it is read by that payload's shape, or
+    found not to be of it) and changes a value, its kind or its spelling."""
+    first: tuple[Any, ...] = ()
+    last: tuple[Any, ...] = ()
+    if provider in _CALL_STARTS and "delta" in name and "output_text" not in name:
+        first = (_compiled(_CALL_START_NAMES[provider], _CALL_STARTS[provider]),)
+        last = (_compiled(*_CALL_STOPS[provider]),)
+    elif provider == "openai-chat":
+        first = (_compiled("message", _CHAT_START),)
+    for _ in range(2):  # the second time, the clean payload's shape is learned twice over
+        _check(provider, name, variant, first, clean, last)
+        _check(provider, name, clean, first, clean, last)
+
+
+def test_a_note_reports_the_latest_payload_and_the_usage_is_decoded_when_read() -> None:
+    if typed.take_deltas is None:
+        pytest.skip("the compiled delta reader is not built")
+    chunks = [
+        _GEMINI_SHAPE,
+        _GEMINI_SHAPE.replace('"r"', '"r2"').replace(": 9", ": 11"),
+        _GEMINI_SHAPE.replace(',"modelVersion": "g","responseId": "r"', "").replace(": 9", ": 12"),
+    ]
+    normalizer = normalizer_for("gemini")
+    made = normalizer.normalize([_compiled("message", c) for c in chunks])
+    assert [e.type for e in made] == ["reasoning_delta"] * 3
+    assert type(normalizer._usage_payload) is str  # type: ignore[attr-defined]  # kept as text until read
+    assert (normalizer.response_id, normalizer.model) == ("r2", "g")
+    assert normalizer.usage == {"promptTokenCount": 3, "totalTokenCount": 12}
+    assert normalizer._usage_payload is None  # type: ignore[attr-defined]
+
+
+_ARGS = typed.member_path(("a",))
+
+
+@settings(max_examples=500)
+@given(_value, st.booleans(), st.booleans())
+@example({"x": [1.5, -0.0, 1e16, 1e-7, 2**70, "é\\n\x01\u2028🙂", None, True]}, True, True)
+def test_a_member_written_from_the_text_is_what_json_dumps_writes(value: Any, spaced: bool, ascii_only: bool) -> None:
+    if typed.compact_member is None:
+        pytest.skip("the compiled delta reader is not built")
+    text = '{"a": ' + json.dumps(value, ensure_ascii=ascii_only, indent=1 if spaced else None) + ', "b": 1}'
+    got = typed.compact_member(text, _ARGS)
+    if got is None:  # what it cannot promise: a key it would have to unescape, a number that is not finite
+        assert not isinstance(value, (dict, list)) or "\\" in text or "Infinity" in text or "NaN" in text
+        return
+    assert got == compact_json(json.loads(text)["a"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": {"k": 1, "k": 2}}',  # json.loads keeps the last value at the first key's place
+        '{"a": {"\\u006b": 1}}',
+        '{"a": {"x": "\\ud800"}}',
+        '{"a": {"big": 1e400}}',
+        '{"a": 5}',
+        '{"a": "text"}',
+        '{"a": {"x": 1},}',
+        '{"b": {}}',
+        '[{"a": {}}]',
+    ],
+)
+def test_members_it_cannot_promise_are_left_to_json_dumps(text: str) -> None:
+    if typed.compact_member is None:
+        pytest.skip("the compiled delta reader is not built")
+    assert typed.compact_member(text, _ARGS) is None
+
+
+def test_arguments_with_every_kind_of_value_are_written_from_the_text() -> None:
+    if typed.compact_member is None:
+        pytest.skip("the compiled delta reader is not built")
+    text = (
+        '{"a": {"q": "h\\u00e9 \\"x\\" \\/ \\n\\u0001 \\ud83d\\ude42", "n": -0, "big": 123456789012345678901234567890,'
+        ' "f": [1.50, 1e5, 1E-7, -0.0, 0.1], "ok": [true, false, null, {}, []]}}'
+    )
+    got = typed.compact_member(text, _ARGS)
+    assert got is not None and got == compact_json(json.loads(text)["a"])

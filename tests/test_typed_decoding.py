@@ -4,14 +4,12 @@ fast paths on and off, at several chunkings; and the fast paths really run on th
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers import CORPUS, FIXTURES, chunked, load_manifest
-from helpers.corpus import framing_for, provider_for
+from helpers import chunked
+from helpers.streams import all_streams
 from ssewire import Unified, collect, iter_events, iter_unified, normalizer_for
 from ssewire.events import LazyPayload
 from ssewire.normalizers import typed
@@ -19,25 +17,7 @@ from ssewire.normalizers import typed
 pytestmark = pytest.mark.skipif(not typed.set_enabled(True), reason="msgspec (the fast extra) is not installed")
 
 
-def _streams() -> list[tuple[str, bytes, Any, Any]]:
-    out = []
-    for expected_file in sorted(FIXTURES.glob("*.expected.json")):
-        expected = json.loads(expected_file.read_text(encoding="utf-8"))
-        stream = expected_file.with_name(expected_file.name[: -len(".expected.json")])
-        out.append((stream.name, stream.read_bytes(), expected["provider"], expected["framing"]))
-    for capture in load_manifest():
-        data = Path(CORPUS / capture["file"]).read_bytes()
-        out.append((capture["file"], data, provider_for(capture), framing_for(capture)))
-    try:
-        from benchmarks.generate import STREAMS, generate
-    except ImportError:  # the suite copied out of the source tree (wheel tests): the benchmark generator is not there
-        return out
-    for name, spec in STREAMS.items():
-        out.append((f"generated-{name}", generate(name, 300_000).data, spec.provider, spec.framing))
-    return out
-
-
-STREAMS = _streams()
+STREAMS = all_streams()
 
 
 def _events(data: bytes, provider: Any, framing: Any, size: Any, on: bool) -> list[Unified]:

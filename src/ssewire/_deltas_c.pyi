@@ -1,29 +1,60 @@
 """Type stub of the compiled delta reader (``_deltas_c.pyx``); it has no pure-Python twin: without it the normalisers
-decode every payload (see ``ssewire.normalizers.typed``)."""
+decode every payload and the accumulator takes every event in Python (see ``ssewire.normalizers.typed``)."""
 
 from typing import Any, Mapping, Optional, Union
 
 from typing_extensions import TypeAlias, disjoint_base
 
-__all__ = ["DeltaRule", "take_deltas", "use_types"]
+__all__ = ["DeltaRule", "MemberPath", "TextSink", "compact_member", "take_deltas", "take_texts", "use_types"]
 
+_Path: TypeAlias = tuple[Union[str, int], ...]
 _Variant: TypeAlias = tuple[Union[str, bool, None], tuple[tuple[int, str], ...]]  # (tag, ((text path, kind), ...))
 
 def use_types(
-    unified: type, fields: tuple[str, ...], defaults: tuple[Any, ...], lazy: type, undecoded: object, event: type
+    unified: type,
+    fields: tuple[str, ...],
+    defaults: tuple[Any, ...],
+    lazy: type,
+    undecoded: object,
+    event: type,
+    call: type,
 ) -> bool: ...
+
+@disjoint_base
+class TextSink:
+    texts: list[str]
+    reasonings: list[str]
+    taken: int
+    sequence: Any
+    def __init__(self, texts: list[str], reasonings: list[str]) -> None: ...
 
 @disjoint_base
 class DeltaRule:
     def __init__(
         self,
-        paths: tuple[tuple[Union[str, int], ...], ...],
+        paths: tuple[_Path, ...],
         cases: Mapping[Optional[str], tuple[Optional[str], tuple[_Variant, ...]]],
         type_path: int,
         tag_path: int = -1,
         seq_path: int = -1,
         nulls: tuple[int, ...] = (),
         absent: tuple[int, ...] = (),
+        key_path: int = -1,
+        notes: tuple[tuple[int, str], ...] = (),
     ) -> None: ...
 
-def take_deltas(events: list[Any], start: int, rule: DeltaRule, out: list[Any]) -> int: ...
+@disjoint_base
+class MemberPath:
+    def __init__(self, path: _Path) -> None: ...
+
+def compact_member(data: str, path: MemberPath) -> Optional[str]: ...
+def take_deltas(
+    events: list[Any],
+    start: int,
+    rule: DeltaRule,
+    out: list[Any],
+    calls: Optional[dict[Any, Any]] = None,
+    notes: Optional[list[Any]] = None,
+    sink: Optional[TextSink] = None,
+) -> int: ...
+def take_texts(events: list[Any], start: int, texts: list[str], reasonings: list[str]) -> tuple[int, Any]: ...

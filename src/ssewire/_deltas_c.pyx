@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, auto_pickle=False
 """The compiled hot path of the normalisers: a batch's text and reasoning delta events, read from each payload's
 JSON text without decoding it (strict JSON validation and member lookup in C, ``_c/sw_json.h``) and built in C
 (``_c/sw_slots.h``: the ``Unified`` and ``LazyPayload`` classes' own ``__slots__``, filled through their member
@@ -13,21 +13,30 @@ normalises that event the slow way and calls again. The events it makes equal th
 (tests/test_delta_reader.py proves it on every recording and on generated adversarial payloads).
 """
 
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_DECREF
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.string cimport memcmp, memcpy
 
 from ._json_fields cimport (
     SW_J_ABSENT,
     SW_J_INT,
     SW_J_NULL,
+    SW_J_OBJECT,
+    SW_J_OTHER,
     SW_J_STRING,
     SW_J_TRUE,
     SW_JSON_MAX_PATHS,
     SW_JSON_MAX_STEPS,
     SW_JSON_ONLY,
+    SW_JSON_COMPACT_ROOM,
+    sw_json_compact,
+    sw_json_learn,
     sw_json_locate,
+    sw_json_match,
+    sw_json_shape,
     sw_json_paths,
+    sw_json_prepare,
     sw_json_string,
     sw_json_val,
     sw_slots,
@@ -43,83 +52,171 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object s)
     Py_ssize_t PyUnicode_GET_LENGTH(object s)
     PyObject* PyErr_Occurred()
+    PyObject* PyDict_GetItem(object d, object key)
+    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+    long PyLong_AsLong(object o) noexcept  # only on the small ints DeltaRule stores
+    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
     object PyLong_FromString(const char* s, char** end, int base)
 
-__all__ = ["DeltaRule", "take_deltas", "use_types"]
+__all__ = ["DeltaRule", "MemberPath", "TextSink", "compact_member", "take_deltas", "take_texts", "use_types"]
 
 # -- the objects it reads and makes -------------------------------------------------------------------------------
 
-cdef sw_slots _unified, _lazy, _event
+cdef sw_slots _unified, _lazy, _event, _call
 cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded
-cdef list _defaults = []
+cdef PyObject* _defaults[20]
 cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0
+cdef Py_ssize_t _id_at = 0, _name_at = 0, _fragment_at = 0, _server_at = 0, _signature_at = 0
 cdef object _undecoded = None
+_TOOL_DELTA = "tool_call_delta"
+cdef str _TEXT = "text_delta", _REASONING = "reasoning_delta"
 
 
-def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event):
+def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event, call):
     """Tell the reader what to build: ``unified`` (``Unified``: its ``__slots__`` ``fields``, each starting as the
     matching one of ``defaults``) and ``lazy`` (``LazyPayload``: ``text``, and ``_value`` starting as
-    ``undecoded``); and ``event``, the compiled scanners' event type, whose ``event`` and ``data`` it reads
-    directly. Returns whether every type has the fields named as plain slots (False: the reader stays off)."""
-    global _types, _defaults, _type_at, _text_at, _sequence_at, _raw_at, _undecoded
+    ``undecoded``); ``event``, the compiled scanners' event type, whose ``event`` and ``data`` it reads
+    directly; and ``call`` (``OpenCall``), whose ``id``, ``name``, ``server`` and ``parts`` a tool argument delta
+    reads and extends. Returns whether every type has the fields named as plain slots (False: the reader stays
+    off)."""
+    global _types, _type_at, _text_at, _sequence_at, _raw_at, _id_at, _name_at, _fragment_at, _server_at
+    global _signature_at, _undecoded
+    cdef Py_ssize_t i
     _types = None
     if len(fields) != len(defaults) or len(fields) > 20:
         raise ValueError("one default per field, at most 20 fields")
     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
-            or sw_slots_init(&_event, event, ("event", "data")) != 1):
+            or sw_slots_init(&_event, event, ("event", "data")) != 1
+            or sw_slots_init(&_call, call, ("id", "name", "server", "parts")) != 1):
         return False
     _type_at, _text_at = fields.index("type"), fields.index("text")
     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
-    _defaults = list(defaults)
+    _id_at, _name_at = fields.index("tool_call_id"), fields.index("tool_name")
+    _fragment_at, _server_at = fields.index("arguments_delta"), fields.index("server")
+    _signature_at = fields.index("signature")
+    for i in range(len(defaults)):
+        _defaults[i] = <PyObject*>defaults[i]
     _undecoded = undecoded
-    _types = (unified, lazy, event, defaults)
+    _types = (unified, lazy, event, call, defaults)
     return True
 
 
-cdef object _new_delta(object kind, object data, object text, object sequence):
-    """``Unified(kind, text=text, sequence=sequence)`` whose ``raw`` is ``LazyPayload(data)``."""
+cdef object _new_event(object kind, object data, object text, object sequence, object call):
+    """``Unified(kind, text=text, sequence=sequence)`` whose ``raw`` is ``LazyPayload(data)``; for a tool argument
+    delta (``call`` not None) ``text`` is the ``arguments_delta`` and the call's id, name and server are set."""
     cdef PyObject* values[20]
     cdef PyObject* lazy_values[2]
-    cdef Py_ssize_t i
     lazy_values[0] = <PyObject*>data
     lazy_values[1] = <PyObject*>_undecoded
     lazy = sw_slots_new(&_lazy, lazy_values)
-    for i in range(len(_defaults)):
-        values[i] = <PyObject*>_defaults[i]
+    memcpy(values, _defaults, _unified.n * sizeof(PyObject*))
     values[_type_at] = <PyObject*>kind
-    values[_text_at] = <PyObject*>text
     values[_sequence_at] = <PyObject*>sequence
     values[_raw_at] = <PyObject*>lazy
+    if call is None:
+        values[_text_at] = <PyObject*>text
+    else:
+        values[_fragment_at] = <PyObject*>text
+        values[_id_at] = sw_slots_get(&_call, call, 0)
+        values[_name_at] = sw_slots_get(&_call, call, 1)
+        values[_server_at] = sw_slots_get(&_call, call, 2)
     return sw_slots_new(&_unified, values)
+
+
+# -- where the text of a run can go instead of events --------------------------------------------------------------
+
+cdef class TextSink:
+    """Where :func:`take_deltas` puts the text of the text and reasoning deltas it takes, instead of making their
+    events (what an accumulator that only joins them needs): ``texts`` and ``reasonings`` get each delta's text in
+    order, ``taken`` counts them, and ``sequence`` is the last sequence number of any event taken (None: none had
+    one). The reader of the sink resets ``taken`` and ``sequence``."""
+
+    cdef public list texts, reasonings
+    cdef public Py_ssize_t taken
+    cdef public object sequence
+
+    def __init__(self, list texts, list reasonings):
+        self.texts, self.reasonings = texts, reasonings
+        self.taken = 0
+        self.sequence = None
 
 
 # -- the rules ----------------------------------------------------------------------------------------------------
 
+cdef enum:
+    MAX_CASES = 16
+    MAX_VARIANTS = 8
+    MAX_CANDIDATES = 4
+
+cdef enum:
+    TAG_ANY = 0
+    TAG_TRUE = 1
+    TAG_STRING = 2
+
+cdef struct Candidate:
+    int path
+    int kind  # index into DeltaRule.kinds
+
+cdef struct Variant:
+    int tag  # TAG_*
+    const char* tag_text
+    Py_ssize_t tag_len
+    int n
+    Candidate candidates[MAX_CANDIDATES]
+
+cdef struct Case:
+    const char* expected  # NULL: absent or null
+    Py_ssize_t expected_len
+    int n
+    Variant variants[MAX_VARIANTS]
+    sw_json_shape* shapes[2]  # the shapes of the last payloads taken (NULL until one is learned)
+    int next_shape  # the one to learn into next
+
+
 cdef class DeltaRule:
     """Which events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers.typed``).
 
-    ``paths``: up to 16 paths into the payload object, each 1 to 4 steps: a member key, or 0 for the one element
+    ``paths``: up to 16 paths into the payload object, each 1 to 6 steps: a member key, or 0 for the one element
     of an array (an array with more elements there is not this shape). ``cases``: SSE event name (None for an event
     without one) -> ``(type, variants)``: the payload's ``paths[type_path]`` must be the string ``type`` (``type``
     None: absent or null). The first variant ``(tag, candidates)`` whose tag matches ``paths[tag_path]`` applies:
     a string tag matches that string, ``True`` the JSON ``true``, None anything (with ``tag_path`` -1 the first
     variant applies). Its candidates ``(text_path, kind)`` must each be a string, null or absent; the first
-    non-empty string is the event's text and kind, and any other non-empty one must be of the same kind.
+    non-empty string is the event's text and kind, and any other non-empty one must be of the same kind. A variant
+    without candidates makes a ``raw`` event. A candidate of kind ``tool_call_delta`` is a tool call's argument
+    fragment: ``paths[key_path]`` (a non-empty string without escapes, or an integer) must name an open call in
+    the ``calls`` given to :func:`take_deltas`; the fragment joins the call's parts and the event carries its id,
+    name and server flag.
     ``nulls``: paths that must be absent or null; ``absent``: paths that must not be there at all.
     ``seq_path``: an integer member (absent or null: None) that becomes the event's ``sequence``, or -1.
+    ``notes``: up to 4 ``(path, kind)`` whose values a taken payload reports in the ``notes`` list given to
+    :func:`take_deltas` (the latest one wins) when the value is of that kind: ``"string"`` as its str, ``"int"``
+    as its int, ``"object"`` as the payload's whole text (decode it when it is needed); a value of another kind
+    leaves its note as it was.
     """
 
     cdef sw_json_paths c_paths
-    cdef tuple keys  # the UTF-8 bytes the path pointers point into
-    cdef dict cases
+    cdef tuple keep  # the bytes and str objects the C structures point into or name
+    cdef tuple kinds  # the event kinds candidates name, by index
+    cdef dict case_at  # SSE event name -> index into c_cases
+    cdef Case c_cases[MAX_CASES]
+    cdef int n_cases  # how many of c_cases are set up (their shapes freed with the rule)
     cdef int n_nulls, n_absent
     cdef int c_nulls[16]
     cdef int c_absent[16]
-    cdef int type_path, tag_path, seq_path
+    cdef int type_path, tag_path, seq_path, key_path
+    cdef int tool_kind  # the index of tool_call_delta in kinds, or -1
+    cdef int text_kind, reasoning_kind  # the indexes of text_delta and reasoning_delta in kinds, or -1
+    cdef int n_notes
+    cdef int c_notes[4]
+    cdef int c_note_kinds[4]  # SW_J_STRING, SW_J_INT or SW_J_OBJECT
 
-    def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=()):
-        cdef list keys = []
-        cdef int i, j
+    def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=(),
+                 int key_path=-1, notes=()):
+        cdef list keys = [], keep = [], kinds = []
+        cdef int i, j, k
+        cdef Case* case
+        cdef Variant* variant
         if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
             raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
         for path in paths:
@@ -128,12 +225,20 @@ cdef class DeltaRule:
             ):
                 raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
             keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
-        for index in (type_path, tag_path, seq_path, *nulls, *absent):
+        note_kinds = {"string": SW_J_STRING, "int": SW_J_INT, "object": SW_J_OBJECT}
+        if any(len(note) != 2 or note[1] not in note_kinds for note in notes):
+            raise ValueError("a note is (path index, 'string' | 'int' | 'object')")
+        note_paths = [note[0] for note in notes]
+        for index in (type_path, tag_path, seq_path, key_path, *nulls, *absent, *note_paths):
             if not -1 <= index < len(paths):
                 raise ValueError(f"path index {index} out of range")
-        if len(nulls) > SW_JSON_MAX_PATHS or len(absent) > SW_JSON_MAX_PATHS or -1 in (*nulls, *absent):
-            raise ValueError("nulls and absent name paths of the rule")
-        self.keys = tuple(keys)
+        if len(nulls) > SW_JSON_MAX_PATHS or len(absent) > SW_JSON_MAX_PATHS or -1 in (*nulls, *absent, *note_paths):
+            raise ValueError("nulls, absent and notes name paths of the rule")
+        if len(notes) > 4:
+            raise ValueError("a DeltaRule has at most 4 notes")
+        if len(cases) > MAX_CASES:
+            raise ValueError(f"a DeltaRule has at most {MAX_CASES} cases")
+        keep.append(tuple(keys))
         self.c_paths.n = len(keys)
         for i in range(len(keys)):
             self.c_paths.steps[i] = len(keys[i])
@@ -145,31 +250,77 @@ cdef class DeltaRule:
                 else:
                     self.c_paths.key[i][j] = step
                     self.c_paths.len[i][j] = len(step)
-        self.cases = {}
-        for name, (expected, variants) in cases.items():
+        sw_json_prepare(&self.c_paths)
+        self.case_at = {}
+        for i, (name, (expected, variants)) in enumerate(cases.items()):
+            case = &self.c_cases[i]
+            self.case_at[name] = i
+            case.shapes[0] = case.shapes[1] = NULL
+            case.next_shape = 0
             if expected is not None and type_path < 0:
                 raise ValueError("a type to match needs a type path")
-            compiled = []
-            for tag, candidates in variants:
-                for text_path, _kind in candidates:
-                    if not 0 <= text_path < len(paths):
-                        raise ValueError(f"text path index {text_path} out of range")
+            if len(variants) > MAX_VARIANTS:
+                raise ValueError(f"a case has at most {MAX_VARIANTS} variants")
+            case.expected, case.expected_len = NULL, 0
+            if expected is not None:
+                text = expected.encode("utf-8")
+                keep.append(text)
+                case.expected, case.expected_len = text, len(text)
+            case.n = len(variants)
+            for j, (tag, candidates) in enumerate(variants):
+                variant = &case.variants[j]
                 if not (tag is None or tag is True or type(tag) is str):
                     raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
-                compiled.append((tag.encode("utf-8") if type(tag) is str else tag, tuple(candidates)))
-            self.cases[name] = (None if expected is None else expected.encode("utf-8"), tuple(compiled))
-        self.type_path, self.tag_path, self.seq_path = type_path, tag_path, seq_path
+                if len(candidates) > MAX_CANDIDATES:
+                    raise ValueError(f"a variant has at most {MAX_CANDIDATES} candidates")
+                variant.tag, variant.tag_text, variant.tag_len = TAG_ANY, NULL, 0
+                if tag is True:
+                    variant.tag = TAG_TRUE
+                elif tag is not None:
+                    text = tag.encode("utf-8")
+                    keep.append(text)
+                    variant.tag, variant.tag_text, variant.tag_len = TAG_STRING, text, len(text)
+                variant.n = len(candidates)
+                for k, (text_path, kind) in enumerate(candidates):
+                    if not 0 <= text_path < len(paths):
+                        raise ValueError(f"text path index {text_path} out of range")
+                    if kind == _TOOL_DELTA and key_path < 0:
+                        raise ValueError("a tool_call_delta candidate needs a key path")
+                    if kind not in kinds:
+                        kinds.append(kind)
+                    variant.candidates[k].path = text_path
+                    variant.candidates[k].kind = kinds.index(kind)
+        self.tool_kind = kinds.index(_TOOL_DELTA) if _TOOL_DELTA in kinds else -1
+        self.text_kind = kinds.index(_TEXT) if _TEXT in kinds else -1
+        self.reasoning_kind = kinds.index(_REASONING) if _REASONING in kinds else -1
+        kinds.append("raw")
+        self.kinds = tuple(kinds)
+        self.keep = tuple(keep)
+        self.type_path, self.tag_path, self.seq_path, self.key_path = type_path, tag_path, seq_path, key_path
         self.n_nulls, self.n_absent = len(nulls), len(absent)
         for i in range(self.n_nulls):
             self.c_nulls[i] = nulls[i]
         for i in range(self.n_absent):
             self.c_absent[i] = absent[i]
+        self.n_cases = len(cases)
+        self.n_notes = len(notes)
+        for i in range(self.n_notes):
+            self.c_notes[i] = notes[i][0]
+            self.c_note_kinds[i] = note_kinds[notes[i][1]]
+
+    def __cinit__(self):
+        self.n_cases = 0
+
+    def __dealloc__(self):
+        cdef int i
+        for i in range(self.n_cases):
+            PyMem_Free(self.c_cases[i].shapes[0])
+            PyMem_Free(self.c_cases[i].shapes[1])
 
 
-cdef inline bint _is(const sw_json_val* v, bytes want):
+cdef inline bint _is(const sw_json_val* v, const char* want, Py_ssize_t n):
     """The located value is the string ``want`` (spelled without escapes)."""
-    return (v.kind == SW_J_STRING and not v.escaped and v.len == len(want)
-            and memcmp(v.start, <const char*>want, v.len) == 0)
+    return v.kind == SW_J_STRING and not v.escaped and v.len == n and memcmp(v.start, want, n) == 0
 
 
 cdef inline bint _none(const sw_json_val* v):
@@ -177,6 +328,7 @@ cdef inline bint _none(const sw_json_val* v):
 
 
 cdef object _NOT_TAKEN = object()
+cdef object _SUNK = object()
 # Deltas are small; a larger payload goes to the full decode, so reading one never adds a UTF-8 copy of a large
 # non-ASCII payload to the memory an event costs.
 cdef Py_ssize_t _MAX_CHARS = 64 * 1024
@@ -193,20 +345,81 @@ cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:
     return -value if negative else value
 
 
-cdef object _take(DeltaRule rule, object name, object data):
-    """The event one payload makes, or _NOT_TAKEN."""
+cdef object _integer(const sw_json_val* v):
+    """A located JSON integer as a Python int."""
+    cdef char digits[32]
+    if v.len <= 18:  # fits a long long
+        return _small_int(v.start, v.len)
+    if v.len >= 32:
+        return None
+    memcpy(digits, v.start, v.len)
+    digits[v.len] = 0
+    return PyLong_FromString(digits, NULL, 10)
+
+
+cdef void _learn(Case* case, const char* text, Py_ssize_t size, int n_paths, const sw_json_val* vals) noexcept:
+    """Learn the shape of a payload taken after no shape matched it, in place of the older of the case's two."""
+    cdef sw_json_shape* shape = case.shapes[case.next_shape]
+    if shape is NULL:
+        shape = <sw_json_shape*>PyMem_Malloc(sizeof(sw_json_shape))
+        if shape is NULL:
+            return  # no memory for a shape: payloads are located the full way
+        shape.len = 0
+        case.shapes[case.next_shape] = shape
+    if sw_json_learn(shape, text, size, n_paths, vals):
+        case.next_shape ^= 1
+
+
+cdef inline bint _spells(object text, const sw_json_val* v, bint ascii):
+    """``text`` is the str the located string spells (checked for an ASCII payload's strings without escapes)."""
+    return (ascii and not v.escaped and type(text) is str and PyUnicode_IS_COMPACT_ASCII(text)
+            and PyUnicode_GET_LENGTH(text) == v.len and memcmp(PyUnicode_DATA(text), v.start, v.len) == 0)
+
+
+cdef object _note(DeltaRule rule, int i, const sw_json_val* v, object data, bint ascii, list notes):
+    """What note ``i`` of a taken payload reports: None for nothing, _NOT_TAKEN for a string with a lone
+    surrogate. A string equal to the one the note decoded last is that str again (no new object)."""
+    cdef PyObject* found
+    if v.kind != rule.c_note_kinds[i]:
+        return None
+    if v.kind == SW_J_OBJECT:
+        return data
+    if v.kind == SW_J_INT:
+        return _integer(v)
+    last = notes[rule.n_notes + i]
+    if _spells(last, v, ascii):
+        return last
+    found = sw_json_string(v, ascii)
+    if found is NULL:
+        if PyErr_Occurred() is not NULL:
+            raise MemoryError()
+        return _NOT_TAKEN
+    value = <object>found
+    Py_DECREF(value)
+    return value
+
+
+cdef object _take(DeltaRule rule, object name, object data, object calls, object notes, TextSink sink):
+    """The event one payload makes, _SUNK when its text went to ``sink``, or _NOT_TAKEN."""
     cdef sw_json_val vals[16]
     cdef Py_ssize_t size
     cdef const char* text
     cdef const sw_json_val* v
     cdef const sw_json_val* chosen_text = NULL
-    cdef PyObject* decoded
-    cdef char digits[32]
-    cdef int i
-    case = rule.cases.get(name)
-    if case is None or type(data) is not str or len(<str>data) > _MAX_CHARS:
+    cdef Case* case
+    cdef bint matched = False
+    cdef const Variant* variant = NULL
+    cdef PyObject* found
+    cdef PyObject* parts = NULL
+    cdef int i, j, n_noted, kind = -1
+    cdef bint ascii
+    cdef PyObject* noted[4]
+    found = PyDict_GetItem(rule.case_at, name)  # borrowed; never raises for str and None
+    if found is NULL or type(data) is not str or len(<str>data) > _MAX_CHARS:
         return _NOT_TAKEN
-    if PyUnicode_IS_COMPACT_ASCII(data):  # the usual payload: its characters are its UTF-8
+    ascii = PyUnicode_IS_COMPACT_ASCII(data)
+    case = &rule.c_cases[PyLong_AsLong(<object>found)]
+    if ascii:  # the usual payload: its characters are its UTF-8
         text = <const char*>PyUnicode_DATA(data)
         size = PyUnicode_GET_LENGTH(data)
     else:
@@ -214,14 +427,17 @@ cdef object _take(DeltaRule rule, object name, object data):
             text = PyUnicode_AsUTF8AndSize(data, &size)
         except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
             return _NOT_TAKEN
-    if not sw_json_locate(text, size, &rule.c_paths, vals):
+    for i in range(2):
+        if case.shapes[i] is not NULL and sw_json_match(case.shapes[i], text, size, rule.c_paths.n, vals):
+            matched = True
+            break
+    if not matched and not sw_json_locate(text, size, &rule.c_paths, vals):
         return _NOT_TAKEN
-    expected = (<tuple>case)[0]
     if rule.type_path >= 0:
-        if expected is None:
+        if case.expected is NULL:
             if not _none(&vals[rule.type_path]):
                 return _NOT_TAKEN
-        elif not _is(&vals[rule.type_path], <bytes>expected):
+        elif not _is(&vals[rule.type_path], case.expected, case.expected_len):
             return _NOT_TAKEN
     for i in range(rule.n_nulls):
         if not _none(&vals[rule.c_nulls[i]]):
@@ -229,55 +445,105 @@ cdef object _take(DeltaRule rule, object name, object data):
     for i in range(rule.n_absent):
         if vals[rule.c_absent[i]].kind != SW_J_ABSENT:
             return _NOT_TAKEN
-    chosen = None
-    for variant in <tuple>(<tuple>case)[1]:
-        tag = (<tuple>variant)[0]
-        if (rule.tag_path < 0 or tag is None or (tag is True and vals[rule.tag_path].kind == SW_J_TRUE)
-                or (type(tag) is bytes and _is(&vals[rule.tag_path], <bytes>tag))):
-            chosen = (<tuple>variant)[1]
+    for i in range(case.n):
+        variant = &case.variants[i]
+        if (rule.tag_path < 0 or variant.tag == TAG_ANY
+                or (variant.tag == TAG_TRUE and vals[rule.tag_path].kind == SW_J_TRUE)
+                or (variant.tag == TAG_STRING and _is(&vals[rule.tag_path], variant.tag_text, variant.tag_len))):
             break
-    if chosen is None:
+        variant = NULL
+    if variant is NULL:
         return _NOT_TAKEN
-    kind = None
-    for candidate in <tuple>chosen:
-        v = &vals[<int>(<tuple>candidate)[0]]
+    for i in range(variant.n):
+        v = &vals[variant.candidates[i].path]
         if v.kind == SW_J_STRING:
             if v.len == 0:
                 continue
-            if kind is None:
-                kind = (<tuple>candidate)[1]
+            if kind < 0:
+                kind = variant.candidates[i].kind
                 chosen_text = v
-            elif kind != (<tuple>candidate)[1]:
+            elif kind != variant.candidates[i].kind:
                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
         elif not _none(v):
             return _NOT_TAKEN
-    if kind is None:
-        return _NOT_TAKEN
-    decoded = sw_json_string(chosen_text)
-    if decoded is NULL:
-        if PyErr_Occurred() is not NULL:
-            raise MemoryError()
-        return _NOT_TAKEN  # a lone surrogate
-    delta = <object>decoded
-    Py_DECREF(delta)
     seq = None
     if rule.seq_path >= 0:
         v = &vals[rule.seq_path]
-        if v.kind == SW_J_INT and v.len <= 18:  # fits a long long
-            seq = _small_int(v.start, v.len)
-        elif v.kind == SW_J_INT and v.len < 32:
-            memcpy(digits, v.start, v.len)
-            digits[v.len] = 0
-            seq = PyLong_FromString(digits, NULL, 10)
+        if v.kind == SW_J_INT:
+            seq = _integer(v)
+            if seq is None:
+                return _NOT_TAKEN
         elif not _none(v):
             return _NOT_TAKEN
-    return _new_delta(kind, data, delta, seq)
+    if not matched:  # taken: read the next payloads of this case by their shape
+        _learn(case, text, size, rule.c_paths.n, vals)
+    call = None
+    if variant.n == 0:  # an event that is only ever raw
+        kind = len(rule.kinds) - 1
+        delta = ""
+    elif kind < 0:
+        return _NOT_TAKEN
+    else:
+        if kind == rule.tool_kind:
+            v = &vals[rule.key_path]
+            if calls is None or not ((v.kind == SW_J_STRING and not v.escaped and v.len > 0) or v.kind == SW_J_INT):
+                return _NOT_TAKEN
+            key = _integer(v) if v.kind == SW_J_INT else PyUnicode_DecodeUTF8(v.start, v.len, NULL)
+            if key is None:
+                return _NOT_TAKEN
+            found = PyDict_GetItemWithError(<dict>calls, key)
+            if found is NULL or not sw_slots_is(&_call, <object>found):
+                return _NOT_TAKEN
+            call = <object>found
+            parts = sw_slots_get(&_call, call, 3)
+            if parts is NULL or type(<object>parts) is not list:
+                return _NOT_TAKEN
+        found = sw_json_string(chosen_text, ascii)
+        if found is NULL:
+            if PyErr_Occurred() is not NULL:
+                raise MemoryError()
+            return _NOT_TAKEN  # a lone surrogate
+        delta = <object>found
+        Py_DECREF(delta)
+    n_noted = rule.n_notes if notes is not None else 0
+    for i in range(n_noted):  # every note read before anything changes: one may refuse the payload
+        value = _note(rule, i, &vals[rule.c_notes[i]], data, ascii, notes)
+        if value is _NOT_TAKEN:
+            for j in range(i):
+                Py_DECREF(<object>noted[j])
+            return _NOT_TAKEN
+        Py_INCREF(value)
+        noted[i] = <PyObject*>value
+    # taken: nothing below can fail
+    if call is not None:
+        (<list><object>parts).append(delta)
+    for i in range(n_noted):
+        if noted[i] != <PyObject*>None:
+            notes[i] = <object>noted[i]
+            if rule.c_note_kinds[i] == SW_J_STRING:
+                notes[rule.n_notes + i] = <object>noted[i]
+        Py_DECREF(<object>noted[i])
+    if sink is not None:
+        if seq is not None:
+            sink.sequence = seq
+        if kind == rule.text_kind or kind == rule.reasoning_kind:
+            (sink.texts if kind == rule.text_kind else sink.reasonings).append(delta)
+            sink.taken += 1
+            return _SUNK
+    return _new_event(rule.kinds[kind], data, delta, seq, call)
 
 
-def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):
+def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out, dict calls=None, list notes=None,
+                TextSink sink=None):
     """Append the delta events of ``events[start:]`` to ``out`` until the first event that is not one; return
     that event's index (``len(events)`` when every event was taken, ``start`` when ``use_types`` has not
-    succeeded)."""
+    succeeded). ``calls``: the open tool calls by key, for rules that read argument deltas; ``notes``: two items per
+    note of the rule: first the value each note reported last (set by each payload taken that reports it; the
+    caller clears it once read), then, for string notes, the str decoded last (kept: a payload that spells the same
+    string reports that str again); ``sink``: where the text of text and reasoning deltas
+    goes instead of their events (see :class:`TextSink`)."""
+    if notes is not None and len(notes) != 2 * rule.n_notes:
+        raise ValueError(f"two items per note of the rule ({2 * rule.n_notes}), not {len(notes)}")
     cdef Py_ssize_t i = start, n = len(events)
     cdef PyObject* name
     cdef PyObject* data
@@ -288,11 +554,117 @@ def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out):
         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
         if data is not NULL:  # the compiled scanners' event: its fields read directly
-            made = _take(rule, <object>name, <object>data)
+            made = _take(rule, <object>name, <object>data, calls, notes, sink)
         else:
-            made = _take(rule, event.event, event.data)
+            made = _take(rule, event.event, event.data, calls, notes, sink)
         if made is _NOT_TAKEN:
             break
-        out.append(made)
+        if made is not _SUNK:
+            out.append(made)
         i += 1
     return i
+
+
+# -- one member's compact text -------------------------------------------------------------------------------------
+
+cdef class MemberPath:
+    """A path to one member of a payload object, for :func:`compact_member` (steps as a ``DeltaRule`` path)."""
+
+    cdef sw_json_paths c_paths
+    cdef tuple keys
+
+    def __init__(self, path):
+        if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+            not (type(step) is str or (type(step) is int and step == 0)) for step in path
+        ):
+            raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+        self.keys = tuple(None if type(step) is int else step.encode("utf-8") for step in path)
+        self.c_paths.n = 1
+        self.c_paths.steps[0] = len(self.keys)
+        for j in range(len(self.keys)):
+            step = self.keys[j]
+            if step is None:
+                self.c_paths.key[0][j] = NULL
+                self.c_paths.len[0][j] = SW_JSON_ONLY
+            else:
+                self.c_paths.key[0][j] = step
+                self.c_paths.len[0][j] = len(step)
+        sw_json_prepare(&self.c_paths)
+
+
+def compact_member(str data, MemberPath path):
+    """``json.dumps(member, ensure_ascii=False, separators=(",", ":"))`` of the member of the JSON object ``data``
+    at ``path`` (an object or an array), written from the payload text without decoding it; None when the payload
+    is not strict JSON, the member is not there or is another kind of value, or its text cannot be promised (see
+    ``sw_json_compact`` in ``_c/sw_json.h``: a repeated key, a key with an escape ...)."""
+    cdef sw_json_val val
+    cdef Py_ssize_t size, n
+    cdef const char* text
+    cdef char* buffer
+    if len(data) > _MAX_CHARS:
+        return None
+    if PyUnicode_IS_COMPACT_ASCII(data):
+        text = <const char*>PyUnicode_DATA(data)
+        size = PyUnicode_GET_LENGTH(data)
+    else:
+        try:
+            text = PyUnicode_AsUTF8AndSize(data, &size)
+        except UnicodeEncodeError:
+            return None
+    if not sw_json_locate(text, size, &path.c_paths, &val):
+        return None
+    if not (val.kind == SW_J_OBJECT or (val.kind == SW_J_OTHER and val.start != NULL and val.start[0] == b'[')):
+        return None
+    buffer = <char*>PyMem_Malloc(SW_JSON_COMPACT_ROOM(val.len))
+    if buffer is NULL:
+        raise MemoryError()
+    try:
+        n = sw_json_compact(val.start, val.len, buffer)
+        if n < 0:
+            return None
+        return PyUnicode_DecodeUTF8(buffer, n, NULL)
+    finally:
+        PyMem_Free(buffer)
+
+
+# -- the accumulator's hot path -----------------------------------------------------------------------------------
+
+
+cdef inline bint _kind_is(PyObject* kind, str want):
+    return kind == <PyObject*>want or (type(<object>kind) is str and <str><object>kind == want)
+
+
+def take_texts(list events, Py_ssize_t start, list texts, list reasonings):
+    """``Accumulator``'s hot path: append the ``text`` of each ``text_delta`` (to ``texts``) and
+    ``reasoning_delta`` (to ``reasonings``) without a signature, from ``events[start]`` on, until the first other
+    event. Returns ``(index of that event, the last non-None sequence among them or None)``."""
+    cdef Py_ssize_t i = start, n = len(events)
+    cdef PyObject* kind
+    cdef PyObject* sequence = NULL
+    cdef PyObject* value
+    if _types is None:
+        return start, None
+    while i < n:
+        event = events[i]
+        if not sw_slots_is(&_unified, event):
+            break
+        if sw_slots_get(&_unified, event, _signature_at) != <PyObject*>None:
+            break
+        kind = sw_slots_get(&_unified, event, _type_at)
+        if kind is NULL:
+            break
+        if _kind_is(kind, _TEXT):
+            target = texts
+        elif _kind_is(kind, _REASONING):
+            target = reasonings
+        else:
+            break
+        value = sw_slots_get(&_unified, event, _text_at)
+        if value is NULL:
+            break
+        target.append(<object>value)
+        value = sw_slots_get(&_unified, event, _sequence_at)
+        if value is not NULL and value != <PyObject*>None:
+            sequence = value
+        i += 1
+    return i, (None if sequence is NULL else <object>sequence)

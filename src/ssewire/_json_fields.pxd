@@ -14,6 +14,8 @@ cdef extern from "_c/sw_json.h":
         SW_J_INT
         SW_J_NULL
         SW_J_TRUE
+        SW_J_OBJECT
+        SW_J_OTHER
     ctypedef struct sw_json_val:
         int kind
         int escaped
@@ -22,11 +24,20 @@ cdef extern from "_c/sw_json.h":
     ctypedef struct sw_json_paths:
         int n
         int steps[16]
-        const char* key[16][6]
-        Py_ssize_t len[16][6]
+        const char* key[16][8]
+        Py_ssize_t len[16][8]
+    void sw_json_prepare(sw_json_paths* paths) noexcept
+    ctypedef struct sw_json_shape:
+        Py_ssize_t len
+    int sw_json_learn(sw_json_shape* shape, const char* text, Py_ssize_t n, int n_paths,
+                      const sw_json_val* vals) noexcept
+    int sw_json_match(const sw_json_shape* shape, const char* text, Py_ssize_t n, int n_paths,
+                      sw_json_val* vals) noexcept
+    Py_ssize_t SW_JSON_COMPACT_ROOM(Py_ssize_t n)
+    Py_ssize_t sw_json_compact(const char* p, Py_ssize_t n, char* out) noexcept
     int sw_json_locate(const char* text, Py_ssize_t n, const sw_json_paths* paths, sw_json_val* vals) noexcept
     # a new reference; NULL with no exception set for a string the full decode must read (a lone surrogate)
-    PyObject* sw_json_string(const sw_json_val* v)
+    PyObject* sw_json_string(const sw_json_val* v, int ascii)
 
 cdef extern from "_c/sw_slots.h":
     ctypedef struct sw_slots:

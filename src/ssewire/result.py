@@ -11,9 +11,16 @@ from typing import Any, Iterable, Optional
 from .events import Unified
 from .normalizers.providers import meta_from
 from .normalizers.tool_calls import decode_arguments
+from .normalizers.typed import TextSink
+from .normalizers.typed import take_texts as _take_texts
 from .usage import Usage
 
-__all__ = ["Accumulator", "StreamResult", "ToolCall", "collect"]
+__all__ = ["DELTA_KINDS", "Accumulator", "StreamResult", "ToolCall", "collect"]
+
+_TEXTS = frozenset({"text_delta", "reasoning_delta"})
+
+#: The events that carry a piece of the answer (what time-to-first-token and the gaps between tokens measure).
+DELTA_KINDS = frozenset({"text_delta", "reasoning_delta", "tool_call_start", "tool_call_delta"})
 
 
 class ToolCall:
@@ -144,7 +151,19 @@ class StreamResult:
 class Accumulator:
     """Feeds on unified events (``add``) and builds the :class:`StreamResult` (``result``)."""
 
-    __slots__ = ("_calls", "_done", "_meta_found", "_order", "_reasoning", "_result", "_text", "_usage")
+    __slots__ = (
+        "_calls",
+        "_done",
+        "_meta_found",
+        "_order",
+        "_reasoning",
+        "_result",
+        "_sink",
+        "_text",
+        "_usage",
+        "deltas",
+        "events",
+    )
 
     def __init__(self) -> None:
         self._text: list[str] = []
@@ -155,6 +174,11 @@ class Accumulator:
         self._usage: Optional[dict[str, Any]] = None  # the provider's latest usage object
         self._done = False
         self._meta_found = False
+        self._sink: Any = None if TextSink is None else TextSink(self._text, self._reasoning)
+        #: How many events were taken, and how many of them were deltas (text, reasoning, a tool call's start or
+        #: arguments), counting the ones a normaliser handed over as text only (:meth:`text_sink`).
+        self.events = 0
+        self.deltas = 0
 
     def _call(self, event: Unified) -> ToolCall:
         call = self._calls.get(event.tool_call_id)
@@ -170,6 +194,9 @@ class Accumulator:
         """Take one event into the result."""
         kind = event.type
         result = self._result
+        self.events += 1
+        if kind in DELTA_KINDS:
+            self.deltas += 1
         if not self._meta_found and event.raw is not None:
             self._meta(event.raw)
         if event.sequence is not None:
@@ -217,22 +244,64 @@ class Accumulator:
             result.signatures.append(event.signature)
 
     def extend(self, events: Iterable[Unified]) -> Accumulator:
-        """``add`` every event; returns self. Plain text and reasoning deltas (the bulk of a stream, once the
-        response id and model are known) are taken inline, exactly as :meth:`add` takes them."""
+        """``add`` every event; returns self."""
+        self.take(events)
+        return self
+
+    def take(self, events: Iterable[Unified]) -> None:
+        """``add`` every event. Plain text and reasoning deltas (the bulk of a stream, once the response id and
+        model are known) are taken inline, exactly as :meth:`add` takes them: in compiled code where it is
+        built."""
         add = self.add
-        text, reasoning = self._text.append, self._reasoning.append
-        result = self._result
-        for event in events:
-            if self._meta_found and event.signature is None:
+        inline = 0
+        if _take_texts is not None and type(events) is list:
+            index, end = 0, len(events)
+            while index < end:
+                if self._meta_found:
+                    after, sequence = _take_texts(events, index, self._text, self._reasoning)
+                    if after > index:
+                        inline += after - index
+                        if sequence is not None:
+                            self._result.last_sequence = sequence
+                        index = after
+                        if index == end:
+                            break
+                add(events[index])
+                index += 1
+        else:
+            text, reasoning = self._text.append, self._reasoning.append
+            result = self._result
+            for event in events:
                 kind = event.type
-                if kind == "text_delta" or kind == "reasoning_delta":
+                if self._meta_found and event.signature is None and kind in _TEXTS:
                     sequence = event.sequence
                     if sequence is not None:
                         result.last_sequence = sequence
                     (text if kind == "text_delta" else reasoning)(event.text)
-                    continue
-            add(event)
-        return self
+                    inline += 1
+                else:
+                    add(event)
+        self.events += inline
+        self.deltas += inline
+
+    def text_sink(self) -> Any:
+        """Where a normaliser may put the text of plain text and reasoning deltas instead of making their events
+        (a ``TextSink`` of the compiled delta reader), once the response id and model are known; None before, and
+        where the reader is not built. What it put there is counted by :meth:`take_run`."""
+        return self._sink if self._meta_found else None
+
+    def take_run(self, events: list[Unified], sink: Any) -> None:
+        """:meth:`take` the events a run of the delta reader made, then what it put in ``sink`` (its text is in
+        place already: its count, and its last sequence number, the latest of the run)."""
+        self.take(events)
+        if sink is not None:
+            if sink.sequence is not None:
+                self._result.last_sequence = sink.sequence
+                sink.sequence = None
+            if sink.taken:
+                self.events += sink.taken
+                self.deltas += sink.taken
+                sink.taken = 0
 
     def _meta(self, raw: Any) -> None:
         """Response id and model from the first payloads that name them, as their provider reads them."""
@@ -245,6 +314,11 @@ class Accumulator:
         if result.model is None and model is not None:
             result.model = model
         self._meta_found = result.response_id is not None and result.model is not None
+
+    @property
+    def done(self) -> bool:
+        """Whether the stream's ``done`` event was taken."""
+        return self._done
 
     @property
     def result(self) -> StreamResult:
@@ -266,4 +340,9 @@ class Accumulator:
 
 def collect(events: Iterable[Unified]) -> StreamResult:
     """Consume ``events`` and return the finished :class:`StreamResult`."""
-    return Accumulator().extend(events).result
+    accumulator = Accumulator()
+    into = getattr(events, "collect_into", None)  # iter_unified(): the events of each chunk go straight in
+    if into is not None and into(accumulator):
+        return accumulator.result
+    accumulator.take(events)
+    return accumulator.result

@@ -1,12 +1,23 @@
 """Byte chunks in, unified events out: the glue between a scanner and a normaliser.
 
-Every function here is a generator (or consumes one) with backpressure: the next chunk is pulled from the
-caller's iterable only when the consumer asks for the next event, and memory is bounded by one event.
+Every iterator here pulls with backpressure: the next chunk is pulled from the caller's iterable only when the
+consumer asks for the next event, and memory is bounded by one event.
 """
 
 from __future__ import annotations
 
-from typing import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Optional, Union
+import inspect
+from typing import (
+    TYPE_CHECKING,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Optional,
+    Union,
+)
 
 from ._json import loads
 from ._scanner import SSEEvent, SSEParser
@@ -22,10 +33,14 @@ from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
 from .sniff import describe_body
 from .transport import is_transport_error
 
+if TYPE_CHECKING:
+    from .result import Accumulator
+
 __all__ = [
     "FRAMINGS",  # re-exported from .framing, where framings are registered
     "AutoScanner",
     "StreamDecoder",
+    "UnifiedEvents",
     "aiter_events",
     "aiter_resumable",
     "aiter_unified",
@@ -96,6 +111,26 @@ class StreamDecoder:
 
     def feed(self, chunk: Chunk) -> list[Unified]:
         """Unified events completed by ``chunk``."""
+        events = self._framed(chunk)
+        if not events:
+            return []
+        out = self.normalizer.normalize(events)
+        if out:
+            self._delivered(events, out[-1].sequence)
+        return out
+
+    def feed_into(self, chunk: Chunk, accumulator: Accumulator) -> None:
+        """Give the unified events completed by ``chunk`` to ``accumulator``: what ``accumulator.take(feed(chunk))``
+        does, without making the events it does not need (see :meth:`Normalizer.normalize_into`)."""
+        events = self._framed(chunk)
+        if events:
+            before = accumulator.events
+            self.normalizer.normalize_into(events, accumulator)
+            if accumulator.events > before:
+                self._delivered(events, self.normalizer.last_sequence)
+
+    def _framed(self, chunk: Chunk) -> list[SSEEvent]:
+        """The framed events ``chunk`` completes (replays of a resumed stream dropped); keeps the body's head."""
         events = self.scanner.feed(chunk)
         head = self._head
         if head is not None:
@@ -103,21 +138,19 @@ class StreamDecoder:
                 self._head = None
             elif len(head) < _HEAD:
                 head += chunk[: _HEAD - len(head)]
-        if not events:
-            return []
-        if self._replay is not None:
+        if events and self._replay is not None:
             events = self._drop_replays(events)
-        out = self.normalizer.normalize(events)
-        if out:
-            sequence = out[-1].sequence
-            if sequence is not None:
-                self._sequence = sequence
-            last_id = events[-1].id if events else None
-            if last_id is not None and not is_number_id(last_id) and (not self._ids or self._ids[-1] != last_id):
-                self._ids.append(last_id)
-                if len(self._ids) > recent_id_window():
-                    del self._ids[: len(self._ids) // 2]
-        return out
+        return events
+
+    def _delivered(self, events: list[SSEEvent], sequence: Optional[int]) -> None:
+        """Events of ``events`` were delivered: keep the last sequence number and the recent event ids (resume)."""
+        if sequence is not None:
+            self._sequence = sequence
+        last_id = events[-1].id if events else None
+        if last_id is not None and not is_number_id(last_id) and (not self._ids or self._ids[-1] != last_id):
+            self._ids.append(last_id)
+            if len(self._ids) > recent_id_window():
+                del self._ids[: len(self._ids) // 2]
 
     def _drop_replays(self, events: list[SSEEvent]) -> list[SSEEvent]:
         replay = self._replay
@@ -179,20 +212,68 @@ def iter_unified(
     framing: FramingName = "auto",
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
-) -> Iterator[Unified]:
+) -> UnifiedEvents:
     """Unified events from the byte chunks of one HTTP body (any chunking).
 
     ``provider`` is a name for :func:`~ssewire.normalizer_for` or a normaliser instance. A stream that ends
     without its terminal event ends with an ``error`` event of type ``stream_truncated`` (carrying the best
     usage seen), never silently. Framing errors and over-large events raise their typed exceptions. The next
-    chunk is pulled only once every event of the previous one has been consumed.
+    chunk is pulled only once every event of the previous one has been consumed. Nothing is read until the
+    first event is asked for; :func:`~ssewire.collect` of an iterator nothing has been read from reads the chunks
+    itself, straight into its result.
     """
-    not_one_chunk(chunks, "iter_unified")
-    decoder = StreamDecoder(provider, framing, max_buffer)
-    feed = decoder.feed
-    for chunk in chunks:
-        yield from feed(chunk)
-    yield from decoder.close()
+    return UnifiedEvents(chunks, provider, framing, max_buffer)
+
+
+class UnifiedEvents(Iterator[Unified]):
+    """The iterator :func:`iter_unified` returns (a generator underneath, made on first use; ``close()`` ends
+    it). :meth:`collect_into` reads the whole stream into an accumulator instead, a chunk at a time."""
+
+    __slots__ = ("_args", "_events")
+
+    def __init__(
+        self,
+        chunks: Iterable[Chunk],
+        provider: Union[ProviderName, Normalizer],
+        framing: FramingName,
+        max_buffer: int,
+    ) -> None:
+        self._args = (chunks, provider, framing, max_buffer)
+        self._events = self._generate()
+
+    def _generate(self) -> Generator[Unified, None, None]:
+        chunks, provider, framing, max_buffer = self._args
+        not_one_chunk(chunks, "iter_unified")
+        decoder = StreamDecoder(provider, framing, max_buffer)
+        feed = decoder.feed
+        for chunk in chunks:
+            yield from feed(chunk)
+        yield from decoder.close()
+
+    def __iter__(self) -> Iterator[Unified]:
+        return self._events
+
+    def __next__(self) -> Unified:
+        return next(self._events)
+
+    def close(self) -> None:
+        """Stop: no more events are read."""
+        self._events.close()
+
+    def collect_into(self, accumulator: Accumulator) -> bool:
+        """Give every event of the stream to ``accumulator`` (as :meth:`StreamDecoder.feed_into` does, chunk by
+        chunk) and return True; False, reading nothing, once events have been read from this iterator."""
+        if inspect.getgeneratorstate(self._events) != inspect.GEN_CREATED:
+            return False
+        self._events.close()  # read here, never by the generator
+        chunks, provider, framing, max_buffer = self._args
+        not_one_chunk(chunks, "iter_unified")
+        decoder = StreamDecoder(provider, framing, max_buffer)
+        feed = decoder.feed_into
+        for chunk in chunks:
+            feed(chunk, accumulator)
+        accumulator.take(decoder.close())
+        return True
 
 
 def _reconnects_on(exc: BaseException, reconnect_on: Optional[tuple[type[BaseException], ...]]) -> bool:

@@ -28,7 +28,6 @@ from .stream import StreamDecoder
 
 __all__ = ["StreamTap", "TapMetrics"]
 
-_DELTAS = frozenset({"text_delta", "reasoning_delta", "tool_call_start", "tool_call_delta"})
 _MAX_GAPS = 65536  # gaps kept for percentiles; beyond that every other one is dropped
 
 
@@ -128,31 +127,24 @@ class StreamTap:
         if metrics.first_byte_at is None:
             metrics.first_byte_at = now
         body = self._body
+        accumulator = self._accumulator
+        events, deltas = accumulator.events, accumulator.deltas
         try:
             if body is None or body.encoding == "identity":
-                events = decoder.feed(chunk)
+                decoder.feed_into(chunk, accumulator)
             else:
-                events = []
                 for piece in body.decode(chunk):
-                    events += decoder.feed(piece)
+                    decoder.feed_into(piece, accumulator)
         except Exception as exc:  # nothing may reach the forwarding path
             self._fail(exc)
-            return
-        if events:
-            self._observe(events, now)
+        self._observed(events, deltas, now)
 
-    def _observe(self, events: list[Any], now: float) -> None:
+    def _observed(self, events: int, deltas: int, now: float) -> None:
+        """The accumulator took events since it had taken ``events`` events, ``deltas`` of them deltas."""
         metrics = self.metrics
-        metrics.events += len(events)
-        self._accumulator.extend(events)
-        delta = False
-        for event in events:
-            kind = event.type
-            if kind in _DELTAS:
-                delta = True
-            elif kind == "done" and metrics.done_at is None:
-                metrics.done_at = now
-        if delta:
+        accumulator = self._accumulator
+        metrics.events += accumulator.events - events
+        if accumulator.deltas > deltas:
             if metrics.first_token_at is None:
                 metrics.first_token_at = now
             elif metrics.last_delta_at is not None:
@@ -161,6 +153,8 @@ class StreamTap:
                 if len(gaps) >= _MAX_GAPS:
                     del gaps[::2]
             metrics.last_delta_at = now
+        if metrics.done_at is None and accumulator.done:
+            metrics.done_at = now
 
     def _fail(self, exc: Exception) -> None:
         """Stop parsing: record why (``failure`` and ``result.error``), with the calls left open as incomplete."""
@@ -181,17 +175,17 @@ class StreamTap:
             self.closed = True
             decoder = self._decoder
             if decoder is not None:
+                accumulator = self._accumulator
+                events, deltas = accumulator.events, accumulator.deltas
                 try:
-                    tail = []
                     if self._body is not None:
                         held = self._body.flush()
                         if held:
-                            tail += decoder.feed(held)
-                    tail += decoder.close()
+                            decoder.feed_into(held, accumulator)
+                    accumulator.take(decoder.close())
                 except Exception as exc:  # likewise
                     self._fail(exc)
-                else:
-                    self._observe(tail, self._clock() - self._started)
+                self._observed(events, deltas, self._clock() - self._started)
         return self.result
 
     @property

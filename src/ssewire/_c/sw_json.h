@@ -14,31 +14,64 @@
 
 #include <Python.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
 #define SW_JSON_MAX_PATHS 16
-#define SW_JSON_MAX_STEPS 6
+#define SW_JSON_MAX_STEPS 8
 #define SW_JSON_MAX_DEPTH 256
 #define SW_JSON_ONLY (-1) /* a step's length: the one element of an array */
 
-enum { SW_J_ABSENT = 0, SW_J_STRING, SW_J_INT, SW_J_NULL, SW_J_TRUE, SW_J_OTHER };
+enum { SW_J_ABSENT = 0, SW_J_STRING, SW_J_INT, SW_J_NULL, SW_J_TRUE, SW_J_OBJECT, SW_J_OTHER };
 
 typedef struct {
     int kind;
     int escaped;       /* a string holding a backslash escape */
-    const char *start; /* a string's bytes between its quotes, or a number's bytes */
+    const char *start; /* a string's bytes between its quotes, else the value's text (NULL: no text located) */
     Py_ssize_t len;
 } sw_json_val;
+
+/* A located value that is a number (its text starts like one). */
+static inline int sw_json_is_number(const sw_json_val *v) {
+    return v->start != NULL && v->kind != SW_J_STRING &&
+           (v->start[0] == '-' || (v->start[0] >= '0' && v->start[0] <= '9'));
+}
 
 typedef struct {
     int n;
     int steps[SW_JSON_MAX_PATHS];
     const char *key[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS];
     Py_ssize_t len[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS]; /* SW_JSON_ONLY: the one element of an array */
+    unsigned longer[SW_JSON_MAX_STEPS + 1]; /* by depth: the paths with more steps than that (sw_json_prepare) */
 } sw_json_paths;
+
+/* Fill in what sw_json_locate derives from n, steps and len: call once after setting them. */
+static inline void sw_json_prepare(sw_json_paths *paths) {
+    int d, i;
+    for (d = 0; d <= SW_JSON_MAX_STEPS; d++) {
+        paths->longer[d] = 0;
+        for (i = 0; i < paths->n; i++)
+            if (paths->steps[i] > d)
+                paths->longer[d] |= 1u << i;
+    }
+}
+
+/* The index of the lowest set bit of a non-zero mask. */
+static inline int sw_json_low(unsigned bits) {
+#if defined(__GNUC__)
+    return __builtin_ctz(bits);
+#else
+    int i = 0;
+    while (!(bits & 1u)) {
+        bits >>= 1;
+        i++;
+    }
+    return i;
+#endif
+}
 
 static inline const char *sw_json_ws(const char *p, const char *e) {
     while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
@@ -258,15 +291,21 @@ static const char *sw_json_take_value(const char *p, const char *e, int depth, s
     end = sw_json_skip_value(p, e, depth);
     if (!end)
         return NULL;
-    v->kind = *p == 'n' ? SW_J_NULL : *p == 't' ? SW_J_TRUE : SW_J_OTHER;
+    v->kind = *p == 'n' ? SW_J_NULL : *p == 't' ? SW_J_TRUE : *p == '{' ? SW_J_OBJECT : SW_J_OTHER;
     v->escaped = 0;
-    v->start = NULL;
-    v->len = 0;
+    v->start = p; /* a literal's or a container's whole text */
+    v->len = end - p;
     return end;
 }
 
 static inline int sw_json_key_is(const char *k, Py_ssize_t klen, const char *want, Py_ssize_t wlen) {
-    return klen == wlen && (klen == 0 || (k[0] == want[0] && memcmp(k, want, (size_t)klen) == 0));
+    Py_ssize_t i;
+    if (klen != wlen)
+        return 0;
+    for (i = 0; i < klen; i++) /* keys are short: a call to memcmp costs more than the comparison */
+        if (k[i] != want[i])
+            return 0;
+    return 1;
 }
 
 /* The value at p, reached by the first `depth` steps of the paths in `mask`: the paths that end here get its kind
@@ -277,28 +316,21 @@ static const char *sw_json_node(const char *p, const char *e, const sw_json_path
 
 static const char *sw_json_at(const char *p, const char *e, const sw_json_paths *paths, sw_json_val *vals, int depth,
                               unsigned mask, int *shape) {
-    unsigned deeper = 0, ending;
-    int i;
-    for (i = 0; i < paths->n; i++) {
-        if (!(mask & (1u << i)))
-            continue;
-        vals[i].kind = SW_J_ABSENT; /* a repeated key: only the last one counts */
-        if (paths->steps[i] > depth)
-            deeper |= 1u << i;
-    }
-    ending = mask & ~deeper;
+    unsigned deeper = mask & paths->longer[depth], ending = mask & ~deeper, bits;
+    static const sw_json_val absent = {SW_J_ABSENT, 0, NULL, 0}, object = {SW_J_OBJECT, 0, NULL, 0},
+                             array = {SW_J_OTHER, 0, NULL, 0};
+    for (bits = mask; bits; bits &= bits - 1)
+        vals[sw_json_low(bits)] = absent; /* a repeated key: only the last one counts */
     if (deeper && p < e && (*p == '{' || *p == '[')) {
-        for (i = 0; i < paths->n; i++)
-            if (ending & (1u << i))
-                vals[i].kind = SW_J_OTHER;
+        for (bits = ending; bits; bits &= bits - 1)
+            vals[sw_json_low(bits)] = *p == '{' ? object : array;
         return sw_json_node(p, e, paths, vals, depth, deeper, shape);
     }
     if (ending) {
         sw_json_val v;
         p = sw_json_take_value(p, e, depth, &v);
-        for (i = 0; i < paths->n; i++)
-            if (ending & (1u << i))
-                vals[i] = v;
+        for (bits = ending; bits; bits &= bits - 1)
+            vals[sw_json_low(bits)] = v;
         return p;
     }
     return sw_json_skip_value(p, e, depth);
@@ -309,14 +341,14 @@ static const char *sw_json_node(const char *p, const char *e, const sw_json_path
     const char *key;
     Py_ssize_t klen;
     int escaped, i, count = 0, closed = 0;
-    unsigned here;
+    unsigned here, bits;
     if (depth >= SW_JSON_MAX_STEPS)
         return sw_json_skip_value(p, e, depth);
     if (*p == '[') {
         here = 0;
-        for (i = 0; i < paths->n; i++)
-            if ((mask & (1u << i)) && paths->len[i][depth] == SW_JSON_ONLY)
-                here |= 1u << i;
+        for (bits = mask; bits; bits &= bits - 1)
+            if (paths->len[sw_json_low(bits)][depth] == SW_JSON_ONLY)
+                here |= bits & -bits;
         if (!here)
             return sw_json_skip_container(p, e, depth);
         p = sw_json_ws(p + 1, e);
@@ -350,9 +382,11 @@ static const char *sw_json_node(const char *p, const char *e, const sw_json_path
             return NULL;
         p = sw_json_ws(p + 1, e);
         here = 0;
-        for (i = 0; i < paths->n; i++)
-            if ((mask & (1u << i)) && sw_json_key_is(key, klen, paths->key[i][depth], paths->len[i][depth]))
+        for (bits = mask; bits; bits &= bits - 1) {
+            i = sw_json_low(bits);
+            if (sw_json_key_is(key, klen, paths->key[i][depth], paths->len[i][depth]))
                 here |= 1u << i;
+        }
         if (escaped && mask) { /* a key spelled with an escape where a path looks: the full decode can tell */
             *shape = 0;
             return NULL;
@@ -380,6 +414,160 @@ static int sw_json_locate(const char *text, Py_ssize_t n, const sw_json_paths *p
     return sw_json_ws(p, e) == e;
 }
 
+/* text[0..n) without the whitespace around it (*n updated). */
+static inline const char *sw_json_trim(const char *text, Py_ssize_t *n) {
+    const char *e = text + *n;
+    text = sw_json_ws(text, e);
+    while (e > text && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\r' || e[-1] == '\t'))
+        e--;
+    *n = e - text;
+    return text;
+}
+
+/* -- shapes --------------------------------------------------------------------------------------------------
+ *
+ * The payloads of one kind of event differ only in their values: the same keys in the same order, the same
+ * nesting. A shape is what one located payload taught: its text, where each string value and number in it is (its
+ * holes), and, for each path, the hole its value is (or its constant kind: absent, null, true, a container ...).
+ * sw_json_match() reads another payload by that shape: every byte between holes must be the same, and each hole
+ * a valid string or number again. Such a text is valid JSON of the very same structure (only a token of the same
+ * kind changed), so every path ends at the same hole: its values are read without walking the structure. Any
+ * difference (a key, a literal, whitespace, a hole of another kind) makes it fail, and the caller locates the
+ * payload the full way (and may learn its shape instead). Whitespace around the payload is not part of a shape. */
+
+#define SW_JSON_SHAPE_MAX 2048 /* the longest text a shape is learned from */
+#define SW_JSON_SHAPE_HOLES 48 /* the most values a shape has */
+
+typedef struct {
+    Py_ssize_t len; /* of text; 0: nothing learned */
+    int holes;
+    char text[SW_JSON_SHAPE_MAX];
+    Py_ssize_t hole_at[SW_JSON_SHAPE_HOLES]; /* where each hole's token starts in text (a string: its quote) */
+    Py_ssize_t hole_len[SW_JSON_SHAPE_HOLES];
+    char hole_string[SW_JSON_SHAPE_HOLES]; /* 1: a string, 0: a number */
+    int path_hole[SW_JSON_MAX_PATHS];      /* -1: the value is constant[i] */
+    sw_json_val constant[SW_JSON_MAX_PATHS];
+} sw_json_shape;
+
+/* Learn the shape of text[0..n), which sw_json_locate() just read into vals (n_paths of them). 1 when learned, 0
+ * when the text is too long or has too many values for a shape (shape->len is then 0). */
+static int sw_json_learn(sw_json_shape *shape, const char *text, Py_ssize_t n, int n_paths, const sw_json_val *vals) {
+    const char *p = text, *e = text + n, *end, *after;
+    Py_ssize_t at;
+    int flag, k, i;
+    shape->len = 0;
+    text = sw_json_trim(text, &n);
+    e = text + n;
+    p = text;
+    if (n > SW_JSON_SHAPE_MAX)
+        return 0;
+    shape->holes = 0;
+    while (p < e) { /* the text is valid JSON: every '"' here opens a key or a string value */
+        char c = *p;
+        if (c == '"') {
+            end = sw_json_skip_string(p, e, &flag);
+            if (!end)
+                return 0;
+            after = sw_json_ws(end, e);
+            if (after < e && *after == ':') { /* a key: part of the shape */
+                p = end;
+                continue;
+            }
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            end = sw_json_skip_number(p, e, &flag);
+            if (!end)
+                return 0;
+        } else {
+            p++;
+            continue;
+        }
+        if (shape->holes == SW_JSON_SHAPE_HOLES)
+            return 0;
+        shape->hole_at[shape->holes] = p - text;
+        shape->hole_len[shape->holes] = end - p;
+        shape->hole_string[shape->holes] = c == '"';
+        shape->holes++;
+        p = end;
+    }
+    for (i = 0; i < n_paths; i++) {
+        const sw_json_val *v = &vals[i];
+        shape->path_hole[i] = -1;
+        shape->constant[i] = *v;
+        if (v->kind != SW_J_STRING && !sw_json_is_number(v)) { /* absent, a literal or a container */
+            shape->constant[i].start = NULL;                   /* its text is not kept */
+            shape->constant[i].len = 0;
+            continue;
+        }
+        at = v->start - text - (v->kind == SW_J_STRING);
+        for (k = 0; k < shape->holes && shape->hole_at[k] != at; k++) {
+        }
+        if (k == shape->holes)
+            return 0;
+        shape->path_hole[i] = k;
+    }
+    memcpy(shape->text, text, (size_t)n);
+    shape->len = n;
+    return 1;
+}
+
+/* Read text[0..n) by a learned shape into vals (as sw_json_locate() would); 0 when the text is not of that shape
+ * (vals are then undefined). */
+static int sw_json_match(const sw_json_shape *shape, const char *text, Py_ssize_t n, int n_paths, sw_json_val *vals) {
+    const char *q = text, *e = text + n, *end;
+    const char *start[SW_JSON_SHAPE_HOLES];
+    Py_ssize_t len[SW_JSON_SHAPE_HOLES], at = 0, gap;
+    int flags[SW_JSON_SHAPE_HOLES], k, i;
+    if (shape->len == 0)
+        return 0;
+    text = sw_json_trim(text, &n);
+    q = text;
+    e = text + n;
+    for (k = 0; k < shape->holes; k++) {
+        gap = shape->hole_at[k] - at;
+        if (e - q < gap || memcmp(q, shape->text + at, (size_t)gap) != 0)
+            return 0;
+        q += gap;
+        if (shape->hole_string[k]) {
+            if (q >= e || *q != '"')
+                return 0;
+            end = sw_json_skip_string(q, e, &flags[k]);
+            if (!end)
+                return 0;
+            start[k] = q + 1;
+            len[k] = end - q - 2;
+        } else {
+            end = sw_json_skip_number(q, e, &flags[k]);
+            if (!end)
+                return 0;
+            start[k] = q;
+            len[k] = end - q;
+        }
+        q = end;
+        at = shape->hole_at[k] + shape->hole_len[k];
+    }
+    gap = shape->len - at;
+    if (e - q != gap || memcmp(q, shape->text + at, (size_t)gap) != 0)
+        return 0;
+    for (i = 0; i < n_paths; i++) {
+        sw_json_val *v = &vals[i];
+        k = shape->path_hole[i];
+        if (k < 0) {
+            *v = shape->constant[i];
+            continue;
+        }
+        v->start = start[k];
+        v->len = len[k];
+        if (shape->hole_string[k]) {
+            v->kind = SW_J_STRING;
+            v->escaped = flags[k];
+        } else {
+            v->kind = flags[k] ? SW_J_INT : SW_J_OTHER;
+            v->escaped = 0;
+        }
+    }
+    return 1;
+}
+
 static inline void sw_json_utf8(char **out, unsigned cp) {
     char *o = *out;
     if (cp < 0x80) {
@@ -405,12 +593,19 @@ static inline unsigned sw_json_u4(const char *p) {
                       sw_json_hex((unsigned char)p[2]) << 4 | sw_json_hex((unsigned char)p[3]));
 }
 
-/* A located (validated) string as a Python str; NULL without an exception set when it holds a lone surrogate
- * (the full decode keeps those), NULL with an exception on memory errors. */
-static PyObject *sw_json_string(const sw_json_val *v) {
+/* A located (validated) string as a Python str (`ascii`: the text it was located in is ASCII); NULL without an
+ * exception set when it holds a lone surrogate (the full decode keeps those), NULL with an exception on memory
+ * errors. */
+static PyObject *sw_json_string(const sw_json_val *v, int ascii) {
     const char *p = v->start, *e = v->start + v->len;
     char *buf, *o;
     PyObject *out;
+    if (!v->escaped && ascii) { /* its bytes are its characters */
+        out = PyUnicode_New(v->len, 127);
+        if (out)
+            memcpy(PyUnicode_1BYTE_DATA(out), p, (size_t)v->len);
+        return out;
+    }
     if (!v->escaped)
         return PyUnicode_DecodeUTF8(p, v->len, NULL);
     buf = (char *)PyMem_Malloc((size_t)v->len + 1); /* unescaping never lengthens the UTF-8 */
@@ -465,6 +660,195 @@ static PyObject *sw_json_string(const sw_json_val *v) {
     out = PyUnicode_DecodeUTF8(buf, o - buf, NULL);
     PyMem_Free(buf);
     return out;
+}
+
+/* -- compact text ------------------------------------------------------------------------------------------------
+ *
+ * sw_json_compact(p, n, out) writes the text json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+ * gives for the valid JSON value text p[0..n): no whitespace, strings escaped as json.dumps escapes them (", \\ and
+ * control characters only, in its spelling), integers as their digits ("-0" as "0"), other numbers as Python's repr
+ * of the double they round to. It returns the length written (at most SW_JSON_COMPACT_ROOM(n): out needs that
+ * room), or -1 when it cannot promise that text: a key spelled with an escape or repeated in its object (json.loads
+ * keeps the last value, at the first key's place), a number that is not finite as a double, a lone surrogate, more than
+ * SW_JSON_COMPACT_KEYS keys in an object or nesting deeper than SW_JSON_COMPACT_DEPTH. */
+
+#define SW_JSON_COMPACT_KEYS 64
+/* Every token is written no longer than it is, except a number written as a repr of at most 24 characters (from 3). */
+#define SW_JSON_COMPACT_ROOM(n) (8 * (n) + 32)
+#define SW_JSON_COMPACT_DEPTH 64
+
+static const char *sw_json_compact_value(const char *p, const char *e, char **out, int depth);
+
+static const char *sw_json_compact_string(const char *p, const char *e, char **out) {
+    static const char hex[] = "0123456789abcdef";
+    char *o = *out;
+    *o++ = *p++; /* the opening quote */
+    while (p < e && *p != '"') {
+        if (*p != '\\') {
+            *o++ = *p++;
+            continue;
+        }
+        p++;
+        if (*p == 'u') {
+            unsigned cp = sw_json_u4(p + 1);
+            p += 5;
+            if (cp >= 0xD800 && cp <= 0xDBFF && e - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+                unsigned lo = sw_json_u4(p + 2);
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    p += 6;
+                }
+            }
+            if (cp >= 0xD800 && cp <= 0xDFFF)
+                return NULL;
+            if (cp == '"' || cp == '\\') {
+                *o++ = '\\';
+                *o++ = (char)cp;
+            } else if (cp >= 0x20) {
+                sw_json_utf8(&o, cp);
+            } else {
+                char named = cp == '\b'   ? 'b'
+                             : cp == '\f' ? 'f'
+                             : cp == '\n' ? 'n'
+                             : cp == '\r' ? 'r'
+                             : cp == '\t' ? 't'
+                                          : 0;
+                *o++ = '\\';
+                if (named) {
+                    *o++ = named;
+                } else {
+                    *o++ = 'u';
+                    *o++ = '0';
+                    *o++ = '0';
+                    *o++ = hex[cp >> 4];
+                    *o++ = hex[cp & 15];
+                }
+            }
+            continue;
+        }
+        if (*p == '/') { /* json.dumps does not escape it */
+            *o++ = '/';
+        } else {
+            *o++ = '\\';
+            *o++ = *p;
+        }
+        p++;
+    }
+    *o++ = '"';
+    *out = o;
+    return p + 1;
+}
+
+static const char *sw_json_compact_number(const char *p, const char *e, char **out) {
+    int is_int;
+    const char *end = sw_json_skip_number(p, e, &is_int);
+    char *o = *out;
+    if (!end)
+        return NULL;
+    if (is_int) {
+        if (end - p == 2 && p[0] == '-' && p[1] == '0') {
+            *o++ = '0';
+        } else {
+            memcpy(o, p, (size_t)(end - p));
+            o += end - p;
+        }
+    } else {
+        char digits[400], *repr;
+        double value;
+        Py_ssize_t len = end - p;
+        if (len >= (Py_ssize_t)sizeof(digits))
+            return NULL;
+        memcpy(digits, p, (size_t)len);
+        digits[len] = 0;
+        value = PyOS_string_to_double(digits, NULL, NULL);
+        if (value == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (!isfinite(value))
+            return NULL;
+        repr = PyOS_double_to_string(value, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (!repr) {
+            PyErr_Clear();
+            return NULL;
+        }
+        len = (Py_ssize_t)strlen(repr); /* at most 24 characters, for a number of at least 3 */
+        memcpy(o, repr, (size_t)len);
+        o += len;
+        PyMem_Free(repr);
+    }
+    *out = o;
+    return end;
+}
+
+static const char *sw_json_compact_container(const char *p, const char *e, char **out, int depth) {
+    int object = *p == '{';
+    char close = object ? '}' : ']';
+    const char *keys[SW_JSON_COMPACT_KEYS];
+    Py_ssize_t lens[SW_JSON_COMPACT_KEYS];
+    int count = 0, closed = 0, escaped, k;
+    if (depth >= SW_JSON_COMPACT_DEPTH)
+        return NULL;
+    *(*out)++ = *p;
+    p = sw_json_ws(p + 1, e);
+    if (p < e && *p == close) {
+        *(*out)++ = close;
+        return p + 1;
+    }
+    for (;;) {
+        if (object) {
+            const char *key = p, *end = sw_json_skip_string(p, e, &escaped);
+            if (!end || escaped || count == SW_JSON_COMPACT_KEYS)
+                return NULL;
+            for (k = 0; k < count; k++)
+                if (lens[k] == end - key && memcmp(keys[k], key, (size_t)(end - key)) == 0)
+                    return NULL;
+            keys[count] = key;
+            lens[count++] = end - key;
+            memcpy(*out, key, (size_t)(end - key));
+            *out += end - key;
+            *(*out)++ = ':';
+            p = sw_json_ws(sw_json_ws(end, e) + 1, e); /* past the colon */
+        }
+        p = sw_json_compact_value(p, e, out, depth + 1);
+        if (!p)
+            return NULL;
+        p = sw_json_next_item(p, e, close, &closed);
+        if (!p)
+            return NULL;
+        *(*out)++ = closed ? close : ',';
+        if (closed)
+            return p;
+    }
+}
+
+static const char *sw_json_compact_value(const char *p, const char *e, char **out, int depth) {
+    const char *end;
+    switch (*p) {
+    case '"':
+        return sw_json_compact_string(p, e, out);
+    case '{':
+    case '[':
+        return sw_json_compact_container(p, e, out, depth);
+    case 't':
+    case 'f':
+    case 'n':
+        end = p + (*p == 'f' ? 5 : 4);
+        memcpy(*out, p, (size_t)(end - p));
+        *out += end - p;
+        return end;
+    default:
+        return sw_json_compact_number(p, e, out);
+    }
+}
+
+static Py_ssize_t sw_json_compact(const char *p, Py_ssize_t n, char *out) {
+    char *o = out;
+    const char *e = p + n;
+    p = sw_json_ws(p, e);
+    if (p >= e || !sw_json_compact_value(p, e, &o, 0))
+        return -1;
+    return o - out;
 }
 
 #endif /* SW_JSON_H */

@@ -61,18 +61,25 @@ MESSAGE_EVENTS = frozenset(
 )
 _TOOL_BLOCKS = {"tool_use": False, "server_tool_use": True, "mcp_tool_use": True}  # block type -> server
 _NO_INDEX = object()
-#: The deltas read without a decode: ``content_block_delta`` events whose ``delta`` is a ``text_delta`` with a
-#: non-empty string ``text`` or a ``thinking_delta`` with a non-empty string ``thinking``.
+#: The events read without a decode: ``content_block_delta`` events whose ``delta`` is a ``text_delta`` with a
+#: non-empty string ``text``, a ``thinking_delta`` with a non-empty string ``thinking``, or an ``input_json_delta``
+#: with a non-empty string ``partial_json`` for the open tool call at the event's ``index``; and ``ping`` (raw).
 _DELTA_RULE = typed.delta_rule(
-    (("type",), ("delta", "type"), ("delta", "text"), ("delta", "thinking")),
+    (("type",), ("delta", "type"), ("delta", "text"), ("delta", "thinking"), ("delta", "partial_json"), ("index",)),
     {
         "content_block_delta": (
             "content_block_delta",
-            (("text_delta", ((2, "text_delta"),)), ("thinking_delta", ((3, "reasoning_delta"),))),
-        )
+            (
+                ("text_delta", ((2, "text_delta"),)),
+                ("thinking_delta", ((3, "reasoning_delta"),)),
+                ("input_json_delta", ((4, "tool_call_delta"),)),
+            ),
+        ),
+        "ping": ("ping", ((None, ()),)),
     },
     type_path=0,
     tag_path=1,
+    key_path=5,
 )
 
 Handler = Callable[["AnthropicNormalizer", dict[str, Any]], list[Unified]]
@@ -145,12 +152,12 @@ class AnthropicNormalizer(Normalizer):
         return id_and_model(obj.get("message"))
 
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
-        """Text and thinking deltas (named by their SSE event) through the compiled delta reader when it is
-        there (see :mod:`.typed`), every other event through :meth:`decoded`."""
+        """Text, thinking and tool argument deltas and pings (named by their SSE event) through the compiled delta
+        reader when it is there (see :mod:`.typed`), every other event through :meth:`decoded`."""
         take = self._take
         if take is None or _DELTA_RULE is None:
             return super().normalize(events)
-        return self.normalize_reading(events, take, _DELTA_RULE)
+        return self.normalize_reading(events, take, _DELTA_RULE, calls=self._calls)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""

@@ -24,6 +24,10 @@ State (read by the glue; written only by the normaliser itself):
 - ``response_id``, ``model``: what the stream says it is (``None`` until it says); ``last_sequence``: the
   provider's ordering cursor (OpenAI ``sequence_number``), for resume.
 
+Into an accumulator: :meth:`Normalizer.normalize_into` gives the events of a chunk straight to an
+:class:`~ssewire.Accumulator` (what ``collect()`` and the tap need); where the compiled delta reader runs, the text of
+text and reasoning deltas goes to it without an event being made at all.
+
 End of stream: :meth:`Normalizer.finish` returns what the stream still owes: nothing when ``done``, else one
 ``stream_truncated`` error listing :meth:`Normalizer.incomplete_tool_calls` (calls never closed get no
 ``tool_call_done``).
@@ -42,7 +46,9 @@ from ..events import SSEEvent, Unified, new_event
 from .common import truncated_event
 
 if TYPE_CHECKING:
+    from ..result import Accumulator as Sink
     from ..usage import Usage
+    from .tool_calls import OpenCall
     from .typed import TakeDeltas
 
 __all__ = ["DelegatingNormalizer", "Normalizer"]
@@ -82,6 +88,7 @@ class Normalizer:
         #: The typed fast path (see :mod:`.typed`): ``fast(ev)`` gives the events of the payloads it owns and
         #: None for any other; None when typed decoding is off or the provider has none.
         self.fast: Optional[Callable[[SSEEvent], Optional[list[Unified]]]] = None
+        self._into: Optional[Sink] = None  # the accumulator normalize_into() is feeding, for normalize_reading()
 
     # -- what a provider module declares ----------------------------------------------------------------------
 
@@ -128,37 +135,64 @@ class Normalizer:
             out += decoded(ev) if got is None else got
         return out
 
+    def normalize_into(self, events: Sequence[SSEEvent], accumulator: Sink) -> None:
+        """Give the events of several framed events to ``accumulator`` (an :class:`~ssewire.Accumulator`), in order:
+        what :meth:`normalize` returns, except that the compiled delta reader hands it the text of text and
+        reasoning deltas without making their events (once it has the stream's id and model)."""
+        self._into = accumulator
+        try:
+            out = self.normalize(events)
+        finally:
+            self._into = None
+        accumulator.take(out)
+
     def normalize_reading(
         self,
         events: Sequence[SSEEvent],
         take: TakeDeltas,
         rule: Any,
-        taken: Optional[Callable[[list[Unified]], None]] = None,
+        absorb: Optional[Callable[[], None]] = None,
         still_reading: Optional[Callable[[], bool]] = None,
+        calls: Optional[dict[Any, OpenCall]] = None,
+        notes: Optional[list[Any]] = None,
     ) -> list[Unified]:
         """:meth:`normalize` with the compiled delta reader: the events ``rule`` describes are made by ``take``
         (see :mod:`.typed`) without decoding their payloads, every other event by the typed fast path (``fast``)
         or :meth:`decoded`, in order.
-        ``taken(events)``: called with each run of events the reader made, before the next decoded event, to keep
-        the state their payloads would have set. ``still_reading``: asked after each decoded event whether the rule
-        still applies (when it no longer does, the rest of the batch goes through :meth:`Normalizer.normalize`)."""
+        ``absorb()``: called after each run of events the reader took, before the next decoded event, to keep the
+        state their payloads set (from ``notes``, the list the rule's notes are reported in). ``still_reading()``:
+        asked after each decoded event whether the rule still applies (when it no longer does, the rest of the
+        batch goes through :meth:`Normalizer.normalize`). ``calls``: the open tool calls by key, for a rule that
+        reads argument deltas. Under :meth:`normalize_into`, every run and every decoded event goes to the
+        accumulator as it is made (the text of a run through its sink) and the result is empty."""
         batch = events if type(events) is list else list(events)
         out: list[Unified] = []
-        decoded, fast = self.decoded, self.fast
+        decoded, fast, into = self.decoded, self.fast, self._into
         end = len(batch)
         index = 0
         while True:
-            before = len(out)
-            index = take(batch, index, rule, out)
-            if taken is not None and len(out) > before:
-                taken(out[before:])
+            sink = None if into is None else into.text_sink()
+            after = take(batch, index, rule, out, calls, notes, sink)
+            if after > index:
+                index = after
+                if absorb is not None:
+                    absorb()
+                if into is not None:
+                    into.take_run(out, sink)
+                    out = []
             if index >= end:
                 return out
             got = None if fast is None else fast(batch[index])
             out += decoded(batch[index]) if got is None else got
             index += 1
             if still_reading is not None and not still_reading():
-                return out + Normalizer.normalize(self, batch[index:])
+                out += Normalizer.normalize(self, batch[index:])
+                index = end
+            if into is not None:
+                into.take(out)
+                out = []
+            if index >= end:
+                return out
 
     def decoded(self, ev: SSEEvent) -> list[Unified]:
         """The events of one framed event by the full JSON decode: dicts go to :meth:`payload`, ``[DONE]`` to

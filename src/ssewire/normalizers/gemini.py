@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Optional, Sequence
 
-from ..events import LazyPayload, SSEEvent, Unified, new_event
+from .._json import loads
+from ..events import LazyPayload, SSEEvent, Unified, new_event, new_tool_event
 from ..names import UnifiedType
 from ..usage import Usage
 from . import typed
@@ -47,7 +48,8 @@ _GENERATE_CONTENT: tuple[None, tuple[typed.Variant, ...]] = (
 )
 #: The chunks read without a decode: one candidate, not finished, whose content is one text part (a thought when
 #: ``thought`` is true) without a signature or a function call, with no error, and not an Interactions payload
-#: (no ``event_type`` at all). What else they set (usage, response id, model) is read by ``_absorb``.
+#: (no ``event_type`` at all). What else they set is reported in notes: the payload whose ``usageMetadata`` is an
+#: object (decoded only when the usage is read), ``responseId`` and ``modelVersion`` strings.
 _DELTA_RULE = typed.delta_rule(
     (
         ("error",),
@@ -57,12 +59,19 @@ _DELTA_RULE = typed.delta_rule(
         (*_PART, "functionCall"),
         ("candidates", 0, "finishReason"),
         ("event_type",),
+        ("usageMetadata",),
+        ("responseId",),
+        ("modelVersion",),
     ),
     {"message": _GENERATE_CONTENT, None: _GENERATE_CONTENT},
     tag_path=2,
     nulls=(0, 3, 5),
     absent=(4, 6),
+    notes=((7, "object"), (8, "string"), (9, "string")),
 )
+
+#: Where the arguments of a chunk's one function call are, read as text by ``typed.compact_member``.
+_ARGS_PATH = typed.member_path((*_PART, "functionCall", "args"))
 
 _REFUSAL = frozenset(
     {
@@ -114,6 +123,11 @@ class GeminiNormalizer(DelegatingNormalizer):
         if self._typed is not None:
             self.fast = self._fast_event
         self._take = typed.take_deltas  # the compiled delta reader, or None
+        self._usage_payload: Optional[str] = None  # a payload whose usageMetadata is the usage, not decoded yet
+        self._usage_value: Optional[dict[str, Any]] = None
+        self._compact = typed.compact_member  # the compiled compact-JSON writer, or None
+        self._data: Optional[str] = None  # the text of the payload being decoded (for _compact)
+        self._notes: list[Any] = [None] * 6  # what the reader's chunks set (see _DELTA_RULE and take_deltas)
 
     # -- what this provider declares ------------------------------------------------------------------------------
 
@@ -186,32 +200,38 @@ class GeminiNormalizer(DelegatingNormalizer):
         take = self._take
         if take is None or _DELTA_RULE is None or not self._reading():
             return super().normalize(events)
-        return self.normalize_reading(events, take, _DELTA_RULE, self._absorb, self._reading)
+        return self.normalize_reading(events, take, _DELTA_RULE, self._absorb, self._reading, notes=self._notes)
 
     def _reading(self) -> bool:
         return self._interactions is None and not self._finished
 
-    def _absorb(self, taken: list[Unified]) -> None:
-        """What the chunks the reader took set: the last ``usageMetadata`` object, ``responseId`` and
-        ``modelVersion`` strings among them (their payloads decoded from the last back, as far as needed; each
-        event's ``raw`` keeps the decoded payload)."""
-        usage = response_id = model = None
-        for made in reversed(taken):
-            obj = made.raw
-            if usage is None and isinstance(obj.get("usageMetadata"), dict):
-                usage = obj["usageMetadata"]
-            if response_id is None and type(obj.get("responseId")) is str:
-                response_id = obj["responseId"]
-            if model is None and type(obj.get("modelVersion")) is str:
-                model = obj["modelVersion"]
-            if usage is not None and response_id is not None and model is not None:
-                break
-        if usage is not None:
-            self._usage = usage
+    def _absorb(self) -> None:
+        """What the chunks the reader took set, from its notes: the last ``usageMetadata`` object (kept as the text
+        of its payload until the usage is read), ``responseId`` and ``modelVersion`` strings."""
+        notes = self._notes
+        payload, response_id, model = notes[:3]
+        if payload is not None:
+            self._usage_payload = payload
         if response_id is not None:
             self._response_id = response_id
         if model is not None:
             self._model = model
+        notes[0] = notes[1] = notes[2] = None
+
+    @property
+    def _usage(self) -> Optional[dict[str, Any]]:
+        """The last ``usageMetadata``, decoded from the payload the reader noted it in when that came last."""
+        payload = self._usage_payload
+        if payload is not None:
+            self._usage_payload = None
+            usage: dict[str, Any] = loads(payload)["usageMetadata"]
+            self._usage_value = usage
+        return self._usage_value
+
+    @_usage.setter
+    def _usage(self, value: Optional[dict[str, Any]]) -> None:
+        self._usage_payload = None
+        self._usage_value = value
 
     def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
         """The typed fast path: the events of a generateContent chunk whose first candidate is text and thought
@@ -219,6 +239,8 @@ class GeminiNormalizer(DelegatingNormalizer):
         if self._interactions is not None or (ev.event is not None and ev.event != "message"):
             return None
         data = ev.data
+        if '"functionCall"' in data:  # a call (or a key it would reject): not worth a typed decode before the full one
+            return None
         try:
             chunk = self._typed(data)  # type: ignore[misc]
         except typed.DECODE_ERRORS:
@@ -245,6 +267,14 @@ class GeminiNormalizer(DelegatingNormalizer):
         if type(chunk.modelVersion) is str:
             self._model = chunk.modelVersion
         return out
+
+    def decoded(self, ev: SSEEvent) -> list[Unified]:
+        """The full decode (see :meth:`Normalizer.decoded`), its payload text at hand for a whole call's arguments."""
+        self._data = ev.data
+        try:
+            return super().decoded(ev)
+        finally:
+            self._data = None
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one generateContent chunk, or hand an Interactions payload to the delegate."""
@@ -423,9 +453,14 @@ class GeminiNormalizer(DelegatingNormalizer):
             text = args
         else:
             done = done_event(call_id, name, obj, value=args)
-            text = compact_json({} if args is None else args)
-        out.append(Unified("tool_call_start", tool_call_id=call_id, tool_name=name, raw=obj, signature=signature))
-        out.append(Unified("tool_call_delta", tool_call_id=call_id, tool_name=name, arguments_delta=text, raw=obj))
+            written = None
+            if type(args) is dict and self._data is not None and self._compact is not None:
+                written = self._compact(self._data, _ARGS_PATH)  # the same text, from the payload's (when it can)
+            text = compact_json({} if args is None else args) if written is None else written
+        start = new_tool_event("tool_call_start", call_id, name, obj)
+        start.signature = signature
+        out.append(start)
+        out.append(new_tool_event("tool_call_delta", call_id, name, obj, text))
         out.append(done)
 
     def _close_open(self, obj: Optional[dict[str, Any]]) -> list[Unified]:

@@ -59,13 +59,26 @@ _DELTAS: dict[str, UnifiedType] = {
     "response.reasoning_text.delta": "reasoning_delta",
 }
 
-#: The deltas read without a decode: ``type`` equal to the SSE event name, a non-empty string ``delta``, an integer
-#: (or absent) ``sequence_number``.
+#: The tool argument delta events (a fragment of an open call's arguments).
+_ARGUMENT_DELTAS = (
+    "response.function_call_arguments.delta",
+    "response.custom_tool_call_input.delta",
+    "response.mcp_call_arguments.delta",
+)
+
+#: The events read without a decode: ``type`` equal to the SSE event name, a non-empty string ``delta``, an integer
+#: (or absent) ``sequence_number`` (noted: the last one is the cursor); an argument delta's ``item_id`` must name an
+#: open call.
 _DELTA_RULE = typed.delta_rule(
-    (("type",), ("delta",), ("sequence_number",)),
-    {name: (name, ((None, ((1, kind),)),)) for name, kind in _DELTAS.items()},
+    (("type",), ("delta",), ("sequence_number",), ("item_id",)),
+    {
+        **{name: (name, ((None, ((1, kind),)),)) for name, kind in _DELTAS.items()},
+        **{name: (name, ((None, ((1, "tool_call_delta"),)),)) for name in _ARGUMENT_DELTAS},
+    },
     type_path=0,
     seq_path=2,
+    key_path=3,
+    notes=((2, "int"),),
 )
 
 Handler = Callable[["OpenAINormalizer", dict[str, Any], Optional[int]], list[Unified]]
@@ -99,6 +112,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
         self._event_kind: Optional[str] = None
         self._take = typed.take_deltas  # None: every event takes the full decode
+        self._notes: list[Any] = [None, None]  # the last sequence_number the reader saw (see _DELTA_RULE)
 
     # -- what this provider declares --------------------------------------------------------------------------
 
@@ -145,10 +159,10 @@ class OpenAINormalizer(DelegatingNormalizer):
     # -- dispatch ---------------------------------------------------------------------------------------------
 
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
-        """Text and reasoning deltas (named by their SSE event) through the compiled delta reader when it is
-        there (see :mod:`.typed`), every other event through :meth:`decoded`. Once the stream turned out to be
-        Chat Completions, its text chunks take the chat delegate's fast paths, the rest this normaliser's
-        routing."""
+        """Text, reasoning and open calls' argument deltas (named by their SSE event) through the compiled delta
+        reader when it is there (see :mod:`.typed`), every other event through :meth:`decoded`. Once the stream
+        turned out to be Chat Completions, its text chunks take the chat delegate's fast paths, the rest this
+        normaliser's routing."""
         chat = self.chat
         if chat is not None:
             if self.delegate is chat and chat.reads_deltas():
@@ -157,14 +171,16 @@ class OpenAINormalizer(DelegatingNormalizer):
         take = self._take
         if take is None or _DELTA_RULE is None:
             return super().normalize(events)
-        return self.normalize_reading(events, take, _DELTA_RULE, self._follow_sequence)
+        return self.normalize_reading(
+            events, take, _DELTA_RULE, self._follow_sequence, calls=self._calls, notes=self._notes
+        )
 
-    def _follow_sequence(self, taken: list[Unified]) -> None:
-        """The reader's events carry ``sequence_number``: the last one is the cursor."""
-        for made in reversed(taken):
-            if made.sequence is not None:
-                self._last_sequence = made.sequence
-                return
+    def _follow_sequence(self) -> None:
+        """The last ``sequence_number`` the reader noted is the cursor."""
+        notes = self._notes
+        if notes[0] is not None:
+            self._last_sequence = notes[0]
+            notes[0] = None
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Responses event (or, via the delegate, one chat chunk)."""
@@ -424,9 +440,7 @@ class OpenAINormalizer(DelegatingNormalizer):
 _HANDLERS: dict[str, Handler] = {
     "response.output_item.added": OpenAINormalizer._item_added,
     "response.output_item.done": OpenAINormalizer._item_done,
-    "response.function_call_arguments.delta": OpenAINormalizer._args_delta,
-    "response.custom_tool_call_input.delta": OpenAINormalizer._args_delta,
-    "response.mcp_call_arguments.delta": OpenAINormalizer._args_delta,
+    **dict.fromkeys(_ARGUMENT_DELTAS, OpenAINormalizer._args_delta),
     "response.function_call_arguments.done": OpenAINormalizer._args_done,
     "response.custom_tool_call_input.done": OpenAINormalizer._args_done,
     "response.mcp_call_arguments.done": OpenAINormalizer._args_done,

@@ -40,9 +40,13 @@ def closes_calls(stop: str) -> bool:
     return stop not in CUT_OFF_STOPS
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # built once: json.dumps builds one per call
+
+
 def compact_json(value: Any) -> str:
-    """``value`` as compact JSON text (no spaces, non-ASCII kept)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """``value`` as compact JSON text (no spaces, non-ASCII kept): ``json.dumps(value, ensure_ascii=False,
+    separators=(",", ":"))``."""
+    return _COMPACT.encode(value)
 
 
 def decode_arguments(text: Optional[str]) -> tuple[Optional[dict[str, Any]], Optional[str]]:

@@ -16,21 +16,26 @@ are the same either way: tests compare them field for field, ``raw`` included.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Protocol, Union
 
 from .._env import env_flag
 from .._scanner import NO_EXTENSIONS
 from ..events import LazyPayload, SSEEvent, Unified, unified_defaults
 from ..names import UnifiedType
+from .tool_calls import OpenCall
 
 __all__ = [
     "DECODE_ERRORS",
     "chat_chunk",
+    "compact_member",
     "delta_rule",
     "enabled",
     "gemini_chunk",
+    "member_path",
     "set_enabled",
     "take_deltas",
+    "take_texts",
+    "TextSink",
 ]
 
 Decoder = Optional[Callable[[str], Any]]
@@ -125,18 +130,52 @@ except ImportError:  # the pure-Python install: the normalisers decode every pay
     _deltas_c = None  # type: ignore[assignment]
 else:
     if not _deltas_c.use_types(
-        Unified, Unified.__slots__, unified_defaults(), LazyPayload, LazyPayload(" ")._value, _CompiledEvent
+        Unified, Unified.__slots__, unified_defaults(), LazyPayload, LazyPayload(" ")._value, _CompiledEvent, OpenCall
     ):  # pragma: no cover - a Python whose classes do not lay out __slots__ as plain members
         _deltas_c = None  # type: ignore[assignment]
 
-TakeDeltas = Callable[[list[SSEEvent], int, Any, list[Unified]], int]
-#: ``take_deltas(events, start, rule, out) -> index`` (see :mod:`ssewire._deltas_c`), or None when typed decoding is
-#: off or the compiled reader is not built.
+
+class TakeDeltas(Protocol):
+    def __call__(
+        self,
+        events: list[SSEEvent],
+        start: int,
+        rule: Any,
+        out: list[Unified],
+        calls: Optional[dict[Any, OpenCall]] = None,
+        notes: Optional[list[Any]] = None,
+        sink: Any = None,
+        /,
+    ) -> int: ...
+
+
+#: ``take_deltas(events, start, rule, out, calls=None, notes=None, sink=None) -> index`` (see
+#: :mod:`ssewire._deltas_c`), or None when typed decoding is off or the compiled reader is not built.
 take_deltas: Optional[TakeDeltas] = None
 
 
 Path = tuple[Union[str, int], ...]
 Variant = tuple[Union[str, bool, None], tuple[tuple[int, UnifiedType], ...]]
+
+
+#: ``TextSink(texts, reasonings)``: where ``take_deltas`` puts the text of the deltas it takes instead of making
+#: their events (see :mod:`ssewire._deltas_c`), or None where the compiled reader is not built.
+TextSink: Any = None if _deltas_c is None else _deltas_c.TextSink
+
+TakeTexts = Callable[[list[Unified], int, list[str], list[str]], tuple[int, Optional[int]]]
+#: ``take_texts(events, start, texts, reasonings) -> (index, last sequence)``: the accumulator's hot path (see
+#: :mod:`ssewire._deltas_c`), or None where the compiled reader is not built.
+take_texts: Optional[TakeTexts] = None if _deltas_c is None else _deltas_c.take_texts
+
+
+#: ``compact_member(data, path) -> str | None``: the compact JSON text of one member of a payload, written from its
+#: text (see :mod:`ssewire._deltas_c`); None where the compiled reader is not built (or typed decoding is off).
+compact_member: Optional[Callable[[str, Any], Optional[str]]] = None
+
+
+def member_path(path: Path) -> Any:
+    """A path for :func:`compact_member`, or None without the compiled reader."""
+    return None if _deltas_c is None else _deltas_c.MemberPath(path)
 
 
 def delta_rule(
@@ -147,21 +186,24 @@ def delta_rule(
     seq_path: int = -1,
     nulls: tuple[int, ...] = (),
     absent: tuple[int, ...] = (),
+    key_path: int = -1,
+    notes: tuple[tuple[int, str], ...] = (),
 ) -> Any:
     """A provider's delta rule compiled for :func:`take_deltas` (see ``ssewire._deltas_c.DeltaRule`` for what
     each argument means), or None without the compiled reader."""
     if _deltas_c is None:
         return None
-    return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path, nulls, absent)
+    return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes)
 
 
 def set_enabled(on: bool) -> bool:
     """Switch typed decoding on (where msgspec or the compiled delta reader is there) or off; returns whether it
     is on. Normalisers read the decoders when they are created."""
-    global chat_chunk, gemini_chunk, take_deltas
+    global chat_chunk, gemini_chunk, take_deltas, compact_member
     chat_chunk = _DECODERS.get("chat_chunk") if on else None
     gemini_chunk = _DECODERS.get("gemini_chunk") if on else None
     take_deltas = _deltas_c.take_deltas if on and _deltas_c is not None else None
+    compact_member = _deltas_c.compact_member if on and _deltas_c is not None else None
     return enabled()
 
 

@@ -1,0 +1,132 @@
+"""``collect()`` and the tap read a stream straight into an :class:`~ssewire.Accumulator`
+(``StreamDecoder.feed_into``): where the compiled delta reader runs, the text of plain text and reasoning deltas
+reaches the result without an event being made. The result is exactly the one the events give, one by one, on
+every stream, at several chunkings, with typed decoding on and off; and :func:`~ssewire.iter_unified`'s iterator
+still behaves as an iterator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from helpers import chunked
+from helpers.streams import all_streams
+from ssewire import Accumulator, StreamResult, StreamTap, collect, iter_unified
+from ssewire.errors import ChunkTypeError
+from ssewire.normalizers import typed
+
+STREAMS = all_streams()
+
+
+def _snapshot(result: StreamResult) -> tuple[Any, ...]:
+    """Everything a result holds."""
+    return (
+        result.text,
+        result.reasoning,
+        [c.to_dict() for c in result.tool_calls],
+        [c.to_dict() for c in result.incomplete_tool_calls],
+        result.stop_reason,
+        result.raw_stop_reason,
+        None if result.usage is None else (result.usage.to_dict(), result.usage.raw),
+        result.error,
+        result.signatures,
+        result.response_id,
+        result.model,
+        result.last_sequence,
+    )
+
+
+def _one_by_one(data: bytes, provider: Any, framing: Any, size: Any) -> tuple[StreamResult, int, int]:
+    """The reference: every event made, then added one at a time; and how many events, how many deltas."""
+    accumulator = Accumulator()
+    events = list(iter_unified(chunked(data, size), provider, framing))
+    for event in events:
+        accumulator.add(event)
+    deltas = sum(e.type in ("text_delta", "reasoning_delta", "tool_call_start", "tool_call_delta") for e in events)
+    return accumulator.result, len(events), deltas
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["typed", "untyped"])
+@pytest.mark.parametrize(("name", "data", "provider", "framing"), STREAMS, ids=[s[0] for s in STREAMS])
+def test_collect_and_the_tap_give_the_result_of_the_events(
+    name: str, data: bytes, provider: Any, framing: Any, on: bool
+) -> None:
+    typed.set_enabled(on)
+    try:
+        for size in (None, 7, 4096):
+            want, events, deltas = _one_by_one(data, provider, framing, size)
+            got = collect(iter_unified(chunked(data, size), provider, framing))
+            listed = collect(list(iter_unified(chunked(data, size), provider, framing)))
+            tap = StreamTap(provider, framing)
+            for chunk in chunked(data, size):
+                tap.feed(chunk)
+            tapped = tap.close()
+            assert _snapshot(got) == _snapshot(want), f"collect(iter_unified), chunk size {size}"
+            assert _snapshot(listed) == _snapshot(want), f"collect(list), chunk size {size}"
+            assert _snapshot(tapped) == _snapshot(want), f"StreamTap, chunk size {size}"
+            assert tap.metrics.events == events
+            assert (tap.metrics.first_token_at is not None) == (deltas > 0)
+    finally:
+        typed.set_enabled(True)
+
+
+def test_plain_text_reaches_the_result_without_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    if typed.TextSink is None or typed.take_deltas is None:
+        pytest.skip("the compiled delta reader is not built")
+    stream = next((s for s in STREAMS if s[0] == "generated-anthropic-messages"), None)
+    if stream is None:
+        pytest.skip("the benchmark generator is not importable here")
+    made = []
+    take = Accumulator.take
+    monkeypatch.setattr(Accumulator, "take", lambda self, events: (made.append(len(events)), take(self, events))[1])
+    tap = StreamTap(stream[2], stream[3])
+    tap.feed(stream[1])
+    tap.close()
+    assert 3 * sum(made) < tap.metrics.events  # most events (the text deltas) were never made
+    assert tap.result.text
+
+
+def _body() -> list[bytes]:
+    return [
+        b'data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"a"}}]}'
+        b"\n\n",
+        b'data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"b"}}]}'
+        b"\n\n",
+        b'data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},'
+        b'"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+    ]
+
+
+def test_iter_unified_is_an_iterator_and_collect_takes_what_is_left() -> None:
+    events = iter_unified(_body(), "openai-chat")
+    assert next(events).text == "a"
+    rest = collect(events)  # already started: collect() reads the rest as events
+    assert rest.text == "b" and rest.stop_reason == "end"
+    assert list(events) == []
+    again = iter_unified(_body(), "openai-chat")
+    kinds = [e.type for e in again]
+    assert kinds[:2] == ["text_delta", "text_delta"] and kinds[-1] == "done"
+    closed = iter_unified(_body(), "openai-chat")
+    closed.close()
+    assert list(closed) == [] and collect(closed).text == ""
+
+
+def test_iter_unified_reads_nothing_until_asked() -> None:
+    pulled = []
+
+    def chunks() -> Any:
+        for chunk in _body():
+            pulled.append(chunk)
+            yield chunk
+
+    events = iter_unified(chunks(), "openai-chat")
+    assert pulled == []
+    assert collect(events).text == "ab" and len(pulled) == 3
+    lazy = iter_unified(b"data: {}\n\n", "openai-chat")  # type: ignore[arg-type]  # the mistake is reported when the stream is read
+    with pytest.raises(ChunkTypeError):
+        collect(lazy)
+    with pytest.raises(ChunkTypeError):
+        next(iter_unified(b"data: {}\n\n", "openai-chat"))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown provider"):
+        collect(iter_unified(_body(), "nope"))  # type: ignore[arg-type]
