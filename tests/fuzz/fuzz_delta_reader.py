@@ -3,10 +3,12 @@
     python tests/fuzz/fuzz_delta_reader.py -max_total_time=180
 
 Each input picks a provider, an SSE event name and a payload -- arbitrary text, or one of the shapes the reader
-takes with arbitrary text or JSON pieces spliced in, or bytes cut out -- and normalises it with the reader on and
-off (after a first chunk that names the stream's id and model, when the input asks for one). Any difference in the
-events (``raw`` included), in the normaliser's state, or in the exception raised, is a crash; so is any crash of
-the C code. The file name keeps pytest from collecting it.
+takes with arbitrary text or JSON pieces spliced in, or bytes cut out, after the unspliced shape (so the spliced
+payload is read by the shape the reader learned, or found not to be of it) -- and normalises it with the reader
+on and off: after a first chunk that names the stream's id and model, or opens a tool call, when the input asks
+for one, and before the event that closes the call. Any difference in the events (``raw`` included), in the
+normaliser's state, in the result ``normalize_into`` builds, or in the exception raised, is a crash; so is any
+crash of the C code. The file name keeps pytest from collecting it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 import atheris
 
 with atheris.instrument_imports():
-    from ssewire import _scanner_c
+    from ssewire import Accumulator, _scanner_c
     from ssewire.normalizers import normalizer_for, typed
 
 PROVIDERS = ("openai", "anthropic", "openai-chat", "xai", "gemini")
@@ -28,6 +30,7 @@ NAMES = (
     "response.reasoning_summary_text.delta",
     "content_block_delta",
     "ping",
+    "response.function_call_arguments.delta",
 )
 SHAPES = (
     '{"type":"response.output_text.delta","item_id":"m","delta":"hi","sequence_number":7}',
@@ -37,6 +40,11 @@ SHAPES = (
     '"finish_reason":null}],"usage":null}',
     '{"candidates":[{"content":{"parts":[{"text":"hi","thought":true}],"role":"model"},"index":0}],'
     '"usageMetadata":{"promptTokenCount":3},"modelVersion":"g","responseId":"r"}',
+    '{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\\"a","sequence_number":4}',
+    '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"a"}}',
+    '{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"a":[1.5,"x\\n",-0,{}],"b":null}}}]}}],'
+    '"modelVersion":"g"}',
+    '{"type":"ping"}',
 )
 #: Pieces spliced into a shape: members that change what a payload is, values of every JSON type, and the
 #: characters strict JSON is picky about.
@@ -73,10 +81,38 @@ PIECES = (
     " ",
 )
 STARTS = {
-    "openai-chat": '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}',
-    "xai": '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}',
-    "gemini": '{"candidates":[{"content":{"parts":[{"text":"x"}]}}],"modelVersion":"g0"}',
+    "openai-chat": ("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}'),
+    "xai": ("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}'),
+    "gemini": ("message", '{"candidates":[{"content":{"parts":[{"text":"x"}]}}],"modelVersion":"g0"}'),
+    "openai": (
+        "response.output_item.added",
+        '{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1",'
+        '"call_id":"c1","name":"f","arguments":""}}',
+    ),
+    "anthropic": (
+        "content_block_start",
+        '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"f"}}',
+    ),
 }
+STOPS = {
+    "openai": (
+        "response.output_item.done",
+        '{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc_1",'
+        '"call_id":"c1","name":"f"}}',
+    ),
+    "anthropic": ("content_block_stop", '{"type":"content_block_stop","index":0}'),
+}
+
+
+def _result(provider: str, events: list[Any]) -> Any:
+    """What ``normalize_into`` builds from the batches (the text of plain deltas handed over without events)."""
+    normalizer = normalizer_for(provider)  # type: ignore[arg-type]
+    accumulator = Accumulator()
+    for batch in events:
+        normalizer.normalize_into(batch, accumulator)
+    result = accumulator.result
+    calls = [c.to_dict() for c in result.tool_calls + result.incomplete_tool_calls]
+    return repr(result), calls, result.last_sequence, accumulator.events, accumulator.deltas
 
 
 def _run(provider: str, events: list[Any], on: bool) -> tuple[Any, ...]:
@@ -91,7 +127,11 @@ def _run(provider: str, events: list[Any], on: bool) -> tuple[Any, ...]:
         except Exception as exc:  # the same exception either way is fine; a different one is not
             outcome = type(exc).__name__
         state = (normalizer.usage, normalizer.response_id, normalizer.model, normalizer.last_sequence, normalizer.done)
-        return outcome, repr(state)
+        try:
+            built: Any = _result(provider, events)
+        except Exception as exc:
+            built = type(exc).__name__
+        return outcome, repr(state), built
     finally:
         typed.set_enabled(True)
 
@@ -101,6 +141,7 @@ def test_one_input(data: bytes) -> None:
     provider = PROVIDERS[fdp.ConsumeIntInRange(0, len(PROVIDERS) - 1)]
     name = NAMES[fdp.ConsumeIntInRange(0, len(NAMES) - 1)]
     started = fdp.ConsumeBool()
+    shape = ""
     if fdp.ConsumeBool():
         shape = SHAPES[fdp.ConsumeIntInRange(0, len(SHAPES) - 1)]
         at = fdp.ConsumeIntInRange(0, len(shape))
@@ -112,8 +153,12 @@ def test_one_input(data: bytes) -> None:
         payload = fdp.ConsumeUnicode(fdp.remaining_bytes())
     batches: list[list[Any]] = []
     if started and provider in STARTS:
-        batches.append([_scanner_c.SSEEvent("message", STARTS[provider])])
+        batches.append([_scanner_c.SSEEvent(*STARTS[provider])])
+    if shape:
+        batches.append([_scanner_c.SSEEvent(name, shape)])
     batches.append([_scanner_c.SSEEvent(name, payload)])
+    if started and provider in STOPS:
+        batches.append([_scanner_c.SSEEvent(*STOPS[provider])])
     fast, slow = _run(provider, batches, True), _run(provider, batches, False)
     if fast != slow:
         raise AssertionError(f"{provider} {name!r} {payload!r}:\n reader {fast}\n decode {slow}")

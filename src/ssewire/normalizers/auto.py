@@ -10,13 +10,16 @@ matches no provider raises :class:`~ssewire.errors.DetectionError`: detection ne
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ..errors import DetectionError
 from ..events import SSEEvent, Unified
 from .common import truncated_event
 from .contract import DelegatingNormalizer
 from .providers import ENTRIES, detect_provider, error_provider
+
+if TYPE_CHECKING:
+    from ..result import Accumulator
 
 __all__ = ["AutoNormalizer", "detect_provider"]
 
@@ -54,6 +57,14 @@ class AutoNormalizer(DelegatingNormalizer):
                     out += inner.normalize(rest)
                 break
         return out
+
+    def normalize_into(self, events: Sequence[SSEEvent], accumulator: Accumulator) -> None:
+        """Once the provider is recognised, its normaliser's :meth:`normalize_into`."""
+        inner = self.delegate
+        if inner is None:
+            super().normalize_into(events, accumulator)
+        else:
+            inner.normalize_into(events, accumulator)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Before detection: find the provider (holding bare errors), then replay what was held to it."""
