@@ -70,6 +70,9 @@ _DELTA_RULE = typed.delta_rule(
     notes=((7, "object"), (8, "string"), (9, "string")),
 )
 
+#: Payloads shorter than this are searched for a function call before the typed fast path decodes them (searching a
+#: large inline image costs more than the decode it could save).
+_LOOKED_AT = 16 * 1024
 #: Where the arguments of a chunk's one function call are, read as text by ``typed.compact_member``.
 _ARGS_PATH = typed.member_path((*_PART, "functionCall", "args"))
 
@@ -239,7 +242,7 @@ class GeminiNormalizer(DelegatingNormalizer):
         if self._interactions is not None or (ev.event is not None and ev.event != "message"):
             return None
         data = ev.data
-        if '"functionCall"' in data:  # a call (or a key it would reject): not worth a typed decode before the full one
+        if len(data) < _LOOKED_AT and '"functionCall"' in data:  # a call: not worth a typed decode before the full one
             return None
         try:
             chunk = self._typed(data)  # type: ignore[misc]
