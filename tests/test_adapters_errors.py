@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from helpers.http_server import CLIENTS, TIMEOUT, StreamServer, fetch, synthetic_text
-from ssewire import FramingError, ResponseStatusError, StreamTruncated, collect
+from ssewire import ResponseStatusError, StreamTruncated, collect
 from ssewire.adapters import (
     ERROR_BODY_LIMIT,
     aiter_response,
@@ -92,8 +92,10 @@ def test_http_error_closes_the_response(server: StreamServer) -> None:
 def test_framing_for_content_type() -> None:
     assert framing_for_content_type("text/event-stream") == "sse"
     assert framing_for_content_type("text/event-stream; charset=utf-8") == "sse"
-    assert framing_for_content_type("application/json") == "json_array"
-    assert framing_for_content_type("Application/JSON; charset=UTF-8") == "json_array"
+    assert framing_for_content_type("application/json") == "auto"  # an array or JSON lines: the first bytes tell
+    assert framing_for_content_type("Application/JSON; charset=UTF-8") == "auto"
+    assert framing_for_content_type("application/x-ndjson") == "ndjson"
+    assert framing_for_content_type("application/jsonl") == "ndjson"
     assert framing_for_content_type("text/plain") == "sse"
     assert framing_for_content_type("") == "sse"
     assert framing_for_content_type(None) == "sse"
@@ -117,9 +119,10 @@ def test_unknown_content_type_means_sse_and_framing_argument_wins(server: Stream
 
 
 @pytest.mark.parametrize("client", CLIENTS)
-def test_json_body_that_is_not_an_array_raises_framing_error(server: StreamServer, client: str) -> None:
-    with pytest.raises(FramingError):
-        fetch(client, server.url("/body/not-an-array"), "gemini")
+def test_a_json_object_body_is_read_as_one_json_line_and_its_error_reported(server: StreamServer, client: str) -> None:
+    # application/json says JSON, not how it streams: the first byte ("{", not "[") makes it JSON lines
+    events = fetch(client, server.url("/body/not-an-array"), "gemini")
+    assert [(e.type, e.error) for e in events] == [("error", {"type": "error", "message": "this is not a stream"})]
 
 
 @pytest.mark.parametrize("mode", ["chunked", "close"])

@@ -28,8 +28,10 @@ def test_make_scanner_builds_each_registered_framing() -> None:
 @pytest.mark.parametrize(
     ("content_type", "expected"),
     [
-        ("application/json", "json_array"),
-        ("Application/JSON; charset=utf-8", "json_array"),
+        ("application/json", "auto"),  # a streamed array or JSON lines: the first bytes tell
+        ("Application/JSON; charset=utf-8", "auto"),
+        ("application/x-ndjson", "ndjson"),
+        ("application/jsonl", "ndjson"),
         ("text/event-stream", "sse"),
         ("text/event-stream;charset=UTF-8", "sse"),
         ("text/plain", "sse"),

@@ -30,7 +30,7 @@ except ImportError:  # the comparisons with httpx-sse itself are skipped
     reference = None
 
 needs_reference = pytest.mark.skipif(reference is None, reason="httpx-sse is not installed")
-SSE_CAPTURES = [c for c in load_manifest() if c["framing"] != "json-array"]
+SSE_CAPTURES = [c for c in load_manifest() if c["framing"].startswith("sse")]
 _tokens = itertools.count()
 
 # What sse-starlette sends for the README's `numbers(1, 5)` server: CRLF line ends and ping comments.

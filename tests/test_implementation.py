@@ -20,7 +20,7 @@ from ssewire import _scanner_py
 from ssewire._env import env_flag
 from ssewire.normalizers import typed
 
-NAMES = ("DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser")
+NAMES = ("DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "NDJSONParser", "SSEEvent", "SSEParser")
 SHARED = (*NAMES, "SIMD", "_select_simd")  # every name one module has, the other has too
 needs_compiled = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
 
@@ -102,7 +102,7 @@ def test_both_modules_export_the_same_names() -> None:
     assert _scanner_py.SSEEvent.__module__ == "ssewire._scanner_py"  # each twin defines its own event type
 
 
-@pytest.mark.parametrize("kind", ["SSEParser", "JSONArrayStreamParser"])
+@pytest.mark.parametrize("kind", ["SSEParser", "JSONArrayStreamParser", "NDJSONParser"])
 def test_a_parser_fed_from_a_second_thread_while_feeding_refuses(scanner: ModuleType, kind: str) -> None:
     """One parser belongs to one stream and one thread: both implementations refuse a feed(), close() or
     __init__() that arrives while a feed() is running, and the running feed() is unharmed."""
@@ -110,6 +110,8 @@ def test_a_parser_fed_from_a_second_thread_while_feeding_refuses(scanner: Module
 
     if kind == "SSEParser":
         body = b'data: {"choices":[{"delta":{"content":"hello there"}}]}\n\n' * 400_000
+    elif kind == "NDJSONParser":
+        body = b'{"message":{"content":"hello there"},"done":false}\n' * 400_000
     else:
         body = b"[" + b'{"candidates":[{"content":{"parts":[{"text":"hello there"}]}}]},' * 300_000 + b"{}"
     for _attempt in range(10):
@@ -142,7 +144,7 @@ def test_a_parser_fed_from_a_second_thread_while_feeding_refuses(scanner: Module
             break
     assert refused, "no call ever met the parser while it was feeding"
     assert any("re-entered" in r or "while the parser is feeding" in r for r in refused)
-    assert outcome == [(400_000 if kind == "SSEParser" else 300_001)]  # the running feed() completed, whole
+    assert outcome == [(300_001 if kind == "JSONArrayStreamParser" else 400_000)]  # the running feed() completed, whole
 
 
 def test_event_attributes_are_writable(scanner: ModuleType) -> None:

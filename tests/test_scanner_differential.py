@@ -29,6 +29,8 @@ EXAMPLES = 300
 
 
 def _make(mod: ModuleType, framing: str, kwargs: dict[str, Any]) -> Any:
+    if framing == "ndjson":
+        return mod.NDJSONParser(**kwargs)
     return mod.SSEParser(**kwargs) if framing == "sse" else mod.JSONArrayStreamParser(**kwargs)
 
 
@@ -247,6 +249,64 @@ _json_bytes = st.lists(
 def test_json_array_arbitrary_bytes(body: bytes, cuts: list[int], max_buffer: Optional[int], kinds: list[int]) -> None:
     kwargs = {} if max_buffer is None else {"max_buffer": max_buffer}
     check("json", b"[" + body, split(b"[" + body, cuts), kwargs, kinds)
+
+
+# --- NDJSON ---------------------------------------------------------------------------------------------------
+
+_ndjson_line = st.one_of(
+    st.builds(
+        lambda v: json.dumps(v).encode(), st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=6))
+    ),
+    st.sampled_from(
+        [b"", b" ", b"\t \t", b"{", b"}", b"not json", b"\xff\xfe", b"\xe2\x82", "東京 🙂".encode(), b"\x00"]
+    ),
+    st.binary(max_size=10),
+    st.integers(0, 120).map(lambda n: b'{"x":"' + b"y" * n + b'"}'),
+)
+_ndjson_eol = st.sampled_from([b"\n", b"\n", b"\r\n", b"\r", b"\n\n", b"\r\r\n"])
+
+
+@st.composite
+def ndjson_bodies(draw: st.DrawFn) -> bytes:
+    lines = draw(st.lists(st.tuples(_ndjson_line, _ndjson_eol).map(b"".join), max_size=8))
+    last = draw(st.sampled_from([b"", b"", b'{"tail":1}', b"  ", b"\xef\xbb"]))
+    return draw(_prefix) + b"".join(lines) + last
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    body=ndjson_bodies(),
+    cuts=st.lists(st.integers(0, 600), max_size=10),
+    max_buffer=st.sampled_from([None, None, 1, 3, 10, 40, 130]),
+    kinds=_kinds,
+)
+def test_ndjson_same_events_state_and_errors(
+    body: bytes, cuts: list[int], max_buffer: Optional[int], kinds: list[int]
+) -> None:
+    kwargs = {} if max_buffer is None else {"max_buffer": max_buffer}
+    check("ndjson", body, split(body, cuts), kwargs, kinds)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    body=st.lists(
+        st.sampled_from([b"\n", b"\r", b"\r\n", b" ", b"\t", b"{}", b"x", b"\xff", BOM, b"\xc3"]), max_size=40
+    ).map(b"".join),
+    cuts=st.lists(st.integers(0, 100), max_size=12),
+    max_buffer=st.sampled_from([None, 2, 5]),
+    kinds=_kinds,
+)
+def test_ndjson_arbitrary_bytes(body: bytes, cuts: list[int], max_buffer: Optional[int], kinds: list[int]) -> None:
+    kwargs = {} if max_buffer is None else {"max_buffer": max_buffer}
+    check("ndjson", body, split(body, cuts), kwargs, kinds)
+
+
+@pytest.mark.parametrize("size", [None, 100_000, 16384, 4093, 7])
+def test_ndjson_large_bodies(size: Optional[int]) -> None:
+    line = json.dumps({"message": {"content": "é" * 3000 + "x" * 50_000}}).encode()
+    body = b"\n".join([line, b'{"a":1}', b"", line]) + b"\r\n" + line
+    chunks = [body] if size is None else [body[i : i + size] for i in range(0, len(body), size)]
+    check("ndjson", body, chunks, {}, [0])
 
 
 _long_token = st.sampled_from(

@@ -4,7 +4,7 @@ from typing import Any, Final, Optional, Union
 
 from typing_extensions import TypeAlias, disjoint_base
 
-__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser"]
+__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "NDJSONParser", "SSEEvent", "SSEParser"]
 
 _BytesLike: TypeAlias = Union[bytes, bytearray, memoryview]
 
@@ -52,5 +52,14 @@ class JSONArrayStreamParser:
     def __init__(self, max_buffer: int = ...) -> None: ...
     @property
     def finished(self) -> bool: ...
+    def feed(self, data: _BytesLike) -> list[SSEEvent]: ...
+    def close(self) -> list[SSEEvent]: ...
+
+@disjoint_base
+class NDJSONParser:
+    max_buffer: int
+    events_parsed: int
+    bytes_fed: int
+    def __init__(self, max_buffer: int = ...) -> None: ...
     def feed(self, data: _BytesLike) -> list[SSEEvent]: ...
     def close(self) -> list[SSEEvent]: ...

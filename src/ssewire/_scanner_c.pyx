@@ -70,7 +70,7 @@ def _select_simd(allow_avx2):
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
 
-__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser"]
+__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "NDJSONParser", "SSEEvent", "SSEParser"]
 
 
 cdef enum:
@@ -770,6 +770,142 @@ cdef class SSEParser(_Scanner):
             self._name_count += 1
             self._name_last = slot
         return name
+
+
+# --- NDJSON ---------------------------------------------------------------------------------------------------
+
+cdef inline bint _blank(const char* s, Py_ssize_t n) noexcept nogil:
+    """Only spaces and tabs."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if s[i] != b' ' and s[i] != b'\t':
+            return False
+    return True
+
+
+cdef class NDJSONParser(_Scanner):
+    """Incremental scanner for newline-delimited JSON, compiled twin of ``_scanner_py.NDJSONParser``.
+
+    ``feed(chunk)`` -> one ``SSEEvent(event=None, data=<line text>)`` per line the chunk completes that is not
+    blank. A line ends in LF, CRLF or a lone CR (a CRLF split across chunks counts once); lines of only spaces and
+    tabs are skipped; a leading BOM is dropped; UTF-8 is decoded per line (invalid bytes become U+FFFD). The line
+    is not parsed here: a line that is not JSON reaches the normaliser, which makes it ``raw``. ``close()`` gives a
+    last line that lacks its line end. ``max_buffer`` bounds one line (:class:`~ssewire.SSEBufferOverflow`).
+    """
+
+    cdef Buf _tail  # the unterminated last line (or, at stream start, a possible BOM prefix)
+    cdef bint _started
+    cdef bint _skip_lf
+
+    def __init__(self, max_buffer=DEFAULT_MAX_BUFFER):
+        self._start(max_buffer)
+        self._tail.len = 0
+        self._started = False
+        self._skip_lf = False
+
+    def __dealloc__(self):
+        buf_free(&self._tail)
+
+    def close(self):
+        """End of stream: the last line, when it lacks its line end."""
+        cdef list out = []
+        cdef const char* p = self._tail.p
+        cdef Py_ssize_t n = self._tail.len
+        if not self._closing():
+            return out
+        if not self._started and n >= 3 and memcmp(p, BOM, 3) == 0:
+            p += 3
+            n -= 3
+        self._started = True
+        try:
+            self._line(p, n, UNKNOWN_STATS, 0, out)
+        finally:
+            self._tail.len = 0
+            buf_free(&self._tail)
+        return out
+
+    cdef void _fail(self, exc) noexcept:
+        self._error = exc
+        self._tail.len = 0
+        buf_free(&self._tail)
+
+    @cython.final
+    cdef int _line(self, const char* s, Py_ssize_t n, unsigned max_byte, Py_ssize_t cont, list out) except -1:
+        if n > self._max:
+            raise _overflow("a line", self._max_obj)
+        if _blank(s, n):
+            return 0
+        if max_byte != UNKNOWN_STATS:
+            data = ssewire_decode_sized(s, n, max_byte, cont)
+        else:
+            data = ssewire_decode(s, n)
+        out.append(_new_event(None, data, None, None))
+        self.events_parsed += 1
+        return 0
+
+    cdef int _scan(self, const char* p, Py_ssize_t n, list out) except -1:
+        cdef Py_ssize_t t, pos = 0, start, e, count, i, next_lf = -1, next_cr = -1
+        cdef LineEnd ends[LINE_BATCH]
+        cdef int appended
+        if n == 0:
+            return 0
+        if self._skip_lf:
+            self._skip_lf = False
+            if p[0] == b'\n':
+                p += 1
+                n -= 1
+        if not self._started:
+            t = self._tail.len  # a BOM prefix held back
+            if t + n < 3 and memcmp(BOM + t, p, <size_t>n) == 0:
+                if buf_append(&self._tail, p, n) < 0:
+                    raise MemoryError()
+                return 0
+            self._started = True
+            if t + n >= 3 and memcmp(BOM + t, p, <size_t>(3 - t)) == 0:
+                self._tail.len = 0
+                p += 3 - t
+                n -= 3 - t
+            # otherwise the held bytes are the start of the first line
+        while True:
+            appended = 0
+            if n - pos >= NOGIL_MIN:
+                with nogil:
+                    count = _find_line_ends(p, pos, n, ends, &next_lf, &next_cr)
+                    if count == 0 and self._tail.len + (n - pos) <= self._max:
+                        # no line end in the rest of the window: it all continues the pending line
+                        appended = 1 if buf_append(&self._tail, p + pos, n - pos) == 0 else -1
+            else:
+                count = _find_line_ends(p, pos, n, ends, &next_lf, &next_cr)
+            if appended < 0:
+                raise MemoryError()
+            if appended:
+                return 0
+            for i in range(count):
+                e = ends[i].end
+                start = pos
+                pos = e + 1
+                if p[e] == b'\r' and pos < n and p[pos] == b'\n':
+                    pos += 1
+                if self._tail.len:  # the line began in an earlier chunk
+                    if self._tail.len + (e - start) > self._max:
+                        raise _overflow("a line", self._max_obj)
+                    if buf_append(&self._tail, p + start, e - start) < 0:
+                        raise MemoryError()
+                    self._line(self._tail.p, self._tail.len, UNKNOWN_STATS, 0, out)
+                    self._tail.len = 0
+                    buf_trim(&self._tail)
+                else:
+                    self._line(p + start, e - start, ends[i].max_byte, ends[i].cont, out)
+            if count < LINE_BATCH:
+                break
+        if pos < n:  # the unterminated last line, checked after the complete lines were processed
+            if self._tail.len + (n - pos) > self._max:
+                raise _overflow("a line", self._max_obj)
+            if buf_append(&self._tail, p + pos, n - pos) < 0:
+                raise MemoryError()
+        elif n > 0 and p[n - 1] == b'\r':
+            self._skip_lf = True  # an LF at the start of the next chunk belongs to this CR
+        return 0
 
 
 # --- JSON array -----------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from .errors import FramingError, ParserBusyError, SSEBufferOverflow, SSEwireErr
 from .limits import BOM as _BOM
 from .limits import DEFAULT_MAX_BUFFER
 
-__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "SSEEvent", "SSEParser"]
+__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "NDJSONParser", "SSEEvent", "SSEParser"]
 
 BytesLike = Union[bytes, bytearray, memoryview]
 
@@ -419,6 +419,112 @@ class SSEParser:
         self._data = []
         self._data_size = -1
         self._event = None
+
+
+class NDJSONParser:
+    """Incremental scanner for newline-delimited JSON (NDJSON, JSON Lines: Ollama, recorded WebSocket sessions).
+
+    ``feed(chunk)`` -> one ``SSEEvent(event=None, data=<line text>)`` per line the chunk completes that is not
+    blank. A line ends in LF, CRLF or a lone CR (a CRLF split across chunks counts once); lines of only spaces and
+    tabs are skipped; a leading BOM is dropped; UTF-8 is decoded per line (invalid bytes become U+FFFD). The line
+    is not parsed here: a line that is not JSON reaches the normaliser, which makes it ``raw``. ``close()`` gives a
+    last line that lacks its line end. ``max_buffer`` bounds one line (:class:`~ssewire.SSEBufferOverflow`).
+    """
+
+    __slots__ = (
+        "_busy",
+        "_closed",
+        "_error",
+        "_skip_lf",
+        "_started",
+        "_tail",
+        "bytes_fed",
+        "events_parsed",
+        "max_buffer",
+    )
+
+    def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:
+        if max_buffer <= 0:
+            raise SSEwireError(f"max_buffer must be positive, got {max_buffer!r}")
+        _check_idle(self, "__init__")
+        self._busy = False
+        self.max_buffer = max_buffer
+        self.events_parsed = 0
+        self.bytes_fed = 0
+        self._tail = bytearray()  # the unterminated last line (at stream start: a possible BOM prefix)
+        self._started = False  # the BOM check is done
+        self._skip_lf = False  # the previous chunk ended in CR: an LF right after it belongs to it
+        self._error: Optional[SSEwireError] = None
+        self._closed = False
+
+    def feed(self, data: BytesLike) -> list[SSEEvent]:
+        """Scan one chunk; return the lines it completes."""
+        return _feed(self, data)
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: the last line, when it lacks its line end."""
+        if not _closing(self):
+            return []
+        tail = bytes(self._tail)
+        self._tail = bytearray()
+        if not self._started and tail.startswith(_BOM):
+            tail = tail[3:]
+        self._started = True
+        out: list[SSEEvent] = []
+        self._line(tail, out)
+        return out
+
+    def _fail(self, exc: SSEwireError) -> None:
+        self._error = exc
+        self._tail = bytearray()
+
+    def _hold(self, piece: Union[bytes, bytearray]) -> None:
+        """Keep ``piece`` (no line end in it) as the continuation of the pending line, within ``max_buffer``."""
+        if len(self._tail) + len(piece) > self.max_buffer:
+            raise _overflow("a line", self.max_buffer)
+        self._tail += piece
+
+    def _scan(self, chunk: bytes, out: list[SSEEvent]) -> None:
+        if not chunk:
+            return
+        if self._skip_lf:
+            self._skip_lf = False
+            if chunk[0] == 0x0A:
+                chunk = chunk[1:]
+        if not self._started:
+            head = bytes(self._tail) + chunk
+            if len(head) < 3 and _BOM.startswith(head):
+                self._tail = bytearray(head)  # could still be a BOM: wait for more
+                return
+            self._started = True
+            self._tail = bytearray()
+            chunk = head[3:] if head.startswith(_BOM) else head
+        lf = chunk.rfind(b"\n")
+        cr = chunk.rfind(b"\r")
+        end = lf if lf > cr else cr
+        if end < 0:
+            self._hold(chunk)
+            return
+        block = chunk[: end + 1]
+        if self._tail:  # the pending line ends in this chunk (its size is checked with the line's)
+            block = bytes(self._tail) + block
+            self._tail = bytearray()
+        lines = block.split(b"\n")[:-1] if cr < 0 else block.splitlines()
+        line = self._line
+        for raw in lines:
+            line(raw, out)
+        rest = chunk[end + 1 :]
+        if rest:  # checked after the complete lines: the events they finish are returned before the error
+            self._hold(rest)
+        elif end == cr:
+            self._skip_lf = True
+
+    def _line(self, raw: Union[bytes, bytearray], out: list[SSEEvent]) -> None:
+        if len(raw) > self.max_buffer:
+            raise _overflow("a line", self.max_buffer)
+        if raw.strip(b" \t"):
+            out.append(SSEEvent(None, raw.decode("utf-8", "replace")))
+            self.events_parsed += 1
 
 
 # JSON-array scanner states

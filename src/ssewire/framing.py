@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple, Optional, Protocol, Union
 
-from ._scanner import JSONArrayStreamParser, SSEEvent, SSEParser
+from ._scanner import JSONArrayStreamParser, NDJSONParser, SSEEvent, SSEParser
 from .errors import SSEBufferOverflow, UnknownFramingError, chunk_type_error, unknown_name
 from .limits import BOM, DEFAULT_MAX_BUFFER
 from .names import FramingName
@@ -58,6 +58,18 @@ def _json_array(head: bytes) -> Optional[bool]:
     return head[:1] == b"["
 
 
+def _json_lines(head: bytes) -> Optional[bool]:
+    """A line that opens with a brace (an SSE line starts with a field name or a colon), then another such line. One
+    JSON object alone is a response that was not streamed (or an error body): not taken as a stream of one line."""
+    if head[:1] != b"{":
+        return False
+    ends = [at for at in (head.find(b"\n"), head.find(b"\r")) if at >= 0]
+    if not ends:
+        return None
+    rest = head[min(ends) + 1 :].lstrip(_WHITESPACE)
+    return None if not rest else rest[:1] == b"{"
+
+
 def _anything(head: bytes) -> Optional[bool]:
     return True
 
@@ -66,7 +78,13 @@ def _anything(head: bytes) -> Optional[bool]:
 FRAMINGS_BY_NAME: dict[str, Framing] = {
     framing.name: framing
     for framing in (
-        Framing("json_array", JSONArrayStreamParser, ("application/json",), _json_array),
+        Framing("json_array", JSONArrayStreamParser, (), _json_array),
+        Framing(
+            "ndjson",
+            NDJSONParser,
+            ("application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines"),
+            _json_lines,
+        ),
         Framing("sse", SSEParser, ("text/event-stream",), _anything),
     )
 }
@@ -76,11 +94,18 @@ FRAMINGS: tuple[str, ...] = ("auto", *FRAMINGS_BY_NAME)
 _DEFAULT: FramingName = "sse"
 
 
+#: Media types that say "JSON" without saying how it is streamed (Gemini's array; Ollama's NDJSON from some hosts):
+#: the first bytes tell.
+_SOME_JSON = ("application/json",)
+
+
 def framing_for_content_type(content_type: Optional[str]) -> FramingName:
-    """The framing a ``Content-Type`` announces (``application/json``: Gemini's streamed array); ``sse`` for any
-    other or none."""
+    """The framing a ``Content-Type`` announces (``application/x-ndjson``: NDJSON; ``application/json``: ``auto``,
+    a streamed array or JSON lines, told apart by the first bytes); ``sse`` for any other or none."""
     if content_type:
         media = content_type.partition(";")[0].strip().lower()
+        if media in _SOME_JSON:
+            return "auto"
         for framing in FRAMINGS_BY_NAME.values():
             if media in framing.content_types:
                 return framing.name  # type: ignore[return-value]

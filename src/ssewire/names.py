@@ -22,10 +22,10 @@ UnifiedType = Literal[
 ]
 
 #: Every provider name :func:`~ssewire.normalizer_for` accepts.
-ProviderName = Literal["auto", "openai", "openai-chat", "anthropic", "xai", "gemini", "gemini-live"]
+ProviderName = Literal["auto", "openai", "openai-chat", "anthropic", "xai", "gemini", "gemini-live", "ollama"]
 
 #: Every framing name the scanners accept (``auto``: recognised from the first bytes).
-FramingName = Literal["auto", "sse", "json_array"]
+FramingName = Literal["auto", "sse", "json_array", "ndjson"]
 
 
 def literal_values(literal: Any) -> tuple[str, ...]:

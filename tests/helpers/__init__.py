@@ -75,4 +75,22 @@ def load_manifest() -> list[dict[str, Any]]:
         if env_flag("SSEWIRE_REQUIRE_CORPUS"):
             raise RuntimeError(f"SSEWIRE_REQUIRE_CORPUS is set but there is no corpus at {CORPUS}")
         return []
-    return list(json.loads(manifest.read_text(encoding="utf-8"))["captures"])
+    captures = list(json.loads(manifest.read_text(encoding="utf-8"))["captures"])
+    return captures + _more_providers()
+
+
+def _more_providers() -> list[dict[str, Any]]:
+    """The captures of ``more-providers/`` whose provider ssewire reads so far (files named from ``CORPUS``)."""
+    from .corpus import PROVIDER_FOR
+
+    manifest = CORPUS / "more-providers" / "manifest.json"
+    if not manifest.is_file():
+        if env_flag("SSEWIRE_REQUIRE_CORPUS"):
+            raise RuntimeError(f"SSEWIRE_REQUIRE_CORPUS is set but there is no {manifest}")
+        return []
+    captures = json.loads(manifest.read_text(encoding="utf-8"))["captures"]
+    return [
+        dict(capture, file=f"more-providers/{capture['file']}")
+        for capture in captures
+        if (capture["api"], capture["provider"]) in PROVIDER_FOR
+    ]

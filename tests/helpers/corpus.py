@@ -17,6 +17,8 @@ PROVIDER_FOR = {
     ("gemini-generate-content", "gemini"): "gemini",
     ("gemini-generate-content", "gemini-vertex"): "gemini",
     ("gemini-interactions", "gemini"): "gemini",
+    ("ollama-chat", "ollama"): "ollama",
+    ("ollama-generate", "ollama"): "ollama",
 }
 
 _STOP = {
@@ -32,6 +34,8 @@ _STOP = {
     },
     "gemini-generate-content": {"STOP": "end", "MAX_TOKENS": "max_tokens", "SAFETY": "refusal"},
     "gemini-interactions": {"completed": "end", "requires_action": "tool_use", "failed": "failed"},
+    "ollama-chat": {"stop": "end", "length": "max_tokens"},
+    "ollama-generate": {"stop": "end", "length": "max_tokens"},
 }
 
 
@@ -39,8 +43,12 @@ def provider_for(capture: dict[str, Any]) -> ProviderName:
     return cast(ProviderName, PROVIDER_FOR[(capture["api"], capture["provider"])])
 
 
+_FRAMING = {"json-array": "json_array", "ndjson": "ndjson"}
+
+
 def framing_for(capture: dict[str, Any]) -> FramingName:
-    return "json_array" if capture["framing"] == "json-array" else "sse"
+    """The capture's framing name (``sse, data-only, LF`` ... are all SSE)."""
+    return cast(FramingName, _FRAMING.get(capture["framing"], "sse"))
 
 
 def unified_stop(capture: dict[str, Any]) -> str:

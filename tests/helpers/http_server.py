@@ -86,6 +86,10 @@ class _Request:
         self.headers = headers
 
 
+#: The Content-Type a served file announces, by suffix (anything else: text/event-stream).
+_CONTENT_TYPES = {".json": "application/json", ".ndjson": "application/x-ndjson", ".jsonl": "application/x-ndjson"}
+
+
 class StreamServer:
     """The test server. ``url(path, **query)`` builds a URL; every socket is bound to 127.0.0.1."""
 
@@ -225,7 +229,7 @@ class StreamServer:
             file = (base / rel).resolve()
             if base.resolve() not in file.parents or not file.is_file():
                 return await self._simple(writer, 404, b'{"error": "no such file"}', "application/json")
-            ctype = "application/json" if file.suffix == ".json" else "text/event-stream"
+            ctype = _CONTENT_TYPES.get(file.suffix, "text/event-stream")
             return await self._stream(writer, file.read_bytes(), q.get("ctype", ctype), q)
         if path.startswith("/body/"):
             name = path[len("/body/") :]

@@ -26,10 +26,12 @@ def as_buffer_type(chunk: bytes, kind: int) -> Any:
 
 
 def parser_state(parser: Any) -> tuple[Any, ...]:
-    """The public state of either scanner after a call."""
+    """The public state of any scanner after a call."""
     if hasattr(parser, "last_event_id"):
         return (parser.last_event_id, parser.retry, parser.events_parsed, parser.bytes_fed)
-    return (parser.finished, parser.events_parsed, parser.bytes_fed)
+    if hasattr(parser, "finished"):
+        return (parser.finished, parser.events_parsed, parser.bytes_fed)
+    return (parser.events_parsed, parser.bytes_fed)
 
 
 def event_key(event: Any) -> tuple[Any, ...]:

@@ -17,6 +17,7 @@ from .chat import ChatCompletionsNormalizer
 from .contract import Normalizer
 from .gemini import GeminiNormalizer
 from .gemini_live import GeminiLiveNormalizer
+from .ollama import OllamaNormalizer
 from .openai import OpenAINormalizer
 from .xai import XAINormalizer
 
@@ -37,6 +38,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("openai", OpenAINormalizer),
     Entry("anthropic", AnthropicNormalizer),
     Entry("openai-chat", ChatCompletionsNormalizer),  # after the typed event streams: "choices" is its mark
+    Entry("ollama", OllamaNormalizer),  # a boolean "done" beside "message" or "response"
     Entry("xai", XAINormalizer, detect=False),  # xAI sends OpenAI's and Anthropic's shapes
     Entry("gemini-live", GeminiLiveNormalizer, detect=False),  # WebSocket frames, fed one by one
 )

@@ -1,0 +1,151 @@
+"""Ollama ``/api/chat`` and ``/api/generate`` streams (NDJSON: one JSON object per line) -> Unified.
+
+Contract (one instance per stream; every event made from a line carries ``raw``; ``model`` is kept, Ollama sends no
+response id):
+
+- ``message.thinking`` (``/api/chat``) or ``thinking`` (``/api/generate``) -> ``reasoning_delta``, then
+  ``message.content`` or ``response`` -> ``text_delta`` (non-empty strings only); a line with neither -> ``raw``.
+- ``message.tool_calls``: Ollama sends each call whole (``{"function": {"name", "arguments": {...}}, "id"?}``) ->
+  ``tool_call_start``, one ``tool_call_delta`` with the arguments' compact JSON, ``tool_call_done`` with the
+  arguments object (``arguments_raw`` None: the provider sent an object). A call without an ``id`` gets ``call_N``.
+- The ``done: true`` line ends the stream: a ``usage`` event carrying the count and timing fields it has
+  (``prompt_eval_count``, ``eval_count``, the durations), then ``done``: ``raw_stop_reason`` = ``done_reason``;
+  stop -> end (tool_use when calls were made), length -> max_tokens, anything else (load, unload ...) -> other, none
+  -> end.
+- ``{"error": "..."}`` -> ``error`` (the message, and the usage seen so far); it ends the stream.
+- Usage: ``prompt_eval_count`` is every prompt token (Ollama reports no cached or reasoning count), ``eval_count``
+  every generated one, thinking included.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..events import Unified, new_event, new_tool_event
+from ..usage import Usage
+from .common import client_stop, error_payload, str_or
+from .contract import Normalizer
+from .tool_calls import CallIds, compact_json, done_event
+
+__all__ = ["OLLAMA_STOP", "USAGE_FIELDS", "OllamaNormalizer"]
+
+#: Ollama ``done_reason`` -> unified stop reason (anything else maps to ``other``; none to ``end``).
+OLLAMA_STOP: dict[str, str] = {"stop": "end", "length": "max_tokens"}
+#: The count and timing fields of the ``done: true`` line: the usage object.
+USAGE_FIELDS = (
+    "prompt_eval_count",
+    "prompt_eval_duration",
+    "eval_count",
+    "eval_duration",
+    "total_duration",
+    "load_duration",
+)
+
+
+class OllamaNormalizer(Normalizer):
+    """``/api/chat`` and ``/api/generate`` lines -> Unified (see the module docstring for the full contract)."""
+
+    provider = "ollama"
+    terminal = "a line with done: true"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids = CallIds()
+        self._client_calls = False
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """A boolean ``done`` beside a ``message`` object or a ``response`` string (what every line has)."""
+        return type(obj.get("done")) is bool and (type(obj.get("message")) is dict or type(obj.get("response")) is str)
+
+    @classmethod
+    def claims_error(cls, obj: dict[str, Any]) -> bool:
+        """``{"error": "..."}``: Ollama's error is a bare string."""
+        return type(obj.get("error")) is str
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        """The count fields of the ``done`` line (no cached or reasoning counts: ``None``)."""
+        if "prompt_eval_count" not in raw and "eval_count" not in raw:
+            return None
+        prompt, generated = raw.get("prompt_eval_count"), raw.get("eval_count")
+        return Usage(
+            prompt if type(prompt) is int else None,
+            generated if type(generated) is int else None,
+            cached_input_tokens=None,
+            cache_write_tokens=None,
+            reasoning_tokens=None,
+            raw=raw,
+            partial=partial,
+            source=cls.provider,
+        )
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """No response id; the ``model``."""
+        return None, str_or(obj.get("model"), None)
+
+    def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        """Normalise one line."""
+        error = obj.get("error")
+        if error is not None:
+            return self._error(obj, error)
+        self.model = str_or(obj.get("model"), self.model)
+        message = obj.get("message")
+        holder = message if type(message) is dict else obj
+        out: list[Unified] = []
+        thinking = holder.get("thinking")
+        if type(thinking) is str and thinking:
+            out.append(new_event("reasoning_delta", obj, thinking))
+        text = holder.get("content") if holder is message else obj.get("response")
+        if type(text) is str and text:
+            out.append(new_event("text_delta", obj, text))
+        calls = holder.get("tool_calls")
+        if type(calls) is list:
+            for call in calls:
+                self._whole_call(call, obj, out)
+        if obj.get("done") is True:
+            self._done_line(obj, out)
+        if not out:
+            out.append(new_event("raw", obj))
+        return out
+
+    def _whole_call(self, call: Any, obj: dict[str, Any], out: list[Unified]) -> None:
+        """A call Ollama sent whole: start, one delta with its arguments' compact JSON, done."""
+        function = call.get("function") if type(call) is dict else None
+        if type(function) is not dict:
+            out.append(new_event("raw", obj))
+            return
+        name = function.get("name")
+        name = name if type(name) is str else None
+        call_id = self._ids.take(call.get("id"))
+        arguments = function.get("arguments")
+        self._client_calls = True
+        out.append(new_tool_event("tool_call_start", call_id, name, obj))
+        if type(arguments) is str:  # a client that forwards the arguments as a JSON string
+            out.append(new_tool_event("tool_call_delta", call_id, name, obj, arguments))
+            out.append(done_event(call_id, name, obj, text=arguments))
+            return
+        out.append(
+            new_tool_event("tool_call_delta", call_id, name, obj, compact_json({} if arguments is None else arguments))
+        )
+        out.append(done_event(call_id, name, obj, value=arguments))
+
+    def _done_line(self, obj: dict[str, Any], out: list[Unified]) -> None:
+        if self.finished:
+            return
+        usage = {key: obj[key] for key in USAGE_FIELDS if key in obj}
+        if usage:
+            self.usage = usage
+            out.append(Unified("usage", usage=dict(usage), raw=obj))
+        reason = obj.get("done_reason")
+        raw_stop = reason if type(reason) is str else None
+        stop = client_stop("end" if raw_stop is None else OLLAMA_STOP.get(raw_stop, "other"), self._client_calls)
+        self.finished = self.done = True
+        out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
+
+    def _error(self, obj: dict[str, Any], error: Any) -> list[Unified]:
+        self.done = True
+        usage = dict(self.usage) if self.usage else None
+        payload = error_payload(error if type(error) is dict else {"message": str(error)})
+        return [Unified("error", error=payload, usage=usage, raw=obj)]
