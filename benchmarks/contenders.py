@@ -38,6 +38,7 @@ __all__ = [
     "prepare",
     "seed_reference",
     "ssewire_e2e",
+    "scanner_for",
     "ssewire_framing",
 ]
 
@@ -128,8 +129,12 @@ def seed_reference() -> tuple[Optional[ModuleType], Optional[str]]:
     return module, None
 
 
-def _scanner(module: ModuleType, framing: str) -> Any:
-    return module.SSEParser(MAX_BUFFER) if framing == "sse" else module.JSONArrayStreamParser(MAX_BUFFER)
+_SCANNERS = {"sse": "SSEParser", "json_array": "JSONArrayStreamParser", "ndjson": "NDJSONParser"}
+
+
+def scanner_for(module: ModuleType, framing: str) -> Any:
+    """A scanner of ``module`` (an implementation) for ``framing``."""
+    return getattr(module, _SCANNERS[framing])(MAX_BUFFER)
 
 
 def ssewire_framing(module: ModuleType) -> Callable[[Case], Outcome]:
@@ -138,7 +143,7 @@ def ssewire_framing(module: ModuleType) -> Callable[[Case], Outcome]:
     only count the events, so no per-event Python work blurs how fast the scanners themselves are."""
 
     def run(case: Case) -> Outcome:
-        parser = _scanner(module, case.stream.framing)
+        parser = scanner_for(module, case.stream.framing)
         feed = parser.feed
         n = 0
         if not case.checking:
@@ -162,7 +167,7 @@ def ssewire_e2e(module: ModuleType) -> Callable[[Case], Outcome]:
     from ssewire.normalizers import normalizer_for
 
     def run(case: Case) -> Outcome:
-        parser = _scanner(module, case.stream.framing)
+        parser = scanner_for(module, case.stream.framing)
         norm = normalizer_for(case.stream.provider)
         feed = parser.feed
         n = chars = unified = 0
@@ -276,6 +281,32 @@ def _sseclient(case: Case) -> Outcome:
     return _count(SSEClient(Source()).events())
 
 
+def _httpx_lines(case: Case) -> Iterator[Any]:
+    """NDJSON as the Ollama client reads it: httpx's ``iter_lines()``, blank lines skipped."""
+    import httpx
+
+    class Chunks(httpx.SyncByteStream):
+        def __iter__(self) -> Iterator[bytes]:
+            return iter(case.chunks)
+
+    class Line:
+        __slots__ = ("data",)
+
+        def __init__(self, data: str) -> None:
+            self.data = data
+
+    response = httpx.Response(200, headers={"content-type": "application/x-ndjson"}, stream=Chunks())
+    return (Line(line) for line in response.iter_lines() if line.strip(" \t"))
+
+
+def _httpx_iter_lines(case: Case) -> Outcome:
+    return _count(_httpx_lines(case))
+
+
+def _httpx_iter_lines_json(case: Case) -> Outcome:
+    return _count(_httpx_lines(case), json.loads)
+
+
 def _ijson_c(case: Case) -> Outcome:
     import ijson
 
@@ -295,6 +326,8 @@ def _memchr(case: Case) -> Outcome:
     data = case.data
     if case.stream.framing == "json_array":
         sep, n = b"\n,\n", (1 if data.strip() not in (b"", b"[]") else 0)
+    elif case.stream.framing == "ndjson":
+        sep, n = b"\n", 0
     else:
         sep, n = (b"\r\n\r\n" if b"\r\n" in data[:4096] else b"\n\n"), 0
     find, step, pos = data.find, len(sep), 0
@@ -336,7 +369,7 @@ def contenders() -> list[Contender]:
     from ssewire import _scanner_py
 
     compiled, why = compiled_scanner()
-    sse, arr, both = ("sse",), ("json_array",), ("sse", "json_array")
+    sse, arr, lines, both = ("sse",), ("json_array",), ("ndjson",), ("sse", "json_array", "ndjson")
     out: list[Contender] = []
     for group, make in ((FRAMING, ssewire_framing), (E2E, ssewire_e2e)):
         if compiled is not None:
@@ -349,12 +382,13 @@ def contenders() -> list[Contender]:
         if group == FRAMING:
             reference, _why_not = seed_reference()
             if reference is not None:  # absent outside this workspace: no row at all, not an "unavailable" one
-                out.append(Contender(REFERENCE, FRAMING, both, ssewire_framing(reference)))
+                out.append(Contender(REFERENCE, FRAMING, sse + arr, ssewire_framing(reference)))
             out += [
                 Contender("httpx-sse", FRAMING, sse, _httpx_sse),
                 Contender("openai SDK SSEDecoder", FRAMING, sse, _openai_sdk),
                 Contender("anthropic SDK SSEDecoder", FRAMING, sse, _anthropic_sdk),
                 Contender("sseclient-py", FRAMING, sse, _sseclient),
+                Contender("httpx iter_lines", FRAMING, lines, _httpx_iter_lines),
                 Contender("floor: bytes.find scan", FRAMING, both, _memchr, floor=True),
             ]
         else:
@@ -365,6 +399,7 @@ def contenders() -> list[Contender]:
                 Contender("httpx-sse + json.loads", E2E, sse, _httpx_sse_json),
                 Contender("openai SDK + json.loads", E2E, sse, _openai_sdk_json),
                 Contender("ijson yajl2_c items", E2E, arr, _ijson_c),
+                Contender("httpx iter_lines + json.loads", E2E, lines, _httpx_iter_lines_json),
                 Contender("floor: json.loads payloads", E2E, both, _decode_all(json.loads), floor=True),
                 Contender("floor: orjson payloads", E2E, both, _decode_all(orjson.loads), floor=True),
                 Contender("floor: msgspec payloads", E2E, both, _decode_all(msgspec.json.Decoder().decode), floor=True),

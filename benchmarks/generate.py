@@ -135,6 +135,10 @@ class _Body:
         block = "".join(f"data: {line}{eol}" for line in lines) + eol
         self._add(block, len("\n".join(lines).encode()))
 
+    def line(self, text: str) -> None:
+        """One NDJSON line."""
+        self._add(text + "\n", len(text.encode()))
+
     def element(self, text: str) -> None:
         self._add(("[" if not self.events else "\n,\n") + text, len(text.encode()))
 
@@ -587,6 +591,51 @@ def _gemini(src: _Source, size: int, *, images: int = 0, array: bool = False) ->
             return body
 
 
+# --- Ollama -----------------------------------------------------------------------------------------------------
+
+
+def _ollama(src: _Source, size: int) -> _Body:
+    """Ollama ``/api/chat`` (NDJSON): thinking, then content, one token per line; now and then a line of whole tool
+    calls; the ``done`` line with its counts."""
+    body = _Body(framing="ndjson")
+    model = "qwen3:8b"
+    second = 0
+
+    def line(message: dict[str, Any], **more: Any) -> None:
+        nonlocal second
+        second += 1
+        stamp = f"2025-06-01T10:{second // 60 % 60:02d}:{second % 60:02d}.{src.rng.randint(0, 999999):06d}Z"
+        body.line(_dumps({"model": model, "created_at": stamp, "message": message, "done": False, **more}))
+
+    while body.size < size:
+        for _ in range(src.rng.randint(10, 40)):
+            line({"role": "assistant", "content": "", "thinking": src.delta()})
+        for _ in range(src.rng.randint(40, 160)):
+            text = src.delta()
+            body.text_chars += len(text)
+            line({"role": "assistant", "content": text})
+        if src.rng.random() < 0.3:
+            calls = [
+                {"function": {"name": "search", "arguments": json.loads(src.arguments(160))}}
+                for _ in range(src.rng.randint(1, 2))
+            ]
+            body.tool_calls += len(calls)
+            line({"role": "assistant", "content": "", "tool_calls": calls})
+    counts = {
+        "total_duration": 9_120_000_000,
+        "prompt_eval_count": 58,
+        "eval_count": body.events,
+        "eval_duration": 8_700,
+    }
+    done = {
+        "model": model,
+        "created_at": "2025-06-01T11:00:00.000000Z",
+        "message": {"role": "assistant", "content": ""},
+    }
+    body.line(_dumps({**done, "done": True, "done_reason": "stop", **counts}))
+    return body
+
+
 # --- Registry ---------------------------------------------------------------------------------------------------
 
 
@@ -644,6 +693,7 @@ STREAMS: dict[str, Spec] = {
             "Gemini image stream: ~1 MB base64 events",
             lambda s, n: _gemini(s, n, images=750_000),
         ),
+        Spec("ollama-chat", "ollama", "ndjson", "Ollama /api/chat (NDJSON): thinking, text, whole tool calls", _ollama),
         Spec(
             "multiline",
             "openai-chat",

@@ -88,8 +88,10 @@ def reference(case: Case) -> Reference:
     """Frame ``case`` with the pure twin (fills ``case.payloads``) and run its end-to-end pipeline once."""
     from ssewire import _scanner_py
 
+    from .contenders import scanner_for
+
     stream = case.stream
-    parser = _scanner_py.SSEParser(8 << 20) if stream.framing == "sse" else _scanner_py.JSONArrayStreamParser(8 << 20)
+    parser = scanner_for(_scanner_py, stream.framing)
     payloads = [ev.data for chunk in case.chunks for ev in parser.feed(chunk)]
     payloads += [ev.data for ev in parser.close()]
     case.payloads = payloads

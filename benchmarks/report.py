@@ -358,9 +358,9 @@ def readme_block(doc: dict[str, Any], chart: str = "benchmarks/results/throughpu
         "stream's largest event, for streams whose events reach 64 KiB.",
         "",
         "| Stream | ssewire framing MB/s | x httpx-sse | x openai SDK | x anthropic SDK | x sseclient-py "
-        "| ssewire end-to-end MB/s | x httpx-sse + json.loads | x ijson (C) | end-to-end / fastest decode "
-        "| peak / largest event |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| x httpx iter_lines | ssewire end-to-end MB/s | x httpx-sse + json.loads | x ijson (C) "
+        "| x httpx iter_lines + json.loads | end-to-end / fastest decode | peak / largest event |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in doc["streams"]:
         ref_f = _reference(s["results"], FRAMING)
@@ -372,9 +372,11 @@ def readme_block(doc: dict[str, Any], chart: str = "benchmarks/results/throughpu
             _speedup(s, FRAMING, "openai SDK SSEDecoder"),
             _speedup(s, FRAMING, "anthropic SDK SSEDecoder"),
             _speedup(s, FRAMING, "sseclient-py"),
+            _speedup(s, FRAMING, "httpx iter_lines"),
             f"{ref_e['mb_per_s']:.0f}" if ref_e else "n/a",
             _speedup(s, E2E, "httpx-sse + json.loads"),
             _speedup(s, E2E, "ijson yajl2_c items"),
+            _speedup(s, E2E, "httpx iter_lines + json.loads"),
             _decode_ratio(s, ref_e),
             _peak_ratio(s, ref_e),
         ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 from hypothesis import example, given, settings
@@ -57,7 +57,7 @@ def _both(
     return got, want, fast
 
 
-def _compiled(name: str, data: str) -> Any:
+def _compiled(name: Optional[str], data: str) -> Any:
     return _events.SSEEvent(name, data)
 
 
@@ -767,3 +767,45 @@ def test_arguments_with_every_kind_of_value_are_written_from_the_text() -> None:
     )
     got = typed.compact_member(text, _ARGS)
     assert got is not None and got == compact_json(json.loads(text)["a"])
+
+
+@st.composite
+def ollama_lines(draw: Any) -> tuple[bool, str]:
+    """Ollama /api/chat or /api/generate lines around the thinking and text lines the reader takes."""
+    chat_line = draw(st.booleans())
+    text = st.sampled_from(["a", " b", "hé", ""]) | _text
+    inner = [
+        ("role", "assistant"),
+        ("content", draw(_value) if draw(_rare) else draw(text)),
+        ("thinking", draw(_mostly_none("hm", "", 5)) if draw(st.booleans()) else draw(text)),
+        ("tool_calls", draw(_mostly_none([{"function": {"name": "f", "arguments": {"a": 1}}}], "x"))),
+    ]
+    wanted: list[tuple[str, Any]] = [
+        ("model", draw(st.sampled_from(["m", "m2", 5]))),
+        ("created_at", "2025-01-01T00:00:00Z"),
+    ]
+    if chat_line:
+        wanted.append(("message", draw(_value) if draw(_rare) else draw(_member_lists(inner))))
+    else:
+        wanted += [("response", draw(_value) if draw(_rare) else draw(text)), ("thinking", draw(_mostly_none("t", "")))]
+    wanted.append(("done", draw(st.sampled_from([False] * 6 + [True, None, 1, "true"]))))
+    if draw(_rare):
+        wanted.append(("error", draw(st.sampled_from(["boom", None, {"message": "x"}]))))
+    if draw(_rare):
+        wanted.append(("done_reason", "stop"))
+    return chat_line, _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
+
+
+_OLLAMA_FIRST = {
+    True: '{"model":"m","created_at":"x","message":{"role":"assistant","content":""},"done":false}',
+    False: '{"model":"m","created_at":"x","response":"","done":false}',
+}
+
+
+@settings(max_examples=500)
+@given(ollama_lines(), st.integers(0, len(_MANGLE) - 1), st.booleans(), st.booleans())
+@example((True, '{"model":"m","message":{"role":"assistant","content":"a"},"done":false}'), 0, True, False)
+def test_ollama_lines_equal_the_full_decode(line: tuple[bool, str], mangle: int, started: bool, primed: bool) -> None:
+    chat_line, data = line
+    first = (_compiled(None, _OLLAMA_FIRST[chat_line if started else not chat_line]),)
+    _check("ollama", None, _MANGLE[mangle](data), first, data if primed else "")

@@ -73,10 +73,11 @@ def test_usage_is_read_by_the_provider_whose_shape_it_has_and_unknown_shapes_say
 
 
 def test_metadata_is_read_by_the_provider_that_claims_the_payload() -> None:
-    assert meta_from({"type": "response.created", "response": {"id": "r", "model": "m"}}) == ("r", "m")
-    assert meta_from({"type": "message_start", "message": {"id": "a", "model": "c"}}) == ("a", "c")
-    assert meta_from({"responseId": "g", "modelVersion": "v", "candidates": []}) == ("g", "v")
-    assert meta_from({"hello": 1}) == (None, None)
+    assert meta_from({"type": "response.created", "response": {"id": "r", "model": "m"}}) == ("r", "m", True)
+    assert meta_from({"type": "message_start", "message": {"id": "a", "model": "c"}}) == ("a", "c", True)
+    assert meta_from({"responseId": "g", "modelVersion": "v", "candidates": []}) == ("g", "v", True)
+    assert meta_from({"model": "q", "message": {"content": ""}, "done": False}) == (None, "q", False)  # Ollama
+    assert meta_from({"hello": 1}) == (None, None, True)
 
 
 def test_delegation_is_one_mechanism_state_is_the_delegates() -> None:

@@ -41,6 +41,7 @@ class DeltaRule:
         absent: tuple[int, ...] = (),
         key_path: int = -1,
         notes: tuple[tuple[int, str], ...] = (),
+        not_true: tuple[int, ...] = (),
     ) -> None: ...
 
 @disjoint_base

@@ -187,7 +187,8 @@ cdef class DeltaRule:
     fragment: ``paths[key_path]`` (a non-empty string without escapes, or an integer) must name an open call in
     the ``calls`` given to :func:`take_deltas`; the fragment joins the call's parts and the event carries its id,
     name and server flag.
-    ``nulls``: paths that must be absent or null; ``absent``: paths that must not be there at all.
+    ``nulls``: paths that must be absent or null; ``absent``: paths that must not be there at all; ``not_true``:
+    paths that must not be the JSON ``true``.
     ``seq_path``: an integer member (absent or null: None) that becomes the event's ``sequence``, or -1.
     ``notes``: up to 4 ``(path, kind)`` whose values a taken payload reports in the ``notes`` list given to
     :func:`take_deltas` (the latest one wins) when the value is of that kind: ``"string"`` as its str, ``"int"``
@@ -201,7 +202,8 @@ cdef class DeltaRule:
     cdef dict case_at  # SSE event name -> index into c_cases
     cdef Case c_cases[MAX_CASES]
     cdef int n_cases  # how many of c_cases are set up (their shapes freed with the rule)
-    cdef int n_nulls, n_absent
+    cdef int n_nulls, n_absent, n_not_true
+    cdef int c_not_true[16]
     cdef int c_nulls[16]
     cdef int c_absent[16]
     cdef int type_path, tag_path, seq_path, key_path
@@ -212,7 +214,7 @@ cdef class DeltaRule:
     cdef int c_note_kinds[4]  # SW_J_STRING, SW_J_INT or SW_J_OBJECT
 
     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=(),
-                 int key_path=-1, notes=()):
+                 int key_path=-1, notes=(), not_true=()):
         cdef list keys = [], keep = [], kinds = []
         cdef int i, j, k
         cdef Case* case
@@ -229,11 +231,12 @@ cdef class DeltaRule:
         if any(len(note) != 2 or note[1] not in note_kinds for note in notes):
             raise ValueError("a note is (path index, 'string' | 'int' | 'object')")
         note_paths = [note[0] for note in notes]
-        for index in (type_path, tag_path, seq_path, key_path, *nulls, *absent, *note_paths):
+        for index in (type_path, tag_path, seq_path, key_path, *nulls, *absent, *note_paths, *not_true):
             if not -1 <= index < len(paths):
                 raise ValueError(f"path index {index} out of range")
-        if len(nulls) > SW_JSON_MAX_PATHS or len(absent) > SW_JSON_MAX_PATHS or -1 in (*nulls, *absent, *note_paths):
-            raise ValueError("nulls, absent and notes name paths of the rule")
+        if (len(nulls) > SW_JSON_MAX_PATHS or len(absent) > SW_JSON_MAX_PATHS or len(not_true) > SW_JSON_MAX_PATHS
+                or -1 in (*nulls, *absent, *note_paths, *not_true)):
+            raise ValueError("nulls, absent, not_true and notes name paths of the rule")
         if len(notes) > 4:
             raise ValueError("a DeltaRule has at most 4 notes")
         if len(cases) > MAX_CASES:
@@ -302,6 +305,9 @@ cdef class DeltaRule:
             self.c_nulls[i] = nulls[i]
         for i in range(self.n_absent):
             self.c_absent[i] = absent[i]
+        self.n_not_true = len(not_true)
+        for i in range(self.n_not_true):
+            self.c_not_true[i] = not_true[i]
         self.n_cases = len(cases)
         self.n_notes = len(notes)
         for i in range(self.n_notes):
@@ -444,6 +450,9 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
             return _NOT_TAKEN
     for i in range(rule.n_absent):
         if vals[rule.c_absent[i]].kind != SW_J_ABSENT:
+            return _NOT_TAKEN
+    for i in range(rule.n_not_true):
+        if vals[rule.c_not_true[i]].kind == SW_J_TRUE:
             return _NOT_TAKEN
     for i in range(case.n):
         variant = &case.variants[i]

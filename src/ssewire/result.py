@@ -308,12 +308,12 @@ class Accumulator:
         if not isinstance(raw, dict):
             return
         result = self._result
-        response_id, model = meta_from(raw)
+        response_id, model, names_id = meta_from(raw)
         if result.response_id is None and response_id is not None:
             result.response_id = response_id
         if result.model is None and model is not None:
             result.model = model
-        self._meta_found = result.response_id is not None and result.model is not None
+        self._meta_found = result.model is not None and (result.response_id is not None or not names_id)
 
     @property
     def done(self) -> bool:

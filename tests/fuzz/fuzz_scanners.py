@@ -2,7 +2,7 @@
 
     python tests/fuzz/fuzz_scanners.py -max_total_time=180
 
-Each input picks a framing (SSE or JSON array), a ``max_buffer``, ``flush_incomplete``, a chunking and the
+Each input picks a framing (SSE, JSON array or NDJSON), a ``max_buffer``, ``flush_incomplete``, a chunking and the
 compiled module's vector loops (AVX2 or SSE2), then feeds the same bytes to both implementations. Any difference
 in events, parser state after each call, or the exception type raised by each call, is a crash. The file name
 keeps pytest from collecting it.
@@ -25,16 +25,20 @@ with atheris.instrument_imports():
 MAX_BUFFERS = (None, 1, 4, 16, 64, 300, 4096)
 
 
-def _trace(mod: Any, json_array: bool, kwargs: dict[str, Any], calls: list[Any]) -> list[tuple[Any, ...]]:
-    return run_calls(mod.JSONArrayStreamParser(**kwargs) if json_array else mod.SSEParser(**kwargs), calls)
+SCANNERS = ("SSEParser", "JSONArrayStreamParser", "NDJSONParser")
+
+
+def _trace(mod: Any, scanner: str, kwargs: dict[str, Any], calls: list[Any]) -> list[tuple[Any, ...]]:
+    return run_calls(getattr(mod, scanner)(**kwargs), calls)
 
 
 def test_one_input(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
-    json_array = fdp.ConsumeBool()
+    scanner = SCANNERS[fdp.ConsumeIntInRange(0, len(SCANNERS) - 1)]
+    json_array = scanner == "JSONArrayStreamParser"
     max_buffer = MAX_BUFFERS[fdp.ConsumeIntInRange(0, len(MAX_BUFFERS) - 1)]
     kwargs: dict[str, Any] = {} if max_buffer is None else {"max_buffer": max_buffer}
-    if not json_array:
+    if scanner == "SSEParser":
         kwargs["flush_incomplete"] = fdp.ConsumeBool()
     cuts = [fdp.ConsumeIntInRange(0, 255) for _ in range(fdp.ConsumeIntInRange(0, 8))]
     kinds = [fdp.ConsumeIntInRange(0, 3) for _ in range(4)]
@@ -50,8 +54,8 @@ def test_one_input(data: bytes) -> None:
         pos += size
     calls.append((body[pos:], kinds[0]))
     calls += [CLOSE, (b"x", 0), CLOSE]
-    expected = _trace(_scanner_py, json_array, kwargs, calls)
-    got = _trace(_scanner_c, json_array, kwargs, calls)
+    expected = _trace(_scanner_py, scanner, kwargs, calls)
+    got = _trace(_scanner_c, scanner, kwargs, calls)
     if got != expected:
         raise AssertionError(f"implementations differ\n  python: {expected}\n  cython: {got}\n  input: {data!r}")
 

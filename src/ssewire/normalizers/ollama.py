@@ -19,10 +19,11 @@ response id):
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
-from ..events import Unified, new_event, new_tool_event
+from ..events import SSEEvent, Unified, new_event, new_tool_event
 from ..usage import Usage
+from . import typed
 from .common import client_stop, error_payload, str_or
 from .contract import Normalizer
 from .tool_calls import CallIds, compact_json, done_event
@@ -42,16 +43,50 @@ USAGE_FIELDS = (
 )
 
 
+#: The lines read without a decode, once the stream showed which endpoint it is: a ``/api/chat`` line whose
+#: ``message`` has a non-empty ``thinking`` or ``content`` (not both), and a ``/api/generate`` line with a non-empty
+#: ``thinking`` or ``response`` (not both); ``done`` not true, no ``error``, no ``tool_calls``. ``model`` is noted.
+_CHAT_RULE = typed.delta_rule(
+    (
+        ("message", "thinking"),
+        ("message", "content"),
+        ("done",),
+        ("error",),
+        ("message", "tool_calls"),
+        ("model",),
+        ("response",),
+        ("thinking",),
+    ),
+    {None: (None, ((None, ((0, "reasoning_delta"), (1, "text_delta"))),))},
+    nulls=(3, 4),
+    absent=(6, 7),
+    notes=((5, "string"),),
+    not_true=(2,),
+)
+_GENERATE_RULE = typed.delta_rule(
+    (("thinking",), ("response",), ("done",), ("error",), ("tool_calls",), ("model",), ("message",)),
+    {None: (None, ((None, ((0, "reasoning_delta"), (1, "text_delta"))),))},
+    nulls=(3, 4),
+    absent=(6,),
+    notes=((5, "string"),),
+    not_true=(2,),
+)
+
+
 class OllamaNormalizer(Normalizer):
     """``/api/chat`` and ``/api/generate`` lines -> Unified (see the module docstring for the full contract)."""
 
     provider = "ollama"
     terminal = "a line with done: true"
+    names_response_id = False
 
     def __init__(self) -> None:
         super().__init__()
         self._ids = CallIds()
         self._client_calls = False
+        self._take = typed.take_deltas  # the compiled delta reader, or None
+        self._rule: Any = None  # the endpoint's rule, once a line showed it
+        self._notes: list[Any] = [None, None]  # the model the reader saw (see take_deltas)
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -85,6 +120,20 @@ class OllamaNormalizer(Normalizer):
         """No response id; the ``model``."""
         return None, str_or(obj.get("model"), None)
 
+    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """Thinking and text lines through the compiled delta reader once a line showed the endpoint (see
+        :mod:`.typed`), every other line through :meth:`decoded`."""
+        rule, take = self._rule, self._take
+        if rule is None or take is None:
+            return super().normalize(events)
+        return self.normalize_reading(events, take, rule, self._noted_model, notes=self._notes)
+
+    def _noted_model(self) -> None:
+        notes = self._notes
+        if notes[0] is not None:
+            self.model = notes[0]
+            notes[0] = None
+
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one line."""
         error = obj.get("error")
@@ -92,6 +141,8 @@ class OllamaNormalizer(Normalizer):
             return self._error(obj, error)
         self.model = str_or(obj.get("model"), self.model)
         message = obj.get("message")
+        if self._rule is None:
+            self._rule = _CHAT_RULE if type(message) is dict else _GENERATE_RULE
         holder = message if type(message) is dict else obj
         out: list[Unified] = []
         thinking = holder.get("thinking")

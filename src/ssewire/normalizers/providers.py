@@ -75,12 +75,13 @@ def usage_from(raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
     return None
 
 
-def meta_from(obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
-    """``(response id, model)`` a payload names, read by the provider that claims it."""
+def meta_from(obj: dict[str, Any]) -> tuple[Optional[str], Optional[str], bool]:
+    """``(response id, model, names_response_id)`` of a payload, read by the provider that claims it (the last:
+    whether that provider ever names a response id)."""
     for entry in _DETECTABLE:
         if entry.cls.claims(obj):
-            return entry.cls.meta_from(obj)
-    return None, None
+            return (*entry.cls.meta_from(obj), entry.cls.names_response_id)
+    return None, None, True
 
 
 read_usage_with(usage_from)  # Usage.from_raw asks the providers, in this order

@@ -188,12 +188,13 @@ def delta_rule(
     absent: tuple[int, ...] = (),
     key_path: int = -1,
     notes: tuple[tuple[int, str], ...] = (),
+    not_true: tuple[int, ...] = (),
 ) -> Any:
     """A provider's delta rule compiled for :func:`take_deltas` (see ``ssewire._deltas_c.DeltaRule`` for what
     each argument means), or None without the compiled reader."""
     if _deltas_c is None:
         return None
-    return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes)
+    return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true)
 
 
 def set_enabled(on: bool) -> bool:
