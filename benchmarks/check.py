@@ -45,6 +45,9 @@ FLOORS: tuple[Floor, ...] = (
     # one huge line, or thousands of tiny ones: the twin spends its time in bytes.find / bytes.splitlines too
     Floor("compiled vs pure twin, SSE framing", _C, _PY, ("large-payload", "large-payload-1mb", "multiline"), 1.0),
     Floor("compiled vs pure twin, JSON array framing", _C, _PY, ("gemini-array",), 20.0),
+    Floor("compiled vs pure twin, NDJSON framing", _C, _PY, ("ollama-chat",), 3.0),
+    Floor("compiled vs httpx iter_lines, NDJSON framing", _C, "httpx iter_lines", ("ollama-chat",), 3.0),
+    Floor("pure twin vs httpx iter_lines, NDJSON framing", _PY, "httpx iter_lines", ("ollama-chat",), 0.7),
     Floor("compiled vs httpx-sse, SSE framing", _C, "httpx-sse", ALL_SSE, 1.0),
     Floor("pure twin vs httpx-sse, SSE framing", _PY, "httpx-sse", ALL_SSE, 0.8),
     # the design documents' reference module (skipped where ../shared is absent); the twin is meant to be faster,
@@ -56,6 +59,7 @@ FLOORS: tuple[Floor, ...] = (
     # small payloads and Gemini's function-call chunks); the goal is 1.3x. The floors leave room for a noisy runner.
     Floor("end-to-end vs msgspec decode alone", _C, "floor: msgspec payloads", ("openai-chat", "xai-chat"), 1.0, E2E),
     Floor("end-to-end vs msgspec decode alone", _C, "floor: msgspec payloads", ("openai-responses",), 0.7, E2E),
+    Floor("end-to-end vs msgspec decode alone", _C, "floor: msgspec payloads", ("ollama-chat",), 0.62, E2E),
     Floor(
         "end-to-end vs msgspec decode alone",
         _C,
@@ -72,7 +76,7 @@ FLOORS: tuple[Floor, ...] = (
         for api in ("ssewire collect()", "ssewire StreamTap")
         for streams, floor in (
             (("openai-chat", "xai-chat"), 1.0),
-            (("openai-responses",), 0.7),
+            (("openai-responses", "ollama-chat"), 0.7),
             (("anthropic-messages", "gemini-sse", "gemini-array"), 0.6),
         )
     ),

@@ -50,6 +50,7 @@ def _failing_runs(mod: ModuleType) -> None:
         (b'[{"a": 1}, 2]', mod.JSONArrayStreamParser),
         (b'[{"a": "' + b"b" * 5000, lambda: mod.JSONArrayStreamParser(1024)),
         (b'[{"a": 1}', mod.JSONArrayStreamParser),
+        (b'{"a": 1}\n{"a": "' + b"b" * 5000, lambda: mod.NDJSONParser(1024)),
     ):
         for size in (7, 4096, len(data)):
             parser = make()
@@ -80,12 +81,14 @@ def _flat(run: Callable[[], None], rounds: int = 12) -> tuple[int, int]:
 def test_compiled_scanner_memory_is_flat_over_many_parses() -> None:
     assert COMPILED is not None
     sse, body = _sse_stream(), _json_body()
+    lines = b"".join(b'{"message":{"content":"token %d \xc3\xa9"},"done":false}\r\n' % i for i in range(20_000))
     assert len(sse) > 3_000_000 and len(body) > 2_000_000
 
     def run() -> None:
         for size in (16384, 1 << 20):
             assert _parse_all(COMPILED.SSEParser(), sse, size) == 20_000 + 400 + 2
         assert _parse_all(COMPILED.JSONArrayStreamParser(), body, 16384) == 6_000
+        assert _parse_all(COMPILED.NDJSONParser(), lines, 16384) == 20_000
         _failing_runs(COMPILED)  # type: ignore[arg-type]
 
     blocks, traced = _flat(run)
@@ -121,13 +124,14 @@ def _feed_bytewise(parser: Any, view: memoryview) -> None:
 
 @pytest.mark.parametrize(
     ("framing", "opening", "past"),
-    [("sse", b"data: ", 1), ("json", b'[{"t": "', 2)],  # JSON: the "[" was fed too
+    [("sse", b"data: ", 1), ("json", b'[{"t": "', 2), ("ndjson", b'{"t": "', 1)],  # JSON: the "[" was fed too
 )
 def test_one_byte_chunks_of_a_huge_line_or_element_overflow_right_past_max_buffer(
     scanner: ModuleType, framing: str, opening: bytes, past: int
 ) -> None:
     limit = 64 * 1024
-    parser = scanner.SSEParser(limit) if framing == "sse" else scanner.JSONArrayStreamParser(limit)
+    kinds = {"sse": scanner.SSEParser, "json": scanner.JSONArrayStreamParser, "ndjson": scanner.NDJSONParser}
+    parser = kinds[framing](limit)
     view = memoryview(opening + b"x" * (limit * 2))
     with pytest.raises(SSEBufferOverflow):
         _feed_bytewise(parser, view)
