@@ -290,7 +290,10 @@ def test_gemini_deltas_equal_the_full_decode(
 
 @settings(max_examples=500)
 @given(
-    chat_payloads(), st.integers(0, len(_MANGLE) - 1), st.sampled_from(["openai-chat", "xai", "openai"]), st.booleans()
+    chat_payloads(),
+    st.integers(0, len(_MANGLE) - 1),
+    st.sampled_from(["openai-chat", "xai", "openai", "mistral"]),
+    st.booleans(),
 )
 @example(("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"a"}}]}'), 0, "openai-chat", False)
 def test_chat_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int, provider: str, primed: bool) -> None:

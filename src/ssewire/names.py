@@ -22,7 +22,9 @@ UnifiedType = Literal[
 ]
 
 #: Every provider name :func:`~ssewire.normalizer_for` accepts.
-ProviderName = Literal["auto", "openai", "openai-chat", "anthropic", "xai", "gemini", "gemini-live", "ollama"]
+ProviderName = Literal[
+    "auto", "openai", "openai-chat", "anthropic", "xai", "gemini", "gemini-live", "ollama", "mistral"
+]
 
 #: Every framing name the scanners accept (``auto``: recognised from the first bytes).
 FramingName = Literal["auto", "sse", "json_array", "ndjson"]

@@ -19,6 +19,7 @@ PROVIDER_FOR = {
     ("gemini-interactions", "gemini"): "gemini",
     ("ollama-chat", "ollama"): "ollama",
     ("ollama-generate", "ollama"): "ollama",
+    ("mistral-chat", "mistral"): "mistral",
 }
 
 _STOP = {
@@ -36,6 +37,7 @@ _STOP = {
     "gemini-interactions": {"completed": "end", "requires_action": "tool_use", "failed": "failed"},
     "ollama-chat": {"stop": "end", "length": "max_tokens"},
     "ollama-generate": {"stop": "end", "length": "max_tokens"},
+    "mistral-chat": {"stop": "end", "length": "max_tokens", "model_length": "max_tokens", "tool_calls": "tool_use"},
 }
 
 

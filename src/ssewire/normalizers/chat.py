@@ -3,8 +3,10 @@
 Contract (one instance per stream):
 
 - ``choices[].delta.reasoning_content`` (else ``delta.reasoning``) -> ``reasoning_delta``; ``delta.content`` and
-  ``delta.refusal`` -> ``text_delta``. Only non-empty strings become deltas; a chunk that yields nothing (role-only,
-  empty content, ``finish_reason`` with no open call) is one ``raw`` event.
+  ``delta.refusal`` -> ``text_delta``. A ``content`` that is a list of typed chunks (Mistral) gives, in order, a
+  ``text_delta`` per ``text`` chunk, a ``reasoning_delta`` per inner text of a ``thinking`` chunk, ``raw`` for
+  others. Only non-empty strings become deltas; a chunk that yields nothing (role-only, empty content,
+  ``finish_reason`` with no open call) is one ``raw`` event.
 - ``delta.tool_calls[]`` are keyed by (choice index, ``tool_calls[].index``; the position in the list when there is
   no index). The first fragment of a key opens the call (``tool_call_start``), each non-empty ``arguments`` fragment is
   a ``tool_call_delta``. A fragment carrying a *different* non-empty id at a key whose open call has an id closes that
@@ -25,7 +27,7 @@ Contract (one instance per stream):
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, ClassVar, Optional, Sequence
 
 from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
@@ -85,15 +87,36 @@ def _choice_index(choice: dict[str, Any]) -> int:
     return index if type(index) is int else 0
 
 
-def unified_chat_stop(finish_reason: Optional[str], client_calls: bool) -> str:
-    """The unified stop reason for a chat ``finish_reason`` (``None``: the stream ended without one)."""
-    return client_stop("end" if finish_reason is None else CHAT_STOP.get(finish_reason, "other"), client_calls)
+def _content_chunk(chunk: Any, obj: dict[str, Any], out: list[Unified]) -> None:
+    """The events of one typed content chunk: ``{"type": "text", "text"}`` -> ``text_delta``, ``{"type":
+    "thinking", "thinking": [{"type": "text", "text"}, ...]}`` -> a ``reasoning_delta`` per inner text; any other
+    chunk -> ``raw``."""
+    kind = chunk.get("type") if type(chunk) is dict else None
+    if kind == "text":
+        text = chunk.get("text")
+        if type(text) is str and text:
+            out.append(new_event("text_delta", obj, text))
+    elif kind == "thinking":
+        parts = chunk.get("thinking")
+        for part in parts if type(parts) is list else ():
+            text = part.get("text") if type(part) is dict and part.get("type") == "text" else None
+            if type(text) is str and text:
+                out.append(new_event("reasoning_delta", obj, text))
+    else:
+        out.append(new_event("raw", obj))
+
+
+def unified_chat_stop(finish_reason: Optional[str], client_calls: bool, stops: dict[str, str] = CHAT_STOP) -> str:
+    """The unified stop reason for a chat ``finish_reason`` (``None``: the stream ended without one), by ``stops``."""
+    return client_stop("end" if finish_reason is None else stops.get(finish_reason, "other"), client_calls)
 
 
 class ChatCompletionsNormalizer(Normalizer):
     """Chat Completions chunks -> Unified (see the module docstring for the full contract)."""
 
     provider = "openai-chat"
+    #: ``finish_reason`` -> unified stop reason (a server with its own values extends it).
+    stops: ClassVar[dict[str, str]] = CHAT_STOP
     terminal = "data: [DONE]"
 
     def __init__(self) -> None:
@@ -239,16 +262,15 @@ class ChatCompletionsNormalizer(Normalizer):
             # the bulk of a stream is a one-key delta, {"content": "..."} or {"reasoning_content": "..."}
             key = next(iter(delta)) if len(delta) == 1 else None
             kind = _SINGLE_KEY.get(key)
-            if kind is None:
+            value = delta[key] if kind is not None else None
+            if kind is None or type(value) is not str:  # a list of typed content chunks: the rules of _delta
                 self._delta(_choice_index(choice), delta, obj, out)
-            else:
-                value = delta[key]
-                if type(value) is str and value:
-                    out.append(new_event(kind, obj, value))
+            elif value:
+                out.append(new_event(kind, obj, value))
         finish = choice.get("finish_reason")
         if type(finish) is str and finish:
             self.finish_reason = finish
-            if self._calls and closes_calls(CHAT_STOP.get(finish, "other")):
+            if self._calls and closes_calls(self.stops.get(finish, "other")):
                 index = _choice_index(choice)
                 for key in [k for k in self._calls if k[0] == index]:
                     out.append(self._calls.pop(key).close(obj))
@@ -263,6 +285,9 @@ class ChatCompletionsNormalizer(Normalizer):
         content = delta.get("content")
         if type(content) is str and content:
             out.append(new_event("text_delta", obj, content))
+        elif type(content) is list:  # typed content chunks (Mistral's Magistral models)
+            for chunk in content:
+                _content_chunk(chunk, obj, out)
         refusal = delta.get("refusal")
         if type(refusal) is str and refusal:
             out.append(new_event("text_delta", obj, refusal))
@@ -329,7 +354,7 @@ class ChatCompletionsNormalizer(Normalizer):
         if self.finished:
             return []
         raw = {"event": ev.event, "data": ev.data}
-        stop = unified_chat_stop(self.finish_reason, self._client_calls)
+        stop = unified_chat_stop(self.finish_reason, self._client_calls, self.stops)
         out: list[Unified] = []
         if closes_calls(stop):
             out += [call.close(raw) for call in self._calls.values()]

@@ -17,6 +17,7 @@ from .chat import ChatCompletionsNormalizer
 from .contract import Normalizer
 from .gemini import GeminiNormalizer
 from .gemini_live import GeminiLiveNormalizer
+from .mistral import MistralNormalizer
 from .ollama import OllamaNormalizer
 from .openai import OpenAINormalizer
 from .xai import XAINormalizer
@@ -40,6 +41,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("openai-chat", ChatCompletionsNormalizer),  # after the typed event streams: "choices" is its mark
     Entry("ollama", OllamaNormalizer),  # a boolean "done" beside "message" or "response"
     Entry("xai", XAINormalizer, detect=False),  # xAI sends OpenAI's and Anthropic's shapes
+    Entry("mistral", MistralNormalizer, detect=False),  # Chat Completions chunks, with typed content lists
     Entry("gemini-live", GeminiLiveNormalizer, detect=False),  # WebSocket frames, fed one by one
 )
 
