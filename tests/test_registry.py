@@ -73,11 +73,13 @@ def test_usage_is_read_by_the_provider_whose_shape_it_has_and_unknown_shapes_say
 
 
 def test_metadata_is_read_by_the_provider_that_claims_the_payload() -> None:
-    assert meta_from({"type": "response.created", "response": {"id": "r", "model": "m"}}) == ("r", "m", True)
-    assert meta_from({"type": "message_start", "message": {"id": "a", "model": "c"}}) == ("a", "c", True)
-    assert meta_from({"responseId": "g", "modelVersion": "v", "candidates": []}) == ("g", "v", True)
-    assert meta_from({"model": "q", "message": {"content": ""}, "done": False}) == (None, "q", False)  # Ollama
-    assert meta_from({"hello": 1}) == (None, None, True)
+    assert meta_from({"type": "response.created", "response": {"id": "r", "model": "m"}}) == ("r", "m", True, True)
+    assert meta_from({"type": "message_start", "message": {"id": "a", "model": "c"}}) == ("a", "c", True, True)
+    assert meta_from({"responseId": "g", "modelVersion": "v", "candidates": []}) == ("g", "v", True, True)
+    ollama = meta_from({"model": "q", "message": {"content": ""}, "done": False})
+    assert ollama == (None, "q", False, True)  # Ollama names no response id
+    assert meta_from({"type": "message-start", "id": "k"}) == ("k", None, True, False)  # Cohere names no model
+    assert meta_from({"hello": 1}) == (None, None, True, True)
 
 
 def test_delegation_is_one_mechanism_state_is_the_delegates() -> None:

@@ -23,7 +23,7 @@ UnifiedType = Literal[
 
 #: Every provider name :func:`~ssewire.normalizer_for` accepts.
 ProviderName = Literal[
-    "auto", "openai", "openai-chat", "anthropic", "xai", "gemini", "gemini-live", "ollama", "mistral"
+    "auto", "openai", "openai-chat", "anthropic", "xai", "gemini", "gemini-live", "ollama", "mistral", "cohere"
 ]
 
 #: Every framing name the scanners accept (``auto``: recognised from the first bytes).

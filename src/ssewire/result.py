@@ -308,12 +308,14 @@ class Accumulator:
         if not isinstance(raw, dict):
             return
         result = self._result
-        response_id, model, names_id = meta_from(raw)
-        if result.response_id is None and response_id is not None:
-            result.response_id = response_id
-        if result.model is None and model is not None:
-            result.model = model
-        self._meta_found = result.model is not None and (result.response_id is not None or not names_id)
+        meta = meta_from(raw)
+        if result.response_id is None and meta.response_id is not None:
+            result.response_id = meta.response_id
+        if result.model is None and meta.model is not None:
+            result.model = meta.model
+        self._meta_found = (result.response_id is not None or not meta.names_response_id) and (
+            result.model is not None or not meta.names_model
+        )
 
     @property
     def done(self) -> bool:

@@ -20,6 +20,7 @@ PROVIDER_FOR = {
     ("ollama-chat", "ollama"): "ollama",
     ("ollama-generate", "ollama"): "ollama",
     ("mistral-chat", "mistral"): "mistral",
+    ("cohere-v2-chat", "cohere"): "cohere",
 }
 
 _STOP = {
@@ -37,6 +38,7 @@ _STOP = {
     "gemini-interactions": {"completed": "end", "requires_action": "tool_use", "failed": "failed"},
     "ollama-chat": {"stop": "end", "length": "max_tokens"},
     "ollama-generate": {"stop": "end", "length": "max_tokens"},
+    "cohere-v2-chat": {"COMPLETE": "end", "TOOL_CALL": "tool_use", "MAX_TOKENS": "max_tokens"},
     "mistral-chat": {"stop": "end", "length": "max_tokens", "model_length": "max_tokens", "tool_calls": "tool_use"},
 }
 

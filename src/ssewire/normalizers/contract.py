@@ -14,8 +14,9 @@ Class attributes (one per provider module):
   xAI / OpenAI streams consult it, in the registry's order); :meth:`Normalizer.claims_error` -- the same for a
   bare error payload, which any provider could have sent; :meth:`Normalizer.usage_from` -- the provider's usage
   object as a :class:`~ssewire.Usage` (``None`` when the object is not this provider's shape);
-  :meth:`Normalizer.meta_from` -- the response id and model a payload names; ``names_response_id``: False for a
-  provider that never names one (Ollama), so nothing waits for it.
+  :meth:`Normalizer.meta_from` -- the response id and model a payload names; ``names_response_id`` /
+  ``names_model``: False for a provider that never names one (Ollama no id, Cohere no model), so nothing waits
+  for it.
 
 State (read by the glue; written only by the normaliser itself):
 
@@ -78,8 +79,9 @@ class Normalizer:
     provider: ClassVar[str] = ""
     #: Human name of the terminal event, for the truncation message.
     terminal: ClassVar[str] = "terminal event"
-    #: Whether the provider's payloads name a response id (False: only a model is ever named).
+    #: Whether the provider's payloads name a response id, and a model (False: never).
     names_response_id: ClassVar[bool] = True
+    names_model: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.done = False

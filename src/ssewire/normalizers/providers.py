@@ -14,6 +14,7 @@ from ..errors import DetectionError
 from ..usage import Usage, read_usage_with
 from .anthropic import AnthropicNormalizer
 from .chat import ChatCompletionsNormalizer
+from .cohere import CohereNormalizer
 from .contract import Normalizer
 from .gemini import GeminiNormalizer
 from .gemini_live import GeminiLiveNormalizer
@@ -22,7 +23,7 @@ from .ollama import OllamaNormalizer
 from .openai import OpenAINormalizer
 from .xai import XAINormalizer
 
-__all__ = ["ENTRIES", "Entry", "detect_provider", "error_provider", "meta_from", "usage_from"]
+__all__ = ["ENTRIES", "Entry", "Meta", "detect_provider", "error_provider", "meta_from", "usage_from"]
 
 
 class Entry(NamedTuple):
@@ -40,6 +41,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("anthropic", AnthropicNormalizer),
     Entry("openai-chat", ChatCompletionsNormalizer),  # after the typed event streams: "choices" is its mark
     Entry("ollama", OllamaNormalizer),  # a boolean "done" beside "message" or "response"
+    Entry("cohere", CohereNormalizer),  # hyphenated event types (message-start, content-delta ...)
     Entry("xai", XAINormalizer, detect=False),  # xAI sends OpenAI's and Anthropic's shapes
     Entry("mistral", MistralNormalizer, detect=False),  # Chat Completions chunks, with typed content lists
     Entry("gemini-live", GeminiLiveNormalizer, detect=False),  # WebSocket frames, fed one by one
@@ -77,13 +79,23 @@ def usage_from(raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
     return None
 
 
-def meta_from(obj: dict[str, Any]) -> tuple[Optional[str], Optional[str], bool]:
-    """``(response id, model, names_response_id)`` of a payload, read by the provider that claims it (the last:
-    whether that provider ever names a response id)."""
+class Meta(NamedTuple):
+    """What a payload says the stream is, as the provider that claims it reads it; ``names_response_id`` /
+    ``names_model``: whether that provider ever names one (False: nothing should wait for it)."""
+
+    response_id: Optional[str]
+    model: Optional[str]
+    names_response_id: bool = True
+    names_model: bool = True
+
+
+def meta_from(obj: dict[str, Any]) -> Meta:
+    """The :class:`Meta` of a payload, read by the provider that claims it."""
     for entry in _DETECTABLE:
-        if entry.cls.claims(obj):
-            return (*entry.cls.meta_from(obj), entry.cls.names_response_id)
-    return None, None, True
+        cls = entry.cls
+        if cls.claims(obj):
+            return Meta(*cls.meta_from(obj), cls.names_response_id, cls.names_model)
+    return Meta(None, None)
 
 
 read_usage_with(usage_from)  # Usage.from_raw asks the providers, in this order

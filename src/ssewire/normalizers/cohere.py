@@ -1,0 +1,208 @@
+"""Cohere v2 chat streams (``/v2/chat``, SSE: ``event:`` + ``data:`` blocks, then ``data: [DONE]``) -> Unified.
+
+Contract (one instance per stream; every event made from a payload carries ``raw``; the ``message-start`` ``id`` is
+the response id, Cohere names no model in the stream):
+
+- ``content-delta`` -> ``text_delta`` for ``delta.message.content.text``, ``reasoning_delta`` for ``.thinking``
+  (non-empty strings only, otherwise ``raw``); ``content-start`` / ``content-end``, ``message-start``,
+  ``citation-start`` / ``citation-end`` and unknown events -> ``raw``.
+- ``tool-plan-delta`` -> ``raw``: the tool plan is the model's announcement of the calls it is about to make, not
+  its reasoning (Cohere streams thinking as ``content`` of type ``thinking``); its text stays in ``raw``.
+- Tool calls are keyed by ``index``: ``tool-call-start`` (``delta.message.tool_calls`` with ``id`` and
+  ``function.name``) -> ``tool_call_start`` (and a ``tool_call_delta`` when it already carries arguments), each
+  non-empty ``tool-call-delta`` ``function.arguments`` -> ``tool_call_delta``, ``tool-call-end`` ->
+  ``tool_call_done``. A call started at an index still open closes that call first.
+- ``message-end`` -> ``usage`` (``delta.usage``: ``tokens`` are what the model used, ``billed_units`` what Cohere
+  bills; both stay in ``raw``) then ``done``: ``raw_stop_reason`` = ``delta.finish_reason``; COMPLETE -> end
+  (tool_use when client calls were made), TOOL_CALL -> tool_use, MAX_TOKENS -> max_tokens, STOP_SEQUENCE ->
+  stop_sequence, ERROR -> failed, TIMEOUT -> incomplete, anything else -> other. Calls still open close unless the
+  response was cut off. ``[DONE]`` after it means nothing.
+- ``{"type": "error", ...}`` (or an SSE ``error`` event) -> ``error`` with the usage seen so far; it ends the stream.
+- Usage: ``tokens.input_tokens`` is every prompt token (``cached_tokens`` among them), ``tokens.output_tokens`` every
+  generated one; no reasoning count.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..events import Unified, new_event
+from ..usage import Usage, count
+from .common import client_stop, error_object, error_payload, str_or, with_incomplete
+from .contract import Normalizer
+from .tool_calls import OpenCall, closes_calls
+
+__all__ = ["COHERE_EVENTS", "COHERE_STOP", "CohereNormalizer"]
+
+#: Cohere ``finish_reason`` -> unified stop reason (anything else maps to ``other``).
+COHERE_STOP: dict[str, str] = {
+    "COMPLETE": "end",
+    "TOOL_CALL": "tool_use",
+    "MAX_TOKENS": "max_tokens",
+    "STOP_SEQUENCE": "stop_sequence",
+    "ERROR": "failed",
+    "TIMEOUT": "incomplete",
+}
+#: The event types of a v2 chat stream.
+COHERE_EVENTS = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+        "debug",
+    }
+)
+
+
+def _message(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj["delta"]["message"]`` (an empty dict when the payload has none)."""
+    delta = obj.get("delta")
+    message = delta.get("message") if type(delta) is dict else None
+    return message if type(message) is dict else {}
+
+
+class CohereNormalizer(Normalizer):
+    """v2 chat events -> Unified (see the module docstring for the full contract)."""
+
+    provider = "cohere"
+    terminal = "message-end"
+    names_model = False  # the stream never names its model: nothing waits for it
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._calls: dict[Any, OpenCall] = {}  # open tool calls by index
+        self._client_calls = False
+        self._count = 0
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """v2 chat events: a ``type`` that is one of :data:`COHERE_EVENTS`."""
+        kind = obj.get("type")
+        return (kind if type(kind) is str else event) in COHERE_EVENTS
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        """``tokens`` (what the model used; ``billed_units`` only in ``raw``) and ``cached_tokens``."""
+        tokens = raw.get("tokens")
+        if type(tokens) is not dict and type(raw.get("billed_units")) is not dict:
+            return None
+        tokens = tokens if type(tokens) is dict else {}
+        return Usage(
+            count(tokens.get("input_tokens")),
+            count(tokens.get("output_tokens")),
+            cached_input_tokens=count(raw.get("cached_tokens")),
+            cache_write_tokens=None,
+            reasoning_tokens=None,
+            raw=raw,
+            partial=partial,
+            source=cls.provider,
+        )
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """``message-start``'s ``id``; no model is named."""
+        return str_or(obj.get("id"), None) if obj.get("type") == "message-start" else None, None
+
+    def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        """Normalise one event."""
+        kind = obj.get("type")
+        if type(kind) is not str:
+            kind = event
+        if kind == "content-delta":
+            content = _message(obj).get("content")
+            if type(content) is dict:
+                text = content.get("text")
+                if type(text) is str and text:
+                    return [new_event("text_delta", obj, text)]
+                thinking = content.get("thinking")
+                if type(thinking) is str and thinking:
+                    return [new_event("reasoning_delta", obj, thinking)]
+            return [new_event("raw", obj)]
+        if kind == "tool-call-start":
+            return self._call_start(obj)
+        if kind == "tool-call-delta":
+            return self._call_delta(obj)
+        if kind == "tool-call-end":
+            call = self._calls.pop(obj.get("index"), None)
+            return [new_event("raw", obj)] if call is None else [call.close(obj)]
+        if kind == "message-start":
+            self.response_id = str_or(obj.get("id"), self.response_id)
+        elif kind == "message-end":
+            return self._message_end(obj)
+        elif kind == "error":
+            return self._error(obj)
+        return [new_event("raw", obj)]
+
+    def _call_start(self, obj: dict[str, Any]) -> list[Unified]:
+        index = obj.get("index")
+        out: list[Unified] = []
+        previous = self._calls.pop(index, None)
+        if previous is not None:  # a new call at an index whose call is still open: close it, never merge
+            out.append(previous.close(obj))
+        call_obj = _message(obj).get("tool_calls")
+        if type(call_obj) is not dict:
+            out.append(new_event("raw", obj))
+            return out
+        function = call_obj.get("function")
+        function = function if type(function) is dict else {}
+        given = call_obj.get("id")
+        if type(given) is str and given:
+            call_id = given
+        else:
+            self._count += 1
+            call_id = f"{self.response_id or 'cohere'}-tool-{self._count}"
+        name = function.get("name")
+        call = self._calls[index] = OpenCall(call_id, name if type(name) is str else None)
+        self._client_calls = True
+        out.append(call.start(obj))
+        arguments = function.get("arguments")
+        if type(arguments) is str and arguments:
+            out.append(call.delta(arguments, obj))
+        return out
+
+    def _call_delta(self, obj: dict[str, Any]) -> list[Unified]:
+        call = self._calls.get(obj.get("index"))
+        call_obj = _message(obj).get("tool_calls")
+        function = call_obj.get("function") if type(call_obj) is dict else None
+        arguments = function.get("arguments") if type(function) is dict else None
+        if call is None or type(arguments) is not str or not arguments:
+            return [new_event("raw", obj)]
+        return [call.delta(arguments, obj)]
+
+    def _message_end(self, obj: dict[str, Any]) -> list[Unified]:
+        if self.finished:
+            return [new_event("raw", obj)]
+        delta = obj.get("delta")
+        delta = delta if type(delta) is dict else {}
+        out: list[Unified] = []
+        usage = delta.get("usage")
+        if type(usage) is dict:
+            self.usage = usage
+            out.append(Unified("usage", usage=usage, raw=obj))
+        reason = delta.get("finish_reason")
+        raw_stop = reason if type(reason) is str else None
+        stop = client_stop("end" if raw_stop is None else COHERE_STOP.get(raw_stop, "other"), self._client_calls)
+        if closes_calls(stop):
+            out += [call.close(obj) for call in self._calls.values()]
+            self._calls.clear()
+        self.finished = self.done = True
+        out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
+        return out
+
+    def _error(self, obj: dict[str, Any]) -> list[Unified]:
+        self.done = True
+        usage = dict(self.usage) if self.usage else None
+        payload = with_incomplete(error_payload(error_object(obj)), self.incomplete_tool_calls())
+        return [Unified("error", error=payload, usage=usage, raw=obj)]
+
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The calls still open (never ended)."""
+        return [call.incomplete() for call in self._calls.values()]
