@@ -10,28 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import chunked
+from helpers import framed_at_every_split, framed_data
 from ssewire import FramingError, SSEBufferOverflow, StreamTruncated
 
 
 def elements(scanner: ModuleType, data: bytes, size: Optional[int] = None, max_buffer: int = 1 << 20) -> list[str]:
-    parser = scanner.JSONArrayStreamParser(max_buffer)
-    out = []
-    for chunk in chunked(data, size):
-        out += parser.feed(chunk)
-    out += parser.close()
-    assert all(e.event is None for e in out)
-    return [e.data for e in out]
+    return framed_data(scanner.JSONArrayStreamParser(max_buffer), data, size)
 
 
 def every_split(scanner: ModuleType, data: bytes) -> list[str]:
-    whole = elements(scanner, data)
-    for cut in range(len(data) + 1):
-        parser = scanner.JSONArrayStreamParser()
-        got = parser.feed(data[:cut]) + parser.feed(data[cut:]) + parser.close()
-        assert [e.data for e in got] == whole, f"split at {cut}"
-    assert elements(scanner, data, 1) == whole
-    return whole
+    return framed_at_every_split(scanner.JSONArrayStreamParser, data)
 
 
 GEMINI_BODY = (

@@ -9,30 +9,17 @@ from typing import Optional
 
 import pytest
 
-from helpers import chunked
+from helpers import chunked, framed_at_every_split, framed_data
 from ssewire import SSEBufferOverflow, iter_events
 from ssewire.framing import AutoScanner, framing_for_content_type, make_scanner
 
 
 def lines(scanner: ModuleType, data: bytes, size: Optional[int] = None, max_buffer: int = 1 << 20) -> list[str]:
-    parser = scanner.NDJSONParser(max_buffer)
-    out = []
-    for chunk in chunked(data, size):
-        out += parser.feed(chunk)
-    out += parser.close()
-    assert all(e.event is None and e.id is None and e.retry is None for e in out)
-    assert parser.events_parsed == len(out)
-    return [e.data for e in out]
+    return framed_data(scanner.NDJSONParser(max_buffer), data, size)
 
 
 def every_split(scanner: ModuleType, data: bytes) -> list[str]:
-    whole = lines(scanner, data)
-    for cut in range(len(data) + 1):
-        parser = scanner.NDJSONParser()
-        got = parser.feed(data[:cut]) + parser.feed(data[cut:]) + parser.close()
-        assert [e.data for e in got] == whole, f"split at {cut}"
-    assert lines(scanner, data, 1) == whole
-    return whole
+    return framed_at_every_split(scanner.NDJSONParser, data)
 
 
 def test_one_event_per_line_whatever_the_line_end(scanner: ModuleType) -> None:

@@ -55,7 +55,6 @@ class JSONArrayStreamParser:
     def feed(self, data: _BytesLike) -> list[SSEEvent]: ...
     def close(self) -> list[SSEEvent]: ...
 
-@disjoint_base
 class NDJSONParser:
     max_buffer: int
     events_parsed: int

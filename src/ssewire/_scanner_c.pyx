@@ -436,7 +436,94 @@ cdef Py_ssize_t _find_line_ends(const char* p, Py_ssize_t pos, Py_ssize_t n, Lin
     return count
 
 
-cdef class SSEParser(_Scanner):
+cdef class _LineScanner(_Scanner):
+    """What the line-based compiled scanners (SSE, NDJSON) share: a BOM at stream start dropped once, line ends
+    (CR, LF or CRLF; a CRLF split across chunks counts once) found in batches without the GIL, the unterminated
+    last line held within ``max_buffer``. Subclasses implement ``_take`` (one line)."""
+
+    cdef Buf _tail  # the unterminated last line (or, at stream start, a possible BOM prefix)
+    cdef bint _started
+    cdef bint _skip_lf
+
+    cdef void _start_lines(self) noexcept:
+        self._tail.len = 0
+        self._started = False
+        self._skip_lf = False
+
+    def __dealloc__(self):
+        buf_free(&self._tail)
+
+    cdef int _take(self, const char* s, Py_ssize_t n, unsigned max_byte, Py_ssize_t cont, bint from_tail,
+                   list out) except -1:
+        """One line (without its end) of ``n`` bytes, with the decoder's statistics when taken (else
+        ``UNKNOWN_STATS``); ``from_tail``: it sits in the tail buffer."""
+        raise NotImplementedError
+
+    cdef int _scan(self, const char* p, Py_ssize_t n, list out) except -1:
+        cdef Py_ssize_t t, pos = 0, start, e, count, i, next_lf = -1, next_cr = -1
+        cdef LineEnd ends[LINE_BATCH]
+        cdef int appended
+        if n == 0:
+            return 0
+        if self._skip_lf:
+            self._skip_lf = False
+            if p[0] == b'\n':
+                p += 1
+                n -= 1
+        if not self._started:
+            t = self._tail.len  # a BOM prefix held back
+            if t + n < 3 and memcmp(BOM + t, p, <size_t>n) == 0:
+                if buf_append(&self._tail, p, n) < 0:
+                    raise MemoryError()
+                return 0
+            self._started = True
+            if t + n >= 3 and memcmp(BOM + t, p, <size_t>(3 - t)) == 0:
+                self._tail.len = 0
+                p += 3 - t
+                n -= 3 - t
+            # otherwise the held bytes are the start of the first line
+        while True:
+            appended = 0
+            if n - pos >= NOGIL_MIN:
+                with nogil:
+                    count = _find_line_ends(p, pos, n, ends, &next_lf, &next_cr)
+                    if count == 0 and self._tail.len + (n - pos) <= self._max:
+                        # no line end in the rest of the window: it all continues the pending line
+                        appended = 1 if buf_append(&self._tail, p + pos, n - pos) == 0 else -1
+            else:
+                count = _find_line_ends(p, pos, n, ends, &next_lf, &next_cr)
+            if appended < 0:
+                raise MemoryError()
+            if appended:
+                return 0
+            for i in range(count):
+                e = ends[i].end
+                start = pos
+                pos = e + 1
+                if p[e] == b'\r' and pos < n and p[pos] == b'\n':
+                    pos += 1
+                if self._tail.len:  # the line began in an earlier chunk
+                    if self._tail.len + (e - start) > self._max:
+                        raise _overflow("a line", self._max_obj)
+                    if buf_append(&self._tail, p + start, e - start) < 0:
+                        raise MemoryError()
+                    self._take(self._tail.p, self._tail.len, UNKNOWN_STATS, 0, True, out)
+                    self._tail.len = 0
+                else:
+                    self._take(p + start, e - start, ends[i].max_byte, ends[i].cont, False, out)
+            if count < LINE_BATCH:
+                break
+        if pos < n:  # the unterminated last line, checked after the complete lines were processed
+            if self._tail.len + (n - pos) > self._max:
+                raise _overflow("a line", self._max_obj)
+            if buf_append(&self._tail, p + pos, n - pos) < 0:
+                raise MemoryError()
+        elif n > 0 and p[n - 1] == b'\r':
+            self._skip_lf = True  # an LF at the start of the next chunk belongs to this CR
+        return 0
+
+
+cdef class SSEParser(_LineScanner):
     """Incremental Server-Sent-Events parser (WHATWG HTML 9.2.6), compiled twin of ``_scanner_py.SSEParser``.
 
     ``feed(chunk)`` -> list of :class:`SSEEvent` completed by the chunk; ``close()`` -> the events the end of
@@ -452,7 +539,6 @@ cdef class SSEParser(_Scanner):
     cdef public object flush_incomplete
     cdef public object last_event_id
     cdef public object retry
-    cdef Buf _tail  # the unterminated last line (or, at stream start, a possible BOM prefix)
     cdef Buf _dat  # joined data of the pending event, at _dat.p[_doff:_doff + _data_size] (unless _dref)
     cdef Buf _ev  # event type of the pending event (empty: "message")
     cdef Py_ssize_t _doff
@@ -464,8 +550,6 @@ cdef class SSEParser(_Scanner):
     cdef unsigned _dref_max  # ... and of the data line at _dref
     cdef Py_ssize_t _dref_cont
     cdef object _id  # the last event ID buffer
-    cdef bint _started
-    cdef bint _skip_lf
     cdef list _name_keys  # event-name cache: raw bytes -> decoded str
     cdef list _name_values
     cdef Py_ssize_t _name_count
@@ -476,19 +560,16 @@ cdef class SSEParser(_Scanner):
         self.flush_incomplete = flush_incomplete
         self.last_event_id = None
         self.retry = None
-        self._tail.len = 0
+        self._start_lines()
         self._line_max = UNKNOWN_STATS
         self._reset_event()
         self._id = None
-        self._started = False
-        self._skip_lf = False
         self._name_keys = None
         self._name_values = None
         self._name_count = 0
         self._name_last = 0
 
     def __dealloc__(self):
-        buf_free(&self._tail)
         buf_free(&self._dat)
         buf_free(&self._ev)
 
@@ -548,72 +629,15 @@ cdef class SSEParser(_Scanner):
         self._dref_mode = False
         self._dref = NULL
 
-    cdef int _scan(self, const char* p, Py_ssize_t n, list out) except -1:
-        cdef Py_ssize_t t, pos = 0, start, e, count, i, next_lf = -1, next_cr = -1
-        cdef LineEnd ends[LINE_BATCH]
-        cdef int appended
+    cdef int _take(self, const char* s, Py_ssize_t n, unsigned max_byte, Py_ssize_t cont, bint from_tail,
+                   list out) except -1:
+        if from_tail:
+            return self._line(s, n, True, out)
         if n == 0:
-            return 0
-        if self._skip_lf:
-            self._skip_lf = False
-            if p[0] == b'\n':
-                p += 1
-                n -= 1
-        if not self._started:
-            t = self._tail.len  # a BOM prefix held back
-            if t + n < 3 and memcmp(BOM + t, p, <size_t>n) == 0:
-                if buf_append(&self._tail, p, n) < 0:
-                    raise MemoryError()
-                return 0
-            self._started = True
-            if t + n >= 3 and memcmp(BOM + t, p, <size_t>(3 - t)) == 0:
-                self._tail.len = 0
-                p += 3 - t
-                n -= 3 - t
-            # otherwise the held bytes are the start of the first line
-        while True:
-            appended = 0
-            if n - pos >= NOGIL_MIN:
-                with nogil:
-                    count = _find_line_ends(p, pos, n, ends, &next_lf, &next_cr)
-                    if count == 0 and self._tail.len + (n - pos) <= self._max:
-                        # no line end in the rest of the window: it all continues the pending line
-                        appended = 1 if buf_append(&self._tail, p + pos, n - pos) == 0 else -1
-            else:
-                count = _find_line_ends(p, pos, n, ends, &next_lf, &next_cr)
-            if appended < 0:
-                raise MemoryError()
-            if appended:
-                return 0
-            for i in range(count):
-                e = ends[i].end
-                start = pos
-                pos = e + 1
-                if p[e] == b'\r' and pos < n and p[pos] == b'\n':
-                    pos += 1
-                if self._tail.len:  # the line began in an earlier chunk
-                    if self._tail.len + (e - start) > self._max:
-                        raise _overflow("a line", self._max_obj)
-                    if buf_append(&self._tail, p + start, e - start) < 0:
-                        raise MemoryError()
-                    self._line(self._tail.p, self._tail.len, True, out)
-                    self._tail.len = 0
-                elif e == start:
-                    self._dispatch(out)
-                else:
-                    self._line_max = ends[i].max_byte
-                    self._line_cont = ends[i].cont
-                    self._line(p + start, e - start, False, out)
-            if count < LINE_BATCH:
-                break
-        if pos < n:  # the unterminated last line, checked after the complete lines were processed
-            if self._tail.len + (n - pos) > self._max:
-                raise _overflow("a line", self._max_obj)
-            if buf_append(&self._tail, p + pos, n - pos) < 0:
-                raise MemoryError()
-        elif n > 0 and p[n - 1] == b'\r':
-            self._skip_lf = True  # an LF at the start of the next chunk belongs to this CR
-        return 0
+            return self._dispatch(out)  # a blank line ends the event
+        self._line_max = max_byte
+        self._line_cont = cont
+        return self._line(s, n, False, out)
 
     @cython.final
     cdef int _line(self, const char* s, Py_ssize_t n, bint from_tail, list out) except -1:
@@ -783,7 +807,7 @@ cdef inline bint _blank(const char* s, Py_ssize_t n) noexcept nogil:
     return True
 
 
-cdef class NDJSONParser(_Scanner):
+cdef class NDJSONParser(_LineScanner):
     """Incremental scanner for newline-delimited JSON, compiled twin of ``_scanner_py.NDJSONParser``.
 
     ``feed(chunk)`` -> one ``SSEEvent(event=None, data=<line text>)`` per line the chunk completes that is not
@@ -793,18 +817,9 @@ cdef class NDJSONParser(_Scanner):
     last line that lacks its line end. ``max_buffer`` bounds one line (:class:`~ssewire.SSEBufferOverflow`).
     """
 
-    cdef Buf _tail  # the unterminated last line (or, at stream start, a possible BOM prefix)
-    cdef bint _started
-    cdef bint _skip_lf
-
     def __init__(self, max_buffer=DEFAULT_MAX_BUFFER):
         self._start(max_buffer)
-        self._tail.len = 0
-        self._started = False
-        self._skip_lf = False
-
-    def __dealloc__(self):
-        buf_free(&self._tail)
+        self._start_lines()
 
     def close(self):
         """End of stream: the last line, when it lacks its line end."""
@@ -818,7 +833,7 @@ cdef class NDJSONParser(_Scanner):
             n -= 3
         self._started = True
         try:
-            self._line(p, n, UNKNOWN_STATS, 0, out)
+            self._take(p, n, UNKNOWN_STATS, 0, True, out)
         finally:
             self._tail.len = 0
             buf_free(&self._tail)
@@ -829,8 +844,8 @@ cdef class NDJSONParser(_Scanner):
         self._tail.len = 0
         buf_free(&self._tail)
 
-    @cython.final
-    cdef int _line(self, const char* s, Py_ssize_t n, unsigned max_byte, Py_ssize_t cont, list out) except -1:
+    cdef int _take(self, const char* s, Py_ssize_t n, unsigned max_byte, Py_ssize_t cont, bint from_tail,
+                   list out) except -1:
         if n > self._max:
             raise _overflow("a line", self._max_obj)
         if _blank(s, n):
@@ -841,70 +856,6 @@ cdef class NDJSONParser(_Scanner):
             data = ssewire_decode(s, n)
         out.append(_new_event(None, data, None, None))
         self.events_parsed += 1
-        return 0
-
-    cdef int _scan(self, const char* p, Py_ssize_t n, list out) except -1:
-        cdef Py_ssize_t t, pos = 0, start, e, count, i, next_lf = -1, next_cr = -1
-        cdef LineEnd ends[LINE_BATCH]
-        cdef int appended
-        if n == 0:
-            return 0
-        if self._skip_lf:
-            self._skip_lf = False
-            if p[0] == b'\n':
-                p += 1
-                n -= 1
-        if not self._started:
-            t = self._tail.len  # a BOM prefix held back
-            if t + n < 3 and memcmp(BOM + t, p, <size_t>n) == 0:
-                if buf_append(&self._tail, p, n) < 0:
-                    raise MemoryError()
-                return 0
-            self._started = True
-            if t + n >= 3 and memcmp(BOM + t, p, <size_t>(3 - t)) == 0:
-                self._tail.len = 0
-                p += 3 - t
-                n -= 3 - t
-            # otherwise the held bytes are the start of the first line
-        while True:
-            appended = 0
-            if n - pos >= NOGIL_MIN:
-                with nogil:
-                    count = _find_line_ends(p, pos, n, ends, &next_lf, &next_cr)
-                    if count == 0 and self._tail.len + (n - pos) <= self._max:
-                        # no line end in the rest of the window: it all continues the pending line
-                        appended = 1 if buf_append(&self._tail, p + pos, n - pos) == 0 else -1
-            else:
-                count = _find_line_ends(p, pos, n, ends, &next_lf, &next_cr)
-            if appended < 0:
-                raise MemoryError()
-            if appended:
-                return 0
-            for i in range(count):
-                e = ends[i].end
-                start = pos
-                pos = e + 1
-                if p[e] == b'\r' and pos < n and p[pos] == b'\n':
-                    pos += 1
-                if self._tail.len:  # the line began in an earlier chunk
-                    if self._tail.len + (e - start) > self._max:
-                        raise _overflow("a line", self._max_obj)
-                    if buf_append(&self._tail, p + start, e - start) < 0:
-                        raise MemoryError()
-                    self._line(self._tail.p, self._tail.len, UNKNOWN_STATS, 0, out)
-                    self._tail.len = 0
-                    buf_trim(&self._tail)
-                else:
-                    self._line(p + start, e - start, ends[i].max_byte, ends[i].cont, out)
-            if count < LINE_BATCH:
-                break
-        if pos < n:  # the unterminated last line, checked after the complete lines were processed
-            if self._tail.len + (n - pos) > self._max:
-                raise _overflow("a line", self._max_obj)
-            if buf_append(&self._tail, p + pos, n - pos) < 0:
-                raise MemoryError()
-        elif n > 0 and p[n - 1] == b'\r':
-            self._skip_lf = True  # an LF at the start of the next chunk belongs to this CR
         return 0
 
 

@@ -115,6 +115,20 @@ def _check_idle(parser: Any, method: str) -> None:
         raise ParserBusyError(f"{type(parser).__name__}.{method}() called while the parser is feeding")
 
 
+def _start(parser: Any, max_buffer: int) -> None:
+    """``__init__``'s common part, as the compiled scanners': check and set ``max_buffer``, zero the counters,
+    clear the end state (refused while the parser is feeding)."""
+    if max_buffer <= 0:
+        raise SSEwireError(f"max_buffer must be positive, got {max_buffer!r}")
+    _check_idle(parser, "__init__")
+    parser._busy = False
+    parser.max_buffer = max_buffer
+    parser.events_parsed = 0
+    parser.bytes_fed = 0
+    parser._error = None
+    parser._closed = False
+
+
 def _closing(parser: Any) -> bool:
     """``close()``'s common start, as the compiled scanners': re-raise a failure; False when already closed;
     refuse while feeding; else mark closed."""
@@ -125,6 +139,39 @@ def _closing(parser: Any) -> bool:
     _check_idle(parser, "close")
     parser._closed = True
     return True
+
+
+def _lines_start(parser: Any, chunk: bytes) -> Optional[bytes]:
+    """What of a (non-empty) chunk a line scanner reads: without the LF of a CRLF split across chunks, and, at stream
+    start, past a BOM (the bytes held in ``parser._tail`` first); None while the stream start could still be a BOM
+    (kept in ``parser._tail``). Sets ``_started`` once the start is known; the caller then drops what it held."""
+    if parser._skip_lf:
+        parser._skip_lf = False
+        if chunk[0] == 0x0A:
+            chunk = chunk[1:]
+    if parser._started:
+        return chunk
+    head = bytes(parser._tail) + chunk
+    if len(head) < 3 and _BOM.startswith(head):
+        parser._tail = bytearray(head)  # could still be a BOM: wait for more
+        return None
+    parser._started = True
+    return head[3:] if head.startswith(_BOM) else head
+
+
+def _take_lines(
+    parser: Any, lines: Sequence[Union[bytes, bytearray]], rest: bytes, ended_in_cr: bool, out: list[SSEEvent]
+) -> None:
+    """Give each complete line of a chunk to ``parser._line``, then hold ``rest``, the start of the next line (checked
+    after the lines: the events they finish are returned before its error), or, when the chunk ended in a CR, skip
+    an LF that starts the next chunk."""
+    line = parser._line
+    for raw in lines:
+        line(raw, out)
+    if rest:
+        parser._hold(rest)
+    elif ended_in_cr:
+        parser._skip_lf = True
 
 
 def _split_lines(block: Union[bytes, bytearray]) -> list[Union[bytes, bytearray]]:
@@ -156,7 +203,25 @@ def _overflow(what: str, limit: int) -> SSEBufferOverflow:
     return SSEBufferOverflow(f"{what} exceeds max_buffer ({limit} bytes)")
 
 
-class SSEParser:
+class _Scanner:
+    """What the twin's scanners share, as the compiled ``_Scanner``: ``max_buffer``, the counters and the end state
+    (set by :func:`_start`), and ``feed()`` (:func:`_feed`). Subclasses implement ``_scan`` and ``_fail``."""
+
+    __slots__ = ("_busy", "_closed", "_error", "bytes_fed", "events_parsed", "max_buffer")
+
+    max_buffer: int
+    events_parsed: int
+    bytes_fed: int
+    _busy: bool
+    _closed: bool
+    _error: Optional[SSEwireError]
+
+    def feed(self, data: BytesLike) -> list[SSEEvent]:
+        """Scan one chunk; return the events it completes."""
+        return _feed(self, data)
+
+
+class SSEParser(_Scanner):
     """Incremental Server-Sent-Events parser (WHATWG HTML 9.2.6).
 
     ``feed(chunk)`` -> list of :class:`SSEEvent` completed by the chunk; ``close()`` -> the events the end of
@@ -170,11 +235,8 @@ class SSEParser:
     """
 
     __slots__ = (
-        "_busy",
-        "_closed",
         "_data",
         "_data_size",
-        "_error",
         "_event",
         "_held",
         "_id",
@@ -183,25 +245,16 @@ class SSEParser:
         "_skip_lf",
         "_started",
         "_tail",
-        "bytes_fed",
-        "events_parsed",
         "flush_incomplete",
         "last_event_id",
-        "max_buffer",
         "retry",
     )
 
     def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER, *, flush_incomplete: bool = True) -> None:
-        if max_buffer <= 0:
-            raise SSEwireError(f"max_buffer must be positive, got {max_buffer!r}")
-        _check_idle(self, "__init__")
-        self._busy = False
-        self.max_buffer = max_buffer
+        _start(self, max_buffer)
         self.flush_incomplete = flush_incomplete
         self.last_event_id: Optional[str] = None
         self.retry: Optional[int] = None
-        self.events_parsed = 0
-        self.bytes_fed = 0
         # the unterminated last line: its big pieces as they came (no copy), small ones gathered in _tail (which at
         # stream start also holds a possible BOM prefix); _held is their total size
         self._parts: list[Union[bytes, bytearray]] = []
@@ -213,13 +266,7 @@ class SSEParser:
         self._id: Optional[str] = None  # the last event ID buffer
         self._started = False  # the BOM check is done
         self._skip_lf = False  # the previous chunk ended in CR: an LF right after it belongs to it
-        self._error: Optional[SSEwireError] = None
-        self._closed = False
         self._names: dict[bytes, str] = {}  # decoded event types, reused
-
-    def feed(self, data: BytesLike) -> list[SSEEvent]:
-        """Scan one chunk; return the events it completes."""
-        return _feed(self, data)
 
     def close(self) -> list[SSEEvent]:
         """End of stream: the pending line and event, dispatched when ``flush_incomplete`` (else discarded)."""
@@ -291,19 +338,14 @@ class SSEParser:
     def _scan(self, chunk: bytes, out: list[SSEEvent]) -> None:
         if not chunk:
             return
-        if self._skip_lf:
-            self._skip_lf = False
-            if chunk[0] == 0x0A:
-                chunk = chunk[1:]
-        if not self._started:
-            head = bytes(self._tail) + chunk
-            if len(head) < 3 and _BOM.startswith(head):
-                self._tail = bytearray(head)  # could still be a BOM: wait for more
-                self._held = len(head)
-                return
-            self._started = True
+        started = self._started
+        rest = _lines_start(self, chunk)
+        if rest is None:
+            self._held = len(self._tail)
+            return
+        chunk = rest
+        if not started:
             self._drop_line()
-            chunk = head[3:] if head.startswith(_BOM) else head
         if self._held:
             chunk = self._finish_line(chunk, out)
             if not chunk:
@@ -325,14 +367,7 @@ class SSEParser:
             lines = _split_lines(block)
         else:
             lines = block.splitlines()
-        line = self._line
-        for raw in lines:
-            line(raw, out)
-        rest = chunk[end + 1 :]
-        if rest:  # checked after the complete lines: the events they finish are returned before the error
-            self._hold(rest)
-        elif end == cr:
-            self._skip_lf = True
+        _take_lines(self, lines, chunk[end + 1 :], end == cr, out)
 
     def _finish_line(self, chunk: bytes, out: list[SSEEvent]) -> bytes:
         """Complete the pending line with the start of ``chunk`` when it holds the line's end; return the rest of
@@ -421,7 +456,7 @@ class SSEParser:
         self._event = None
 
 
-class NDJSONParser:
+class NDJSONParser(_Scanner):
     """Incremental scanner for newline-delimited JSON (NDJSON, JSON Lines: Ollama, recorded WebSocket sessions).
 
     ``feed(chunk)`` -> one ``SSEEvent(event=None, data=<line text>)`` per line the chunk completes that is not
@@ -432,34 +467,16 @@ class NDJSONParser:
     """
 
     __slots__ = (
-        "_busy",
-        "_closed",
-        "_error",
         "_skip_lf",
         "_started",
         "_tail",
-        "bytes_fed",
-        "events_parsed",
-        "max_buffer",
     )
 
     def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:
-        if max_buffer <= 0:
-            raise SSEwireError(f"max_buffer must be positive, got {max_buffer!r}")
-        _check_idle(self, "__init__")
-        self._busy = False
-        self.max_buffer = max_buffer
-        self.events_parsed = 0
-        self.bytes_fed = 0
+        _start(self, max_buffer)
         self._tail = bytearray()  # the unterminated last line (at stream start: a possible BOM prefix)
         self._started = False  # the BOM check is done
         self._skip_lf = False  # the previous chunk ended in CR: an LF right after it belongs to it
-        self._error: Optional[SSEwireError] = None
-        self._closed = False
-
-    def feed(self, data: BytesLike) -> list[SSEEvent]:
-        """Scan one chunk; return the lines it completes."""
-        return _feed(self, data)
 
     def close(self) -> list[SSEEvent]:
         """End of stream: the last line, when it lacks its line end."""
@@ -487,18 +504,13 @@ class NDJSONParser:
     def _scan(self, chunk: bytes, out: list[SSEEvent]) -> None:
         if not chunk:
             return
-        if self._skip_lf:
-            self._skip_lf = False
-            if chunk[0] == 0x0A:
-                chunk = chunk[1:]
-        if not self._started:
-            head = bytes(self._tail) + chunk
-            if len(head) < 3 and _BOM.startswith(head):
-                self._tail = bytearray(head)  # could still be a BOM: wait for more
-                return
-            self._started = True
+        started = self._started
+        rest = _lines_start(self, chunk)
+        if rest is None:
+            return
+        chunk = rest
+        if not started:
             self._tail = bytearray()
-            chunk = head[3:] if head.startswith(_BOM) else head
         lf = chunk.rfind(b"\n")
         cr = chunk.rfind(b"\r")
         end = lf if lf > cr else cr
@@ -510,14 +522,7 @@ class NDJSONParser:
             block = bytes(self._tail) + block
             self._tail = bytearray()
         lines = block.split(b"\n")[:-1] if cr < 0 else block.splitlines()
-        line = self._line
-        for raw in lines:
-            line(raw, out)
-        rest = chunk[end + 1 :]
-        if rest:  # checked after the complete lines: the events they finish are returned before the error
-            self._hold(rest)
-        elif end == cr:
-            self._skip_lf = True
+        _take_lines(self, lines, chunk[end + 1 :], end == cr, out)
 
     def _line(self, raw: Union[bytes, bytearray], out: list[SSEEvent]) -> None:
         if len(raw) > self.max_buffer:
@@ -544,7 +549,7 @@ def _snippet(data: bytes) -> str:
     return repr(data[:40])
 
 
-class JSONArrayStreamParser:
+class JSONArrayStreamParser(_Scanner):
     """Incremental scanner for a streamed JSON array of objects (Gemini ``streamGenerateContent`` without
     ``alt=sse``).
 
@@ -557,29 +562,17 @@ class JSONArrayStreamParser:
     """
 
     __slots__ = (
-        "_busy",
-        "_closed",
         "_depth",
-        "_error",
         "_esc",
         "_head",
         "_in_str",
         "_pending",
         "_started",
         "_state",
-        "bytes_fed",
-        "events_parsed",
-        "max_buffer",
     )
 
     def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:
-        if max_buffer <= 0:
-            raise SSEwireError(f"max_buffer must be positive, got {max_buffer!r}")
-        _check_idle(self, "__init__")
-        self._busy = False
-        self.max_buffer = max_buffer
-        self.events_parsed = 0
-        self.bytes_fed = 0
+        _start(self, max_buffer)
         self._state = _BEFORE
         self._depth = 0
         self._in_str = False
@@ -587,17 +580,11 @@ class JSONArrayStreamParser:
         self._pending = bytearray()  # bytes of the element being read (from its "{")
         self._started = False
         self._head = b""  # stream start held back while it could be a BOM
-        self._error: Optional[SSEwireError] = None
-        self._closed = False
 
     @property
     def finished(self) -> bool:
         """True once the closing ``]`` has been seen."""
         return self._state == _END
-
-    def feed(self, data: BytesLike) -> list[SSEEvent]:
-        """Scan one chunk; return the elements it completes."""
-        return _feed(self, data)
 
     def _fail(self, exc: SSEwireError) -> None:
         self._error = exc

@@ -27,6 +27,8 @@ __all__ = [
     "FIXTURES",
     "ROOT",
     "chunked",
+    "framed_at_every_split",
+    "framed_data",
     "load_manifest",
     "peak_traced",
 ]
@@ -54,6 +56,30 @@ def chunked(data: bytes, size: Optional[int]) -> list[bytes]:
     if size is None:
         return [data]
     return [data[i : i + size] for i in range(0, len(data), size)] or [b""]
+
+
+def framed_data(parser: Any, data: bytes, size: Optional[int] = None) -> list[str]:
+    """The data of every event ``parser`` frames from ``data`` fed in ``size``-byte chunks, then ``close()``; the
+    events of the JSON framings carry no event name, id or retry, and ``events_parsed`` counts them."""
+    out = []
+    for chunk in chunked(data, size):
+        out += parser.feed(chunk)
+    out += parser.close()
+    assert all(e.event is None and e.id is None and e.retry is None for e in out)
+    assert parser.events_parsed == len(out)
+    return [e.data for e in out]
+
+
+def framed_at_every_split(make: Callable[[], Any], data: bytes) -> list[str]:
+    """:func:`framed_data` of a parser from ``make()``, checked to be the same fed split at every byte and fed a byte
+    at a time."""
+    whole = framed_data(make(), data)
+    for cut in range(len(data) + 1):
+        parser = make()
+        got = parser.feed(data[:cut]) + parser.feed(data[cut:]) + parser.close()
+        assert [e.data for e in got] == whole, f"split at {cut}"
+    assert framed_data(make(), data, 1) == whole
+    return whole
 
 
 def peak_traced(fn: Callable[[], Any]) -> int:

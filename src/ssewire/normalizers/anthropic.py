@@ -31,9 +31,9 @@ from typing import Any, Callable, Optional, Sequence
 from ..events import SSEEvent, Unified, new_event
 from ..usage import Usage, count
 from . import typed
-from .common import client_stop, error_object, error_payload, id_and_model, str_or, with_incomplete
+from .common import client_stop, id_and_model, str_or
 from .contract import Normalizer
-from .tool_calls import OpenCall, closes_calls
+from .tool_calls import OpenCall
 
 __all__ = ["ANTHROPIC_STOP", "MESSAGE_EVENTS", "AnthropicNormalizer"]
 
@@ -135,15 +135,13 @@ class AnthropicNormalizer(Normalizer):
             return None
         read = count(raw.get("cache_read_input_tokens"))
         written = count(raw.get("cache_creation_input_tokens"))
-        return Usage(
+        return cls.counted(
+            raw,
+            partial,
             count(raw.get("input_tokens")) + read + written,
             count(raw.get("output_tokens")),
-            cached_input_tokens=read,
-            cache_write_tokens=written,
-            reasoning_tokens=None,
-            raw=raw,
-            partial=partial,
-            source=cls.provider,
+            read,
+            written,
         )
 
     @classmethod
@@ -274,19 +272,7 @@ class AnthropicNormalizer(Normalizer):
             return [new_event("raw", obj)]
         raw_stop = self.stop_reason
         stop = client_stop("end" if raw_stop is None else ANTHROPIC_STOP.get(raw_stop, "other"), self._client_calls)
-        out: list[Unified] = []
-        if closes_calls(stop):
-            out += [call.close(obj) for call in self._calls.values()]
-            self._calls.clear()
-        self.finished = self.done = True
-        out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
-        return out
-
-    def _error(self, obj: dict[str, Any]) -> list[Unified]:
-        self.done = True
-        usage = dict(self.usage) if self.usage else None  # the best usage so far, as a truncation would carry
-        payload = with_incomplete(error_payload(error_object(obj)), self.incomplete_tool_calls())
-        return [Unified("error", error=payload, usage=usage, raw=obj)]
+        return self.done_events(obj, stop, raw_stop, self._calls)
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
         """The tool blocks still open (never stopped)."""
@@ -301,5 +287,5 @@ _HANDLERS: dict[str, Handler] = {
     "content_block_stop": AnthropicNormalizer._block_stop,
     "message_delta": AnthropicNormalizer._message_delta,
     "message_stop": AnthropicNormalizer._message_stop,
-    "error": AnthropicNormalizer._error,
+    "error": AnthropicNormalizer.error_events,
 }

@@ -28,9 +28,9 @@ from typing import Any, Optional
 
 from ..events import Unified, new_event
 from ..usage import Usage, count
-from .common import client_stop, error_object, error_payload, str_or, with_incomplete
+from .common import client_stop, str_or
 from .contract import Normalizer
-from .tool_calls import OpenCall, closes_calls
+from .tool_calls import OpenCall
 
 __all__ = ["COHERE_EVENTS", "COHERE_STOP", "CohereNormalizer"]
 
@@ -95,16 +95,8 @@ class CohereNormalizer(Normalizer):
         if type(tokens) is not dict and type(raw.get("billed_units")) is not dict:
             return None
         tokens = tokens if type(tokens) is dict else {}
-        return Usage(
-            count(tokens.get("input_tokens")),
-            count(tokens.get("output_tokens")),
-            cached_input_tokens=count(raw.get("cached_tokens")),
-            cache_write_tokens=None,
-            reasoning_tokens=None,
-            raw=raw,
-            partial=partial,
-            source=cls.provider,
-        )
+        used = (count(tokens.get("input_tokens")), count(tokens.get("output_tokens")))
+        return cls.counted(raw, partial, *used, count(raw.get("cached_tokens")))
 
     @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
@@ -138,7 +130,7 @@ class CohereNormalizer(Normalizer):
         elif kind == "message-end":
             return self._message_end(obj)
         elif kind == "error":
-            return self._error(obj)
+            return self.error_events(obj)
         return [new_event("raw", obj)]
 
     def _call_start(self, obj: dict[str, Any]) -> list[Unified]:
@@ -190,18 +182,7 @@ class CohereNormalizer(Normalizer):
         reason = delta.get("finish_reason")
         raw_stop = reason if type(reason) is str else None
         stop = client_stop("end" if raw_stop is None else COHERE_STOP.get(raw_stop, "other"), self._client_calls)
-        if closes_calls(stop):
-            out += [call.close(obj) for call in self._calls.values()]
-            self._calls.clear()
-        self.finished = self.done = True
-        out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
-        return out
-
-    def _error(self, obj: dict[str, Any]) -> list[Unified]:
-        self.done = True
-        usage = dict(self.usage) if self.usage else None
-        payload = with_incomplete(error_payload(error_object(obj)), self.incomplete_tool_calls())
-        return [Unified("error", error=payload, usage=usage, raw=obj)]
+        return out + self.done_events(obj, stop, raw_stop, self._calls)
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
         """The calls still open (never ended)."""

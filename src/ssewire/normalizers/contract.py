@@ -45,12 +45,12 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Optional, Se
 
 from .._json import FIRST_ERRORS, loads_first, loads_retry
 from ..events import SSEEvent, Unified, new_event
-from .common import truncated_event
+from ..usage import Usage
+from .common import error_object, error_payload, truncated_event, with_incomplete
+from .tool_calls import OpenCall, closes_calls
 
 if TYPE_CHECKING:
     from ..result import Accumulator as Sink
-    from ..usage import Usage
-    from .tool_calls import OpenCall
     from .typed import TakeDeltas
 
 __all__ = ["DelegatingNormalizer", "Normalizer"]
@@ -111,6 +111,29 @@ class Normalizer:
     def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
         """The :class:`~ssewire.Usage` this provider's usage object describes; ``None`` for another shape."""
         return None
+
+    @classmethod
+    def counted(
+        cls,
+        raw: dict[str, Any],
+        partial: bool,
+        input_tokens: Optional[int],
+        output_tokens: Optional[int],
+        cached: Optional[int] = None,
+        written: Optional[int] = None,
+    ) -> Usage:
+        """The :class:`~ssewire.Usage` of a provider that reports no reasoning count (``source``: this provider;
+        ``None``: a count it does not report)."""
+        return Usage(
+            input_tokens,
+            output_tokens,
+            cached_input_tokens=cached,
+            cache_write_tokens=written,
+            reasoning_tokens=None,
+            raw=raw,
+            partial=partial,
+            source=cls.provider,
+        )
 
     @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
@@ -198,6 +221,27 @@ class Normalizer:
                 out = []
             if index >= end:
                 return out
+
+    def done_events(
+        self, obj: Any, stop: str, raw_stop: Optional[str], calls: Optional[dict[Any, OpenCall]] = None
+    ) -> list[Unified]:
+        """The stream's one ``done`` (``stop`` unified, ``raw_stop`` the provider's), after closing the ``calls``
+        still open unless ``stop`` cut the response off; the stream is finished."""
+        out: list[Unified] = []
+        if calls and closes_calls(stop):
+            out += [call.close(obj) for call in calls.values()]
+            calls.clear()
+        self.finished = self.done = True
+        out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
+        return out
+
+    def error_events(self, obj: dict[str, Any]) -> list[Unified]:
+        """An in-stream error payload: its ``error`` event, carrying the best usage so far (as a truncation would)
+        and the calls it left open; it ends the stream."""
+        self.done = True
+        usage = dict(self.usage) if self.usage else None
+        payload = with_incomplete(error_payload(error_object(obj)), self.incomplete_tool_calls())
+        return [Unified("error", error=payload, usage=usage, raw=obj)]
 
     def decoded(self, ev: SSEEvent) -> list[Unified]:
         """The events of one framed event by the full JSON decode: dicts go to :meth:`payload`, ``[DONE]`` to

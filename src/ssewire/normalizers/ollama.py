@@ -104,15 +104,8 @@ class OllamaNormalizer(Normalizer):
         if "prompt_eval_count" not in raw and "eval_count" not in raw:
             return None
         prompt, generated = raw.get("prompt_eval_count"), raw.get("eval_count")
-        return Usage(
-            prompt if type(prompt) is int else None,
-            generated if type(generated) is int else None,
-            cached_input_tokens=None,
-            cache_write_tokens=None,
-            reasoning_tokens=None,
-            raw=raw,
-            partial=partial,
-            source=cls.provider,
+        return cls.counted(
+            raw, partial, prompt if type(prompt) is int else None, generated if type(generated) is int else None
         )
 
     @classmethod
