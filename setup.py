@@ -64,7 +64,7 @@ def _extensions() -> list:  # type: ignore[type-arg]
     from setuptools import Extension
 
     here = os.path.join("src", "ssewire")
-    kernels = [os.path.join(here, "_c", name) for name in ("sw_kernels.h", "sw_events.h")]
+    kernels = [os.path.join(here, "_c", name) for name in ("sw_kernels.h", "sw_events.h", "sw_crc32.h")]
     flags = ["-O3"] if os.name != "nt" else []
     exts = [
         Extension(

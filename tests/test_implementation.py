@@ -20,7 +20,15 @@ from ssewire import _scanner_py
 from ssewire._env import env_flag
 from ssewire.normalizers import typed
 
-NAMES = ("DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "NDJSONParser", "SSEEvent", "SSEParser")
+NAMES = (
+    "DEFAULT_MAX_BUFFER",
+    "EventStreamMessage",
+    "EventStreamParser",
+    "JSONArrayStreamParser",
+    "NDJSONParser",
+    "SSEEvent",
+    "SSEParser",
+)
 SHARED = (*NAMES, "SIMD", "_select_simd")  # every name one module has, the other has too
 needs_compiled = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
 

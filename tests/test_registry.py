@@ -66,10 +66,12 @@ def test_bare_errors_go_to_the_provider_whose_shape_they_have(payload: dict[str,
 def test_usage_is_read_by_the_provider_whose_shape_it_has_and_unknown_shapes_say_so() -> None:
     chat = usage_from({"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3})
     assert chat is not None and chat.source == "openai-chat" and chat.total_tokens == 3
-    unknown = Usage.from_raw({"inputTokens": 12, "outputTokens": 34})
+    bedrock = Usage.from_raw({"inputTokens": 12, "outputTokens": 34, "cacheReadInputTokens": 5})
+    assert bedrock.source == "bedrock-converse" and (bedrock.input_tokens, bedrock.cached_input_tokens) == (17, 5)
+    unknown = Usage.from_raw({"tokensIn": 12, "tokensOut": 34})
     assert unknown.source is None and not unknown.recognised
     assert (unknown.input_tokens, unknown.output_tokens, unknown.total_tokens) == (None, None, None)
-    assert unknown.raw == {"inputTokens": 12, "outputTokens": 34}
+    assert unknown.raw == {"tokensIn": 12, "tokensOut": 34}
 
 
 def test_metadata_is_read_by_the_provider_that_claims_the_payload() -> None:

@@ -97,6 +97,8 @@ def test_malformed_values_count_zero() -> None:
 @pytest.mark.parametrize("capture", CAPTURES, ids=[c["file"] for c in CAPTURES])
 def test_corpus_totals_add_up(capture: dict[str, Any]) -> None:
     raw = capture["expected"]["usage"]
+    if not raw:
+        pytest.skip("the stream reports no counts (an error ended it; xAI's Realtime sends {})")
     u = Usage.from_raw(raw)
     assert u.input_tokens is not None and u.output_tokens is not None
     assert u.input_tokens + u.output_tokens == u.total_tokens
@@ -106,4 +108,6 @@ def test_corpus_totals_add_up(capture: dict[str, Any]) -> None:
     # None: the provider reports no such count (Ollama reports no cached tokens), never a guessed zero
     assert (u.cached_input_tokens is None) == (u.source == "ollama")
     assert u.cached_input_tokens is None or u.input_tokens >= u.cached_input_tokens
-    assert u.reasoning_tokens is None or u.output_tokens >= u.reasoning_tokens
+    reported = raw.get("completion_tokens_details", {}).get("reasoning_tokens", 0)
+    if reported <= raw.get("completion_tokens", reported):  # OpenRouter once reported more reasoning than output
+        assert u.reasoning_tokens is None or u.output_tokens >= u.reasoning_tokens

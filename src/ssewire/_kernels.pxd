@@ -1,6 +1,9 @@
-# The C side of the compiled scanners, declared for _scanner_c.pyx: the vector kernels (_c/sw_kernels.h) and the
-# event type's member fields and constructor (_c/sw_events.h). The C is in those headers, formatted with
-# clang-format (.clang-format) and checked by .ci/run; this file only says what Cython may call.
+# The C side of the compiled scanners, declared for _scanner_c.pyx: the vector kernels (_c/sw_kernels.h), the
+# event type's member fields and constructor (_c/sw_events.h) and the event-stream CRC-32 (_c/sw_crc32.h). The C
+# is in those headers, formatted with clang-format (.clang-format) and checked by .ci/run; this file only says
+# what Cython may call.
+
+from libc.stdint cimport uint32_t
 
 cdef extern from "_c/sw_kernels.h":
     int ssewire_select_simd(int allow_avx2)
@@ -20,3 +23,7 @@ cdef extern from "_c/sw_kernels.h":
 cdef extern from "_c/sw_events.h":
     int ssewire_use_member_fields(type t, object sample, tuple values) except -1
     object ssewire_event_new(object event, object data, object id, object retry)
+
+cdef extern from "_c/sw_crc32.h":
+    void ssewire_crc32_init() noexcept nogil
+    uint32_t ssewire_crc32(uint32_t crc, const unsigned char* p, size_t n) noexcept nogil

@@ -11,20 +11,50 @@ from typing import TYPE_CHECKING
 
 from ._env import env_flag
 
-__all__ = ["IMPLEMENTATION", "NO_EXTENSIONS", "JSONArrayStreamParser", "NDJSONParser", "SSEEvent", "SSEParser"]
+__all__ = [
+    "IMPLEMENTATION",
+    "NO_EXTENSIONS",
+    "EventStreamMessage",
+    "EventStreamParser",
+    "JSONArrayStreamParser",
+    "NDJSONParser",
+    "SSEEvent",
+    "SSEParser",
+]
 
 NO_EXTENSIONS = env_flag("SSEWIRE_NO_EXTENSIONS") or sys.implementation.name != "cpython"
 
 if TYPE_CHECKING or NO_EXTENSIONS:
-    from ._scanner_py import JSONArrayStreamParser, NDJSONParser, SSEEvent, SSEParser
+    from ._scanner_py import (
+        EventStreamMessage,
+        EventStreamParser,
+        JSONArrayStreamParser,
+        NDJSONParser,
+        SSEEvent,
+        SSEParser,
+    )
 
     IMPLEMENTATION = "python"
 else:
     try:
-        from ._scanner_c import JSONArrayStreamParser, NDJSONParser, SSEEvent, SSEParser
+        from ._scanner_c import (
+            EventStreamMessage,
+            EventStreamParser,
+            JSONArrayStreamParser,
+            NDJSONParser,
+            SSEEvent,
+            SSEParser,
+        )
 
         IMPLEMENTATION = "cython"
     except ImportError:  # no compiled module for this platform: the twin behaves identically
-        from ._scanner_py import JSONArrayStreamParser, NDJSONParser, SSEEvent, SSEParser
+        from ._scanner_py import (
+            EventStreamMessage,
+            EventStreamParser,
+            JSONArrayStreamParser,
+            NDJSONParser,
+            SSEEvent,
+            SSEParser,
+        )
 
         IMPLEMENTATION = "python"

@@ -4,11 +4,21 @@ from typing import Any, Final, Optional, Union
 
 from typing_extensions import TypeAlias, disjoint_base
 
-__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "NDJSONParser", "SSEEvent", "SSEParser"]
+__all__ = [
+    "DEFAULT_MAX_BUFFER",
+    "EventStreamMessage",
+    "EventStreamParser",
+    "JSONArrayStreamParser",
+    "NDJSONParser",
+    "SSEEvent",
+    "SSEParser",
+]
 
 _BytesLike: TypeAlias = Union[bytes, bytearray, memoryview]
 
 DEFAULT_MAX_BUFFER: Final[int]
+MAX_HEADERS_LENGTH: Final[int]
+MAX_PAYLOAD_LENGTH: Final[int]
 SIMD: str  # "avx2", "sse2" or "none": the vector instructions the scanners use on this CPU
 
 def _select_simd(allow_avx2: bool) -> str: ...
@@ -56,6 +66,32 @@ class JSONArrayStreamParser:
     def close(self) -> list[SSEEvent]: ...
 
 class NDJSONParser:
+    max_buffer: int
+    events_parsed: int
+    bytes_fed: int
+    def __init__(self, max_buffer: int = ...) -> None: ...
+    def feed(self, data: _BytesLike) -> list[SSEEvent]: ...
+    def close(self) -> list[SSEEvent]: ...
+
+@disjoint_base
+class EventStreamMessage(SSEEvent):
+    headers: dict[str, Any]
+    payload: bytes
+    message_type: Optional[str]
+    content_type: Optional[str]
+    def __init__(
+        self,
+        event: Optional[str] = None,
+        data: str = "",
+        headers: Optional[dict[str, Any]] = None,
+        payload: bytes = b"",
+        message_type: Optional[str] = None,
+        content_type: Optional[str] = None,
+    ) -> None: ...
+    def _message_key(self) -> tuple[Any, ...]: ...
+
+@disjoint_base
+class EventStreamParser:
     max_buffer: int
     events_parsed: int
     bytes_fed: int

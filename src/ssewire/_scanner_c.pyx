@@ -1,7 +1,8 @@
 # Compiled scanners: the C twin of ``_scanner_py`` (identical behaviour, event for event, state for state).
 # Compiler directives live in one place: setup.py (CYTHON_DIRECTIVES).
-"""Compiled scanners: ``SSEParser`` (WHATWG HTML 9.2.6 event-stream framing) and ``JSONArrayStreamParser``
-(Gemini's streamed JSON array), plus the compiled ``SSEEvent`` type.
+"""Compiled scanners: ``SSEParser`` (WHATWG HTML 9.2.6 event-stream framing), ``JSONArrayStreamParser``
+(Gemini's streamed JSON array), ``NDJSONParser`` (JSON lines) and ``EventStreamParser`` (AWS event-stream), plus
+the compiled ``SSEEvent`` type and its ``EventStreamMessage`` subclass.
 
 Behaviour is defined by the pure-Python twin ``ssewire._scanner_py``; this module does the same work in C:
 
@@ -29,11 +30,12 @@ thread while one is running raises ``RuntimeError``).
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_Copy
 from cpython.list cimport PyList_GET_ITEM
 from cpython.mem cimport PyMem_RawFree, PyMem_RawRealloc
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.math cimport floor
-from libc.stdint cimport uint32_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memchr, memcmp, memcpy
 
 from ._kernels cimport (
@@ -42,6 +44,8 @@ from ._kernels cimport (
     ssewire_eol,
     ssewire_event_new,
     ssewire_select_simd,
+    ssewire_crc32,
+    ssewire_crc32_init,
     ssewire_use_member_fields,
     ssewire_walk,
     ssewire_walk64,
@@ -70,7 +74,15 @@ def _select_simd(allow_avx2):
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
 
-__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "NDJSONParser", "SSEEvent", "SSEParser"]
+__all__ = [
+    "DEFAULT_MAX_BUFFER",
+    "EventStreamMessage",
+    "EventStreamParser",
+    "JSONArrayStreamParser",
+    "NDJSONParser",
+    "SSEEvent",
+    "SSEParser",
+]
 
 
 cdef enum:
@@ -1190,3 +1202,370 @@ cdef Py_ssize_t _walk_bytes(const unsigned char* p, Py_ssize_t pos, Py_ssize_t n
     w.in_str = in_str
     w.esc = esc
     return -1
+
+
+# --- AWS event-stream -------------------------------------------------------------------------------------------
+
+ssewire_crc32_init()
+
+#: The event-stream limits (as botocore's): headers of at most 128 KiB, a payload of at most 16 MiB.
+MAX_HEADERS_LENGTH = 128 * 1024
+MAX_PAYLOAD_LENGTH = 16 * 1024 * 1024
+
+cdef enum:
+    PRELUDE = 12  # total length, headers length, prelude CRC
+    ES_MAX_HEADERS = 128 * 1024
+    ES_MAX_PAYLOAD = 16 * 1024 * 1024
+    STRING_SLOTS = 64  # header names and string values kept decoded (a power of two)
+    STRING_MAX = 64  # the longest string kept
+    BLOCK_SLOTS = 8  # header blocks kept parsed (round robin)
+    BLOCK_MAX = 256  # the longest header block kept
+
+
+@cython.no_gc
+cdef class EventStreamMessage(SSEEvent):
+    """One AWS event-stream message (``application/vnd.amazon.eventstream``), compiled twin of
+    ``_scanner_py.EventStreamMessage``.
+
+    ``headers``: every header, by name (``bool``, ``int`` for the byte/short/integer/long/timestamp types,
+    ``bytes`` for byte arrays and UUIDs, ``str`` for strings); ``message_type``: the ``:message-type`` header
+    (``event``, ``exception`` or ``error``; ``None`` when absent); ``content_type``: ``:content-type``;
+    ``payload``: the payload's bytes; ``data``: the payload as text (invalid UTF-8 replaced); ``event``: the
+    ``:event-type`` of an event, the ``:exception-type`` of an exception, the ``:error-code`` of an error.
+    ``id`` and ``retry`` are always ``None``.
+    """
+
+    cdef public object headers
+    cdef public object payload
+    cdef public object message_type
+    cdef public object content_type
+
+    def __init__(self, event=None, data="", headers=None, payload=b"", message_type=None, content_type=None):
+        cdef object o = self
+        o.event = event
+        o.data = data
+        o.id = None
+        o.retry = None
+        self.headers = {} if headers is None else headers
+        self.payload = payload
+        self.message_type = message_type
+        self.content_type = content_type
+
+    def _message_key(self):
+        cdef object o = self
+        return (o.event, o.data, self.message_type, self.content_type, self.headers, self.payload)
+
+    def __eq__(self, other):
+        try:
+            return self._message_key() == (
+                other.event, other.data, other.message_type, other.content_type, other.headers, other.payload
+            )
+        except AttributeError:
+            return NotImplemented
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        if result is NotImplemented:
+            return result
+        return not result
+
+    def __hash__(self):
+        cdef object o = self
+        return hash((o.event, o.data, self.message_type, self.payload))
+
+    def __repr__(self):
+        cdef object o = self
+        return (
+            f"EventStreamMessage(event={o.event!r}, message_type={self.message_type!r}, "
+            f"content_type={self.content_type!r}, data={o.data!r})"
+        )
+
+    def __reduce__(self):
+        cdef object o = self
+        return (type(self), (o.event, o.data, self.headers, self.payload, self.message_type, self.content_type))
+
+
+cdef inline uint32_t _be32(const unsigned char* p) noexcept nogil:
+    return (<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16) | (<uint32_t>p[2] << 8) | <uint32_t>p[3]
+
+
+cdef inline uint64_t _be64(const unsigned char* p) noexcept nogil:
+    return (<uint64_t>_be32(p) << 32) | <uint64_t>_be32(p + 4)
+
+
+cdef class EventStreamParser(_Scanner):
+    """Incremental AWS event-stream parser (Bedrock's ``application/vnd.amazon.eventstream``), compiled twin of
+    ``_scanner_py.EventStreamParser``.
+
+    ``feed(chunk)`` -> one :class:`EventStreamMessage` per message the chunk completes. Each message is a prelude
+    (total length, headers length, prelude CRC32), typed headers, the payload and a message CRC32, all big-endian;
+    both CRCs are checked. A CRC mismatch, a corrupt length, headers that overrun their length, a header type that
+    does not exist or a header given twice raise :class:`~ssewire.FramingError` naming the message's offset in the
+    stream. Memory is bounded by one message: headers of at most 128 KiB, a payload of at most 16 MiB
+    (``FramingError`` beyond), and a whole message of at most ``max_buffer`` bytes (``SSEBufferOverflow``).
+    ``close()`` raises :class:`~ssewire.StreamTruncated` when the body ends inside a message.
+    """
+
+    cdef Buf _pending  # the start of a message that continues in the next chunk
+    cdef Py_ssize_t _total  # that message's total length, once its prelude is read (0 until then)
+    cdef long long _offset  # the stream offset of the message being read
+    cdef list _strings  # decoded header strings, STRING_SLOTS of them, beside their bytes in _raw
+    cdef char _raw[STRING_SLOTS][STRING_MAX]
+    cdef Py_ssize_t _raw_len[STRING_SLOTS]
+    cdef list _blocks  # the last header blocks parsed: (headers, event, message_type, content_type) ...
+    cdef char _block[BLOCK_SLOTS][BLOCK_MAX]  # ... beside their bytes
+    cdef Py_ssize_t _block_len[BLOCK_SLOTS]
+    cdef int _next_block
+
+    def __init__(self, max_buffer=DEFAULT_MAX_BUFFER):
+        cdef int i
+        self._start(max_buffer)
+        self._pending.len = 0
+        self._total = 0
+        self._offset = 0
+        self._strings = [None] * STRING_SLOTS
+        for i in range(STRING_SLOTS):
+            self._raw_len[i] = -1
+        self._blocks = [None] * BLOCK_SLOTS
+        for i in range(BLOCK_SLOTS):
+            self._block_len[i] = -1
+        self._next_block = 0
+
+    def __dealloc__(self):
+        buf_free(&self._pending)
+
+    def close(self):
+        """End of stream: nothing is owed; a message cut short raises :class:`~ssewire.StreamTruncated`."""
+        cdef Py_ssize_t have = self._pending.len
+        if not self._closing():
+            return []
+        if have:
+            whole = f"{self._total} bytes" if self._total else f"its {PRELUDE}-byte prelude"
+            exc = StreamTruncated(
+                f"the body ended inside an event-stream message at offset {self._offset} ({have} bytes of {whole})"
+            )
+            self._fail(exc)
+            raise exc
+        return []
+
+    cdef void _fail(self, exc) noexcept:
+        self._error = exc
+        self._total = 0
+        buf_free(&self._pending)
+
+    cdef int _scan(self, const char* p, Py_ssize_t n, list out) except -1:
+        cdef Py_ssize_t pos = 0, total
+        if self._pending.len:
+            pos = self._complete(p, n, out)
+        while n - pos >= PRELUDE:
+            total = self._prelude(<const unsigned char*>p + pos)
+            if n - pos < total:
+                self._total = total
+                break
+            self._message(<const unsigned char*>p + pos, total, out)
+            pos += total
+        if pos < n and buf_append(&self._pending, p + pos, n - pos) < 0:
+            raise MemoryError()
+        return 0
+
+    cdef Py_ssize_t _complete(self, const char* p, Py_ssize_t n, list out) except -1:
+        """Add to the pending message the bytes of the chunk it still needs; emit it once whole. Returns how much of
+        the chunk was used (all of it while the message is still incomplete)."""
+        cdef Py_ssize_t pos = 0, need
+        if not self._total:
+            pos = PRELUDE - self._pending.len
+            if pos > n:
+                pos = n
+            if buf_append(&self._pending, p, pos) < 0:
+                raise MemoryError()
+            if self._pending.len < PRELUDE:
+                return n
+            self._total = self._prelude(<const unsigned char*>self._pending.p)
+        need = self._total - self._pending.len
+        if need > n - pos:
+            if buf_append(&self._pending, p + pos, n - pos) < 0:
+                raise MemoryError()
+            return n
+        if buf_append(&self._pending, p + pos, need) < 0:
+            raise MemoryError()
+        self._message(<const unsigned char*>self._pending.p, self._total, out)
+        buf_trim(&self._pending)
+        self._total = 0
+        return pos + need
+
+    cdef Py_ssize_t _prelude(self, const unsigned char* q) except -1:
+        """Check the prelude at ``q`` (its CRC, the lengths, the limits); return the message's total length."""
+        cdef uint32_t total = _be32(q), headers = _be32(q + 4), crc = _be32(q + 8)
+        cdef uint32_t computed = ssewire_crc32(0, q, 8)
+        cdef long long offset = self._offset
+        if computed != crc:
+            raise FramingError(
+                f"event-stream prelude CRC mismatch at offset {offset}: computed 0x{computed:08x}, "
+                f"the message says 0x{crc:08x}"
+            )
+        if total < PRELUDE + 4 or headers > total - PRELUDE - 4:
+            raise FramingError(
+                f"event-stream message at offset {offset} has a corrupt length: {total} bytes in all, "
+                f"{headers} bytes of headers"
+            )
+        if headers > ES_MAX_HEADERS:
+            raise FramingError(
+                f"event-stream message at offset {offset}: {headers} bytes of headers exceed the limit "
+                f"({MAX_HEADERS_LENGTH} bytes)"
+            )
+        if total - headers - PRELUDE - 4 > ES_MAX_PAYLOAD:
+            raise FramingError(
+                f"event-stream message at offset {offset}: a payload of {total - headers - PRELUDE - 4} "
+                f"bytes exceeds the limit ({MAX_PAYLOAD_LENGTH} bytes)"
+            )
+        if total > self._max:
+            raise _overflow("an event-stream message", self._max_obj)
+        return total
+
+    cdef int _message(self, const unsigned char* q, Py_ssize_t total, list out) except -1:
+        """The whole message at ``q[0:total]`` (prelude already checked): check its CRC, read its headers, append
+        its event."""
+        cdef uint32_t computed, crc = _be32(q + total - 4)
+        cdef Py_ssize_t length = _be32(q + 4), size
+        cdef EventStreamMessage ev
+        if total >= NOGIL_MIN:
+            with nogil:
+                computed = ssewire_crc32(0, q, <size_t>(total - 4))
+        else:
+            computed = ssewire_crc32(0, q, <size_t>(total - 4))
+        if computed != crc:
+            raise FramingError(
+                f"event-stream message CRC mismatch at offset {self._offset}: computed 0x{computed:08x}, "
+                f"the message says 0x{crc:08x}"
+            )
+        described = self._described(q + PRELUDE, length)
+        size = total - PRELUDE - 4 - length
+        ev = EventStreamMessage.__new__(EventStreamMessage)
+        ev.event = described[1]
+        ev.data = ssewire_decode(<const char*>q + PRELUDE + length, size)
+        ev.id = None
+        ev.retry = None
+        ev.headers = PyDict_Copy(described[0])
+        ev.message_type = described[2]
+        ev.content_type = described[3]
+        ev.payload = PyBytes_FromStringAndSize(<const char*>q + PRELUDE + length, size)
+        out.append(ev)
+        self.events_parsed += 1
+        self._offset += total
+        return 0
+
+    cdef tuple _described(self, const unsigned char* p, Py_ssize_t n):
+        """``(headers, event, message_type, content_type)`` of the header block ``p[0:n]``: the last few blocks are
+        kept, as a stream repeats the same few (only ``:event-type`` changes); the caller copies ``headers``."""
+        cdef Py_ssize_t i
+        if n <= BLOCK_MAX:
+            for i in range(BLOCK_SLOTS):
+                if self._block_len[i] == n and memcmp(self._block[i], p, <size_t>n) == 0:
+                    return self._blocks[i]
+        headers = self._headers(p, n)
+        message_type = headers.get(":message-type")
+        if type(message_type) is not str:
+            message_type = None
+        if message_type is None or message_type == "event":
+            event = headers.get(":event-type")
+        elif message_type == "exception":
+            event = headers.get(":exception-type")
+        elif message_type == "error":
+            event = headers.get(":error-code")
+        else:
+            event = headers.get(":event-type")
+        content_type = headers.get(":content-type")
+        described = (
+            headers, event if type(event) is str else None, message_type,
+            content_type if type(content_type) is str else None,
+        )
+        if n <= BLOCK_MAX:
+            i = self._next_block
+            self._next_block = (i + 1) % BLOCK_SLOTS
+            memcpy(self._block[i], p, <size_t>n)
+            self._block_len[i] = n
+            self._blocks[i] = described
+        return described
+
+    cdef dict _headers(self, const unsigned char* p, Py_ssize_t n):
+        """The headers in ``p[0:n]``, by name."""
+        cdef dict headers = {}
+        cdef Py_ssize_t pos = 0, size
+        cdef unsigned char kind
+        while pos < n:
+            size = p[pos]
+            pos += 1
+            if pos + size + 1 > n:
+                raise self._overrun()
+            name = self._string(p + pos, size)
+            kind = p[pos + size]
+            pos += size + 1
+            if kind == 0 or kind == 1:
+                value = kind == 0
+            elif kind == 2:
+                if pos + 1 > n:
+                    raise self._overrun()
+                value = <signed char>p[pos]
+                pos += 1
+            elif kind == 3:
+                if pos + 2 > n:
+                    raise self._overrun()
+                value = <int16_t>((<uint32_t>p[pos] << 8) | p[pos + 1])
+                pos += 2
+            elif kind == 4:
+                if pos + 4 > n:
+                    raise self._overrun()
+                value = <int32_t>_be32(p + pos)
+                pos += 4
+            elif kind == 5 or kind == 8:
+                if pos + 8 > n:
+                    raise self._overrun()
+                value = <int64_t>_be64(p + pos)
+                pos += 8
+            elif kind == 6 or kind == 7:
+                if pos + 2 > n:
+                    raise self._overrun()
+                size = (<Py_ssize_t>p[pos] << 8) | p[pos + 1]
+                pos += 2
+                if pos + size > n:
+                    raise self._overrun()
+                if kind == 6:
+                    value = PyBytes_FromStringAndSize(<const char*>p + pos, size)
+                else:
+                    value = self._string(p + pos, size)
+                pos += size
+            elif kind == 9:
+                if pos + 16 > n:
+                    raise self._overrun()
+                value = PyBytes_FromStringAndSize(<const char*>p + pos, 16)
+                pos += 16
+            else:
+                raise FramingError(
+                    f"event-stream message at offset {self._offset}: header {name!r} has type {kind}, "
+                    "which does not exist"
+                )
+            if name in headers:
+                raise FramingError(f"event-stream message at offset {self._offset}: header {name!r} appears twice")
+            headers[name] = value
+        return headers
+
+    cdef object _overrun(self):
+        return FramingError(f"event-stream message at offset {self._offset}: its headers run past their length")
+
+    cdef object _string(self, const unsigned char* s, Py_ssize_t n):
+        """``s[0:n]`` decoded as UTF-8 (invalid bytes replaced); short ones kept (one slot per hash of the bytes), as
+        header names and values repeat in every message."""
+        cdef Py_ssize_t i
+        cdef uint32_t h = 2166136261u
+        if n > STRING_MAX:
+            return ssewire_decode(<const char*>s, n)
+        for i in range(n):  # FNV-1a
+            h = (h ^ s[i]) * 16777619u
+        i = (h ^ (h >> 16)) & (STRING_SLOTS - 1)
+        if self._raw_len[i] == n and memcmp(self._raw[i], s, <size_t>n) == 0:
+            return self._strings[i]
+        text = ssewire_decode(<const char*>s, n)
+        memcpy(self._raw[i], s, <size_t>n)
+        self._raw_len[i] = n
+        self._strings[i] = text
+        return text

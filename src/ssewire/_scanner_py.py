@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import struct
+import zlib
 from typing import Any, Optional, Sequence, Union
 
 from ._chunks import windows
@@ -19,7 +21,15 @@ from .errors import FramingError, ParserBusyError, SSEBufferOverflow, SSEwireErr
 from .limits import BOM as _BOM
 from .limits import DEFAULT_MAX_BUFFER
 
-__all__ = ["DEFAULT_MAX_BUFFER", "JSONArrayStreamParser", "NDJSONParser", "SSEEvent", "SSEParser"]
+__all__ = [
+    "DEFAULT_MAX_BUFFER",
+    "EventStreamMessage",
+    "EventStreamParser",
+    "JSONArrayStreamParser",
+    "NDJSONParser",
+    "SSEEvent",
+    "SSEParser",
+]
 
 BytesLike = Union[bytes, bytearray, memoryview]
 
@@ -710,3 +720,298 @@ class JSONArrayStreamParser(_Scanner):
                     return pos
         self._depth = depth
         return -1
+
+
+# --- AWS event-stream ---------------------------------------------------------------------------------------------
+
+#: The event-stream limits (as botocore's): headers of at most 128 KiB, a payload of at most 16 MiB.
+MAX_HEADERS_LENGTH = 128 * 1024
+MAX_PAYLOAD_LENGTH = 16 * 1024 * 1024
+_PRELUDE = struct.Struct(">III")
+_PRELUDE_LENGTH = 12
+#: The integer header types: byte, short, integer, long and timestamp (milliseconds since the epoch).
+_INTS = {
+    2: struct.Struct(">b"),
+    3: struct.Struct(">h"),
+    4: struct.Struct(">i"),
+    5: struct.Struct(">q"),
+    8: struct.Struct(">q"),
+}
+_U16 = struct.Struct(">H")
+_U32 = struct.Struct(">I")
+_BLOCK_SLOTS = 8  # header blocks kept parsed
+_BLOCK_MAX = 256  # the longest header block kept
+#: The header that names the event, per ``:message-type`` (``event`` when the message has none).
+_NAME_HEADER = {"event": ":event-type", "exception": ":exception-type", "error": ":error-code"}
+
+
+class EventStreamMessage(SSEEvent):
+    """One AWS event-stream message (``application/vnd.amazon.eventstream``).
+
+    ``headers``: every header, by name (``bool``, ``int`` for the byte/short/integer/long/timestamp types,
+    ``bytes`` for byte arrays and UUIDs, ``str`` for strings); ``message_type``: the ``:message-type`` header
+    (``event``, ``exception`` or ``error``; ``None`` when absent); ``content_type``: ``:content-type``;
+    ``payload``: the payload's bytes; ``data``: the payload as text (invalid UTF-8 replaced); ``event``: the
+    ``:event-type`` of an event, the ``:exception-type`` of an exception, the ``:error-code`` of an error.
+    ``id`` and ``retry`` are always ``None``.
+    """
+
+    __slots__ = ("content_type", "headers", "message_type", "payload")
+
+    def __init__(
+        self,
+        event: Optional[str] = None,
+        data: str = "",
+        headers: Optional[dict[str, Any]] = None,
+        payload: bytes = b"",
+        message_type: Optional[str] = None,
+        content_type: Optional[str] = None,
+    ) -> None:
+        super().__init__(event, data, None, None)
+        self.headers = {} if headers is None else headers
+        self.payload = payload
+        self.message_type = message_type
+        self.content_type = content_type
+
+    def _message_key(self) -> tuple[Any, ...]:
+        return (self.event, self.data, self.message_type, self.content_type, self.headers, self.payload)
+
+    def __eq__(self, other: object) -> bool:
+        try:
+            return self._message_key() == (
+                other.event,  # type: ignore[attr-defined]
+                other.data,  # type: ignore[attr-defined]
+                other.message_type,  # type: ignore[attr-defined]
+                other.content_type,  # type: ignore[attr-defined]
+                other.headers,  # type: ignore[attr-defined]
+                other.payload,  # type: ignore[attr-defined]
+            )
+        except AttributeError:
+            return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.event, self.data, self.message_type, self.payload))
+
+    def __repr__(self) -> str:
+        return (
+            f"EventStreamMessage(event={self.event!r}, message_type={self.message_type!r}, "
+            f"content_type={self.content_type!r}, data={self.data!r})"
+        )
+
+
+class EventStreamParser(_Scanner):
+    """Incremental AWS event-stream parser (Bedrock's ``application/vnd.amazon.eventstream``).
+
+    ``feed(chunk)`` -> one :class:`EventStreamMessage` per message the chunk completes. Each message is a prelude
+    (total length, headers length, prelude CRC32), typed headers, the payload and a message CRC32, all big-endian;
+    both CRCs are checked. A CRC mismatch, a corrupt length, headers that overrun their length, a header type that
+    does not exist or a header given twice raise :class:`~ssewire.FramingError` naming the message's offset in the
+    stream. Memory is bounded by one message: headers of at most 128 KiB, a payload of at most 16 MiB
+    (``FramingError`` beyond), and a whole message of at most ``max_buffer`` bytes (``SSEBufferOverflow``).
+    ``close()`` raises :class:`~ssewire.StreamTruncated` when the body ends inside a message.
+    """
+
+    __slots__ = ("_blocks", "_offset", "_pending", "_strings", "_total")
+
+    def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:
+        _start(self, max_buffer)
+        self._pending = bytearray()  # the start of a message that continues in the next chunk
+        self._total = 0  # that message's total length, once its prelude is read (0 until then)
+        self._offset = 0  # the stream offset of the message being read
+        self._strings: dict[bytes, str] = {}  # decoded header names and string values, reused
+        self._blocks: dict[bytes, tuple[dict[str, Any], Optional[str], Optional[str], Optional[str]]] = {}
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: nothing is owed; a message cut short raises :class:`~ssewire.StreamTruncated`."""
+        if not _closing(self):
+            return []
+        have = len(self._pending)
+        if have:
+            whole = f"{self._total} bytes" if self._total else f"its {_PRELUDE_LENGTH}-byte prelude"
+            self._fail(
+                StreamTruncated(
+                    f"the body ended inside an event-stream message at offset {self._offset} ({have} bytes of {whole})"
+                )
+            )
+            raise self._error  # type: ignore[misc]
+        return []
+
+    def _fail(self, exc: SSEwireError) -> None:
+        self._error = exc
+        self._pending = bytearray()
+        self._total = 0
+
+    def _scan(self, chunk: bytes, out: list[SSEEvent]) -> None:
+        n = len(chunk)
+        pos = self._complete(chunk, out) if self._pending else 0
+        while n - pos >= _PRELUDE_LENGTH:
+            total = self._prelude(chunk, pos)
+            if n - pos < total:
+                self._total = total
+                break
+            self._message(chunk, pos, total, out)
+            pos += total
+        if pos < n:
+            self._pending = bytearray(chunk[pos:])
+
+    def _complete(self, chunk: bytes, out: list[SSEEvent]) -> int:
+        """Add to the pending message the bytes of ``chunk`` it still needs; emit it once whole. Returns how much of
+        ``chunk`` was used (all of it while the message is still incomplete)."""
+        pending = self._pending
+        pos = 0
+        if not self._total:
+            pos = _PRELUDE_LENGTH - len(pending)
+            pending += chunk[:pos]
+            if len(pending) < _PRELUDE_LENGTH:
+                return len(chunk)
+            self._total = self._prelude(pending, 0)
+        need = self._total - len(pending)
+        pending += chunk[pos : pos + need]
+        if len(pending) < self._total:
+            return len(chunk)
+        self._message(pending, 0, self._total, out)
+        self._pending = bytearray()
+        self._total = 0
+        return pos + need
+
+    def _prelude(self, buf: Union[bytes, bytearray], pos: int) -> int:
+        """Check the prelude at ``pos`` (its CRC, the lengths, the limits); return the message's total length."""
+        total, headers, crc = _PRELUDE.unpack_from(buf, pos)
+        computed = zlib.crc32(buf[pos : pos + 8])
+        offset = self._offset
+        if computed != crc:
+            raise FramingError(
+                f"event-stream prelude CRC mismatch at offset {offset}: computed 0x{computed:08x}, "
+                f"the message says 0x{crc:08x}"
+            )
+        if total < _PRELUDE_LENGTH + 4 or headers > total - _PRELUDE_LENGTH - 4:
+            raise FramingError(
+                f"event-stream message at offset {offset} has a corrupt length: {total} bytes in all, "
+                f"{headers} bytes of headers"
+            )
+        if headers > MAX_HEADERS_LENGTH:
+            raise FramingError(
+                f"event-stream message at offset {offset}: {headers} bytes of headers exceed the limit "
+                f"({MAX_HEADERS_LENGTH} bytes)"
+            )
+        if total - headers - _PRELUDE_LENGTH - 4 > MAX_PAYLOAD_LENGTH:
+            raise FramingError(
+                f"event-stream message at offset {offset}: a payload of {total - headers - _PRELUDE_LENGTH - 4} "
+                f"bytes exceeds the limit ({MAX_PAYLOAD_LENGTH} bytes)"
+            )
+        if total > self.max_buffer:
+            raise _overflow("an event-stream message", self.max_buffer)
+        return int(total)
+
+    def _message(self, buf: Union[bytes, bytearray], pos: int, total: int, out: list[SSEEvent]) -> None:
+        """The whole message at ``buf[pos:pos + total]`` (prelude already checked): check its CRC, read its headers,
+        append its event."""
+        end = pos + total
+        offset = self._offset
+        with memoryview(buf) as view:
+            computed = zlib.crc32(view[pos : end - 4])
+        (crc,) = _U32.unpack_from(buf, end - 4)
+        if computed != crc:
+            raise FramingError(
+                f"event-stream message CRC mismatch at offset {offset}: computed 0x{computed:08x}, "
+                f"the message says 0x{crc:08x}"
+            )
+        (length,) = _U32.unpack_from(buf, pos + 4)
+        start = pos + _PRELUDE_LENGTH
+        headers, event, message_type, content_type = self._described(buf, start, start + length)
+        payload = bytes(buf[start + length : end - 4])
+        out.append(
+            EventStreamMessage(
+                event, payload.decode("utf-8", "replace"), dict(headers), payload, message_type, content_type
+            )
+        )
+        self.events_parsed += 1
+        self._offset += total
+
+    def _described(
+        self, buf: Union[bytes, bytearray], pos: int, end: int
+    ) -> tuple[dict[str, Any], Optional[str], Optional[str], Optional[str]]:
+        """``(headers, event, message_type, content_type)`` of the header block ``buf[pos:end]``: the last few blocks
+        are kept, as a stream repeats the same few (only ``:event-type`` changes); the caller copies ``headers``."""
+        key = bytes(buf[pos:end]) if end - pos <= _BLOCK_MAX else None
+        described = self._blocks.get(key) if key is not None else None
+        if described is not None:
+            return described
+        headers = self._headers(buf, pos, end)
+        message_type = headers.get(":message-type")
+        if type(message_type) is not str:
+            message_type = None
+        event = headers.get(_NAME_HEADER.get(message_type or "event", ":event-type"))
+        content_type = headers.get(":content-type")
+        described = (
+            headers,
+            event if type(event) is str else None,
+            message_type,
+            content_type if type(content_type) is str else None,
+        )
+        if key is not None:
+            if len(self._blocks) >= _BLOCK_SLOTS:
+                del self._blocks[next(iter(self._blocks))]
+            self._blocks[key] = described
+        return described
+
+    def _headers(self, buf: Union[bytes, bytearray], pos: int, end: int) -> dict[str, Any]:
+        """The headers in ``buf[pos:end]``, by name."""
+        headers: dict[str, Any] = {}
+        while pos < end:
+            size = buf[pos]
+            pos += 1
+            if pos + size + 1 > end:
+                raise self._overrun()
+            name = self._string(buf[pos : pos + size])
+            kind = buf[pos + size]
+            pos += size + 1
+            value: Any
+            if kind == 0 or kind == 1:
+                value = kind == 0
+            elif kind in _INTS:
+                unpack = _INTS[kind]
+                if pos + unpack.size > end:
+                    raise self._overrun()
+                (value,) = unpack.unpack_from(buf, pos)
+                pos += unpack.size
+            elif kind == 6 or kind == 7:
+                if pos + 2 > end:
+                    raise self._overrun()
+                (size,) = _U16.unpack_from(buf, pos)
+                pos += 2
+                if pos + size > end:
+                    raise self._overrun()
+                value = bytes(buf[pos : pos + size]) if kind == 6 else self._string(buf[pos : pos + size])
+                pos += size
+            elif kind == 9:
+                if pos + 16 > end:
+                    raise self._overrun()
+                value = bytes(buf[pos : pos + 16])
+                pos += 16
+            else:
+                raise FramingError(
+                    f"event-stream message at offset {self._offset}: header {name!r} has type {kind}, "
+                    "which does not exist"
+                )
+            if name in headers:
+                raise FramingError(f"event-stream message at offset {self._offset}: header {name!r} appears twice")
+            headers[name] = value
+        return headers
+
+    def _overrun(self) -> FramingError:
+        return FramingError(f"event-stream message at offset {self._offset}: its headers run past their length")
+
+    def _string(self, raw: Union[bytes, bytearray]) -> str:
+        """``raw`` decoded as UTF-8 (invalid bytes replaced); short ones cached, as header names and values
+        repeat in every message."""
+        strings = self._strings
+        key = bytes(raw)
+        text = strings.get(key)
+        if text is None:
+            text = key.decode("utf-8", "replace")
+            if len(key) <= 64:
+                if len(strings) >= 256:
+                    strings.clear()
+                strings[key] = text
+        return text

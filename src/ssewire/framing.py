@@ -10,9 +10,10 @@ first bytes of a body are its own (``recognise``). :func:`make_scanner`, :class:
 
 from __future__ import annotations
 
+import zlib
 from typing import Callable, NamedTuple, Optional, Protocol, Union
 
-from ._scanner import JSONArrayStreamParser, NDJSONParser, SSEEvent, SSEParser
+from ._scanner import EventStreamParser, JSONArrayStreamParser, NDJSONParser, SSEEvent, SSEParser
 from .errors import SSEBufferOverflow, UnknownFramingError, chunk_type_error, unknown_name
 from .limits import BOM, DEFAULT_MAX_BUFFER
 from .names import FramingName
@@ -70,6 +71,16 @@ def _json_lines(head: bytes) -> Optional[bool]:
     return None if not rest else rest[:1] == b"{"
 
 
+def _event_stream_prelude(head: bytes) -> Optional[bool]:
+    """A binary prelude: a total length below 32 MiB (so a first byte of 0 or 1, which no text framing starts
+    with), then the headers length and the CRC32 of those eight bytes."""
+    if head[0] > 1:
+        return False
+    if len(head) < 12:
+        return None
+    return zlib.crc32(head[:8]) == int.from_bytes(head[8:12], "big")
+
+
 def _anything(head: bytes) -> Optional[bool]:
     return True
 
@@ -78,6 +89,7 @@ def _anything(head: bytes) -> Optional[bool]:
 FRAMINGS_BY_NAME: dict[str, Framing] = {
     framing.name: framing
     for framing in (
+        Framing("aws-eventstream", EventStreamParser, ("application/vnd.amazon.eventstream",), _event_stream_prelude),
         Framing("json_array", JSONArrayStreamParser, (), _json_array),
         Framing(
             "ndjson",

@@ -23,11 +23,23 @@ UnifiedType = Literal[
 
 #: Every provider name :func:`~ssewire.normalizer_for` accepts.
 ProviderName = Literal[
-    "auto", "openai", "openai-chat", "anthropic", "xai", "gemini", "gemini-live", "ollama", "mistral", "cohere"
+    "auto",
+    "openai",
+    "openai-chat",
+    "anthropic",
+    "xai",
+    "gemini",
+    "gemini-live",
+    "ollama",
+    "mistral",
+    "cohere",
+    "bedrock-converse",
+    "bedrock-anthropic",
+    "openai-realtime",
 ]
 
 #: Every framing name the scanners accept (``auto``: recognised from the first bytes).
-FramingName = Literal["auto", "sse", "json_array", "ndjson"]
+FramingName = Literal["auto", "sse", "json_array", "ndjson", "aws-eventstream"]
 
 
 def literal_values(literal: Any) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 from typing import (
     TYPE_CHECKING,
+    Any,
     AsyncIterable,
     AsyncIterator,
     Callable,
@@ -51,6 +52,10 @@ __all__ = [
     "make_scanner",
     "parse_sse_bytes",
 ]
+
+#: What the unified iterators take: byte chunks of a body, or events an SDK already decoded (dicts, e.g. boto3's
+#: Bedrock events), each given to the normaliser's ``frame()``.
+Piece = Union[Chunk, dict[str, Any]]
 
 _HEAD = 64 * 1024  # bytes of a body kept until its first event, to say what it is when none comes
 
@@ -109,8 +114,12 @@ class StreamDecoder:
         self._replay: Optional[ReplayFilter] = None
         self._head: Optional[bytearray] = bytearray()  # the body's first bytes, until its first event
 
-    def feed(self, chunk: Chunk) -> list[Unified]:
-        """Unified events completed by ``chunk``."""
+    def feed(self, chunk: Piece) -> list[Unified]:
+        """Unified events completed by ``chunk`` (a dict: one event an SDK already decoded, given to the
+        normaliser's ``frame()``, e.g. boto3's Bedrock event dicts)."""
+        if isinstance(chunk, dict):
+            self._head = None
+            return self.normalizer.frame(chunk)
         events = self._framed(chunk)
         if not events:
             return []
@@ -119,9 +128,13 @@ class StreamDecoder:
             self._delivered(events, out[-1].sequence)
         return out
 
-    def feed_into(self, chunk: Chunk, accumulator: Accumulator) -> None:
+    def feed_into(self, chunk: Piece, accumulator: Accumulator) -> None:
         """Give the unified events completed by ``chunk`` to ``accumulator``: what ``accumulator.take(feed(chunk))``
         does, without making the events it does not need (see :meth:`Normalizer.normalize_into`)."""
+        if isinstance(chunk, dict):
+            self._head = None
+            accumulator.take(self.normalizer.frame(chunk))
+            return
         events = self._framed(chunk)
         if events:
             before = accumulator.events
@@ -207,7 +220,7 @@ class StreamDecoder:
 
 
 def iter_unified(
-    chunks: Iterable[Chunk],
+    chunks: Iterable[Piece],
     provider: Union[ProviderName, Normalizer],
     framing: FramingName = "auto",
     *,
@@ -233,7 +246,7 @@ class UnifiedEvents(Iterator[Unified]):
 
     def __init__(
         self,
-        chunks: Iterable[Chunk],
+        chunks: Iterable[Piece],
         provider: Union[ProviderName, Normalizer],
         framing: FramingName,
         max_buffer: int,
@@ -358,7 +371,7 @@ async def aiter_resumable(
 
 
 async def aiter_unified(
-    chunks: AsyncIterable[Chunk],
+    chunks: AsyncIterable[Piece],
     provider: Union[ProviderName, Normalizer],
     framing: FramingName = "auto",
     *,

@@ -35,7 +35,7 @@ def check_corpus_result(result: StreamResult, capture: dict[str, Any]) -> None:
         assert result.error is not None
         inner = expected["error"].get("error", expected["error"])
         assert result.error["message"] == inner["message"]
-        assert result.error["type"] == (inner.get("type") or inner.get("code"))
+        assert result.error["type"] == str(inner.get("type") or inner.get("code"))
     else:
         assert result.error is None
     assert result.signatures == expected.get("signatures", [])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, Optional, cast
 
 from ssewire.names import FramingName, ProviderName
 
@@ -21,6 +21,14 @@ PROVIDER_FOR = {
     ("ollama-generate", "ollama"): "ollama",
     ("mistral-chat", "mistral"): "mistral",
     ("cohere-v2-chat", "cohere"): "cohere",
+    ("chat-completions", "groq"): "openai-chat",
+    ("chat-completions", "openrouter"): "openai-chat",
+    ("bedrock-converse-stream", "bedrock"): "bedrock-converse",
+    ("bedrock-invoke-nova", "bedrock"): "bedrock-converse",
+    ("bedrock-invoke-anthropic", "bedrock"): "bedrock-anthropic",
+    ("openai-realtime", "openai"): "openai-realtime",
+    ("openai-realtime", "azure-openai"): "openai-realtime",
+    ("openai-realtime", "xai"): "openai-realtime",
 }
 
 _STOP = {
@@ -40,14 +48,23 @@ _STOP = {
     "ollama-generate": {"stop": "end", "length": "max_tokens"},
     "cohere-v2-chat": {"COMPLETE": "end", "TOOL_CALL": "tool_use", "MAX_TOKENS": "max_tokens"},
     "mistral-chat": {"stop": "end", "length": "max_tokens", "model_length": "max_tokens", "tool_calls": "tool_use"},
+    "bedrock-converse-stream": {
+        "end_turn": "end",
+        "tool_use": "tool_use",
+        "max_tokens": "max_tokens",
+        "guardrail_intervened": "refusal",
+    },
+    "bedrock-invoke-nova": {"end_turn": "end", "max_tokens": "max_tokens"},
+    "openai-realtime": {"completed": "end", "incomplete": "max_tokens", "cancelled": "cancelled"},
 }
+_STOP["bedrock-invoke-anthropic"] = _STOP["anthropic-messages"]
 
 
 def provider_for(capture: dict[str, Any]) -> ProviderName:
     return cast(ProviderName, PROVIDER_FOR[(capture["api"], capture["provider"])])
 
 
-_FRAMING = {"json-array": "json_array", "ndjson": "ndjson"}
+_FRAMING = {"json-array": "json_array", "ndjson": "ndjson", "aws-eventstream": "aws-eventstream", "ws-jsonl": "ndjson"}
 
 
 def framing_for(capture: dict[str, Any]) -> FramingName:
@@ -55,11 +72,15 @@ def framing_for(capture: dict[str, Any]) -> FramingName:
     return cast(FramingName, _FRAMING.get(capture["framing"], "sse"))
 
 
-def unified_stop(capture: dict[str, Any]) -> str:
+def unified_stop(capture: dict[str, Any]) -> Optional[str]:
     """The unified stop reason the capture must end with: a response that waits for client tool calls is
-    ``tool_use`` whatever the provider's own value says."""
+    ``tool_use`` whatever the provider's own value says. A Realtime session ends with its last response, which
+    made no calls when ``responses`` shows the calls were answered in a later one."""
     expected = capture["expected"]
+    if expected["stop"] is None:  # an error ended it
+        return None
     stop = _STOP[capture["api"]][expected["stop"]]
-    if stop == "end" and expected["tool_calls"]:
+    answered = capture["api"] == "openai-realtime" and len(expected.get("responses", ())) > 1
+    if stop == "end" and expected["tool_calls"] and not answered:
         return "tool_use"
     return stop

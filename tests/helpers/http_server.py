@@ -87,7 +87,12 @@ class _Request:
 
 
 #: The Content-Type a served file announces, by suffix (anything else: text/event-stream).
-_CONTENT_TYPES = {".json": "application/json", ".ndjson": "application/x-ndjson", ".jsonl": "application/x-ndjson"}
+_CONTENT_TYPES = {
+    ".json": "application/json",
+    ".ndjson": "application/x-ndjson",
+    ".jsonl": "application/x-ndjson",
+    ".eventstream": "application/vnd.amazon.eventstream",
+}
 
 
 class StreamServer:

@@ -22,7 +22,7 @@ Contract (one instance per stream):
   its unified value (``stop`` -> end, ``length`` -> max_tokens, ``tool_calls``/``function_call`` -> tool_use,
   ``content_filter`` -> refusal, none -> end, other -> other; end becomes tool_use when client calls were made).
 - A chunk ``{"error": ...}`` (OpenAI-compatible servers report late failures this way) -> ``error`` carrying the
-  last usage seen; it ends the stream (``self.done``), so no truncation error follows.
+  chunk's own usage, else the last usage seen; it ends the stream (``self.done``), so no truncation error follows.
 """
 
 from __future__ import annotations
@@ -345,6 +345,9 @@ class ChatCompletionsNormalizer(Normalizer):
             out.append(call.delta(arguments, obj))
 
     def _error(self, obj: dict[str, Any]) -> Unified:
+        usage = obj.get("usage")
+        if type(usage) is dict:  # an error chunk that still reports usage (OpenRouter): the final counts
+            self.usage = usage
         self.done = True
         payload = with_incomplete(error_payload(error_object(obj, ("error",))), self.incomplete_tool_calls())
         return Unified("error", error=payload, usage=self.usage, raw=obj)

@@ -41,7 +41,7 @@ every piece of state above is the delegate's, so the glue always sees one state.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Optional, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Optional, Sequence, TypeVar, Union
 
 from .._json import FIRST_ERRORS, loads_first, loads_retry
 from ..events import SSEEvent, Unified, new_event
@@ -145,6 +145,15 @@ class Normalizer:
     def __call__(self, ev: SSEEvent) -> list[Unified]:
         """The events of one framed event (``normalize((ev,))``)."""
         return self.normalize((ev,))
+
+    def frame(self, message: Union[str, bytes, bytearray, dict[str, Any]]) -> list[Unified]:
+        """The events of one message framed by the caller (a WebSocket frame, an event an SDK already decoded):
+        its JSON text or bytes, or the decoded object. :class:`~ssewire.StreamDecoder` gives it the dicts it is
+        fed in place of byte chunks."""
+        if isinstance(message, dict):
+            return self.payload(message)
+        text = message.decode("utf-8", "replace") if isinstance(message, (bytes, bytearray)) else message
+        return self(SSEEvent(None, text))
 
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
         """The events of several framed events, in order: what :class:`~ssewire.StreamDecoder` calls once per

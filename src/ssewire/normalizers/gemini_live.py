@@ -18,9 +18,9 @@ A session that ends in the middle of a turn ends with the ``stream_truncated`` e
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Optional
 
-from ..events import SSEEvent, Unified
+from ..events import Unified
 from ..names import UnifiedType
 from .contract import Normalizer
 from .tool_calls import compact_json, done_event
@@ -40,13 +40,6 @@ class GeminiLiveNormalizer(Normalizer):
         self.resumption_handle: Optional[str] = None
         self.go_away: Optional[dict[str, Any]] = None
         self._calls = 0
-
-    def frame(self, message: Union[str, bytes, dict[str, Any]]) -> list[Unified]:
-        """Normalise one WebSocket frame (its JSON text or bytes, or the decoded object)."""
-        if isinstance(message, dict):
-            return self.payload(message)
-        text = message.decode("utf-8", "replace") if isinstance(message, (bytes, bytearray)) else message
-        return self(SSEEvent(None, text))
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         out: list[Unified] = []

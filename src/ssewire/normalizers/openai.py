@@ -133,19 +133,22 @@ class OpenAINormalizer(DelegatingNormalizer):
     @classmethod
     def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
         """``input_tokens`` (cached inside) and ``output_tokens`` (reasoning inside), with their details and a
-        ``total_tokens`` (Anthropic's object has the same two names, without a total or details)."""
+        ``total_tokens`` (Anthropic's object has the same two names, without a total or details). The Realtime
+        API's object spells the details ``input_token_details`` / ``output_token_details``."""
         if "input_tokens" not in raw and "output_tokens" not in raw:
             return None
         if "cache_read_input_tokens" in raw or "cache_creation_input_tokens" in raw:
             return None
         if "total_tokens" not in raw and "input_tokens_details" not in raw and "output_tokens_details" not in raw:
             return None
+        inputs = "input_token_details" if "input_token_details" in raw else "input_tokens_details"
+        outputs = "output_token_details" if "output_token_details" in raw else "output_tokens_details"
         return Usage(
             count(raw.get("input_tokens")),
             count(raw.get("output_tokens")),
-            cached_input_tokens=detail(raw, "input_tokens_details", "cached_tokens"),
-            cache_write_tokens=detail(raw, "input_tokens_details", "cache_write_tokens"),
-            reasoning_tokens=detail(raw, "output_tokens_details", "reasoning_tokens"),
+            cached_input_tokens=detail(raw, inputs, "cached_tokens"),
+            cache_write_tokens=detail(raw, inputs, "cache_write_tokens"),
+            reasoning_tokens=detail(raw, outputs, "reasoning_tokens"),
             raw=raw,
             partial=partial,
             source=cls.provider,

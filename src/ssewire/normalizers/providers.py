@@ -13,6 +13,7 @@ from typing import Any, NamedTuple, Optional
 from ..errors import DetectionError
 from ..usage import Usage, read_usage_with
 from .anthropic import AnthropicNormalizer
+from .bedrock import BedrockAnthropicNormalizer, BedrockConverseNormalizer
 from .chat import ChatCompletionsNormalizer
 from .cohere import CohereNormalizer
 from .contract import Normalizer
@@ -21,6 +22,7 @@ from .gemini_live import GeminiLiveNormalizer
 from .mistral import MistralNormalizer
 from .ollama import OllamaNormalizer
 from .openai import OpenAINormalizer
+from .realtime import OpenAIRealtimeNormalizer
 from .xai import XAINormalizer
 
 __all__ = ["ENTRIES", "Entry", "Meta", "detect_provider", "error_provider", "meta_from", "usage_from"]
@@ -37,11 +39,14 @@ class Entry(NamedTuple):
 
 ENTRIES: tuple[Entry, ...] = (
     Entry("gemini", GeminiNormalizer),  # first: Interactions events are told apart by event_type / event name
+    Entry("openai-realtime", OpenAIRealtimeNormalizer),  # before openai: event_id, never a sequence_number
     Entry("openai", OpenAINormalizer),
     Entry("anthropic", AnthropicNormalizer),
     Entry("openai-chat", ChatCompletionsNormalizer),  # after the typed event streams: "choices" is its mark
     Entry("ollama", OllamaNormalizer),  # a boolean "done" beside "message" or "response"
     Entry("cohere", CohereNormalizer),  # hyphenated event types (message-start, content-delta ...)
+    Entry("bedrock-converse", BedrockConverseNormalizer),  # camelCase event names (contentBlockDelta ...)
+    Entry("bedrock-anthropic", BedrockAnthropicNormalizer),  # chunk events holding base64 Anthropic events
     Entry("xai", XAINormalizer, detect=False),  # xAI sends OpenAI's and Anthropic's shapes
     Entry("mistral", MistralNormalizer, detect=False),  # Chat Completions chunks, with typed content lists
     Entry("gemini-live", GeminiLiveNormalizer, detect=False),  # WebSocket frames, fed one by one

@@ -1,0 +1,436 @@
+"""Amazon Bedrock streams (AWS event-stream framing) -> Unified: ConverseStream (``bedrock-converse``) and
+InvokeModelWithResponseStream for Anthropic models (``bedrock-anthropic``).
+
+Both read the event-stream messages the ``aws-eventstream`` scanner frames (the event name is the
+``:event-type`` header, the payload JSON) and the event dicts boto3 hands out, fed one by one with ``frame()`` or
+as the items of ``iter_unified(response["stream"], ...)``: ``{"contentBlockDelta": {...}}``,
+``{"chunk": {"bytes": b"..."}}``.
+
+Both:
+
+- An exception message (``:message-type: exception``, e.g. ``throttlingException``, ``modelStreamErrorException``,
+  ``validationException``; an event dict keyed ``...Exception``) or an error message (``:message-type: error``,
+  ``:error-code`` / ``:error-message`` headers) -> ``error`` whose ``type`` is the exception type or error code
+  and ``message`` its message, carrying the usage so far and the calls it left open; it ends the stream.
+
+``bedrock-converse`` (ConverseStream; also the Converse-shaped ``chunk`` events of InvokeModel for Amazon Nova):
+
+- ``contentBlockDelta``: ``delta.text`` -> ``text_delta``; ``delta.reasoningContent.text`` ->
+  ``reasoning_delta``; ``reasoningContent.signature`` -> ``raw`` with ``signature``; ``redactedContent``,
+  citations and anything else -> ``raw``. ``contentBlockStart`` with ``start.toolUse`` (``toolUseId``, ``name``)
+  -> ``tool_call_start`` keyed by ``contentBlockIndex``; each non-empty ``delta.toolUse.input`` ->
+  ``tool_call_delta``; ``contentBlockStop`` -> ``tool_call_done``.
+- ``messageStop.stopReason`` is kept (``additionalModelResponseFields`` in its ``raw``); ``metadata`` (the last
+  event: ``usage`` with cache read/write counts, ``metrics.latencyMs``, ``trace``) -> ``usage``, then the one
+  ``done``: end_turn -> end (tool_use when client calls were made), tool_use, max_tokens and
+  model_context_window_exceeded -> max_tokens, stop_sequence, guardrail_intervened and content_filtered ->
+  refusal, anything else -> other. A stream without ``metadata`` ends with ``stream_truncated``.
+- ``amazon-bedrock-invocationMetrics`` (InvokeModel) is kept in ``invocation_metrics``.
+
+``bedrock-anthropic``: each ``chunk`` event's ``bytes`` (base64 of an Anthropic Messages event; raw bytes from
+boto3) is normalised exactly as :mod:`.anthropic` does; the ``amazon-bedrock-invocationMetrics`` of its
+``message_stop`` is kept in ``invocation_metrics`` (and in that ``done``'s ``raw``).
+"""
+
+from __future__ import annotations
+
+import binascii
+from typing import Any, Callable, Optional, Sequence, Union
+
+from .._json import loads
+from ..events import SSEEvent, Unified, new_event
+from ..usage import Usage, count
+from . import typed
+from .anthropic import AnthropicNormalizer
+from .common import client_stop, error_payload, with_incomplete
+from .contract import Normalizer
+from .tool_calls import OpenCall
+
+__all__ = ["CONVERSE_EVENTS", "CONVERSE_STOP", "BedrockAnthropicNormalizer", "BedrockConverseNormalizer"]
+
+#: Converse ``stopReason`` -> unified stop reason (anything else maps to ``other``).
+CONVERSE_STOP: dict[str, str] = {
+    "end_turn": "end",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "guardrail_intervened": "refusal",
+    "content_filtered": "refusal",
+}
+#: The event types of ConverseStream.
+CONVERSE_EVENTS = frozenset(
+    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"}
+)
+_METRICS = "amazon-bedrock-invocationMetrics"
+_FAILED = ("exception", "error")  # the :message-type values of a failed stream
+_CHUNK_PREFIX = '{"bytes":"'
+
+#: The events read without a decode: ``contentBlockDelta`` whose ``delta`` holds one non-empty string among
+#: ``text``, ``reasoningContent.text`` and ``toolUse.input`` (for the open call at ``contentBlockIndex``), and no
+#: signature, redacted reasoning or citation.
+_DELTA_RULE = typed.delta_rule(
+    (
+        ("delta", "text"),
+        ("delta", "reasoningContent", "text"),
+        ("delta", "toolUse", "input"),
+        ("contentBlockIndex",),
+        ("delta", "reasoningContent", "signature"),
+        ("delta", "reasoningContent", "redactedContent"),
+        ("delta", "citation"),
+    ),
+    {
+        "contentBlockDelta": (
+            None,
+            ((None, ((0, "text_delta"), (1, "reasoning_delta"), (2, "tool_call_delta"))),),
+        )
+    },
+    key_path=3,
+    nulls=(4, 5, 6),
+)
+
+
+def _failed(ev: SSEEvent) -> bool:
+    """An exception or error message of the event-stream framing."""
+    return getattr(ev, "message_type", None) in _FAILED
+
+
+def _chunk_bytes(value: Any) -> Optional[str]:
+    """The Anthropic/Nova event inside a ``chunk`` payload: its ``bytes`` (base64 text from the wire, raw bytes
+    from boto3) as text; None when it is neither."""
+    data = value.get("bytes") if type(value) is dict else None
+    try:
+        if type(data) is str:
+            return binascii.a2b_base64(data).decode("utf-8", "replace")
+        if isinstance(data, (bytes, bytearray)):
+            return bytes(data).decode("utf-8", "replace")
+    except binascii.Error:
+        return None
+    return None
+
+
+def _chunk_text(data: str) -> Optional[str]:
+    """The event inside a ``chunk`` message's payload text (``{"bytes":"<base64>", "p": ...}``), or None."""
+    if data.startswith(_CHUNK_PREFIX):  # the shape Bedrock sends: no decode of the wrapper
+        end = data.find('"', len(_CHUNK_PREFIX))
+        if end > 0 and data[end + 1 : end + 2] in (",", "}"):
+            try:
+                return binascii.a2b_base64(data[len(_CHUNK_PREFIX) : end]).decode("utf-8", "replace")
+            except binascii.Error:
+                return None
+    try:
+        obj = loads(data)
+    except ValueError:
+        return None
+    return _chunk_bytes(obj)
+
+
+def _keyed_inner(obj: Any) -> Optional[dict[str, Any]]:
+    """The decoded event inside a ``chunk`` payload object, when it is a JSON object."""
+    text = _chunk_bytes(obj)
+    if text is None:
+        return None
+    try:
+        inner = loads(text)
+    except ValueError:
+        return None
+    return inner if type(inner) is dict else None
+
+
+class _Bedrock:
+    """What both Bedrock normalisers share: exceptions and error messages, and boto3's event dicts."""
+
+    invocation_metrics: Optional[dict[str, Any]]
+
+    def _exception(
+        self: Any, name: Optional[str], obj: Any, message_type: str, header_message: Any = None
+    ) -> list[Unified]:
+        """The ``error`` event of an exception or error message named ``name`` with payload ``obj``."""
+        inner = dict(obj) if type(obj) is dict else {}
+        message = inner.get("message", inner.get("Message", header_message))
+        inner["type"] = name or message_type
+        inner["message"] = message
+        error = error_payload(inner, message_type)
+        error["message_type"] = message_type
+        self.done = True
+        usage = dict(self.usage) if self.usage else None
+        return [
+            Unified(
+                "error",
+                error=with_incomplete(error, self.incomplete_tool_calls()),
+                usage=usage,
+                raw=obj if type(obj) is dict else {"type": name, "message": message},
+            )
+        ]
+
+    def _failed_event(self: Any, ev: SSEEvent) -> list[Unified]:
+        """An exception or error message of the framing."""
+        try:
+            obj = loads(ev.data) if ev.data else {}
+        except ValueError:
+            obj = {"message": ev.data}
+        headers = getattr(ev, "headers", {})
+        out: list[Unified] = self._exception(
+            ev.event, obj, getattr(ev, "message_type", "exception"), headers.get(":error-message")
+        )
+        return out
+
+    def _metrics(self, obj: dict[str, Any]) -> None:
+        metrics = obj.get(_METRICS)
+        if type(metrics) is dict:
+            self.invocation_metrics = metrics
+
+
+class BedrockConverseNormalizer(_Bedrock, Normalizer):
+    """ConverseStream events -> Unified (see the module docstring for the full contract)."""
+
+    provider = "bedrock-converse"
+    terminal = "metadata"
+    names_response_id = False
+    names_model = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The provider's ``stopReason`` from ``messageStop``.
+        self.stop_reason: Optional[str] = None
+        #: ``amazon-bedrock-invocationMetrics`` (InvokeModel streams).
+        self.invocation_metrics: Optional[dict[str, Any]] = None
+        self._calls: dict[Any, OpenCall] = {}  # open tool calls by content block index
+        self._client_calls = False
+        self._take = typed.take_deltas
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """A ConverseStream event name (or, for a ``chunk``, a Converse-shaped event inside it)."""
+        if event in CONVERSE_EVENTS:
+            return True
+        if event == "chunk":
+            inner = _keyed_inner(obj)
+            return inner is not None and any(key in CONVERSE_EVENTS for key in inner)
+        return event is None and any(key in CONVERSE_EVENTS for key in obj)
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        """``inputTokens`` excludes the cache counts (``cacheReadInputTokens`` / ``cacheWriteInputTokens``;
+        ``...Count`` in InvokeModel's Nova shape), so every prompt token is their sum; no reasoning count."""
+        if "inputTokens" not in raw and "outputTokens" not in raw:
+            return None
+        read = count(raw.get("cacheReadInputTokens", raw.get("cacheReadInputTokenCount")))
+        written = count(raw.get("cacheWriteInputTokens", raw.get("cacheWriteInputTokenCount")))
+        return cls.counted(
+            raw, partial, count(raw.get("inputTokens")) + read + written, count(raw.get("outputTokens")), read, written
+        )
+
+    def frame(self, message: Union[str, bytes, bytearray, dict[str, Any]]) -> list[Unified]:
+        """One event boto3 decoded (``{"contentBlockDelta": {...}}``, ``{"chunk": {"bytes": ...}}``), or one
+        Converse event's JSON."""
+        if isinstance(message, dict):
+            return self._keyed(message)
+        return super().frame(message)
+
+    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """Text, reasoning and tool argument deltas through the compiled delta reader when it is there (see
+        :mod:`.typed`), every other event through :meth:`decoded`."""
+        take = self._take
+        if take is None or _DELTA_RULE is None:
+            return super().normalize(events)
+        return self.normalize_reading(events, take, _DELTA_RULE, calls=self._calls)
+
+    def decoded(self, ev: SSEEvent) -> list[Unified]:
+        """Exception and error messages become ``error``; events are decoded."""
+        if _failed(ev):
+            return self._failed_event(ev)
+        return super().decoded(ev)
+
+    def _keyed(self, obj: dict[str, Any]) -> list[Unified]:
+        """An event object keyed by its event name (boto3, and the ``chunk`` bytes of InvokeModel)."""
+        self._metrics(obj)
+        out: list[Unified] = []
+        for key, value in obj.items():
+            if key != _METRICS:
+                out += self.payload(value, key) if type(value) is dict else [new_event("raw", {key: value})]
+        return out
+
+    def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        """Normalise one event (``event``: its name)."""
+        handler = _HANDLERS.get(event) if event is not None else None
+        if handler is not None:
+            return handler(self, obj)
+        if event == "chunk":
+            inner = _keyed_inner(obj)
+            return [new_event("raw", obj)] if inner is None else self._keyed(inner)
+        if event is not None and event.endswith("Exception"):
+            return self._exception(event, obj, "exception")
+        if event is None and any(key in CONVERSE_EVENTS for key in obj):
+            return self._keyed(obj)
+        return [new_event("raw", obj)]
+
+    def _block_start(self, obj: dict[str, Any]) -> list[Unified]:
+        start = obj.get("start")
+        tool = start.get("toolUse") if type(start) is dict else None
+        if type(tool) is not dict:
+            return [new_event("raw", obj)]
+        index = obj.get("contentBlockIndex")
+        out: list[Unified] = []
+        previous = self._calls.pop(index, None)
+        if previous is not None:  # a new block at an index whose call is still open: close it, never merge
+            out.append(previous.close(obj))
+        given_id, name = tool.get("toolUseId"), tool.get("name")
+        provided = type(given_id) is str and bool(given_id)
+        call_id = str(given_id) if provided else f"tooluse-{index}"
+        call = OpenCall(call_id, name if type(name) is str else None, False, provided)
+        self._calls[index] = call
+        self._client_calls = True
+        out.append(call.start(obj))
+        return out
+
+    def _block_delta(self, obj: dict[str, Any]) -> list[Unified]:
+        delta = obj.get("delta")
+        if type(delta) is not dict:
+            return [new_event("raw", obj)]
+        text = delta.get("text")
+        if type(text) is str and text:
+            return [new_event("text_delta", obj, text)]
+        reasoning = delta.get("reasoningContent")
+        if type(reasoning) is dict:
+            text = reasoning.get("text")
+            if type(text) is str and text:
+                return [new_event("reasoning_delta", obj, text)]
+            signature = reasoning.get("signature")
+            if type(signature) is str and signature:
+                return [new_event("raw", obj, "", None, signature)]
+        tool = delta.get("toolUse")
+        if type(tool) is dict:
+            fragment = tool.get("input")
+            call = self._calls.get(obj.get("contentBlockIndex"))
+            if type(fragment) is str and fragment and call is not None:
+                return [call.delta(fragment, obj)]
+        return [new_event("raw", obj)]
+
+    def _block_stop(self, obj: dict[str, Any]) -> list[Unified]:
+        call = self._calls.pop(obj.get("contentBlockIndex"), None)
+        return [new_event("raw", obj)] if call is None else [call.close(obj)]
+
+    def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:
+        stop = obj.get("stopReason")
+        if type(stop) is str:
+            self.stop_reason = stop
+        return [new_event("raw", obj)]
+
+    def _metadata(self, obj: dict[str, Any]) -> list[Unified]:
+        out: list[Unified] = []
+        usage = obj.get("usage")
+        if type(usage) is dict:
+            self.usage = dict(usage)
+            out.append(Unified("usage", usage=dict(usage), raw=obj))
+        if self.finished:
+            return out or [new_event("raw", obj)]
+        raw_stop = self.stop_reason
+        stop = client_stop("end" if raw_stop is None else CONVERSE_STOP.get(raw_stop, "other"), self._client_calls)
+        return out + self.done_events(obj, stop, raw_stop, self._calls)
+
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The tool blocks still open (never stopped)."""
+        return [call.incomplete() for call in self._calls.values()]
+
+
+_HANDLERS: dict[str, Callable[[BedrockConverseNormalizer, dict[str, Any]], list[Unified]]] = {
+    "contentBlockDelta": BedrockConverseNormalizer._block_delta,
+    "contentBlockStart": BedrockConverseNormalizer._block_start,
+    "contentBlockStop": BedrockConverseNormalizer._block_stop,
+    "messageStop": BedrockConverseNormalizer._message_stop,
+    "metadata": BedrockConverseNormalizer._metadata,
+}
+
+
+class BedrockAnthropicNormalizer(_Bedrock, AnthropicNormalizer):
+    """InvokeModelWithResponseStream for Anthropic models -> Unified: :class:`.AnthropicNormalizer` on the events
+    inside the ``chunk`` messages (see the module docstring)."""
+
+    provider = "bedrock-anthropic"
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: ``amazon-bedrock-invocationMetrics`` of the ``message_stop`` event.
+        self.invocation_metrics: Optional[dict[str, Any]] = None
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """A ``chunk`` whose bytes hold an Anthropic Messages event."""
+        if event != "chunk":
+            return False
+        inner = _keyed_inner(obj)
+        return inner is not None and AnthropicNormalizer.claims(inner)
+
+    @classmethod
+    def claims_error(cls, obj: dict[str, Any]) -> bool:
+        return False
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        return None  # Anthropic's usage objects: read by AnthropicNormalizer
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """The ``message_start`` inside a ``chunk``."""
+        inner = _keyed_inner(obj)
+        return (None, None) if inner is None else AnthropicNormalizer.meta_from(inner)
+
+    def frame(self, message: Union[str, bytes, bytearray, dict[str, Any]]) -> list[Unified]:
+        """One event boto3 decoded (``{"chunk": {"bytes": b"..."}}``, ``{"throttlingException": {...}}``), or one
+        Anthropic event's JSON."""
+        if not isinstance(message, dict):
+            return super().frame(message)
+        out: list[Unified] = []
+        for key, value in message.items():
+            out += self.payload(value, key) if type(value) is dict else [new_event("raw", {key: value})]
+        return out
+
+    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """The Anthropic events inside the batch's ``chunk`` messages, through :meth:`AnthropicNormalizer.normalize`
+        (and its delta reader); exceptions and other messages in their place."""
+        inner: list[SSEEvent] = []
+        out: list[Unified] = []
+        for ev in events:
+            text = _chunk_text(ev.data) if ev.event == "chunk" and not _failed(ev) else None
+            if text is not None:
+                if _METRICS in text:
+                    self._keep_metrics(text)
+                inner.append(SSEEvent(None, text))
+                continue
+            if inner:
+                out += AnthropicNormalizer.normalize(self, inner)
+                inner = []
+            out += self.decoded(ev)
+            if self._into is not None:  # normalize_into: hand over in order
+                self._into.take(out)
+                out = []
+        if inner:
+            out += AnthropicNormalizer.normalize(self, inner)
+        return out
+
+    def decoded(self, ev: SSEEvent) -> list[Unified]:
+        """Exception and error messages become ``error``; anything else is decoded."""
+        if _failed(ev):
+            return self._failed_event(ev)
+        return super().decoded(ev)
+
+    def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        """A ``chunk`` payload (its event unwrapped), an exception, or an Anthropic event."""
+        if event == "chunk":
+            inner = _keyed_inner(obj)
+            if inner is None:
+                return [new_event("raw", obj)]
+            self._metrics(inner)
+            return super().payload(inner)
+        if event is not None and event.endswith("Exception"):
+            return self._exception(event, obj, "exception")
+        return super().payload(obj, event)
+
+    def _keep_metrics(self, text: str) -> None:
+        try:
+            obj = loads(text)
+        except ValueError:
+            return
+        if type(obj) is dict:
+            self._metrics(obj)

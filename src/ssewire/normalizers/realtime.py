@@ -1,0 +1,222 @@
+"""OpenAI Realtime API server events (WebSocket; also Azure OpenAI and xAI's Realtime-compatible API) -> Unified.
+
+No byte framing: feed each WebSocket frame with :meth:`~.contract.Normalizer.frame` (text, bytes or the decoded
+dict), or a recorded session saved one frame per line through ``iter_unified(lines, "openai-realtime",
+framing="ndjson")``. A session holds many responses, so ``done`` is per response (the GA event names and the beta
+ones are both read):
+
+- ``response.output_text.delta`` / ``response.text.delta`` -> ``text_delta``.
+- ``response.output_audio_transcript.delta`` / ``response.audio_transcript.delta`` (what the model said aloud)
+  -> ``raw`` by default, so ``text`` is only what it wrote; ``OpenAIRealtimeNormalizer(transcripts_as_text=True)``
+  makes them ``text_delta``. Audio chunks, the user's own speech (``conversation.item.input_audio_transcription.*``),
+  session, conversation, buffer and rate-limit events -> ``raw``.
+- Function calls, keyed by ``item_id``: ``response.output_item.added`` with a ``function_call`` item ->
+  ``tool_call_start`` (id: its ``call_id``); ``response.function_call_arguments.delta`` -> ``tool_call_delta``;
+  ``response.function_call_arguments.done`` (or the item's ``response.output_item.done``) -> ``tool_call_done``
+  with the provider's final ``arguments``.
+- ``response.done`` -> ``usage`` (``response.usage``: cached, text and audio token details) and that response's
+  ``done``: ``status`` completed -> end (tool_use when it made client calls), incomplete -> max_tokens (or refusal
+  for a ``content_filter`` reason), cancelled, failed; ``raw_stop_reason`` is the status. A call still open then is
+  closed unless the response was cut off.
+- ``error`` -> ``error`` (the session goes on: a later response still gets its ``done``).
+
+A session that ends in the middle of a response ends with the ``stream_truncated`` error from
+:meth:`~.contract.Normalizer.finish`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from ..events import Unified, new_event
+from .common import client_stop, error_object, error_payload, str_or
+from .contract import Normalizer
+from .tool_calls import OpenCall, closes_calls
+
+__all__ = ["REALTIME_STOP", "OpenAIRealtimeNormalizer"]
+
+#: ``response.status`` -> unified stop reason (anything else maps to ``other``).
+REALTIME_STOP: dict[str, str] = {
+    "completed": "end",
+    "incomplete": "max_tokens",
+    "cancelled": "cancelled",
+    "failed": "failed",
+}
+_TEXT = ("response.output_text.delta", "response.text.delta")
+#: Event type prefixes only a Realtime session sends.
+_SESSION_EVENTS = (
+    "session.",
+    "conversation.",
+    "input_audio_buffer.",
+    "output_audio_buffer.",
+    "rate_limits.",
+    "transcription_session.",
+)
+_TRANSCRIPT = ("response.output_audio_transcript.delta", "response.audio_transcript.delta")
+
+
+def _key(item_id: Any, call_id: Any) -> Optional[str]:
+    """What a function call is keyed by: its item id, else its call id (None when it has neither)."""
+    if type(item_id) is str:
+        return item_id
+    return call_id if type(call_id) is str else None
+
+
+class OpenAIRealtimeNormalizer(Normalizer):
+    """One Realtime session's server events -> Unified (see the module docstring)."""
+
+    provider = "openai-realtime"
+    terminal = "response.done"
+
+    def __init__(self, transcripts_as_text: bool = False) -> None:
+        super().__init__()
+        self.done = True  # no response is open before the model answers
+        self.transcripts_as_text = transcripts_as_text
+        #: ``status_details`` of the last ``response.done``.
+        self.status_details: Any = None
+        self._calls: dict[str, OpenCall] = {}  # open calls by item id
+        self._client_calls = False  # the open response made client calls
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """Session, conversation, audio buffer and rate-limit events; ``response.*`` and ``error`` events with an
+        ``event_id`` and no ``sequence_number`` (the Responses API numbers its events and names none)."""
+        kind = obj.get("type")
+        if type(kind) is not str:
+            return False
+        if kind.startswith(_SESSION_EVENTS):
+            return True
+        return (kind == "error" or kind.startswith("response.")) and "event_id" in obj and "sequence_number" not in obj
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """``response.id`` (``response.created`` / ``response.done``); the model of ``session.created``."""
+        response, session = obj.get("response"), obj.get("session")
+        model = session.get("model") if type(session) is dict else None
+        return str_or(response.get("id") if type(response) is dict else None, None), str_or(model, None)
+
+    def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        """Normalise one server event."""
+        kind = obj.get("type")
+        if kind in _TEXT or (self.transcripts_as_text and kind in _TRANSCRIPT):
+            delta = obj.get("delta")
+            if type(delta) is str and delta:
+                return [new_event("text_delta", obj, delta)]
+            return [new_event("raw", obj)]
+        handler = _HANDLERS.get(kind) if type(kind) is str else None
+        return [new_event("raw", obj)] if handler is None else handler(self, obj)
+
+    def _session(self, obj: dict[str, Any]) -> list[Unified]:
+        session = obj.get("session")
+        if type(session) is dict:
+            self.model = str_or(session.get("model"), self.model)
+        return [new_event("raw", obj)]
+
+    def _response_created(self, obj: dict[str, Any]) -> list[Unified]:
+        response = obj.get("response")
+        if type(response) is dict:
+            self.response_id = str_or(response.get("id"), self.response_id)
+        self.done = self.finished = False
+        self._client_calls = False
+        return [new_event("raw", obj)]
+
+    def _call(
+        self, obj: dict[str, Any], item_id: Any, call_id: Any, name: Any
+    ) -> tuple[Optional[OpenCall], list[Unified]]:
+        """The open call of ``item_id`` (else ``call_id``), started (with its ``tool_call_start``) when it is new."""
+        key = _key(item_id, call_id)
+        if key is None:
+            return None, []
+        call = self._calls.get(key)
+        if call is not None:
+            return call, []
+        provided = type(call_id) is str and bool(call_id)
+        call = OpenCall(call_id if provided else key, name if type(name) is str else None, False, provided)
+        self._calls[key] = call
+        self._client_calls = True
+        self.done = self.finished = False
+        return call, [call.start(obj)]
+
+    def _item_added(self, obj: dict[str, Any]) -> list[Unified]:
+        item = obj.get("item")
+        if type(item) is not dict or item.get("type") != "function_call":
+            return [new_event("raw", obj)]
+        _, out = self._call(obj, item.get("id"), item.get("call_id"), item.get("name"))
+        return out or [new_event("raw", obj)]
+
+    def _arguments_delta(self, obj: dict[str, Any]) -> list[Unified]:
+        call, out = self._call(obj, obj.get("item_id"), obj.get("call_id"), obj.get("name"))
+        fragment = obj.get("delta")
+        if call is None or type(fragment) is not str or not fragment:
+            return out or [new_event("raw", obj)]
+        out.append(call.delta(fragment, obj))
+        return out
+
+    def _arguments_done(self, obj: dict[str, Any]) -> list[Unified]:
+        key = _key(obj.get("item_id"), obj.get("call_id"))
+        call, out = self._call(obj, obj.get("item_id"), obj.get("call_id"), obj.get("name"))
+        if call is None or key is None:
+            return [new_event("raw", obj)]
+        del self._calls[key]
+        name = obj.get("name")
+        if call.name is None and type(name) is str:
+            call.name = name
+        final = obj.get("arguments")
+        out.append(call.done(obj, final if type(final) is str else None))
+        return out
+
+    def _item_done(self, obj: dict[str, Any]) -> list[Unified]:
+        item = obj.get("item")
+        if type(item) is not dict or item.get("type") != "function_call":
+            return [new_event("raw", obj)]
+        key = _key(item.get("id"), item.get("call_id"))
+        call = self._calls.pop(key, None) if key is not None else None
+        if call is None:  # closed by function_call_arguments.done
+            return [new_event("raw", obj)]
+        final = item.get("arguments")
+        return [call.done(obj, final if type(final) is str else None)]
+
+    def _response_done(self, obj: dict[str, Any]) -> list[Unified]:
+        response = obj.get("response")
+        if type(response) is not dict:
+            return [new_event("raw", obj)]
+        out: list[Unified] = []
+        usage = response.get("usage")
+        if type(usage) is dict:
+            self.usage = usage
+            out.append(Unified("usage", usage=dict(usage), raw=obj))
+        status = response.get("status")
+        details = response.get("status_details")
+        self.status_details = details
+        stop = REALTIME_STOP.get(status, "other") if type(status) is str else "end"
+        reason = details.get("reason") if type(details) is dict else None
+        if stop == "max_tokens" and reason == "content_filter":
+            stop = "refusal"
+        stop = client_stop(stop, self._client_calls)
+        if closes_calls(stop):
+            out += [call.close(obj) for call in self._calls.values()]
+            self._calls.clear()
+        self._client_calls = False
+        self.finished = self.done = True
+        out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=status if type(status) is str else None))
+        return out
+
+    def _error(self, obj: dict[str, Any]) -> list[Unified]:
+        return [Unified("error", error=error_payload(error_object(obj)), raw=obj)]
+
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The function calls still open."""
+        return [call.incomplete() for call in self._calls.values()]
+
+
+_HANDLERS: dict[str, Callable[[OpenAIRealtimeNormalizer, dict[str, Any]], list[Unified]]] = {
+    "session.created": OpenAIRealtimeNormalizer._session,
+    "session.updated": OpenAIRealtimeNormalizer._session,
+    "response.created": OpenAIRealtimeNormalizer._response_created,
+    "response.output_item.added": OpenAIRealtimeNormalizer._item_added,
+    "response.function_call_arguments.delta": OpenAIRealtimeNormalizer._arguments_delta,
+    "response.function_call_arguments.done": OpenAIRealtimeNormalizer._arguments_done,
+    "response.output_item.done": OpenAIRealtimeNormalizer._item_done,
+    "response.done": OpenAIRealtimeNormalizer._response_done,
+    "error": OpenAIRealtimeNormalizer._error,
+}
