@@ -8,6 +8,8 @@ Groups: ``framing`` (bytes -> events) and ``end-to-end`` (bytes -> decoded paylo
 
 from __future__ import annotations
 
+import binascii
+import functools
 import importlib
 import importlib.util
 import io
@@ -93,10 +95,15 @@ class Contender:
     floor: bool = False  # a lower bound on the cost, not a parser anyone would use
     implementation: Optional[str] = None  # "cython" / "python" for ssewire rows
     unavailable: Optional[str] = None  # why it cannot run here
+    providers: Optional[tuple[str, ...]] = None  # only streams of these providers (None: every one)
 
     @property
     def is_ssewire(self) -> bool:
         return self.implementation is not None
+
+    def applies_to(self, stream: Stream) -> bool:
+        """Whether this contender runs on ``stream``: its framing, and its provider when ``providers`` says."""
+        return stream.framing in self.framings and (self.providers is None or stream.provider in self.providers)
 
 
 def compiled_scanner() -> tuple[Optional[ModuleType], Optional[str]]:
@@ -129,7 +136,12 @@ def seed_reference() -> tuple[Optional[ModuleType], Optional[str]]:
     return module, None
 
 
-_SCANNERS = {"sse": "SSEParser", "json_array": "JSONArrayStreamParser", "ndjson": "NDJSONParser"}
+_SCANNERS = {
+    "sse": "SSEParser",
+    "json_array": "JSONArrayStreamParser",
+    "ndjson": "NDJSONParser",
+    "aws-eventstream": "EventStreamParser",
+}
 
 
 def scanner_for(module: ModuleType, framing: str) -> Any:
@@ -307,6 +319,114 @@ def _httpx_iter_lines_json(case: Case) -> Outcome:
     return _count(_httpx_lines(case), json.loads)
 
 
+def _loads_for(case: Case, loads: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``loads`` for one payload of ``case``'s stream; for Bedrock InvokeModel (``bedrock-anthropic``) the payload
+    is ``{"bytes": "<base64>"}`` around the event, so decoding it means that, the base64, and the event inside."""
+    if case.stream.provider != "bedrock-anthropic":
+        return loads
+    a2b = binascii.a2b_base64
+
+    def unwrap(data: Any) -> Any:
+        return loads(a2b(loads(data)["bytes"]))
+
+    return unwrap
+
+
+def _botocore(case: Case) -> Outcome:
+    """AWS event-stream as boto3, the Anthropic SDK's Bedrock client and LiteLLM read it: botocore's
+    ``EventStreamBuffer`` fed every chunk and drained after each (both CRCs, the headers, one
+    ``EventStreamMessage`` per event). The checked run decodes each payload to count its characters."""
+    from botocore.eventstream import EventStreamBuffer
+
+    buf = EventStreamBuffer()
+    add = buf.add_data
+    n = 0
+    if not case.checking:
+        for chunk in case.chunks:
+            add(chunk)
+            for _message in buf:
+                n += 1
+        return Outcome(n)
+    chars = 0
+    for chunk in case.chunks:
+        add(chunk)
+        for message in buf:
+            n += 1
+            chars += len(message.payload.decode("utf-8", "replace"))
+    return Outcome(n, chars)
+
+
+def _botocore_json(case: Case) -> Outcome:
+    """A hand-written Bedrock client: botocore's ``EventStreamBuffer``, then ``json.loads`` of every payload (and of
+    the base64 event inside an InvokeModel ``chunk``)."""
+    from botocore.eventstream import EventStreamBuffer
+
+    buf = EventStreamBuffer()
+    add = buf.add_data
+    loads = _loads_for(case, json.loads)
+    n = chars = 0
+    checking = case.checking
+    for chunk in case.chunks:
+        add(chunk)
+        for message in buf:
+            payload = message.payload
+            n += 1
+            loads(payload)
+            if checking:
+                chars += len(payload.decode("utf-8", "replace"))
+    return Outcome(n, chars if checking else None)
+
+
+@functools.lru_cache(maxsize=None)
+def _bedrock_stream_shape(operation: str) -> Any:
+    """The event-stream member of a bedrock-runtime operation's output, from the model botocore ships."""
+    from botocore.loaders import Loader
+    from botocore.model import ServiceModel
+
+    output = ServiceModel(Loader().load_service_model("bedrock-runtime", "service-2")).operation_model(operation)
+    members = output.output_shape.members.values()  # type: ignore[union-attr]
+    return next(m for m in members if m.serialization.get("eventstream"))
+
+
+def _boto3_stream(case: Case) -> Outcome:
+    """What ``boto3``'s ``converse_stream()["stream"]`` / ``invoke_model_with_response_stream()["body"]`` iterate:
+    botocore's ``EventStream`` over the chunks (``EventStreamBuffer``, then its shape-driven JSON parser into event
+    dicts); for InvokeModel, ``json.loads`` of each ``chunk``'s bytes as the caller does."""
+    from botocore.eventstream import EventStream
+    from botocore.parsers import EventStreamJSONParser
+
+    anthropic = case.stream.provider == "bedrock-anthropic"
+
+    class Raw:
+        def stream(self) -> Iterator[bytes]:
+            return iter(case.chunks)
+
+        def close(self) -> None:
+            pass
+
+    operation = "InvokeModelWithResponseStream" if anthropic else "ConverseStream"
+    stream = EventStream(Raw(), _bedrock_stream_shape(operation), EventStreamJSONParser(), operation)
+    n = 0
+    for event in stream:
+        n += 1
+        if anthropic:
+            json.loads(event["chunk"]["bytes"])
+    return Outcome(n)
+
+
+def _anthropic_bedrock_sdk(case: Case) -> Outcome:
+    """The Anthropic SDK's Bedrock client (``AnthropicBedrock``): its ``AWSEventStreamDecoder.iter_bytes`` (botocore's
+    buffer and parser, the ``chunk`` bytes as server-sent events), then ``json.loads`` of each event, as its
+    ``Stream`` does."""
+    from anthropic.lib.bedrock._stream_decoder import AWSEventStreamDecoder
+
+    n = 0
+    for sse in AWSEventStreamDecoder().iter_bytes(iter(case.chunks)):
+        n += 1
+        json.loads(sse.data)
+    return Outcome(n)
+
+
 def _ijson_c(case: Case) -> Outcome:
     import ijson
 
@@ -319,6 +439,16 @@ def _ijson_c(case: Case) -> Outcome:
 
 
 # --- floors -----------------------------------------------------------------------------------------------------
+
+
+def _prelude_walk(case: Case) -> Outcome:
+    """Count AWS event-stream messages by jumping from one total-length prefix to the next: no CRC, no headers."""
+    data = case.data
+    end, pos, n = len(data), 0, 0
+    while pos < end:
+        pos += int.from_bytes(data[pos : pos + 4], "big")
+        n += 1
+    return Outcome(n)
 
 
 def _memchr(case: Case) -> Outcome:
@@ -339,9 +469,10 @@ def _memchr(case: Case) -> Outcome:
         pos += step
 
 
-def _decode_all(loads: Callable[[str], Any]) -> Callable[[Case], Outcome]:
+def _decode_all(plain: Callable[[str], Any]) -> Callable[[Case], Outcome]:
     def run(case: Case) -> Outcome:
         chars = 0
+        loads = _loads_for(case, plain)
         for data in case.payloads:
             chars += len(data)
             if data != "[DONE]":
@@ -361,7 +492,8 @@ def _orjson_body(case: Case) -> Outcome:
 def contenders() -> list[Contender]:
     """Every contender, in table order; the compiled rows carry ``unavailable`` when it is not built. Imports
     every library up front, so no import lands inside a measurement."""
-    for module in ("httpx", "httpx_sse", "openai._streaming", "anthropic._streaming", "sseclient", "ijson"):
+    modules = ("httpx", "httpx_sse", "openai._streaming", "anthropic._streaming", "sseclient", "ijson")
+    for module in (*modules, "botocore.eventstream", "botocore.parsers", "anthropic.lib.bedrock._stream_decoder"):
         importlib.import_module(module)
     import msgspec
     import orjson
@@ -370,15 +502,17 @@ def contenders() -> list[Contender]:
 
     compiled, why = compiled_scanner()
     sse, arr, lines, both = ("sse",), ("json_array",), ("ndjson",), ("sse", "json_array", "ndjson")
+    aws = ("aws-eventstream",)
+    every = (*both, *aws)
     out: list[Contender] = []
     for group, make in ((FRAMING, ssewire_framing), (E2E, ssewire_e2e)):
         if compiled is not None:
-            out.append(Contender("ssewire[cython]", group, both, make(compiled), implementation="cython"))
+            out.append(Contender("ssewire[cython]", group, every, make(compiled), implementation="cython"))
         else:
             out.append(
-                Contender("ssewire[cython]", group, both, _unavailable, implementation="cython", unavailable=why)
+                Contender("ssewire[cython]", group, every, _unavailable, implementation="cython", unavailable=why)
             )
-        out.append(Contender("ssewire[python]", group, both, make(_scanner_py), implementation="python"))
+        out.append(Contender("ssewire[python]", group, every, make(_scanner_py), implementation="python"))
         if group == FRAMING:
             reference, _why_not = seed_reference()
             if reference is not None:  # absent outside this workspace: no row at all, not an "unavailable" one
@@ -389,20 +523,33 @@ def contenders() -> list[Contender]:
                 Contender("anthropic SDK SSEDecoder", FRAMING, sse, _anthropic_sdk),
                 Contender("sseclient-py", FRAMING, sse, _sseclient),
                 Contender("httpx iter_lines", FRAMING, lines, _httpx_iter_lines),
+                Contender("botocore EventStreamBuffer", FRAMING, aws, _botocore),
                 Contender("floor: bytes.find scan", FRAMING, both, _memchr, floor=True),
+                Contender("floor: prelude length walk", FRAMING, aws, _prelude_walk, floor=True),
             ]
         else:
             active = "cython" if compiled is not None else "python"
             out += [
-                Contender("ssewire collect()", E2E, both, ssewire_collect, implementation=active),
-                Contender("ssewire StreamTap", E2E, both, ssewire_tap, implementation=active),
+                Contender("ssewire collect()", E2E, every, ssewire_collect, implementation=active),
+                Contender("ssewire StreamTap", E2E, every, ssewire_tap, implementation=active),
                 Contender("httpx-sse + json.loads", E2E, sse, _httpx_sse_json),
                 Contender("openai SDK + json.loads", E2E, sse, _openai_sdk_json),
                 Contender("ijson yajl2_c items", E2E, arr, _ijson_c),
                 Contender("httpx iter_lines + json.loads", E2E, lines, _httpx_iter_lines_json),
-                Contender("floor: json.loads payloads", E2E, both, _decode_all(json.loads), floor=True),
-                Contender("floor: orjson payloads", E2E, both, _decode_all(orjson.loads), floor=True),
-                Contender("floor: msgspec payloads", E2E, both, _decode_all(msgspec.json.Decoder().decode), floor=True),
+                Contender("botocore EventStreamBuffer + json.loads", E2E, aws, _botocore_json),
+                Contender("boto3 EventStream", E2E, aws, _boto3_stream),
+                Contender(
+                    "anthropic SDK Bedrock decoder + json.loads",
+                    E2E,
+                    aws,
+                    _anthropic_bedrock_sdk,
+                    providers=("bedrock-anthropic",),
+                ),
+                Contender("floor: json.loads payloads", E2E, every, _decode_all(json.loads), floor=True),
+                Contender("floor: orjson payloads", E2E, every, _decode_all(orjson.loads), floor=True),
+                Contender(
+                    "floor: msgspec payloads", E2E, every, _decode_all(msgspec.json.Decoder().decode), floor=True
+                ),
                 Contender("floor: orjson whole body", E2E, arr, _orjson_body, floor=True),
             ]
     return out

@@ -14,7 +14,9 @@ import hashlib
 import json
 import random
 import string
-from dataclasses import dataclass
+import struct
+import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -108,6 +110,33 @@ class Stream:
         return len(self.data)
 
 
+# --- AWS event-stream (binary framing, written from the format) ---------------------------------------------------
+
+
+def _event_headers(event_type: str) -> bytes:
+    """The header block Bedrock sends with an event: ``:event-type``, ``:content-type``, ``:message-type``, each a
+    string header (name length, name, type 7, value length, value)."""
+    out = bytearray()
+    for name, value in ((":event-type", event_type), (":content-type", "application/json"), (":message-type", "event")):
+        raw = value.encode()
+        out += bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(raw)) + raw
+    return bytes(out)
+
+
+_HEADER_BLOCKS: dict[str, bytes] = {}
+
+
+def _event_message(event_type: str, payload: bytes) -> bytes:
+    """One whole message: prelude (total length, headers length, CRC-32 of those 8 bytes), headers, payload, CRC-32
+    of everything before it; big-endian."""
+    block = _HEADER_BLOCKS.get(event_type)
+    if block is None:
+        block = _HEADER_BLOCKS[event_type] = _event_headers(event_type)
+    prelude = struct.pack(">II", 12 + len(block) + len(payload) + 4, len(block))
+    body = prelude + struct.pack(">I", zlib.crc32(prelude)) + block + payload
+    return body + struct.pack(">I", zlib.crc32(body))
+
+
 @dataclass
 class _Body:
     """Accumulates framed events and the facts a normaliser must reproduce."""
@@ -120,6 +149,7 @@ class _Body:
     text_chars: int = 0
     tool_calls: int = 0
     largest: int = 0
+    blobs: list[bytes] = field(default_factory=list)  # binary framings: the encoded messages
 
     def __post_init__(self) -> None:
         self.parts = []
@@ -142,6 +172,11 @@ class _Body:
     def element(self, text: str) -> None:
         self._add(("[" if not self.events else "\n,\n") + text, len(text.encode()))
 
+    def message(self, event_type: str, payload: str) -> None:
+        """One AWS event-stream message (``aws-eventstream`` framing): a JSON event named ``event_type``."""
+        data = payload.encode()
+        self._add_bytes(_event_message(event_type, data), len(data))
+
     def _add(self, block: str, data_bytes: int) -> None:
         assert self.parts is not None
         self.parts.append(block)
@@ -149,11 +184,17 @@ class _Body:
         self.events += 1
         self.largest = max(self.largest, data_bytes)
 
+    def _add_bytes(self, block: bytes, data_bytes: int) -> None:
+        self.blobs.append(block)
+        self.size += len(block)
+        self.events += 1
+        self.largest = max(self.largest, data_bytes)
+
     def finish(self, name: str, provider: str) -> Stream:
         assert self.parts is not None
         if self.framing == "json_array":
             self.parts.append("\n]" if self.events else "[]")
-        data = "".join(self.parts).encode()
+        data = b"".join(self.blobs) if self.blobs else "".join(self.parts).encode()
         return Stream(
             name=name,
             provider=provider,
@@ -347,11 +388,19 @@ def _openai_responses(src: _Source, size: int) -> _Body:
 # --- Anthropic Messages -----------------------------------------------------------------------------------------
 
 
-def _anthropic(src: _Source, size: int) -> _Body:
-    body = _Body()
+def _anthropic(src: _Source, size: int, *, bedrock: bool = False) -> _Body:
+    """Anthropic Messages over SSE, or, with ``bedrock``, as Bedrock's InvokeModelWithResponseStream sends it: each
+    event's JSON base64-encoded in the ``bytes`` of a ``chunk`` event-stream message (padded with ``p``), no pings,
+    ``bdrk`` ids and the invocation metrics on ``message_stop``."""
+    body = _Body(framing="aws-eventstream") if bedrock else _Body()
     rng = src.rng
+    bdrk = "bdrk_01" if bedrock else ""
 
     def emit(obj: dict[str, Any]) -> None:
+        if bedrock:
+            inner = base64.b64encode(_dumps(obj).encode()).decode("ascii")
+            body.message("chunk", _dumps({"bytes": inner, "p": _bedrock_pad(rng)}))
+            return
         pad = " " * rng.randint(1, 15) if rng.random() < 0.5 else ""  # the API pads some payloads
         body.sse(_dumps(obj) + pad, obj["type"])
 
@@ -365,7 +414,7 @@ def _anthropic(src: _Source, size: int) -> _Body:
     }
     message = {
         "model": "claude-sonnet-4-5-20250929",
-        "id": "msg_" + src.ident(24),
+        "id": "msg_" + bdrk + src.ident(24),
         "type": "message",
         "role": "assistant",
         "content": [],
@@ -381,7 +430,7 @@ def _anthropic(src: _Source, size: int) -> _Body:
         if rng.random() < 0.25:
             block = {
                 "type": "tool_use",
-                "id": "toolu_" + src.ident(24),
+                "id": "toolu_" + bdrk + src.ident(24),
                 "name": "search",
                 "input": {},
                 "caller": {"type": "direct"},
@@ -401,7 +450,8 @@ def _anthropic(src: _Source, size: int) -> _Body:
             emit({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
             for _ in range(rng.randint(50, 400)):
                 if rng.random() < 0.03:
-                    emit({"type": "ping"})
+                    if not bedrock:  # Bedrock does not forward pings
+                        emit({"type": "ping"})
                     continue
                 piece = src.delta()
                 body.text_chars += len(piece)
@@ -417,7 +467,16 @@ def _anthropic(src: _Source, size: int) -> _Body:
         "output_tokens": out_tokens,
     }
     emit({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": final_usage})
-    emit({"type": "message_stop"})
+    if bedrock:
+        metrics = {
+            "inputTokenCount": 2479,
+            "outputTokenCount": out_tokens,
+            "invocationLatency": 9120,
+            "firstByteLatency": 603,
+        }
+        emit({"type": "message_stop", "amazon-bedrock-invocationMetrics": metrics})
+    else:
+        emit({"type": "message_stop"})
     return body
 
 
@@ -636,6 +695,69 @@ def _ollama(src: _Source, size: int) -> _Body:
     return body
 
 
+# --- Amazon Bedrock ---------------------------------------------------------------------------------------------
+
+_PAD = string.ascii_letters + string.digits
+
+
+def _bedrock_pad(rng: random.Random) -> str:
+    """The ``p`` field Bedrock adds to every event payload (a prefix of ``abc...XYZ0..9``, hiding its length)."""
+    return _PAD[: rng.randint(3, 60)]
+
+
+def _bedrock_converse(src: _Source, size: int) -> _Body:
+    """Bedrock ConverseStream (AWS event-stream): ``messageStart``; a reasoning block (``reasoningContent`` text
+    deltas, then its signature); text blocks (``contentBlockDelta`` text deltas, no ``contentBlockStart``) and tool
+    blocks (``contentBlockStart`` with ``toolUse`` id and name, ``toolUse.input`` fragments), each closed by
+    ``contentBlockStop``; ``messageStop``; ``metadata`` with usage and metrics. Every payload carries ``p`` and
+    sorted keys, as Bedrock sends them."""
+    body = _Body(framing="aws-eventstream")
+    rng = src.rng
+
+    def emit(event_type: str, obj: dict[str, Any]) -> None:
+        obj["p"] = _bedrock_pad(rng)
+        body.message(event_type, json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True))
+
+    emit("messageStart", {"role": "assistant"})
+    out_tokens = 0
+    for _ in range(rng.randint(30, 120)):
+        emit("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": src.delta()}}})
+        out_tokens += 1
+    signature = {"signature": src.b64(rng.randint(200, 600))}
+    emit("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": signature}})
+    emit("contentBlockStop", {"contentBlockIndex": 0})
+    index = 1
+    stop = "end_turn"
+    while body.size < size - 1024 or index < 2:
+        if rng.random() < 0.25:
+            tool = {"name": "search", "toolUseId": "tooluse_" + src.ident(22, _PAD + "-_")}
+            emit("contentBlockStart", {"contentBlockIndex": index, "start": {"toolUse": tool}})
+            for piece in ["", *src.split(src.arguments(rng.randint(60, 800)))]:
+                emit("contentBlockDelta", {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}})
+            body.tool_calls += 1
+            stop = "tool_use"
+        else:
+            for _ in range(rng.randint(50, 400)):
+                piece = src.delta()
+                body.text_chars += len(piece)
+                out_tokens += 1
+                emit("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": piece}})
+            stop = "end_turn"
+        emit("contentBlockStop", {"contentBlockIndex": index})
+        index += 1
+    emit("messageStop", {"stopReason": stop})
+    usage = {
+        "cacheReadInputTokens": 1024,
+        "cacheWriteInputTokens": 0,
+        "inputTokens": 1455,
+        "outputTokens": out_tokens,
+        "serverToolUsage": {},
+        "totalTokens": 2479 + out_tokens,
+    }
+    emit("metadata", {"metrics": {"latencyMs": 9120}, "usage": usage})
+    return body
+
+
 # --- Registry ---------------------------------------------------------------------------------------------------
 
 
@@ -694,6 +816,20 @@ STREAMS: dict[str, Spec] = {
             lambda s, n: _gemini(s, n, images=750_000),
         ),
         Spec("ollama-chat", "ollama", "ndjson", "Ollama /api/chat (NDJSON): thinking, text, whole tool calls", _ollama),
+        Spec(
+            "bedrock-converse",
+            "bedrock-converse",
+            "aws-eventstream",
+            "Bedrock ConverseStream (AWS event-stream): reasoning, text, toolUse input, metadata",
+            _bedrock_converse,
+        ),
+        Spec(
+            "bedrock-anthropic",
+            "bedrock-anthropic",
+            "aws-eventstream",
+            "Bedrock InvokeModelWithResponseStream: base64 Anthropic events in chunk messages",
+            lambda s, n: _anthropic(s, n, bedrock=True),
+        ),
         Spec(
             "multiline",
             "openai-chat",

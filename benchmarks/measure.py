@@ -174,7 +174,7 @@ def bench_stream(
     pairs: list[tuple[Row, Contender]] = []
     targets: dict[tuple[str, str], int] = {}
     for c in contenders:
-        if stream.framing not in c.framings:
+        if not c.applies_to(stream):
             continue
         row = Row(c.name, c.group, c.floor, c.implementation)
         result.rows.append(row)

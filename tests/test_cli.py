@@ -239,3 +239,20 @@ def test_a_cut_tool_call_is_an_incomplete_call_not_a_done_one(tmp_path: Path) ->
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert "tool_call_done" not in [line["type"] for line in lines]
     assert lines[-1]["error"]["incomplete_tool_calls"][0]["name"] == "convert_currency"
+
+
+def test_binary_bedrock_bodies_are_read_by_auto_detection(capsys: pytest.CaptureFixture[str]) -> None:
+    fine = FIXTURES / "bedrock-converse-max-tokens-cache.eventstream"
+    assert main([str(fine), "--usage"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["text"] for line in lines if line.get("type") == "text_delta"] == ["The capital of France is"]
+    throttled = FIXTURES / "bedrock-converse-throttled.eventstream"
+    assert main([str(throttled), "--framing", "aws-eventstream", "--provider", "bedrock-converse"]) == 1
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["error"]["type"] == "throttlingException"
+    assert main([str(throttled), "--framed"]) == 0
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert (last["event"], last["message_type"], last["content_type"]) == (
+        "throttlingException",
+        "exception",
+        "application/json",
+    )

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Iterator, Optional, Sequence
 from . import IMPLEMENTATION, __version__
 from ._json import BACKEND
 from .errors import SSEwireError
-from .events import Unified
+from .events import SSEEvent, Unified
 from .framing import FRAMINGS, make_scanner
 from .limits import DEFAULT_MAX_BUFFER
 from .normalizers.registry import PROVIDERS
@@ -160,6 +160,19 @@ def _suggest_provider(head: bytes, given: str, framing: str) -> Optional[str]:
     return detected if isinstance(detected, str) and detected != given else None
 
 
+_NONE = object()
+
+
+def _framed_fields(ev: SSEEvent) -> dict[str, Any]:
+    """A framed event as printed: the SSE fields, and an event-stream message's type and content type."""
+    fields: dict[str, Any] = {"event": ev.event, "data": ev.data, "id": ev.id, "retry": ev.retry}
+    message_type = getattr(ev, "message_type", _NONE)
+    if message_type is not _NONE:
+        fields["message_type"] = message_type
+        fields["content_type"] = getattr(ev, "content_type", None)
+    return fields
+
+
 def _run_framed(chunks: Iterator[bytes], args: argparse.Namespace, out: _Output) -> int:
     scanner = make_scanner(args.framing, args.max_buffer)
     head = bytearray()
@@ -169,10 +182,10 @@ def _run_framed(chunks: Iterator[bytes], args: argparse.Namespace, out: _Output)
             head += chunk[: _HEAD - len(head)]
         for ev in scanner.feed(chunk):
             count += 1
-            out.line({"event": ev.event, "data": ev.data, "id": ev.id, "retry": ev.retry})
+            out.line(_framed_fields(ev))
     for ev in scanner.close():
         count += 1
-        out.line({"event": ev.event, "data": ev.data, "id": ev.id, "retry": ev.retry})
+        out.line(_framed_fields(ev))
     if count == 0:
         print(_no_stream(bytes(head)), file=sys.stderr)
         return 2
