@@ -1,22 +1,36 @@
 """ssewire: fast, correct parsing of the streams LLM APIs send.
 
-Scanners frame bytes into events (Server-Sent Events, Gemini's streamed JSON array); normalisers turn each
-provider's events into one vocabulary (:class:`Unified`). See README.md.
+Scanners frame bytes into events (Server-Sent Events, Gemini's streamed JSON array, JSON lines, AWS event-stream);
+normalisers turn each provider's events into one vocabulary (:class:`Unified`). See README.md.
 """
 
-from ._scanner import IMPLEMENTATION, JSONArrayStreamParser, SSEEvent, SSEParser
+from ._scanner import (
+    IMPLEMENTATION,
+    EventStreamMessage,
+    EventStreamParser,
+    JSONArrayStreamParser,
+    NDJSONParser,
+    SSEEvent,
+    SSEParser,
+)
 from .adapters import aiter_response, aiter_response_events, iter_response, iter_response_events
 from .errors import DetectionError, FramingError, ResponseStatusError, SSEBufferOverflow, SSEwireError, StreamTruncated
 from .events import UNIFIED_TYPES, Unified
 from .normalizers import (
     PROVIDERS,
     AnthropicNormalizer,
+    BedrockAnthropicNormalizer,
+    BedrockConverseNormalizer,
     ChatCompletionsNormalizer,
+    CohereNormalizer,
     GeminiInteractionsNormalizer,
     GeminiLiveNormalizer,
     GeminiNormalizer,
+    MistralNormalizer,
     Normalizer,
+    OllamaNormalizer,
     OpenAINormalizer,
+    OpenAIRealtimeNormalizer,
     XAINormalizer,
     normalizer_for,
 )
@@ -44,16 +58,25 @@ __all__ = [
     "UNIFIED_TYPES",
     "Accumulator",
     "AnthropicNormalizer",
+    "BedrockAnthropicNormalizer",
+    "BedrockConverseNormalizer",
     "ChatCompletionsNormalizer",
+    "CohereNormalizer",
     "DetectionError",
+    "EventStreamMessage",
+    "EventStreamParser",
     "FramingError",
     "GeminiInteractionsNormalizer",
     "GeminiLiveNormalizer",
     "GeminiNormalizer",
     "IncrementalJSON",
     "JSONArrayStreamParser",
+    "MistralNormalizer",
+    "NDJSONParser",
     "Normalizer",
+    "OllamaNormalizer",
     "OpenAINormalizer",
+    "OpenAIRealtimeNormalizer",
     "PartialJSON",
     "ResumeCursor",
     "ResponseStatusError",
