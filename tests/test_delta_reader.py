@@ -812,3 +812,43 @@ def test_ollama_lines_equal_the_full_decode(line: tuple[bool, str], mangle: int,
     chat_line, data = line
     first = (_compiled(None, _OLLAMA_FIRST[chat_line if started else not chat_line]),)
     _check("ollama", None, _MANGLE[mangle](data), first, data if primed else "")
+
+
+@st.composite
+def converse_deltas(draw: Any) -> str:
+    """Bedrock ConverseStream ``contentBlockDelta`` payloads around the text, reasoning and tool-input deltas the
+    reader takes (and the signatures, redacted reasoning and citations it must leave to the full decode)."""
+    text = st.sampled_from(["a", " b", "hé", ""]) | _text
+    reasoning = [
+        ("text", draw(_mostly_none("hm", "")) if draw(st.booleans()) else draw(text)),
+        ("signature", draw(_mostly_none("sig", ""))),
+        ("redactedContent", draw(_mostly_none("AAAA"))),
+    ]
+    kind = draw(st.sampled_from(["text", "reasoningContent", "toolUse", "citation", "mixed"]))
+    delta: list[tuple[str, Any]] = []
+    if kind in ("text", "mixed"):
+        delta.append(("text", draw(_value) if draw(_rare) else draw(text)))
+    if kind in ("reasoningContent", "mixed"):
+        delta.append(("reasoningContent", draw(_value) if draw(_rare) else draw(_member_lists(reasoning))))
+    if kind in ("toolUse", "mixed"):
+        delta.append(("toolUse", {"input": draw(_value) if draw(_rare) else draw(text)}))
+    if kind == "citation":
+        delta.append(("citation", {"title": "t"}))
+    wanted: list[tuple[str, Any]] = [
+        ("contentBlockIndex", draw(st.sampled_from([0, 1, 2, "2", None]))),
+        ("delta", draw(_value) if draw(_rare) else draw(_member_lists(delta))),
+        ("p", "abcdef"),
+    ]
+    return _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
+
+
+_CONVERSE_TOOL = json.dumps({"contentBlockIndex": 2, "start": {"toolUse": {"toolUseId": "t1", "name": "f"}}})
+
+
+@settings(max_examples=500)
+@given(converse_deltas(), st.integers(0, len(_MANGLE) - 1), st.booleans(), st.booleans())
+@example('{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\\"a"}},"p":"a"}', 0, True, False)
+def test_converse_deltas_equal_the_full_decode(data: str, mangle: int, started: bool, primed: bool) -> None:
+    first = (_compiled("contentBlockStart", _CONVERSE_TOOL),) if started else ()
+    last = (_compiled("contentBlockStop", '{"contentBlockIndex":2}'),)
+    _check("bedrock-converse", "contentBlockDelta", _MANGLE[mangle](data), first, data if primed else "", last)

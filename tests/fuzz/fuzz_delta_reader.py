@@ -22,7 +22,7 @@ with atheris.instrument_imports():
     from ssewire import Accumulator, _scanner_c
     from ssewire.normalizers import normalizer_for, typed
 
-PROVIDERS = ("openai", "anthropic", "openai-chat", "xai", "gemini")
+PROVIDERS = ("openai", "anthropic", "openai-chat", "xai", "gemini", "bedrock-converse")
 NAMES = (
     "message",
     None,
@@ -31,6 +31,7 @@ NAMES = (
     "content_block_delta",
     "ping",
     "response.function_call_arguments.delta",
+    "contentBlockDelta",
 )
 SHAPES = (
     '{"type":"response.output_text.delta","item_id":"m","delta":"hi","sequence_number":7}',
@@ -45,6 +46,9 @@ SHAPES = (
     '{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"a":[1.5,"x\\n",-0,{}],"b":null}}}]}}],'
     '"modelVersion":"g"}',
     '{"type":"ping"}',
+    '{"contentBlockIndex":0,"delta":{"text":"hi"},"p":"abc"}',
+    '{"contentBlockIndex":1,"delta":{"reasoningContent":{"text":"hm"}},"p":"ab"}',
+    '{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\\"a"}},"p":"a"}',
 )
 #: Pieces spliced into a shape: members that change what a payload is, values of every JSON type, and the
 #: characters strict JSON is picky about.
@@ -93,6 +97,10 @@ STARTS = {
         "content_block_start",
         '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"f"}}',
     ),
+    "bedrock-converse": (
+        "contentBlockStart",
+        '{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"t1","name":"f"}}}',
+    ),
 }
 STOPS = {
     "openai": (
@@ -101,6 +109,7 @@ STOPS = {
         '"call_id":"c1","name":"f"}}',
     ),
     "anthropic": ("content_block_stop", '{"type":"content_block_stop","index":0}'),
+    "bedrock-converse": ("contentBlockStop", '{"contentBlockIndex":2}'),
 }
 
 

@@ -38,6 +38,7 @@ import binascii
 from typing import Any, Callable, Optional, Sequence, Union
 
 from .._json import loads
+from .._scanner import SSEEvent as _Event
 from ..events import SSEEvent, Unified, new_event
 from ..usage import Usage, count
 from . import typed
@@ -65,6 +66,7 @@ CONVERSE_EVENTS = frozenset(
 _METRICS = "amazon-bedrock-invocationMetrics"
 _FAILED = ("exception", "error")  # the :message-type values of a failed stream
 _CHUNK_PREFIX = '{"bytes":"'
+_TYPE_PREFIX = '{"type":"'
 
 #: The events read without a decode: ``contentBlockDelta`` whose ``delta`` holds one non-empty string among
 #: ``text``, ``reasoningContent.text`` and ``toolUse.input`` (for the open call at ``contentBlockIndex``), and no
@@ -125,6 +127,16 @@ def _chunk_text(data: str) -> Optional[str]:
     return _chunk_bytes(obj)
 
 
+def _type_of(text: str) -> Optional[str]:
+    """The ``type`` an Anthropic event's text opens with (``{"type":"content_block_delta",...``: how Bedrock writes
+    them), as the SSE event name the Messages stream would carry; None for another layout (then it is decoded)."""
+    if text.startswith(_TYPE_PREFIX):
+        end = text.find('"', len(_TYPE_PREFIX))
+        if end > 0:
+            return text[len(_TYPE_PREFIX) : end]
+    return None
+
+
 def _keyed_inner(obj: Any) -> Optional[dict[str, Any]]:
     """The decoded event inside a ``chunk`` payload object, when it is a JSON object."""
     text = _chunk_bytes(obj)
@@ -137,14 +149,12 @@ def _keyed_inner(obj: Any) -> Optional[dict[str, Any]]:
     return inner if type(inner) is dict else None
 
 
-class _Bedrock:
-    """What both Bedrock normalisers share: exceptions and error messages, and boto3's event dicts."""
+class _Bedrock(Normalizer):
+    """What both Bedrock normalisers share: exception and error messages, and the invocation metrics."""
 
-    invocation_metrics: Optional[dict[str, Any]]
+    invocation_metrics: Optional[dict[str, Any]] = None
 
-    def _exception(
-        self: Any, name: Optional[str], obj: Any, message_type: str, header_message: Any = None
-    ) -> list[Unified]:
+    def _exception(self, name: Optional[str], obj: Any, message_type: str, header_message: Any = None) -> list[Unified]:
         """The ``error`` event of an exception or error message named ``name`` with payload ``obj``."""
         inner = dict(obj) if type(obj) is dict else {}
         message = inner.get("message", inner.get("Message", header_message))
@@ -163,17 +173,14 @@ class _Bedrock:
             )
         ]
 
-    def _failed_event(self: Any, ev: SSEEvent) -> list[Unified]:
+    def _failed_event(self, ev: SSEEvent) -> list[Unified]:
         """An exception or error message of the framing."""
         try:
             obj = loads(ev.data) if ev.data else {}
         except ValueError:
             obj = {"message": ev.data}
         headers = getattr(ev, "headers", {})
-        out: list[Unified] = self._exception(
-            ev.event, obj, getattr(ev, "message_type", "exception"), headers.get(":error-message")
-        )
-        return out
+        return self._exception(ev.event, obj, getattr(ev, "message_type", "exception"), headers.get(":error-message"))
 
     def _metrics(self, obj: dict[str, Any]) -> None:
         metrics = obj.get(_METRICS)
@@ -181,7 +188,7 @@ class _Bedrock:
             self.invocation_metrics = metrics
 
 
-class BedrockConverseNormalizer(_Bedrock, Normalizer):
+class BedrockConverseNormalizer(_Bedrock):
     """ConverseStream events -> Unified (see the module docstring for the full contract)."""
 
     provider = "bedrock-converse"
@@ -201,13 +208,16 @@ class BedrockConverseNormalizer(_Bedrock, Normalizer):
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
-        """A ConverseStream event name (or, for a ``chunk``, a Converse-shaped event inside it)."""
+        """A ConverseStream event name (or, for a ``chunk``, a Converse-shaped event inside it); without a name, a
+        payload keyed by event names (boto3's) or one with a ``contentBlockIndex`` or a ``stopReason``."""
         if event in CONVERSE_EVENTS:
             return True
         if event == "chunk":
             inner = _keyed_inner(obj)
             return inner is not None and any(key in CONVERSE_EVENTS for key in inner)
-        return event is None and any(key in CONVERSE_EVENTS for key in obj)
+        if event is not None:
+            return False
+        return "contentBlockIndex" in obj or "stopReason" in obj or any(key in CONVERSE_EVENTS for key in obj)
 
     @classmethod
     def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
@@ -396,7 +406,7 @@ class BedrockAnthropicNormalizer(_Bedrock, AnthropicNormalizer):
             if text is not None:
                 if _METRICS in text:
                     self._keep_metrics(text)
-                inner.append(SSEEvent(None, text))
+                inner.append(_Event(_type_of(text), text))
                 continue
             if inner:
                 out += AnthropicNormalizer.normalize(self, inner)
