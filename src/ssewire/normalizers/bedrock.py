@@ -137,6 +137,12 @@ def _type_of(text: str) -> Optional[str]:
     return None
 
 
+def _block_index(obj: dict[str, Any]) -> Any:
+    """A block's ``contentBlockIndex`` when it is an int or a string (what calls are keyed by), else None."""
+    index = obj.get("contentBlockIndex")
+    return index if type(index) is int or type(index) is str else None
+
+
 def _keyed_inner(obj: Any) -> Optional[dict[str, Any]]:
     """The decoded event inside a ``chunk`` payload object, when it is a JSON object."""
     text = _chunk_bytes(obj)
@@ -280,7 +286,7 @@ class BedrockConverseNormalizer(_Bedrock):
         tool = start.get("toolUse") if type(start) is dict else None
         if type(tool) is not dict:
             return [new_event("raw", obj)]
-        index = obj.get("contentBlockIndex")
+        index = _block_index(obj)
         out: list[Unified] = []
         previous = self._calls.pop(index, None)
         if previous is not None:  # a new block at an index whose call is still open: close it, never merge
@@ -312,13 +318,13 @@ class BedrockConverseNormalizer(_Bedrock):
         tool = delta.get("toolUse")
         if type(tool) is dict:
             fragment = tool.get("input")
-            call = self._calls.get(obj.get("contentBlockIndex"))
+            call = self._calls.get(_block_index(obj))
             if type(fragment) is str and fragment and call is not None:
                 return [call.delta(fragment, obj)]
         return [new_event("raw", obj)]
 
     def _block_stop(self, obj: dict[str, Any]) -> list[Unified]:
-        call = self._calls.pop(obj.get("contentBlockIndex"), None)
+        call = self._calls.pop(_block_index(obj), None)
         return [new_event("raw", obj)] if call is None else [call.close(obj)]
 
     def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:
