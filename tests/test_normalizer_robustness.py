@@ -25,7 +25,7 @@ def _streams() -> dict[str, list[tuple[Any, Any]]]:
     """Per provider, the ``(event name, decoded payload)`` of one stream of each file (the first 60 events)."""
     out: dict[str, list[tuple[Any, Any]]] = {}
     for name, data, provider, framing in all_streams():
-        if name.startswith("generated-") or provider in out and len(out[provider]) > 400:
+        if name.startswith("generated-") or (provider in out and len(out[provider]) > 400):
             continue
         events = []
         try:
