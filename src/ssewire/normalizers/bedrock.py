@@ -43,7 +43,7 @@ from ..events import SSEEvent, Unified, new_event
 from ..usage import Usage, count
 from . import typed
 from .anthropic import AnthropicNormalizer
-from .common import client_stop, error_payload, with_incomplete
+from .common import client_stop, error_payload, key_of, with_incomplete
 from .contract import Normalizer
 from .tool_calls import OpenCall
 
@@ -106,7 +106,7 @@ def _chunk_bytes(value: Any) -> Optional[str]:
             return binascii.a2b_base64(data).decode("utf-8", "replace")
         if isinstance(data, (bytes, bytearray)):
             return bytes(data).decode("utf-8", "replace")
-    except binascii.Error:
+    except ValueError:  # binascii.Error, or a str that is not ASCII
         return None
     return None
 
@@ -118,7 +118,7 @@ def _chunk_text(data: str) -> Optional[str]:
         if end > 0 and data[end + 1 : end + 2] in (",", "}"):
             try:
                 return binascii.a2b_base64(data[len(_CHUNK_PREFIX) : end]).decode("utf-8", "replace")
-            except binascii.Error:
+            except ValueError:  # binascii.Error, or a str that is not ASCII
                 return None
     try:
         obj = loads(data)
@@ -135,12 +135,6 @@ def _type_of(text: str) -> Optional[str]:
         if end > 0:
             return text[len(_TYPE_PREFIX) : end]
     return None
-
-
-def _block_index(obj: dict[str, Any]) -> Any:
-    """A block's ``contentBlockIndex`` when it is an int or a string (what calls are keyed by), else None."""
-    index = obj.get("contentBlockIndex")
-    return index if type(index) is int or type(index) is str else None
 
 
 def _keyed_inner(obj: Any) -> Optional[dict[str, Any]]:
@@ -286,7 +280,7 @@ class BedrockConverseNormalizer(_Bedrock):
         tool = start.get("toolUse") if type(start) is dict else None
         if type(tool) is not dict:
             return [new_event("raw", obj)]
-        index = _block_index(obj)
+        index = key_of(obj.get("contentBlockIndex"))
         out: list[Unified] = []
         previous = self._calls.pop(index, None)
         if previous is not None:  # a new block at an index whose call is still open: close it, never merge
@@ -318,13 +312,13 @@ class BedrockConverseNormalizer(_Bedrock):
         tool = delta.get("toolUse")
         if type(tool) is dict:
             fragment = tool.get("input")
-            call = self._calls.get(_block_index(obj))
+            call = self._calls.get(key_of(obj.get("contentBlockIndex")))
             if type(fragment) is str and fragment and call is not None:
                 return [call.delta(fragment, obj)]
         return [new_event("raw", obj)]
 
     def _block_stop(self, obj: dict[str, Any]) -> list[Unified]:
-        call = self._calls.pop(_block_index(obj), None)
+        call = self._calls.pop(key_of(obj.get("contentBlockIndex")), None)
         return [new_event("raw", obj)] if call is None else [call.close(obj)]
 
     def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:

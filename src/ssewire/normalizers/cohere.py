@@ -28,7 +28,7 @@ from typing import Any, Optional
 
 from ..events import Unified, new_event
 from ..usage import Usage, count
-from .common import client_stop, str_or
+from .common import client_stop, key_of, str_or
 from .contract import Normalizer
 from .tool_calls import OpenCall
 
@@ -123,7 +123,7 @@ class CohereNormalizer(Normalizer):
         if kind == "tool-call-delta":
             return self._call_delta(obj)
         if kind == "tool-call-end":
-            call = self._calls.pop(obj.get("index"), None)
+            call = self._calls.pop(key_of(obj.get("index")), None)
             return [new_event("raw", obj)] if call is None else [call.close(obj)]
         if kind == "message-start":
             self.response_id = str_or(obj.get("id"), self.response_id)
@@ -134,7 +134,7 @@ class CohereNormalizer(Normalizer):
         return [new_event("raw", obj)]
 
     def _call_start(self, obj: dict[str, Any]) -> list[Unified]:
-        index = obj.get("index")
+        index = key_of(obj.get("index"))
         out: list[Unified] = []
         previous = self._calls.pop(index, None)
         if previous is not None:  # a new call at an index whose call is still open: close it, never merge
@@ -161,7 +161,7 @@ class CohereNormalizer(Normalizer):
         return out
 
     def _call_delta(self, obj: dict[str, Any]) -> list[Unified]:
-        call = self._calls.get(obj.get("index"))
+        call = self._calls.get(key_of(obj.get("index")))
         call_obj = _message(obj).get("tool_calls")
         function = call_obj.get("function") if type(call_obj) is dict else None
         arguments = function.get("arguments") if type(function) is dict else None

@@ -13,6 +13,7 @@ __all__ = [
     "error_object",
     "error_payload",
     "id_and_model",
+    "key_of",
     "str_or",
     "truncated_event",
     "with_incomplete",
@@ -22,6 +23,11 @@ __all__ = [
 def str_or(value: Any, current: Optional[str]) -> Optional[str]:
     """``value`` when it is a string (a provider's optional id/model/status field), else ``current``."""
     return value if type(value) is str else current
+
+
+def key_of(value: Any) -> Any:
+    """``value`` when it can key an open tool call (an int or a string: a block or call index), else None."""
+    return value if type(value) is int or type(value) is str else None
 
 
 def id_and_model(holder: Any) -> tuple[Optional[str], Optional[str]]:
