@@ -377,14 +377,14 @@ def _botocore_json(case: Case) -> Outcome:
     return Outcome(n, chars if checking else None)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bedrock_stream_shape(operation: str) -> Any:
     """The event-stream member of a bedrock-runtime operation's output, from the model botocore ships."""
     from botocore.loaders import Loader
     from botocore.model import ServiceModel
 
     output = ServiceModel(Loader().load_service_model("bedrock-runtime", "service-2")).operation_model(operation)
-    members = output.output_shape.members.values()  # type: ignore[union-attr]
+    members = output.output_shape.members.values()
     return next(m for m in members if m.serialization.get("eventstream"))
 
 

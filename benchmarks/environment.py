@@ -20,6 +20,7 @@ PACKAGES = (
     "ijson",
     "orjson",
     "msgspec",
+    "botocore",
     "pytest-benchmark",
     "matplotlib",
     "Cython",

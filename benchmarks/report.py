@@ -184,6 +184,8 @@ _COLORS = {  # one colour per library, the same in both panels; floors are grey 
     "anthropic SDK": "#9467bd",
     "sseclient-py": "#8c564b",
     "ijson": "#e377c2",
+    "botocore": "#ff7f0e",
+    "boto3": "#ffbb78",
 }
 
 
@@ -336,6 +338,35 @@ def _twin_table(doc: dict[str, Any]) -> list[str]:
     return ["", intro, "", head, rule, *rows]
 
 
+#: The SDKs' own Bedrock readers, end to end: the streams they apply to get a row in :func:`_sdk_table`.
+_SDK_READERS = ("boto3 EventStream", "anthropic SDK Bedrock decoder + json.loads")
+
+
+def _sdk_table(doc: dict[str, Any]) -> list[str]:
+    """ssewire end to end against what the SDKs hand a Bedrock user (boto3's ``EventStream`` of event dicts, the
+    Anthropic SDK's Bedrock decoder), for the streams where they were measured."""
+    rows = []
+    for s in doc["streams"]:
+        measured = {r["contender"] for r in s["results"] if r["group"] == E2E}
+        if not measured.intersection(_SDK_READERS):
+            continue
+        ref = _reference(s["results"], E2E)
+        cells = [s["name"], f"{ref['mb_per_s']:.0f}" if ref else "n/a"]
+        cells += [_speedup(s, E2E, name) for name in _SDK_READERS]
+        rows.append("| " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    return [
+        "",
+        "End to end against the SDKs' own Bedrock readers (botocore's buffer, then its shape-driven parser into "
+        "event dicts; the Anthropic SDK's decoder, then `json.loads` of each event), same run:",
+        "",
+        "| Stream | ssewire end-to-end MB/s | x boto3 EventStream | x anthropic SDK Bedrock decoder |",
+        "|---|---:|---:|---:|",
+        *rows,
+    ]
+
+
 def readme_block(doc: dict[str, Any], chart: str = "benchmarks/results/throughput.svg") -> str:
     """The Markdown between the README markers: headline speed-ups, the chart and where they were measured."""
     env = doc["environment"]
@@ -358,9 +389,10 @@ def readme_block(doc: dict[str, Any], chart: str = "benchmarks/results/throughpu
         "stream's largest event, for streams whose events reach 64 KiB.",
         "",
         "| Stream | ssewire framing MB/s | x httpx-sse | x openai SDK | x anthropic SDK | x sseclient-py "
-        "| x httpx iter_lines | ssewire end-to-end MB/s | x httpx-sse + json.loads | x ijson (C) "
-        "| x httpx iter_lines + json.loads | end-to-end / fastest decode | peak / largest event |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| x httpx iter_lines | x botocore EventStreamBuffer | ssewire end-to-end MB/s | x httpx-sse + json.loads "
+        "| x ijson (C) | x httpx iter_lines + json.loads | x botocore + json.loads | end-to-end / fastest decode "
+        "| peak / largest event |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in doc["streams"]:
         ref_f = _reference(s["results"], FRAMING)
@@ -373,15 +405,18 @@ def readme_block(doc: dict[str, Any], chart: str = "benchmarks/results/throughpu
             _speedup(s, FRAMING, "anthropic SDK SSEDecoder"),
             _speedup(s, FRAMING, "sseclient-py"),
             _speedup(s, FRAMING, "httpx iter_lines"),
+            _speedup(s, FRAMING, "botocore EventStreamBuffer"),
             f"{ref_e['mb_per_s']:.0f}" if ref_e else "n/a",
             _speedup(s, E2E, "httpx-sse + json.loads"),
             _speedup(s, E2E, "ijson yajl2_c items"),
             _speedup(s, E2E, "httpx iter_lines + json.loads"),
+            _speedup(s, E2E, "botocore EventStreamBuffer + json.loads"),
             _decode_ratio(s, ref_e),
             _peak_ratio(s, ref_e),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += _twin_table(doc)
+    lines += _sdk_table(doc)
     lines += [
         "",
         f"![Throughput by stream and contender]({chart})",

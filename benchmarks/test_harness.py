@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ import ssewire
 from .check import Floor, evaluate
 from .contenders import FRAMING, REFERENCE, Outcome, contenders, prepare
 from .generate import STREAMS, generate
-from .measure import Settings, bench_stream, same_output
+from .measure import Settings, bench_stream, reference, same_output
 from .report import README_END, README_START, _twin_table, update_readme
 
 SMALL = 300_000
@@ -162,3 +163,88 @@ def test_decode_floor_is_the_fastest_decoder_and_the_readme_ratios_use_it() -> N
     assert _peak_ratio(stream, ssewire_row) == "3.0x"
     assert _peak_ratio(stream, row("ssewire[cython]", 3.0)) == "n/a"
     assert _peak_ratio({**stream, "largest_event_bytes": 1000}, ssewire_row) == "—"  # small events: no meaning
+
+
+@pytest.mark.parametrize("name", [n for n, spec in STREAMS.items() if spec.framing == "aws-eventstream"])
+def test_event_stream_bodies_read_the_same_with_botocore(name: str) -> None:
+    """The generated Bedrock bodies are valid AWS event-stream as botocore reads it: the same messages, headers and
+    payloads as ssewire's twin, fed the same chunks."""
+    from botocore.eventstream import EventStreamBuffer
+
+    from ssewire._scanner_py import EventStreamMessage, EventStreamParser
+
+    stream = generate(name, SMALL)
+    chunks = [stream.data[i : i + 16384] for i in range(0, stream.size, 16384)]
+    buf, parser = EventStreamBuffer(), EventStreamParser()
+    theirs: list[Any] = []
+    ours: list[Any] = []
+    for chunk in chunks:
+        buf.add_data(chunk)
+        theirs += [(m.headers, m.payload) for m in buf]
+        ours += [(ev.headers, ev.payload) for ev in parser.feed(chunk) if isinstance(ev, EventStreamMessage)]
+    assert not parser.close()
+    assert theirs == ours
+    assert len(ours) == stream.events
+    assert {h[":event-type"] for h, _ in ours} <= (
+        {"chunk"}
+        if name == "bedrock-anthropic"
+        else {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"}
+    )
+
+
+def test_decode_floors_unwrap_invoke_model_chunks() -> None:
+    """On InvokeModel (``bedrock-anthropic``) the payload floors decode the ``chunk`` wrapper, its base64 and the
+    Anthropic event inside, as a client must; other streams' payloads are decoded as they are."""
+    import json
+
+    from .contenders import _loads_for
+
+    case = prepare(generate("bedrock-anthropic", SMALL))
+    reference(case)  # frames the payloads
+    first = _loads_for(case, json.loads)(case.payloads[0])
+    assert first["type"] == "message_start"
+    plain = prepare(generate("bedrock-converse", SMALL))
+    assert _loads_for(plain, json.loads) is json.loads
+
+
+def test_provider_scoped_contenders_run_only_on_their_provider() -> None:
+    by_name = {c.name: c for c in contenders()}
+    sdk = by_name["anthropic SDK Bedrock decoder + json.loads"]
+    assert sdk.applies_to(generate("bedrock-anthropic", SMALL))
+    assert not sdk.applies_to(generate("bedrock-converse", SMALL))
+    assert by_name["boto3 EventStream"].applies_to(generate("bedrock-converse", SMALL))
+    assert not by_name["botocore EventStreamBuffer"].applies_to(generate("ollama-chat", SMALL))
+
+
+def test_every_stream_has_a_framing_floor() -> None:
+    from .check import FLOORS
+
+    gated = {name for floor in FLOORS if floor.group == FRAMING for name in floor.streams}
+    assert set(STREAMS) <= gated
+
+
+def test_sdk_table_lists_only_streams_where_an_sdk_reader_ran() -> None:
+    from .contenders import E2E
+    from .report import _sdk_table
+
+    def row(contender: str, median: float, impl: object = None) -> dict[str, object]:
+        return {
+            "group": E2E,
+            "contender": contender,
+            "implementation": impl,
+            "median_s": median,
+            "mb_per_s": 10 / median,
+            "vs_ssewire": 1 / median,
+        }
+
+    ours = row("ssewire[cython]", 1.0, "cython")
+    doc = {
+        "streams": [
+            {"name": "bedrock-converse", "results": [ours, row("boto3 EventStream", 20.0)]},
+            {"name": "openai-chat", "results": [ours]},
+        ]
+    }
+    lines = _sdk_table(doc)
+    assert "| bedrock-converse | 10 | 20.0x | — |" in lines
+    assert not any(line.startswith("| openai-chat") for line in lines)
+    assert _sdk_table({"streams": doc["streams"][1:]}) == []
