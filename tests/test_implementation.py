@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import pickle
 import subprocess
@@ -16,7 +17,8 @@ import pytest
 
 import ssewire
 from helpers import COMPILED
-from ssewire import _scanner_py
+from helpers.eventstream import encode_message, event
+from ssewire import _scanner, _scanner_py
 from ssewire._env import env_flag
 from ssewire.normalizers import typed
 
@@ -57,6 +59,8 @@ def test_implementation_names_the_active_module() -> None:
     assert ssewire.SSEParser is module.SSEParser
     assert ssewire.JSONArrayStreamParser is module.JSONArrayStreamParser
     assert ssewire.SSEEvent is module.SSEEvent
+    assert _scanner.EventStreamParser is module.EventStreamParser
+    assert _scanner.EventStreamMessage is module.EventStreamMessage
     if COMPILED is not None and not env_flag("SSEWIRE_NO_EXTENSIONS"):
         assert ssewire.IMPLEMENTATION == "cython"
 
@@ -110,16 +114,21 @@ def test_both_modules_export_the_same_names() -> None:
     assert _scanner_py.SSEEvent.__module__ == "ssewire._scanner_py"  # each twin defines its own event type
 
 
-@pytest.mark.parametrize("kind", ["SSEParser", "JSONArrayStreamParser", "NDJSONParser"])
+@pytest.mark.parametrize("kind", ["SSEParser", "JSONArrayStreamParser", "NDJSONParser", "EventStreamParser"])
 def test_a_parser_fed_from_a_second_thread_while_feeding_refuses(scanner: ModuleType, kind: str) -> None:
     """One parser belongs to one stream and one thread: both implementations refuse a feed(), close() or
     __init__() that arrives while a feed() is running, and the running feed() is unharmed."""
     from ssewire.errors import ParserBusyError
 
+    count = 300_001 if kind == "JSONArrayStreamParser" else 400_000
     if kind == "SSEParser":
         body = b'data: {"choices":[{"delta":{"content":"hello there"}}]}\n\n' * 400_000
     elif kind == "NDJSONParser":
         body = b'{"message":{"content":"hello there"},"done":false}\n' * 400_000
+    elif kind == "EventStreamParser":
+        # small messages, and every 1000th one long enough for the compiled parser to check its CRC without the GIL
+        unit = encode_message({}, b'{"t":"hello there"}') * 999 + encode_message({}, b"x" * 5000)
+        body, count = unit * 200, 200_000
     else:
         body = b"[" + b'{"candidates":[{"content":{"parts":[{"text":"hello there"}]}}]},' * 300_000 + b"{}"
     for _attempt in range(10):
@@ -152,7 +161,7 @@ def test_a_parser_fed_from_a_second_thread_while_feeding_refuses(scanner: Module
             break
     assert refused, "no call ever met the parser while it was feeding"
     assert any("re-entered" in r or "while the parser is feeding" in r for r in refused)
-    assert outcome == [(300_001 if kind == "JSONArrayStreamParser" else 400_000)]  # the running feed() completed, whole
+    assert outcome == [count]  # the running feed() completed, whole
 
 
 def test_event_attributes_are_writable(scanner: ModuleType) -> None:
@@ -180,8 +189,9 @@ def test_a_deleted_event_field_raises_attribute_error(scanner: ModuleType, field
     assert event == other
 
 
-def test_events_of_a_subclass_are_built_and_freed(scanner: ModuleType) -> None:
-    class Tagged(scanner.SSEEvent):  # type: ignore[misc,name-defined]
+@pytest.mark.parametrize("kind", ["SSEEvent", "EventStreamMessage"])
+def test_events_of_a_subclass_are_built_and_freed(scanner: ModuleType, kind: str) -> None:
+    class Tagged(getattr(scanner, kind)):  # type: ignore[misc]
         __slots__ = ("tag",)
 
     events = [Tagged("e", str(i)) for i in range(1000)]
@@ -190,6 +200,7 @@ def test_events_of_a_subclass_are_built_and_freed(scanner: ModuleType) -> None:
     assert [(ev.data, ev.tag) for ev in events[:2]] == [("0", 0), ("1", 1)]
     del events  # freed through the base type's deallocator, then parsing still works
     assert [e.data for e in scanner.SSEParser().feed(b"data: a\n\n" * 300)] == ["a"] * 300
+    assert [e.event for e in scanner.EventStreamParser().feed(event("a", {}) * 300)] == ["a"] * 300
 
 
 @needs_compiled
@@ -208,6 +219,44 @@ def test_compiled_events_do_not_leak_or_drop_references_to_their_type() -> None:
         assert sys.getrefcount(cls) == before
 
 
+@needs_compiled
+def test_compiled_messages_do_not_leak_or_drop_references_to_their_type() -> None:
+    class Tagged(COMPILED.EventStreamMessage):  # type: ignore[misc,name-defined,union-attr]
+        __slots__ = ("tag",)
+
+    stream = event("chunk", {"i": 1}) * 600
+    for cls in (COMPILED.EventStreamMessage, Tagged):  # type: ignore[union-attr]
+        gc.collect()  # messages left by earlier tests, in cycles, must not be freed during the count
+        before = sys.getrefcount(cls)
+        for _ in range(3):
+            made = [cls("a", str(i), {"h": i}, b"p") for i in range(600)]
+            parsed = COMPILED.EventStreamParser().feed(stream)  # type: ignore[union-attr]
+            del made, parsed
+        assert sys.getrefcount(cls) == before
+
+
+@pytest.mark.parametrize("field", ["event", "data", "headers", "payload", "message_type", "content_type"])
+def test_a_deleted_message_field_raises_attribute_error(scanner: ModuleType, field: str) -> None:
+    """As in the twin (``__slots__``): a deleted field raises AttributeError (the compiled type's own fields do not
+    read None), the message then compares unequal, and setting the field again restores it."""
+    [message] = scanner.EventStreamParser().feed(encode_message({":event-type": "e", ":content-type": "t"}, b"{}"))
+    other = scanner.EventStreamMessage("e", "{}", {":event-type": "e", ":content-type": "t"}, b"{}", None, "t")
+    assert message == other
+    value = getattr(message, field)
+    delattr(message, field)
+    uses = [lambda: getattr(message, field), lambda: delattr(message, field)]
+    if field in ("event", "data", "message_type", "content_type"):
+        uses.append(lambda: repr(message))
+    if field in ("event", "data", "message_type", "payload"):
+        uses.append(lambda: hash(message))
+    for use in uses:
+        with pytest.raises(AttributeError):
+            use()
+    assert (message == other) is False and (other == message) is False
+    setattr(message, field, value)
+    assert message == other and hash(message) == hash(other)
+
+
 def test_compiled_event_fields_are_member_descriptors() -> None:
     # as __slots__ makes them in the twin, so the interpreter's specialised attribute loads apply
     if COMPILED is None:
@@ -217,11 +266,19 @@ def test_compiled_event_fields_are_member_descriptors() -> None:
 
 
 def test_event_copy_and_pickle(scanner: ModuleType) -> None:
-    event = scanner.SSEEvent("x", '{"a": 1}', "3", 100)
-    for clone in (copy.copy(event), copy.deepcopy(event), pickle.loads(pickle.dumps(event))):
-        assert type(clone) is type(event)
-        assert clone == event
-        assert repr(clone) == repr(event)
+    message = scanner.EventStreamMessage("chunk", '{"a": 1}', {"n": 1, "u": b"\x00"}, b'{"a": 1}', "event", "json")
+    for original in (scanner.SSEEvent("x", '{"a": 1}', "3", 100), message):
+        for clone in (copy.copy(original), copy.deepcopy(original), pickle.loads(pickle.dumps(original))):
+            assert type(clone) is type(original)
+            assert clone == original
+            assert repr(clone) == repr(original)
+    clone = pickle.loads(pickle.dumps(message))
+    assert (clone.headers, clone.payload, clone.message_type, clone.content_type) == (
+        {"n": 1, "u": b"\x00"},
+        b'{"a": 1}',
+        "event",
+        "json",
+    )
 
 
 def test_event_defaults_and_comparisons(scanner: ModuleType) -> None:
@@ -246,6 +303,18 @@ def test_parser_attributes_read_and_write_like_the_twin(scanner: ModuleType) -> 
         scanner.JSONArrayStreamParser(0)
     with pytest.raises(ValueError, match="positive"):
         scanner.SSEParser(-1)
+    event_parser = scanner.EventStreamParser(1000)
+    assert (event_parser.max_buffer, event_parser.events_parsed, event_parser.bytes_fed) == (1000, 0, 0)
+    small = event("e", {})
+    event_parser.max_buffer = len(small)
+    assert len(event_parser.feed(small)) == 1 and (event_parser.events_parsed, event_parser.bytes_fed) == (
+        1,
+        len(small),
+    )
+    with pytest.raises(ssewire.SSEBufferOverflow):
+        event_parser.feed(event("e", {"a": 1}))
+    with pytest.raises(ValueError, match="positive"):
+        scanner.EventStreamParser(0)
 
 
 def test_input_types(scanner: ModuleType) -> None:
@@ -257,6 +326,10 @@ def test_input_types(scanner: ModuleType) -> None:
         scanner.SSEParser().feed("data: a\n\n")
     with pytest.raises(TypeError):
         scanner.JSONArrayStreamParser().feed(None)
+    with pytest.raises(TypeError):
+        scanner.EventStreamParser().feed("\x00\x00\x00\x10")
+    with pytest.raises(TypeError):
+        scanner.EventStreamParser().feed(16)
 
 
 @needs_compiled
@@ -295,3 +368,43 @@ def test_compiled_scanner_releases_the_gil_while_scanning() -> None:
         thread.join()
         sys.setswitchinterval(interval)
     assert during > 0, "no other thread ran while the compiled scanner worked on 60 MB"
+
+
+@needs_compiled
+def test_compiled_event_stream_parser_checks_long_messages_without_the_gil() -> None:
+    """The CRC of a message of 4 KiB or more is computed with the GIL released: another thread runs during the
+    feeds, with a switch interval far longer than they take."""
+    assert COMPILED is not None
+    data = memoryview(encode_message({":event-type": "big"}, b"b" * 200_000) * 100)  # 20 MB
+    step = 1 << 20  # fed in 1 MiB chunks, the messages dropped
+    counter = [0]
+    started = threading.Event()
+    stop = threading.Event()
+
+    def count() -> None:
+        started.set()
+        while not stop.is_set():
+            counter[0] += 1
+            if counter[0] % 200 == 0:
+                time.sleep(0)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(30.0)
+    thread = threading.Thread(target=count)
+    during = 0
+    try:
+        thread.start()
+        started.wait()
+        for _attempt in range(5):
+            before = counter[0]
+            parser = COMPILED.EventStreamParser()
+            got = sum(len(parser.feed(data[i : i + step])) for i in range(0, len(data), step))
+            during = counter[0] - before
+            assert got == 100
+            if during > 0:
+                break
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    assert during > 0, "no other thread ran while the compiled parser checked 20 MB of messages"

@@ -1,5 +1,5 @@
 """No leaks, and one pending event at most: memory stays flat over repeated parses, and the ``max_buffer`` bound
-holds in both implementations (the ``scanner`` fixture)."""
+holds in both implementations (the ``scanner`` fixture); an AWS event stream is read in the memory of one message."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any, Callable
 
 import pytest
 
-from helpers import COMPILED
+from helpers import COMPILED, peak_traced
+from helpers.eventstream import encode_message, event
 from ssewire import FramingError, SSEBufferOverflow, StreamTruncated, _scanner_py
 
 tracemalloc = pytest.importorskip("tracemalloc")  # CPython's; PyPy has none
@@ -166,3 +167,97 @@ def test_a_hundred_megabytes_of_small_events_in_one_call(scanner: ModuleType) ->
     assert events[-1].data == events[0].data
     # beyond the events it returns, the parser never held more than a window's worth: no copy of the chunk
     assert peak - retained < 16 * 1024 * 1024, f"peak {peak} retained {retained}"
+
+
+# --- AWS event-stream: one message at a time ----------------------------------------------------------------------
+
+
+def _bedrock_message(payload: int) -> bytes:
+    headers: dict[str, Any] = {":event-type": "chunk", ":content-type": "application/json", ":message-type": "event"}
+    return encode_message(headers, b"x" * payload)
+
+
+@pytest.mark.parametrize("size", [1000, 16384, 100_000])
+def test_a_long_event_stream_is_read_in_the_memory_of_one_message(scanner: ModuleType, size: int) -> None:
+    """200 messages of 64 KiB (13 MB) fed in chunks, the messages dropped as they come: the peak is the pending
+    message, then the payload and text of the message returned (and the chunk's own messages), never the stream."""
+    message = _bedrock_message(64 * 1024)
+    stream = message * 200
+    counted: list[int] = []
+    peak = peak_traced(lambda: counted.append(_parse_all(scanner.EventStreamParser(), stream, size)))
+    assert counted == [200]
+    assert peak < 4.5 * len(message) + 2 * size, f"peak {peak} for messages of {len(message)} bytes"
+    assert peak < len(stream) // 20
+
+
+def test_a_pending_event_stream_message_is_bounded_by_max_buffer(scanner: ModuleType) -> None:
+    """A message of exactly ``max_buffer`` bytes, fed in 4 KiB chunks: all but its last byte are held in about
+    ``max_buffer`` bytes (not in a buffer doubled past it); one byte more is refused from the prelude, before any of
+    the body is held."""
+    message = _bedrock_message(1024 * 1024)
+    view = memoryview(message)
+    parser = scanner.EventStreamParser(max_buffer=len(message))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for start in range(0, len(message) - 1, 4096):
+            assert parser.feed(view[start : min(start + 4096, len(message) - 1)]) == []
+        held = tracemalloc.get_traced_memory()[0]
+        [got] = parser.feed(view[-1:])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(got.payload) == 1024 * 1024
+    assert held < 1.15 * len(message), f"{held} bytes held for a pending message of {len(message)}"
+    assert peak < 3.3 * len(message)  # the pending bytes, then the payload and its text
+    parser = scanner.EventStreamParser(max_buffer=len(message) - 1)
+    tracemalloc.start()
+    try:
+        with pytest.raises(SSEBufferOverflow):
+            parser.feed(view[:4096])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert parser.bytes_fed == 4096 and peak < 64 * 1024  # nothing held for the 1 MiB the prelude announced
+
+
+def test_one_byte_chunks_of_an_event_stream_message_over_max_buffer_fail_at_its_prelude(scanner: ModuleType) -> None:
+    parser = scanner.EventStreamParser(64 * 1024)
+    view = memoryview(_bedrock_message(64 * 1024))
+    with pytest.raises(SSEBufferOverflow):
+        _feed_bytewise(parser, view)
+    assert parser.bytes_fed == 12  # the prelude said how long the message is: nothing of it was held
+    with pytest.raises(SSEBufferOverflow):
+        parser.feed(b"")
+
+
+def _event_stream_runs(mod: ModuleType) -> None:
+    """Event streams read cleanly (small and large messages, chunked and whole) and every way they fail."""
+    small = event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": " tok\u00e9"}, "p": "abcd"})
+    stream = small * 5_000 + _bedrock_message(300_000) + small * 100
+    for size in (16384, len(stream)):
+        assert _parse_all(mod.EventStreamParser(), stream, size) == 5_101
+    short = small * 20 + _bedrock_message(5000) + small
+    for data, make in (
+        (short[:-1] + bytes([short[-1] ^ 1]), mod.EventStreamParser),  # a message CRC mismatch
+        (short[:-30] + bytes([short[-30] ^ 1]) + short[-29:], mod.EventStreamParser),  # a prelude CRC mismatch
+        (small + encode_message([("a", (11, b""))]), mod.EventStreamParser),  # a type that does not exist
+        (small + encode_message([("a", "x"), ("a", "y")]), mod.EventStreamParser),  # a header twice
+        (small + encode_message([("a", (9, b"uuid"))]), mod.EventStreamParser),  # headers past their length
+        (short, lambda: mod.EventStreamParser(1000)),
+        (short[:-7], mod.EventStreamParser),
+    ):
+        for size in (7, 4096, len(data)):
+            parser = make()
+            with pytest.raises((SSEBufferOverflow, FramingError, StreamTruncated)):
+                _parse_all(parser, data, size)
+            with pytest.raises((SSEBufferOverflow, FramingError, StreamTruncated)):
+                parser.feed(b"more")
+
+
+@needs_compiled
+def test_compiled_event_stream_memory_is_flat_over_many_parses() -> None:
+    assert COMPILED is not None
+    blocks, traced = _flat(lambda: _event_stream_runs(COMPILED), rounds=6)  # type: ignore[arg-type]
+    assert blocks < 200, f"{blocks} allocated blocks leaked"
+    assert traced < 64 * 1024, f"{traced} traced bytes leaked"

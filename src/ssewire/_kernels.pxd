@@ -26,4 +26,5 @@ cdef extern from "_c/sw_events.h":
 
 cdef extern from "_c/sw_crc32.h":
     void ssewire_crc32_init() noexcept nogil
+    int ssewire_crc32_select(int allow_clmul) noexcept nogil
     uint32_t ssewire_crc32(uint32_t crc, const unsigned char* p, size_t n) noexcept nogil

@@ -46,6 +46,7 @@ from ._kernels cimport (
     ssewire_select_simd,
     ssewire_crc32,
     ssewire_crc32_init,
+    ssewire_crc32_select,
     ssewire_use_member_fields,
     ssewire_walk,
     ssewire_walk64,
@@ -1208,6 +1209,18 @@ cdef Py_ssize_t _walk_bytes(const unsigned char* p, Py_ssize_t pos, Py_ssize_t n
 
 ssewire_crc32_init()
 
+
+def _select_crc(allow_clmul):
+    """Tests only: switch the carry-less multiply CRC path off (or back on where the CPU has it); returns whether
+    it is in use. Not to be called while a parser is feeding."""
+    return bool(ssewire_crc32_select(1 if allow_clmul else 0))
+
+
+def _crc32(const unsigned char[::1] data, uint32_t crc=0):
+    """Tests only: ``zlib.crc32(data, crc)`` computed by the scanners' own CRC-32."""
+    return ssewire_crc32(crc, &data[0] if data.shape[0] else NULL, <size_t>data.shape[0])
+
+
 #: The event-stream limits (as botocore's): headers of at most 128 KiB, a payload of at most 16 MiB.
 MAX_HEADERS_LENGTH = 128 * 1024
 MAX_PAYLOAD_LENGTH = 16 * 1024 * 1024
@@ -1220,6 +1233,16 @@ cdef enum:
     STRING_MAX = 64  # the longest string kept
     BLOCK_SLOTS = 8  # header blocks kept parsed (round robin)
     BLOCK_MAX = 256  # the longest header block kept
+
+
+cdef object _NO_FIELD = object()  # an EventStreamMessage field deleted with ``del`` (as a deleted slot of the twin's)
+
+
+cdef object _field(object message, object value, str name):
+    """``value``, or the AttributeError the twin raises for a field deleted with ``del``."""
+    if value is _NO_FIELD:
+        raise AttributeError(f"'{type(message).__name__}' object has no attribute '{name}'")
+    return value
 
 
 @cython.no_gc
@@ -1235,10 +1258,12 @@ cdef class EventStreamMessage(SSEEvent):
     ``id`` and ``retry`` are always ``None``.
     """
 
-    cdef public object headers
-    cdef public object payload
-    cdef public object message_type
-    cdef public object content_type
+    # Read and written through properties that raise AttributeError once a field was deleted, as the twin's
+    # __slots__ do (a ``cdef public`` field would read None after ``del``); the scanner sets them directly.
+    cdef object _headers
+    cdef object _payload
+    cdef object _message_type
+    cdef object _content_type
 
     def __init__(self, event=None, data="", headers=None, payload=b"", message_type=None, content_type=None):
         cdef object o = self
@@ -1246,10 +1271,62 @@ cdef class EventStreamMessage(SSEEvent):
         o.data = data
         o.id = None
         o.retry = None
-        self.headers = {} if headers is None else headers
-        self.payload = payload
-        self.message_type = message_type
-        self.content_type = content_type
+        self._headers = {} if headers is None else headers
+        self._payload = payload
+        self._message_type = message_type
+        self._content_type = content_type
+
+    @property
+    def headers(self):
+        return _field(self, self._headers, "headers")
+
+    @headers.setter
+    def headers(self, value):
+        self._headers = value
+
+    @headers.deleter
+    def headers(self):
+        _field(self, self._headers, "headers")
+        self._headers = _NO_FIELD
+
+    @property
+    def payload(self):
+        return _field(self, self._payload, "payload")
+
+    @payload.setter
+    def payload(self, value):
+        self._payload = value
+
+    @payload.deleter
+    def payload(self):
+        _field(self, self._payload, "payload")
+        self._payload = _NO_FIELD
+
+    @property
+    def message_type(self):
+        return _field(self, self._message_type, "message_type")
+
+    @message_type.setter
+    def message_type(self, value):
+        self._message_type = value
+
+    @message_type.deleter
+    def message_type(self):
+        _field(self, self._message_type, "message_type")
+        self._message_type = _NO_FIELD
+
+    @property
+    def content_type(self):
+        return _field(self, self._content_type, "content_type")
+
+    @content_type.setter
+    def content_type(self, value):
+        self._content_type = value
+
+    @content_type.deleter
+    def content_type(self):
+        _field(self, self._content_type, "content_type")
+        self._content_type = _NO_FIELD
 
     def _message_key(self):
         cdef object o = self
@@ -1364,8 +1441,31 @@ cdef class EventStreamParser(_Scanner):
                 break
             self._message(<const unsigned char*>p + pos, total, out)
             pos += total
-        if pos < n and buf_append(&self._pending, p + pos, n - pos) < 0:
-            raise MemoryError()
+        if pos < n:
+            self._hold(p + pos, n - pos)
+        return 0
+
+    cdef int _hold(self, const char* p, Py_ssize_t n) except -1:
+        """Add ``p[0:n]`` to the pending message. Its buffer doubles as it fills (nothing is allocated for bytes that
+        have not arrived) but never past the message's length once the prelude gave it, so a pending message holds
+        at most ``max_buffer`` bytes (``buf_append`` would double past it: up to twice the message)."""
+        cdef Buf* b = &self._pending
+        cdef Py_ssize_t need = b.len + n, cap
+        cdef char* q
+        if need > b.cap:
+            cap = b.cap * 2 if b.cap else 256
+            if self._total and cap > self._total:
+                cap = self._total  # a pending message never needs more
+            if cap < need:
+                cap = need
+            q = <char*>PyMem_RawRealloc(b.p, <size_t>cap)
+            if q == NULL:
+                raise MemoryError()
+            b.p = q
+            b.cap = cap
+        if n:
+            memcpy(b.p + b.len, p, <size_t>n)
+        b.len = need
         return 0
 
     cdef Py_ssize_t _complete(self, const char* p, Py_ssize_t n, list out) except -1:
@@ -1376,18 +1476,15 @@ cdef class EventStreamParser(_Scanner):
             pos = PRELUDE - self._pending.len
             if pos > n:
                 pos = n
-            if buf_append(&self._pending, p, pos) < 0:
-                raise MemoryError()
+            self._hold(p, pos)
             if self._pending.len < PRELUDE:
                 return n
             self._total = self._prelude(<const unsigned char*>self._pending.p)
         need = self._total - self._pending.len
         if need > n - pos:
-            if buf_append(&self._pending, p + pos, n - pos) < 0:
-                raise MemoryError()
+            self._hold(p + pos, n - pos)
             return n
-        if buf_append(&self._pending, p + pos, need) < 0:
-            raise MemoryError()
+        self._hold(p + pos, need)
         self._message(<const unsigned char*>self._pending.p, self._total, out)
         buf_trim(&self._pending)
         self._total = 0
@@ -1445,10 +1542,10 @@ cdef class EventStreamParser(_Scanner):
         ev.data = ssewire_decode(<const char*>q + PRELUDE + length, size)
         ev.id = None
         ev.retry = None
-        ev.headers = PyDict_Copy(described[0])
-        ev.message_type = described[2]
-        ev.content_type = described[3]
-        ev.payload = PyBytes_FromStringAndSize(<const char*>q + PRELUDE + length, size)
+        ev._headers = PyDict_Copy(described[0])
+        ev._message_type = described[2]
+        ev._content_type = described[3]
+        ev._payload = PyBytes_FromStringAndSize(<const char*>q + PRELUDE + length, size)
         out.append(ev)
         self.events_parsed += 1
         self._offset += total

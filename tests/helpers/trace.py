@@ -35,7 +35,13 @@ def parser_state(parser: Any) -> tuple[Any, ...]:
 
 
 def event_key(event: Any) -> tuple[Any, ...]:
-    return (event.event, event.data, event.id, event.retry)
+    """An event's fields; for an event-stream message also its headers (with their types: a bool header must not
+    pass for an int), payload, message type and content type."""
+    key = (event.event, event.data, event.id, event.retry)
+    if hasattr(event, "payload"):
+        headers = tuple((name, type(value).__name__, value) for name, value in event.headers.items())
+        return (*key, headers, event.payload, event.message_type, event.content_type)
+    return key
 
 
 def run_calls(parser: Any, calls: Sequence[Any]) -> list[tuple[Any, ...]]:
