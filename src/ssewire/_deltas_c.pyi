@@ -5,7 +5,16 @@ from typing import Any, Mapping, Optional, Union
 
 from typing_extensions import TypeAlias, disjoint_base
 
-__all__ = ["DeltaRule", "MemberPath", "TextSink", "compact_member", "take_deltas", "take_texts", "use_types"]
+__all__ = [
+    "DeltaRule",
+    "MemberPath",
+    "TextSink",
+    "compact_member",
+    "take_deltas",
+    "take_texts",
+    "unwrap_chunks",
+    "use_types",
+]
 
 _Path: TypeAlias = tuple[Union[str, int], ...]
 _Variant: TypeAlias = tuple[Union[str, bool, None], tuple[tuple[int, str], ...]]  # (tag, ((text path, kind), ...))
@@ -59,3 +68,4 @@ def take_deltas(
     sink: Optional[TextSink] = None,
 ) -> int: ...
 def take_texts(events: list[Any], start: int, texts: list[str], reasonings: list[str]) -> tuple[int, Any]: ...
+def unwrap_chunks(events: list[Any], start: int, out: list[Any], make_event: Any) -> int: ...

@@ -58,7 +58,16 @@ cdef extern from "Python.h":
     object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
     object PyLong_FromString(const char* s, char** end, int base)
 
-__all__ = ["DeltaRule", "MemberPath", "TextSink", "compact_member", "take_deltas", "take_texts", "use_types"]
+__all__ = [
+    "DeltaRule",
+    "MemberPath",
+    "TextSink",
+    "compact_member",
+    "take_deltas",
+    "take_texts",
+    "unwrap_chunks",
+    "use_types",
+]
 
 # -- the objects it reads and makes -------------------------------------------------------------------------------
 
@@ -677,3 +686,55 @@ def take_texts(list events, Py_ssize_t start, list texts, list reasonings):
             sequence = value
         i += 1
     return i, (None if sequence is NULL else <object>sequence)
+
+
+# -- Bedrock's chunk messages ---------------------------------------------------------------------------------------
+
+from binascii import a2b_base64 as _a2b_base64
+
+cdef str _CHUNK = "chunk", _BYTES = '{"bytes":"', _TYPE_OPEN = '{"type":"'
+cdef str _METRICS = "amazon-bedrock-invocationMetrics"
+cdef tuple _FAILED = ("exception", "error")
+
+
+def unwrap_chunks(list events, Py_ssize_t start, list out, make_event):
+    """The compiled twin of ``ssewire.normalizers.bedrock._unwrap_chunks`` (same arguments, same result): from
+    ``events[start]`` on, each ``chunk`` message whose payload is ``{"bytes":"<base64>", ...}`` becomes
+    ``make_event(type, text)`` in ``out`` (``text``: the decoded event, ``type``: what its text opens
+    ``{"type":"...`` with, else None). Stops at the first event that is not such a chunk, an exception or error
+    message, bytes that are not base64, or an event naming ``amazon-bedrock-invocationMetrics``; returns its
+    index."""
+    cdef Py_ssize_t i = start, n = len(events), end, size = len(_BYTES), opened = len(_TYPE_OPEN)
+    cdef str data, text, tail
+    cdef bytes raw
+    while i < n:
+        ev = events[i]
+        if ev.event != _CHUNK or getattr(ev, "message_type", None) in _FAILED:
+            break
+        value = ev.data
+        if type(value) is not str:
+            break
+        data = <str>value
+        if not data.startswith(_BYTES):
+            break
+        end = data.find('"', size)
+        if end < 0:
+            break
+        tail = data[end + 1 : end + 2]
+        if tail != "," and tail != "}":
+            break
+        try:
+            raw = _a2b_base64(data[size:end])
+        except ValueError:
+            break
+        text = PyUnicode_DecodeUTF8(raw, len(raw), "replace")
+        if _METRICS in text:
+            break
+        kind = None
+        if text.startswith(_TYPE_OPEN):
+            end = text.find('"', opened)
+            if end > 0:
+                kind = text[opened:end]
+        out.append(make_event(kind, text))
+        i += 1
+    return i

@@ -137,6 +137,37 @@ def _type_of(text: str) -> Optional[str]:
     return None
 
 
+def _unwrap_chunks(
+    events: list[SSEEvent], start: int, out: list[SSEEvent], make_event: Callable[[Optional[str], str], SSEEvent]
+) -> int:
+    """From ``events[start]`` on, each ``chunk`` message whose payload is ``{"bytes":"<base64>", ...}`` becomes
+    ``make_event(type, text)`` in ``out`` (``text``: the decoded event, ``type``: what its text opens
+    ``{"type":"...`` with, else None). Stops at the first event that is not such a chunk, an exception or error
+    message, bytes that are not base64, or an event naming ``amazon-bedrock-invocationMetrics``; returns its
+    index. (``ssewire._deltas_c.unwrap_chunks`` is its compiled twin.)"""
+    index, end, size = start, len(events), len(_CHUNK_PREFIX)
+    a2b = binascii.a2b_base64
+    while index < end:
+        ev = events[index]
+        if ev.event != "chunk" or getattr(ev, "message_type", None) in _FAILED:
+            break
+        data = ev.data
+        if type(data) is not str or not data.startswith(_CHUNK_PREFIX):
+            break
+        close = data.find('"', size)
+        if close < 0 or data[close + 1 : close + 2] not in (",", "}"):
+            break
+        try:
+            text = a2b(data[size:close]).decode("utf-8", "replace")
+        except ValueError:
+            break
+        if _METRICS in text:
+            break
+        out.append(make_event(_type_of(text), text))
+        index += 1
+    return index
+
+
 def _keyed_inner(obj: Any) -> Optional[dict[str, Any]]:
     """The decoded event inside a ``chunk`` payload object, when it is a JSON object."""
     text = _chunk_bytes(obj)
@@ -363,6 +394,7 @@ class BedrockAnthropicNormalizer(_Bedrock, AnthropicNormalizer):
         super().__init__()
         #: ``amazon-bedrock-invocationMetrics`` of the ``message_stop`` event.
         self.invocation_metrics: Optional[dict[str, Any]] = None
+        self._unwrap = typed.unwrap_chunks or _unwrap_chunks
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -398,26 +430,34 @@ class BedrockAnthropicNormalizer(_Bedrock, AnthropicNormalizer):
 
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
         """The Anthropic events inside the batch's ``chunk`` messages, through :meth:`AnthropicNormalizer.normalize`
-        (and its delta reader); exceptions and other messages in their place."""
-        inner: list[SSEEvent] = []
+        (and its delta reader), unwrapped a run at a time (in C where it is built); exceptions and other messages
+        in their place."""
+        batch = events if type(events) is list else list(events)
+        unwrap = self._unwrap
         out: list[Unified] = []
-        for ev in events:
-            text = _chunk_text(ev.data) if ev.event == "chunk" and not _failed(ev) else None
-            if text is not None:
-                if _METRICS in text:
-                    self._keep_metrics(text)
-                inner.append(_Event(_type_of(text), text))
-                continue
+        index, end = 0, len(batch)
+        while index < end:
+            inner: list[SSEEvent] = []
+            index = unwrap(batch, index, inner, _Event)
             if inner:
                 out += AnthropicNormalizer.normalize(self, inner)
-                inner = []
-            out += self.decoded(ev)
+            if index >= end:
+                break
+            out += self._message(batch[index])  # not a plain chunk: metrics, an exception, anything else
+            index += 1
             if self._into is not None:  # normalize_into: hand over in order
                 self._into.take(out)
                 out = []
-        if inner:
-            out += AnthropicNormalizer.normalize(self, inner)
         return out
+
+    def _message(self, ev: SSEEvent) -> list[Unified]:
+        """One message the unwrapping stopped at."""
+        text = _chunk_text(ev.data) if ev.event == "chunk" and not _failed(ev) else None
+        if text is None:
+            return self.decoded(ev)
+        if _METRICS in text:
+            self._keep_metrics(text)
+        return AnthropicNormalizer.normalize(self, [_Event(_type_of(text), text)])
 
     def decoded(self, ev: SSEEvent) -> list[Unified]:
         """Exception and error messages become ``error``; anything else is decoded."""

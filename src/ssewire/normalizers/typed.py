@@ -36,6 +36,7 @@ __all__ = [
     "take_deltas",
     "take_texts",
     "TextSink",
+    "unwrap_chunks",
 ]
 
 Decoder = Optional[Callable[[str], Any]]
@@ -171,6 +172,12 @@ take_texts: Optional[TakeTexts] = None if _deltas_c is None else _deltas_c.take_
 #: ``compact_member(data, path) -> str | None``: the compact JSON text of one member of a payload, written from its
 #: text (see :mod:`ssewire._deltas_c`); None where the compiled reader is not built (or typed decoding is off).
 compact_member: Optional[Callable[[str, Any], Optional[str]]] = None
+
+
+UnwrapChunks = Callable[[list[SSEEvent], int, list[SSEEvent], Callable[[Optional[str], str], SSEEvent]], int]
+#: ``unwrap_chunks(events, start, out, make_event) -> index``: Bedrock's ``chunk`` messages unwrapped in C (see
+#: :mod:`ssewire._deltas_c`), or None where the compiled reader is not built.
+unwrap_chunks: Optional[UnwrapChunks] = None if _deltas_c is None else _deltas_c.unwrap_chunks
 
 
 def member_path(path: Path) -> Any:
