@@ -100,10 +100,19 @@ def test_sync_stop_early_releases_connection(
             assert response.is_closed
 
 
-@pytest.mark.parametrize("client", ["httpx", "requests"])
-def test_sync_close_delimited_body_is_read_incrementally(server: StreamServer, client: str) -> None:
+@pytest.mark.parametrize("client", ["httpx", "requests", "requests-urllib3-1.26"])
+def test_sync_close_delimited_body_is_read_incrementally(
+    server: StreamServer, client: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A body without chunked encoding is not read whole before the first event (requests' ``iter_content``
-    would): the stream stalls after one event, yet that event arrives."""
+    would): the stream stalls after one event, yet that event arrives; also over urllib3 1.26, which has no
+    ``read1()`` (what botocore pins on Python 3.9)."""
+    if client == "requests-urllib3-1.26":
+        urllib3_response = pytest.importorskip("urllib3.response")
+        for cls in (urllib3_response.HTTPResponse, getattr(urllib3_response, "BaseHTTPResponse", None)):
+            if cls is not None:
+                monkeypatch.delattr(cls, "read1", raising=False)
+        client = "requests"
     token = _token(f"sync-close-{client}")
     with _sync_response(client, server.url("/stall", token=token, mode="close")) as response:
         gen = iter_response(response, "openai-chat")

@@ -270,3 +270,23 @@ def test_already_read_response_is_parsed_from_memory(server: StreamServer) -> No
     assert collect(iter_response(response, "openai-chat")).text == synthetic_text(5, 10)
     response = httpx.get(server.url("/synthetic", events=5, size=10), timeout=TIMEOUT)
     assert collect(iter_response(response, "openai-chat")).text == synthetic_text(5, 10)
+
+
+@pytest.mark.parametrize("mode", ["close", "length"])
+def test_requests_over_urllib3_without_read1_reads_incrementally_and_sees_drops(
+    server: StreamServer, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """urllib3 1.26 (what botocore pins on Python 3.9) has no ``read1()``: a body without chunked encoding is then
+    read through the ``http.client`` response underneath, still as it arrives, and a cut before the declared
+    length is still a dropped connection."""
+    urllib3_response = pytest.importorskip("urllib3.response")
+    for cls in (urllib3_response.HTTPResponse, getattr(urllib3_response, "BaseHTTPResponse", None)):
+        if cls is not None:
+            monkeypatch.delattr(cls, "read1", raising=False)
+    assert not hasattr(urllib3_response.HTTPResponse, "read1")
+    events = fetch("requests", server.url("/synthetic", events=30, size=100, mode=mode), "openai-chat")
+    assert collect(events).text == synthetic_text(30, 100)
+    cut = fetch("requests", server.url("/synthetic", events=30, size=100, cut=2500, mode=mode), "openai-chat")
+    assert cut[-1].error is not None and cut[-1].error["type"] == "stream_truncated"
+    if mode == "length":
+        assert "connection lost" in cut[-1].error["message"]

@@ -6,7 +6,8 @@
 - httpx ``Response`` from ``client.stream(...)`` (sync or async), read with ``iter_bytes()`` / ``aiter_bytes()``;
 - aiohttp ``ClientResponse`` (async only), read with ``content.readany()`` as data arrives;
 - requests ``Response`` from ``stream=True`` (sync only), read with ``iter_content(chunk_size=None)`` (chunked
-  bodies) or one ``read1()`` per chunk (bodies without chunked encoding, which ``iter_content`` would read whole).
+  bodies) or one ``read1()`` per chunk (bodies without chunked encoding, which ``iter_content`` would read whole;
+  with urllib3 1.26, the ``http.client`` response's own ``read1()`` when the body is not content-encoded).
 
 Bodies are read in the client's own chunking with any ``Content-Encoding`` removed. The client is recognised by
 the module of the response's type (then by duck typing); ssewire never imports a client itself.
@@ -34,7 +35,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import importlib
-from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Generator, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Optional, Union
 
 from ._scanner import SSEEvent, SSEParser
 from .errors import ResponseStatusError, StreamTruncated, UnsupportedResponseError
@@ -182,8 +183,9 @@ class _SyncSource(_Source):
         else:
             raw = getattr(response, "raw", None)
             consumed = getattr(response, "_content_consumed", False)
-            if not consumed and raw is not None and not getattr(raw, "chunked", True) and hasattr(raw, "read1"):
-                self.chunks = _read1_chunks(raw)  # iter_content(None) would read this body whole
+            read1 = None if consumed or raw is None or getattr(raw, "chunked", True) else _read1_of(raw)
+            if read1 is not None:
+                self.chunks = _read1_chunks(read1)  # iter_content(None) would read this body whole
             else:
                 self.chunks = response.iter_content(chunk_size=None)
 
@@ -238,9 +240,32 @@ class _ConnectionLost(Exception):
         self.cause = cause
 
 
-def _read1_chunks(raw: Any) -> Iterator[bytes]:
+def _read1_of(raw: Any) -> Optional[Callable[[], bytes]]:
+    """How to read a body without chunked encoding as it arrives: urllib3 2's ``read1()``; with urllib3 1.26 (what
+    botocore pins on Python 3.9), which has none, the ``read1()`` of the ``http.client`` response underneath when
+    the body is not content-encoded (urllib3 would have decoded it); else None."""
+    read1 = getattr(raw, "read1", None)
+    if read1 is not None:
+        return lambda: read1(_READ1_SIZE, decode_content=True)  # type: ignore[no-any-return]
+    fp = getattr(raw, "_fp", None)
+    headers = getattr(raw, "headers", None)
+    encoding = headers.get("content-encoding", "identity") if headers is not None else "identity"
+    if fp is None or not hasattr(fp, "read1") or encoding.strip().lower() not in ("", "identity"):
+        return None
+
+    def read() -> bytes:
+        data: bytes = fp.read1(_READ1_SIZE)
+        if not data and getattr(fp, "length", None):  # the declared length never came: the connection dropped
+            protocol_error = importlib.import_module("urllib3.exceptions").ProtocolError
+            raise protocol_error(f"Connection broken: IncompleteRead({fp.length} bytes more expected)")
+        return data
+
+    return read
+
+
+def _read1_chunks(read1: Callable[[], bytes]) -> Iterator[bytes]:
     while True:
-        data = raw.read1(_READ1_SIZE, decode_content=True)
+        data = read1()
         if not data:
             return
         yield data
