@@ -246,7 +246,7 @@ def _read1_of(raw: Any) -> Optional[Callable[[], bytes]]:
     the body is not content-encoded (urllib3 would have decoded it); else None."""
     read1 = getattr(raw, "read1", None)
     if read1 is not None:
-        return lambda: read1(_READ1_SIZE, decode_content=True)  # type: ignore[no-any-return]
+        return lambda: read1(_READ1_SIZE, decode_content=True)
     fp = getattr(raw, "_fp", None)
     headers = getattr(raw, "headers", None)
     encoding = headers.get("content-encoding", "identity") if headers is not None else "identity"
