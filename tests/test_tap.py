@@ -192,3 +192,62 @@ def test_feed_after_close_raises() -> None:
     with pytest.raises(SSEwireError, match="after close"):
         tap.feed(b"data: {}\n\n")
     assert tap.close().text == "Hello"  # close() stays idempotent
+
+
+def test_first_byte_first_event_and_first_content_are_told_apart() -> None:
+    """A keep-alive comment is a byte, ``response.created`` and a ping are events, only a delta is content; gaps
+    are measured between content chunks."""
+    clock = FakeClock()
+    tap = StreamTap("openai", clock=clock)
+    created, first, second, completed = (part + b"\n\n" for part in BODY.split(b"\n\n")[:4])
+    for at, chunk in ((0.25, b": keep-alive\n\n"), (0.5, created), (0.75, b": ping\n\n"), (2.0, first)):
+        clock.now = 100.0 + at
+        tap.feed(chunk)
+    clock.now = 102.5
+    tap.feed(second)
+    clock.now = 103.0
+    tap.feed(completed)
+    tap.close()
+    m = tap.metrics
+    assert (m.time_to_first_byte, m.time_to_first_event, m.time_to_first_content) == (0.25, 0.5, 2.0)
+    assert m.time_to_first_token == 2.0 and m.gaps == [0.5] and m.time_to_done == 3.0
+    assert {k: m.to_dict()[k] for k in ("time_to_first_event", "time_to_first_content")} == {
+        "time_to_first_event": 0.5,
+        "time_to_first_content": 2.0,
+    }
+
+
+def test_role_only_chat_chunks_are_not_content() -> None:
+    clock = FakeClock()
+    tap = StreamTap("openai-chat", clock=clock)
+    role = b'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n'
+    text = b'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+    clock.now = 101.0
+    tap.feed(role)
+    clock.now = 104.0
+    tap.feed(text)
+    assert (tap.metrics.time_to_first_event, tap.metrics.time_to_first_content) == (1.0, 4.0)
+
+
+def test_usage_provenance_and_a_reported_cost() -> None:
+    done = tap_result(BODY)
+    assert done.usage_provenance == "reported" and done.cost is None
+    cut = tap_result(BODY[: BODY.index(b"event: response.completed")])
+    assert cut.usage_provenance == "absent" and cut.usage is None
+    chat = (
+        b'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\n'
+        b'data: {"id":"c","model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,'
+        b'"total_tokens":4,"cost":0.00021}}\n\n'
+    )
+    partial = tap_result(chat, "openai-chat")  # no finish_reason, no [DONE]: cut
+    assert partial.usage_provenance == "partial" and partial.cost == 0.00021
+    whole = tap_result(
+        chat.replace(b'"finish_reason":null', b'"finish_reason":"stop"') + b"data: [DONE]\n\n", "openai-chat"
+    )
+    assert whole.usage_provenance == "reported" and whole.cost == 0.00021
+
+
+def tap_result(body: bytes, provider: Any = "openai") -> Any:
+    tap = StreamTap(provider)
+    tap.feed(body)
+    return tap.close()

@@ -136,6 +136,17 @@ class StreamResult:
         return [c for c in self.tool_calls if c.server]
 
     @property
+    def usage_provenance(self) -> str:
+        """``"reported"`` (the provider's final usage), ``"partial"`` (the best seen before the stream was cut) or
+        ``"absent"`` (the stream reported none)."""
+        return "absent" if self.usage is None else self.usage.provenance
+
+    @property
+    def cost(self) -> Optional[float]:
+        """The cost the provider reported in the stream's usage (see :attr:`Usage.cost`), else None."""
+        return None if self.usage is None else self.usage.cost
+
+    @property
     def last_signature(self) -> Optional[str]:
         """The most recent reasoning signature, or None."""
         return self.signatures[-1] if self.signatures else None

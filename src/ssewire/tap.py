@@ -2,7 +2,8 @@
 
 ``tap.feed(chunk)`` returns nothing and never modifies or holds the chunk: the gateway forwards the very bytes
 it received. The tap builds the :class:`~ssewire.result.StreamResult` (``tap.result``) and :class:`TapMetrics`
-(``tap.metrics``): bytes, events, time to first token, gaps between deltas, time to done. Timing is read once
+(``tap.metrics``): bytes, events, times to the first byte, first event and first content, gaps between content
+chunks, time to done. Timing is read once
 per chunk, not per event. A compressed upstream (a gateway forwarding ``aiter_raw()``) is decompressed for the
 tap's own parsing: from ``content_encoding=`` (the upstream's ``Content-Encoding``), else gzip is recognised by
 its magic bytes; the forwarded bytes stay compressed. A tap never raises into the forwarding path: a stream it
@@ -38,24 +39,52 @@ def _percentile(ordered: list[float], q: float) -> Optional[float]:
 
 
 class TapMetrics:
-    """What a tapped stream did. Times are seconds from the tap's creation (``started``); gaps are between
-    chunks that carried deltas."""
+    """What a tapped stream did. Times are seconds from the tap's creation (``started``), each None until it
+    happened: the first byte, the first event (of any kind), the first content (the first text, reasoning or
+    tool-call delta: keep-alives, comments, pings, ``response.created``, role-only chunks and other ``raw`` events
+    are not content), the terminal event. ``gaps`` are between chunks that carried content."""
 
-    __slots__ = ("bytes", "chunks", "done_at", "events", "first_byte_at", "first_token_at", "gaps", "last_delta_at")
+    __slots__ = (
+        "bytes",
+        "chunks",
+        "done_at",
+        "events",
+        "first_byte_at",
+        "first_event_at",
+        "first_token_at",
+        "gaps",
+        "last_delta_at",
+    )
 
     def __init__(self) -> None:
         self.bytes = 0
         self.chunks = 0
         self.events = 0
         self.first_byte_at: Optional[float] = None
+        self.first_event_at: Optional[float] = None
         self.first_token_at: Optional[float] = None
         self.last_delta_at: Optional[float] = None
         self.done_at: Optional[float] = None
         self.gaps: list[float] = []
 
     @property
+    def time_to_first_byte(self) -> Optional[float]:
+        """Seconds until the first byte of the body."""
+        return self.first_byte_at
+
+    @property
+    def time_to_first_event(self) -> Optional[float]:
+        """Seconds until the first event of any kind (a ping or ``response.created`` counts)."""
+        return self.first_event_at
+
+    @property
+    def time_to_first_content(self) -> Optional[float]:
+        """Seconds until the first text, reasoning or tool-call delta: what users wait for."""
+        return self.first_token_at
+
+    @property
     def time_to_first_token(self) -> Optional[float]:
-        """Seconds until the first text, reasoning or tool-call delta."""
+        """:attr:`time_to_first_content` (its older name)."""
         return self.first_token_at
 
     @property
@@ -79,6 +108,8 @@ class TapMetrics:
             "chunks": self.chunks,
             "events": self.events,
             "time_to_first_byte": self.first_byte_at,
+            "time_to_first_event": self.first_event_at,
+            "time_to_first_content": self.first_token_at,
             "time_to_first_token": self.first_token_at,
             "time_to_done": self.done_at,
             "gaps": self.gap_stats(),
@@ -143,6 +174,8 @@ class StreamTap:
         """The accumulator took events since it had taken ``events`` events, ``deltas`` of them deltas."""
         metrics = self.metrics
         accumulator = self._accumulator
+        if accumulator.events > events and metrics.first_event_at is None:
+            metrics.first_event_at = now
         metrics.events += accumulator.events - events
         if accumulator.deltas > deltas:
             if metrics.first_token_at is None:

@@ -7,7 +7,10 @@ Whatever the provider counts, the fields mean the same thing:
 - ``output_tokens``: every generated token, reasoning included; ``reasoning_tokens``: the reasoning share
   (``None`` where the provider does not report it, e.g. Anthropic);
 - ``total_tokens`` = ``input_tokens + output_tokens``, always; ``raw`` is the provider's object, untouched;
-- ``partial``: True when the stream ended early, so the counts are the best seen, not final.
+- ``partial``: True when the stream ended early, so the counts are the best seen, not final; ``provenance`` says
+  the same as ``"reported"`` (the provider's final figure) or ``"partial"``, and a result without usage says
+  ``"absent"`` (:attr:`~ssewire.StreamResult.usage_provenance`);
+- ``cost``: a cost the provider put in its usage object (an OpenAI-compatible router's ``usage.cost``), else None.
 
 Each provider's module says how its usage object maps onto these fields (``Normalizer.usage_from``);
 :meth:`Usage.from_raw` asks them in the registry's order. ``source`` names the provider whose shape it was; an
@@ -99,6 +102,18 @@ class Usage:
             raw=raw,
             partial=partial,
         )
+
+    @property
+    def provenance(self) -> str:
+        """``"reported"``: the provider's final figure; ``"partial"``: the best seen before the stream was cut."""
+        return "partial" if self.partial else "reported"
+
+    @property
+    def cost(self) -> Optional[float]:
+        """The ``cost`` the provider reported in its usage object (OpenRouter and other OpenAI-compatible routers),
+        in the provider's currency unit; None when it reported none."""
+        cost = self.raw.get("cost") if isinstance(self.raw, dict) else None
+        return cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
 
     @property
     def recognised(self) -> bool:
