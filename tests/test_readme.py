@@ -118,6 +118,8 @@ def test_readme_example_runs(server: StreamServer, line: int, code: str, capsys:
     for client in ("httpx", "aiohttp", "requests"):
         if re.search(rf"^\s*import {client}\b|\b{client}\.", code, re.M):
             pytest.importorskip(client)  # the examples' HTTP clients are extras
+    if "ssewire.otel" in code:
+        pytest.importorskip("opentelemetry")  # the otel extra
     namespace = _preamble(server, code)
     if _ASYNC.search(code):
         source = "async def _example():\n" + textwrap.indent(code, "    ") + "\n    return locals()\n"
