@@ -41,7 +41,7 @@ def _percentile(ordered: list[float], q: float) -> Optional[float]:
 class TapMetrics:
     """What a tapped stream did. Times are seconds from the tap's creation (``started``), each None until it
     happened: the first byte, the first event (of any kind), the first content (the first text, reasoning or
-    tool-call delta: keep-alives, comments, pings, ``response.created``, role-only chunks and other ``raw`` events
+    tool-call delta: keep-alive comments, pings, ``response.created``, role-only chunks and other ``raw`` events
     are not content), the terminal event. ``gaps`` are between chunks that carried content."""
 
     __slots__ = (
