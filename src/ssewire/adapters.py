@@ -1,9 +1,10 @@
-"""Events straight from a streaming HTTP response of httpx, aiohttp or requests.
+"""Events straight from a streaming HTTP response of httpx (or its fork httpx2), aiohttp or requests.
 
 :func:`iter_response` / :func:`aiter_response` yield unified events, :func:`iter_response_events` /
 :func:`aiter_response_events` the framed events, from a response whose body has not been read yet:
 
 - httpx ``Response`` from ``client.stream(...)`` (sync or async), read with ``iter_bytes()`` / ``aiter_bytes()``;
+  an httpx2 ``Response`` is read the same way (httpx2 keeps httpx's API), with httpx2's own transport errors;
 - aiohttp ``ClientResponse`` (async only), read with ``content.readany()`` as data arrives;
 - requests ``Response`` from ``stream=True`` (sync only), read with ``iter_content(chunk_size=None)`` (chunked
   bodies) or one ``read1()`` per chunk (bodies without chunked encoding, which ``iter_content`` would read whole;
@@ -49,10 +50,11 @@ from .stream import StreamDecoder
 if TYPE_CHECKING:
     import aiohttp
     import httpx
+    import httpx2
     import requests
 
-    SyncResponse = Union[httpx.Response, requests.Response]
-    AsyncResponse = Union[httpx.Response, aiohttp.ClientResponse]
+    SyncResponse = Union[httpx.Response, httpx2.Response, requests.Response]
+    AsyncResponse = Union[httpx.Response, httpx2.Response, aiohttp.ClientResponse]
 
 __all__ = [
     "ERROR_BODY_LIMIT",
@@ -67,18 +69,29 @@ __all__ = [
 ERROR_BODY_LIMIT = 64 * 1024
 _READ1_SIZE = 64 * 1024
 _ExcTypes = tuple[type[BaseException], ...]
+#: The root module of a response's class -> the client API it is read with (httpx2 is httpx's API).
+_CLIENT_MODULES = {"httpx": "httpx", "httpx2": "httpx", "aiohttp": "aiohttp", "requests": "requests"}
 
 
 # ---------------------------------------------------------------------------------------------- client detection
 
 
-def _client_of(response: object) -> str:
-    """``"httpx"``, ``"aiohttp"`` or ``"requests"`` (the response's module, then duck typing); else
-    :class:`~ssewire.errors.UnsupportedResponseError` (a ``TypeError``)."""
+def _library_of(response: object) -> Optional[str]:
+    """The supported client library the response's class (or a base class) comes from: ``"httpx"``,
+    ``"httpx2"``, ``"aiohttp"``, ``"requests"``, or None."""
     for cls in type(response).__mro__:
         root = cls.__module__.partition(".")[0]
-        if root in ("httpx", "aiohttp", "requests"):
+        if root in _CLIENT_MODULES:
             return root
+    return None
+
+
+def _client_of(response: object) -> str:
+    """``"httpx"`` (httpx and httpx2), ``"aiohttp"`` or ``"requests"`` (the response's module, then duck typing);
+    else :class:`~ssewire.errors.UnsupportedResponseError` (a ``TypeError``)."""
+    library = _library_of(response)
+    if library is not None:
+        return _CLIENT_MODULES[library]
     if hasattr(response, "aiter_bytes") and hasattr(response, "iter_bytes"):
         return "httpx"
     if hasattr(response, "iter_content") and hasattr(response, "raw"):
@@ -87,18 +100,20 @@ def _client_of(response: object) -> str:
         return "aiohttp"
     raise UnsupportedResponseError(
         f"unsupported response type {type(response).__module__}.{type(response).__qualname__}: expected an httpx "
-        "Response, an aiohttp ClientResponse or a requests Response"
+        "or httpx2 Response, an aiohttp ClientResponse or a requests Response"
     )
 
 
 def _module(response: object) -> Any:
-    return importlib.import_module(type(response).__module__.partition(".")[0])
+    """The module of the response's client: its library (httpx or httpx2, also for a subclass defined
+    elsewhere), else the root module of its class (an API-compatible fork)."""
+    return importlib.import_module(_library_of(response) or type(response).__module__.partition(".")[0])
 
 
 def _transport_errors(response: object, client: str) -> _ExcTypes:
     """The client's exceptions that mean "the body could not be read to its end"."""
     if client == "httpx":
-        error = getattr(_module(response), "TransportError", None)  # also covers API-compatible forks
+        error = getattr(_module(response), "TransportError", None)  # httpx2's own, and API-compatible forks
         return (error,) if isinstance(error, type) else ()
     if client == "aiohttp":
         aiohttp = importlib.import_module("aiohttp")
@@ -370,7 +385,8 @@ def iter_response(
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
 ) -> Generator[Unified, None, None]:
-    """Unified events from a streaming sync response (httpx ``Response`` or requests ``Response``, not yet read).
+    """Unified events from a streaming sync response (httpx or httpx2 ``Response``, requests ``Response``; not
+    yet read).
 
     ``provider`` as for :func:`~ssewire.iter_unified`; ``framing`` defaults from ``Content-Type``. Raises
     :class:`~ssewire.ResponseStatusError` for a non-2xx response. A dropped connection ends with the
@@ -402,8 +418,8 @@ async def aiter_response(
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
 ) -> AsyncGenerator[Unified, None]:
-    """The async twin of :func:`iter_response`, for an httpx ``Response`` from an ``AsyncClient`` or an aiohttp
-    ``ClientResponse``. ``aclose()`` and task cancellation close the response."""
+    """The async twin of :func:`iter_response`, for an httpx or httpx2 ``Response`` from an ``AsyncClient`` or an
+    aiohttp ``ClientResponse``. ``aclose()`` and task cancellation close the response."""
     source = _AsyncSource(response)
     try:
         error = await source.status_error()

@@ -27,6 +27,7 @@ Routes (GET or POST; a request body is read and ignored):
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import random
@@ -409,18 +410,22 @@ if __name__ == "__main__":
 # ------------------------------------------------------------------------------------------- client helpers
 # Used by the tests: one function per way of reading a response. The clients are imported here, not by ssewire.
 
-CLIENTS = ("httpx", "httpx-async", "aiohttp", "requests")
+HAS_HTTPX2 = importlib.util.find_spec("httpx2") is not None
+#: Every client the adapter tests read through; httpx2 (Python 3.11+) only when it is installed.
+CLIENTS = ("httpx", "httpx-async", "aiohttp", "requests") + (("httpx2", "httpx2-async") if HAS_HTTPX2 else ())
 TIMEOUT = 20.0
 
 
 def fetch(client: str, url: str, provider: Any = None, framing: Optional[FramingName] = None) -> list[Any]:
     """Every event of ``url`` read through ``client``: unified events when ``provider`` is given, else framed
     events. Exceptions propagate."""
+    import pytest
+
     from ssewire.adapters import aiter_response, aiter_response_events, iter_response, iter_response_events
 
-    if client == "httpx":
-        import httpx
-
+    # httpx2 keeps httpx's API: the same code reads both
+    httpx: Any = pytest.importorskip(client.partition("-")[0]) if client.startswith("httpx") else None
+    if client in ("httpx", "httpx2"):
         with httpx.Client(timeout=TIMEOUT, verify=False) as hc, hc.stream("GET", url) as response:
             if provider is None:
                 return list(iter_response_events(response, framing))
@@ -434,9 +439,7 @@ def fetch(client: str, url: str, provider: Any = None, framing: Optional[Framing
             return list(iter_response(reply, provider, framing))
 
     async def run() -> list[Any]:
-        if client == "httpx-async":
-            import httpx
-
+        if client in ("httpx-async", "httpx2-async"):
             async with httpx.AsyncClient(timeout=TIMEOUT, verify=False) as ac, ac.stream("GET", url) as response:
                 if provider is None:
                     return [e async for e in aiter_response_events(response, framing)]
@@ -449,6 +452,6 @@ def fetch(client: str, url: str, provider: Any = None, framing: Optional[Framing
                 return [e async for e in aiter_response_events(response, framing)]
             return [e async for e in aiter_response(response, provider, framing)]
 
-    if client not in CLIENTS:
+    if client not in ("httpx-async", "httpx2-async", "aiohttp"):
         raise ValueError(client)
     return asyncio.run(run())
