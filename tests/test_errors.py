@@ -109,7 +109,7 @@ def test_max_buffer_must_be_positive_on_both_scanners(scanner: ModuleType) -> No
 def test_an_object_that_is_no_response_is_an_unsupported_response_error() -> None:
     from ssewire.adapters import iter_response
 
-    with pytest.raises(UnsupportedResponseError, match="expected an httpx Response"):
+    with pytest.raises(UnsupportedResponseError, match="expected an httpx or httpx2 Response"):
         list(iter_response(object(), "openai"))  # type: ignore[arg-type]
 
 

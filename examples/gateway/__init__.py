@@ -1,0 +1,16 @@
+"""A real gateway built on ssewire (extra ``gateway``: Starlette, uvicorn, httpx; not part of the wheel): an ASGI
+reverse proxy that forwards LLM streams byte for byte while a :class:`ssewire.StreamTap` records each one's result,
+usage and timings, optionally exported through :mod:`ssewire.otel`.
+
+- :mod:`.app`: ``create_app(upstream_base_url, ...)``, the proxy;
+- :mod:`.record`: :class:`Record`, what is handed over after each request, and :class:`Recorder`, which keeps them;
+- :mod:`.telemetry`: the span and GenAI metrics of each request (OpenTelemetry, only when asked for);
+- :mod:`.serve`: uvicorn in the foreground or in a background thread;
+- :mod:`.replay`: an upstream that replays recorded streams with realistic pacing, for tests;
+- ``python -m examples.gateway --upstream URL --port N`` runs it.
+"""
+
+from .app import HOP_BY_HOP, PATH_PROVIDERS, create_app, provider_for_path
+from .record import Record, RecordCallback, Recorder
+
+__all__ = ["HOP_BY_HOP", "PATH_PROVIDERS", "Record", "RecordCallback", "Recorder", "create_app", "provider_for_path"]
