@@ -1333,10 +1333,8 @@ cdef class EventStreamMessage(SSEEvent):
         return (o.event, o.data, self.message_type, self.content_type, self.headers, self.payload)
 
     def __eq__(self, other):
-        try:
-            return self._message_key() == (
-                other.event, other.data, other.message_type, other.content_type, other.headers, other.payload
-            )
+        try:  # either implementation's message (both have _message_key)
+            return self._message_key() == other._message_key()
         except AttributeError:
             return NotImplemented
 

@@ -777,15 +777,8 @@ class EventStreamMessage(SSEEvent):
         return (self.event, self.data, self.message_type, self.content_type, self.headers, self.payload)
 
     def __eq__(self, other: object) -> bool:
-        try:
-            return self._message_key() == (
-                other.event,  # type: ignore[attr-defined]
-                other.data,  # type: ignore[attr-defined]
-                other.message_type,  # type: ignore[attr-defined]
-                other.content_type,  # type: ignore[attr-defined]
-                other.headers,  # type: ignore[attr-defined]
-                other.payload,  # type: ignore[attr-defined]
-            )
+        try:  # either implementation's message (both have _message_key)
+            return self._message_key() == other._message_key()  # type: ignore[attr-defined, no-any-return]
         except AttributeError:
             return NotImplemented
 
