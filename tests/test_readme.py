@@ -120,6 +120,8 @@ def test_readme_example_runs(server: StreamServer, line: int, code: str, capsys:
             pytest.importorskip(client)  # the examples' HTTP clients are extras
     if "ssewire.otel" in code:
         pytest.importorskip("opentelemetry")  # the otel extra
+    if "ssewire.arrow" in code:
+        pytest.importorskip("pyarrow")  # the arrow extra
     namespace = _preamble(server, code)
     if _ASYNC.search(code):
         source = "async def _example():\n" + textwrap.indent(code, "    ") + "\n    return locals()\n"
