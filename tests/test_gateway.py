@@ -6,6 +6,7 @@ OpenTelemetry gets a span and the four GenAI metrics, and a gzip body stays gzip
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import functools
@@ -497,6 +498,57 @@ def test_unreachable_upstream_is_502() -> None:
     (record,) = recorder.wait(1)
     assert record.status == 502 and record.upstream_error is not None and "ConnectError" in record.upstream_error
     assert record.provider == "anthropic" and record.model == "m"
+
+
+def test_gateway_connections_send_without_nagle(harness: Harness) -> None:
+    # With Nagle on, an event written right after another waits for the client's delayed ACK (40 ms on Linux).
+    with httpx.Client(timeout=TIMEOUT) as client:
+        query = {"endless": "chat", "token": "nagle"}
+        with client.stream("POST", harness.gateway.url + "/v1/chat/completions", params=query, json={}) as response:
+            next(response.iter_raw())
+            connections = list(harness.gateway.server.server_state.connections)
+            sockets = [c.transport.get_extra_info("socket") for c in connections]  # type: ignore[attr-defined]
+            assert sockets and all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in sockets)
+
+
+def test_replay_send_log_counts_body_bytes_as_written() -> None:
+    stream = FIXTURE_STREAMS[0]
+    with ReplayServer({"fixtures": FIXTURES}, log_sends=True) as upstream:
+        reply = Harness.raw(upstream.url, "/", {"file": stream.name, "token": "log", "maxchunk": 64})
+        sends = upstream.take_sends()["log"]
+        assert upstream.take_sends() == {} and upstream.take_outcomes() == {"log": "complete"}
+    assert reply.content == stream.data
+    offsets = [sent for sent, _ in sends]
+    assert offsets == sorted(set(offsets)) and offsets[-1] == len(stream.data) and len(offsets) > 1
+    assert offsets[0] <= 64 and all(b - a <= 64 for a, b in zip(offsets, offsets[1:]))
+    times = [at for _, at in sends]
+    assert times == sorted(times)
+
+
+def test_load_latency_matches_each_write_to_the_read_that_completes_it() -> None:
+    from examples.gateway.load import _latencies, _Tally
+
+    tally = _Tally()
+    tally.received["t"] = [(5, 1.0), (12, 2.0), (20, 3.5)]  # bytes received so far, when
+    sends = {"t": [(3, 0.5), (5, 0.75), (10, 1.5), (20, 3.0)], "other": [(1, 0.0)]}
+    assert _latencies(sends, tally) == [0.5, 0.25, 0.5, 0.5]
+
+
+def test_load_run_quick_form(tmp_path: Path) -> None:
+    # The load run end to end at a small size: every count it checks holds (the ratios are for the benchmark).
+    from examples.gateway import load
+
+    args = argparse.Namespace(streams=6, duration=2.0, delay=0.02, disconnect=0.2)
+    doc = load.run(args)
+    summary = doc["summary"]
+    assert summary["failed"] == 0 and summary["bytes_altered"] == 0
+    assert summary["abandoned_not_closed"] == 0 and summary["held_after"] == 0
+    assert summary["records_differing"] == 0
+    for phase in doc["phases"].values():
+        assert phase["streams_completed"] > 0 and phase["chunks_timed"] > 0
+        assert phase["chunk_latency_s"]["p50"] is not None
+    on = doc["phases"]["tap_on"]
+    assert on["records"] >= on["streams_completed"] and on["cpu_s_per_mb"] > 0 and on["rss"]["start"]
 
 
 # ------------------------------------------------------------------------------------------ 5: OpenTelemetry

@@ -1,4 +1,4 @@
-"""A real gateway built on ssewire (extra ``gateway``: Starlette, uvicorn, httpx; not part of the wheel): an ASGI
+"""A real gateway built on ssewire (extra ``gateway``: Starlette, uvicorn, httpx2 or httpx; not in the wheel): an ASGI
 reverse proxy that forwards LLM streams byte for byte while a :class:`ssewire.StreamTap` records each one's result,
 usage and timings, optionally exported through :mod:`ssewire.otel`.
 

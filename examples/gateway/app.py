@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Callable, Optional
 from urllib.parse import quote
 
 import anyio
-import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -48,12 +47,19 @@ from ssewire.names import ProviderName
 from .record import Record, RecordCallback
 
 if TYPE_CHECKING:
+    import httpx
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import Span, TracerProvider
 
     from .telemetry import Telemetry
 
-__all__ = ["HOP_BY_HOP", "PATH_PROVIDERS", "create_app", "provider_for_path"]
+if not TYPE_CHECKING:
+    try:  # httpx's maintained fork where installed (Python 3.11+): its connection pool's upkeep is linear in the
+        import httpx2 as httpx  # connections it holds, httpx's quadratic (the gateway's CPU at 200 streams)
+    except ImportError:
+        import httpx
+
+__all__ = ["HOP_BY_HOP", "PATH_PROVIDERS", "create_app", "provider_for_path", "upstream_client"]
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +92,13 @@ PATH_PROVIDERS: tuple[tuple[str, ProviderName], ...] = (
 #: The methods forwarded (HEAD comes with GET).
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 _JSON_LIMIT = 4 << 20  # request bodies larger than this are not parsed for the model name
+
+
+def upstream_client() -> httpx.AsyncClient:
+    """The client the gateway sends with unless given one: httpx2's ``AsyncClient`` where installed, else httpx's;
+    no cap on connections (each stream holds one; the clients bound them), 100 kept alive, reads may wait 300 s."""
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=100)
+    return httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=300.0), limits=limits)
 
 
 def provider_for_path(path: str, paths: Sequence[tuple[str, ProviderName]] = PATH_PROVIDERS) -> ProviderName:
@@ -154,20 +167,25 @@ class _Sent:
 class _Exchange:
     """One upstream response on its way to one client: the chunks, the tap, and the record at the end."""
 
-    def __init__(self, upstream: httpx.Response, tap: StreamTap, done: Callable[[_Exchange], None]) -> None:
+    def __init__(
+        self, upstream: httpx.Response, tap: StreamTap, done: Callable[[_Exchange], None], tapping: bool = True
+    ) -> None:
         self.upstream = upstream
         self.tap = tap
+        self.tapping = tapping
         self.complete = False  # the upstream body ended
         self.upstream_error: Optional[str] = None
         self.finished = False
         self._done = done
 
     async def chunks(self) -> AsyncGenerator[bytes, None]:
-        """The upstream's raw chunks, each fed to the tap first. A transport error mid-body propagates (the
-        server then cuts the client's connection)."""
+        """The upstream's raw chunks, each fed to the tap first (when tapping). A transport error mid-body
+        propagates (the server then cuts the client's connection)."""
+        feed = self.tap.feed if self.tapping else None
         try:
             async for chunk in self.upstream.aiter_raw():
-                self.tap.feed(chunk)
+                if feed is not None:
+                    feed(chunk)
                 yield chunk
             self.complete = True
         except httpx.TransportError as exc:
@@ -216,6 +234,7 @@ class _Gateway:
         record: Optional[RecordCallback],
         telemetry: Optional[Telemetry],
         client: Optional[httpx.AsyncClient],
+        tap: bool = True,
     ) -> None:
         self.base = upstream_base_url.rstrip("/")
         upstream = httpx.URL(self.base)
@@ -225,8 +244,9 @@ class _Gateway:
         self.paths = paths
         self.record = record
         self.telemetry = telemetry
+        self.tapping = tap
         self.owns_client = client is None
-        self.client = client or httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=300.0))
+        self.client = client or upstream_client()
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -269,7 +289,8 @@ class _Gateway:
                 sent, tap, status, content_type, complete=exchange.complete, upstream_error=exchange.upstream_error
             )
 
-        return _ProxyResponse(_Exchange(upstream, tap, finished), status, _without_hop_by_hop(upstream.headers.raw))
+        exchange = _Exchange(upstream, tap, finished, self.tapping)
+        return _ProxyResponse(exchange, status, _without_hop_by_hop(upstream.headers.raw))
 
     def _report(
         self,
@@ -315,17 +336,20 @@ def create_app(
     tracer_provider: Optional[TracerProvider] = None,
     meter_provider: Optional[MeterProvider] = None,
     client: Optional[httpx.AsyncClient] = None,
+    tap: bool = True,
 ) -> Starlette:
     """The gateway in front of ``upstream_base_url`` (see the module docstring). ``provider``: the one every
     stream is read as (``auto``: from the path through ``paths``, else recognised); ``record``: called with a
     :class:`~examples.gateway.record.Record` after each request (e.g. a
     :class:`~examples.gateway.record.Recorder`); ``tracer_provider`` / ``meter_provider``: OpenTelemetry output;
-    ``client``: the ``httpx.AsyncClient`` to send with (else one of the app's own, closed at shutdown)."""
+    ``client``: the ``AsyncClient`` (httpx2's, or httpx's) to send with (else :func:`upstream_client`, closed at
+    shutdown); ``tap=False``:
+    forward without parsing (the baseline the load run compares with: records then carry no stream content)."""
     telemetry = None
     if tracer_provider is not None or meter_provider is not None:
         from .telemetry import Telemetry
 
         telemetry = Telemetry(tracer_provider, meter_provider)
-    gateway = _Gateway(upstream_base_url, provider, paths, record, telemetry, client)
+    gateway = _Gateway(upstream_base_url, provider, paths, record, telemetry, client, tap)
     route = Route("/{path:path}", gateway.handle, methods=list(METHODS))
     return Starlette(routes=[route], lifespan=gateway.lifespan)

@@ -26,7 +26,10 @@ stream named by the query; the request body is read and kept, not interpreted (t
 Every response is recorded (:attr:`ReplayServer.outcomes`, by ``token=`` from the query, else by request number):
 ``complete`` when the whole body was written, ``cut`` after ``cut=``, ``eof`` when the client closed the connection
 (what :meth:`ReplayServer.wait_outcome` waits for), or the name of the write error. :attr:`ReplayServer.requests`
-keeps what each request asked for (method, target, headers, body).
+keeps what each request asked for (method, target, headers, body). With ``log_sends=True`` the server also notes,
+for each body write of a replayed file, how many body bytes had been sent and when (``time.monotonic()``, a clock
+the processes of one machine share): :meth:`ReplayServer.take_sends` hands them over, by token (the load run
+measures the latency a proxy adds from them).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import random
 import re
 import socket
 import threading
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,12 +90,16 @@ class ReplayRequest:
 class ReplayServer:
     """The replay upstream (see the module docstring). ``roots`` maps the first part of ``file=`` to a folder."""
 
-    def __init__(self, roots: dict[str, Path], *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, roots: dict[str, Path], *, host: str = "127.0.0.1", port: int = 0, log_sends: bool = False
+    ) -> None:
         self.roots = {name: Path(folder).resolve() for name, folder in roots.items()}
         self.host = host
         self.port = port
         self.requests: list[ReplayRequest] = []
         self.outcomes: dict[str, str] = {}
+        self.log_sends = log_sends
+        self._sends: dict[str, list[tuple[int, float]]] = {}
         self._cond = threading.Condition()
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._server: Optional[asyncio.base_events.Server] = None
@@ -153,6 +161,19 @@ class ReplayServer:
         with self._cond:
             self._cond.wait_for(lambda: token in self.outcomes, timeout)
             return self.outcomes.get(token)
+
+    def take_sends(self) -> dict[str, list[tuple[int, float]]]:
+        """The send log so far (``log_sends=True``): token -> ``(body bytes sent, time.monotonic())`` after each
+        write; handed over and forgotten."""
+        with self._cond:
+            sends, self._sends = self._sends, {}
+            return sends
+
+    def take_outcomes(self) -> dict[str, str]:
+        """:attr:`outcomes` so far, handed over and forgotten (a long run keeps them bounded)."""
+        with self._cond:
+            outcomes, self.outcomes = self.outcomes, {}
+            return outcomes
 
     def _record(self, token: str, outcome: str) -> None:
         with self._cond:
@@ -224,6 +245,10 @@ class ReplayServer:
             extra = "Content-Encoding: gzip\r\n"
         writer.write(_head(status, ctype, extra))
         sent = 0
+        log: Optional[list[tuple[int, float]]] = None
+        if self.log_sends:
+            with self._cond:
+                log = self._sends.setdefault(token, [])
         try:
             for i, piece in enumerate(pieces):
                 if cut is not None and sent + len(piece) >= cut:
@@ -233,6 +258,8 @@ class ReplayServer:
                     return False
                 writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                 sent += len(piece)
+                if log is not None:
+                    log.append((sent, time.monotonic()))
                 await writer.drain()
                 if delay and paused[i]:
                     await asyncio.sleep(rng.uniform(0, delay))

@@ -43,7 +43,8 @@ class BackgroundServer:
 
     def __init__(self, app: Any, host: str = "127.0.0.1", log_level: str = "warning") -> None:
         self.host = host
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio turns Nagle off only on sockets whose proto says TCP (else 40 ms stalls)
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, 0))
         self.port: int = self._socket.getsockname()[1]
