@@ -500,15 +500,27 @@ def test_unreachable_upstream_is_502() -> None:
     assert record.provider == "anthropic" and record.model == "m"
 
 
-def test_gateway_connections_send_without_nagle(harness: Harness) -> None:
+def test_gateway_connections_send_without_nagle() -> None:
     # With Nagle on, an event written right after another waits for the client's delayed ACK (40 ms on Linux).
-    with httpx.Client(timeout=TIMEOUT) as client:
-        query = {"endless": "chat", "token": "nagle"}
-        with client.stream("POST", harness.gateway.url + "/v1/chat/completions", params=query, json={}) as response:
-            next(response.iter_raw())
-            connections = list(harness.gateway.server.server_state.connections)
-            sockets = [c.transport.get_extra_info("socket") for c in connections]  # type: ignore[attr-defined]
-            assert sockets and all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in sockets)
+    # asyncio turns it off on the connections a listening socket accepts only when that socket's proto says TCP.
+    gateway = BackgroundServer(create_app("http://127.0.0.1:9"))  # not started: its listening socket is enough
+
+    async def accept_one() -> int:
+        accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            accepted.set_result(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(on_connect, sock=gateway._socket)
+        _, writer = await asyncio.open_connection(gateway.host, gateway.port)
+        try:
+            return await asyncio.wait_for(accepted, TIMEOUT)
+        finally:
+            writer.close()
+            server.close()
+
+    assert asyncio.run(accept_one())
 
 
 def test_replay_send_log_counts_body_bytes_as_written() -> None:

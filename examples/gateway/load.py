@@ -8,15 +8,17 @@ concurrent asyncio clients, each requesting one stream after another on a kept-a
 seconds. A fraction (``--disconnect``) of the requests are endless streams the client abandons mid-stream.
 
 The run has three phases with the same load: the clients straight to the upstream (the baseline), through the
-gateway with its tap off (forwarding only), and through the gateway with its tap on. It reports:
+gateway, and through two gateways side by side, one with its tap off (forwarding only) and one with it on, half
+the clients on each (so that the tap's cost is a ratio measured under the same conditions at the same time).
+It reports:
 
 - streams completed and failed, and bytes altered: every body received is compared with the file served (0, or
   the run fails);
 - the latency the gateway adds per chunk: for every write of the upstream (its send log, ``time.monotonic()``, a
   clock the processes share) the time until the client has received those bytes, p50 / p99, through the gateway
   minus direct;
-- the gateway's CPU seconds per MB forwarded, tap on vs off (the tap's target: at most 10% more);
-- the gateway's RSS sampled through each phase: after the warm-up, at the middle and at the end (flat: within 10%);
+- the gateway's CPU seconds per MB forwarded, tap on vs off, side by side (the tap's target: at most 10% more);
+- each gateway's RSS sampled through its phase: after the warm-up, at the middle and at the end (flat: within 10%);
 - abandoned streams: how many the upstream saw closed, and what the gateway still holds afterwards (requests in
   flight, client connections, upstream connections in use: all 0, or the run fails);
 - the tap's records checked against :class:`~ssewire.StreamTap` on the whole body (stop reason, usage, text).
@@ -53,6 +55,7 @@ TAP_CPU_FLOOR = 1.30  # tap-on / tap-off CPU per MB (target 1.10)
 RSS_FLOOR = 1.50  # RSS end (or middle) / RSS after the warm-up (target 1.10)
 TAP_CPU_TARGET = 1.10
 RSS_TARGET = 1.10
+PAIR = ("tap_off", "tap_on")  # the gateways of the side-by-side phase
 
 
 # ------------------------------------------------------------------------------------------------ the processes
@@ -119,7 +122,7 @@ def _proxy_process(conn: Connection, upstream: str, tap: bool) -> None:
         result, usage = record.result, record.result.usage
         records.append(
             {
-                "token": record.path.rsplit("/", 1)[-1],
+                "token": record.path.split("/")[2],  # /load/<token>[/<provider>]
                 "stop_reason": result.stop_reason,
                 "output_tokens": None if usage is None else usage.output_tokens,
                 "text": len(result.text),
@@ -130,7 +133,10 @@ def _proxy_process(conn: Connection, upstream: str, tap: bool) -> None:
         )
 
     client = upstream_client()
-    app = _Counting(create_app(upstream, record=keep, client=client, tap=tap))
+    from ssewire import PROVIDERS
+
+    paths = [(f"/{name}", name) for name in PROVIDERS]  # the route names the provider, as a gateway's would
+    app = _Counting(create_app(upstream, paths=paths, record=keep, client=client, tap=tap))
     with BackgroundServer(app) as gateway:
         conn.send(gateway.url)
         while True:
@@ -187,6 +193,7 @@ class _Child:
 @dataclass
 class _Body:
     path: str  # the file= of the replay server
+    provider: str  # as its expected result names it
     data: bytes
     expected: dict[str, Any]  # what the tap gives on the whole body
 
@@ -263,9 +270,9 @@ def _altered(got: bytes, want: bytes) -> int:
     return abs(len(got) - len(want)) + sum(a != b for a, b in zip(got, want))
 
 
-async def _stream(client: _Client, body: _Body, token: str, delay: float, tally: _Tally) -> None:
-    seed = random.getrandbits(32)
-    target = f"/load/{token}?file=fixtures/{body.path}&token={token}&seed={seed}&pause=1&delay={delay}"
+async def _stream(client: _Client, body: _Body, token: str, seed: int, delay: float, tally: _Tally) -> None:
+    query = f"file=fixtures/{body.path}&token={token}&seed={seed}&pause=1&delay={delay}"
+    target = f"/load/{token}/{body.provider}?{query}"
     reader, status = await client.send(target)
     received, log = bytearray(), []
     while chunk := await _read_chunk(reader):
@@ -297,31 +304,35 @@ async def _abandon(client: _Client, token: str, events: int, interval: float, ta
 
 
 async def _clients(
-    url: str, bodies: list[_Body], streams: int, duration: float, delay: float, disconnect: float, phase: str
-) -> _Tally:
-    host, port = url.removeprefix("http://").rsplit(":", 1)
-    tally = _Tally()
+    urls: list[str], bodies: list[_Body], streams: int, duration: float, delay: float, disconnect: float
+) -> list[_Tally]:
+    """``streams`` clients for ``duration`` seconds, client ``i`` on ``urls[i % len(urls)]``: a tally per URL."""
+    tallies = [_Tally() for _ in urls]
     deadline = time.monotonic() + duration
 
     async def worker(i: int) -> None:
-        rng = random.Random(i)
+        j = i // len(urls)  # the clients of every URL make the same requests in the same order: same mix on each
+        rng = random.Random(j)
+        url, tally = urls[i % len(urls)], tallies[i % len(urls)]
+        host, port = url.removeprefix("http://").rsplit(":", 1)
         client, k = _Client(host, int(port)), 0
         await asyncio.sleep(rng.uniform(0, min(1.0, duration / 10)))  # not all at once
         while time.monotonic() < deadline:
-            token = f"{phase}-{i}-{k}"
+            token = f"{url.rsplit(':', 1)[1]}-{i}-{k}"
             k += 1
             try:
                 if rng.random() < disconnect:
                     await _abandon(client, token, rng.randint(2, 20), delay / 2, tally)
                 else:
-                    await _stream(client, bodies[(i + k) % len(bodies)], token, delay, tally)
+                    body = bodies[(j + k) % len(bodies)]
+                    await _stream(client, body, token, rng.getrandbits(32), delay, tally)
             except Exception as exc:  # a failure is counted, not raised: the run goes on
                 client.abort()
                 tally.fail(f"{token}: {type(exc).__name__}: {exc}")
         client.abort()
 
     await asyncio.gather(*(worker(i) for i in range(streams)))
-    return tally
+    return tallies
 
 
 # ----------------------------------------------------------------------------------------------------- a phase
@@ -349,15 +360,14 @@ def _percentiles(values: list[float]) -> dict[str, Optional[float]]:
     return {"p50": pick(0.5), "p90": pick(0.9), "p99": pick(0.99)}
 
 
-def _wait_closed(upstream: _Child, tokens: list[str], grace: float) -> int:
-    """How many of ``tokens`` the upstream saw closed (waiting up to ``grace`` seconds)."""
+def _wait_closed(upstream: _Child, tokens: list[str], grace: float) -> dict[str, bool]:
+    """Which of ``tokens`` the upstream saw closed (waiting up to ``grace`` seconds for all of them)."""
     outcomes: dict[str, str] = {}
     deadline = time.monotonic() + grace
     while True:
         outcomes.update(upstream.ask("outcomes"))
-        closed = sum(token in outcomes for token in tokens)
-        if closed == len(tokens) or time.monotonic() > deadline:
-            return closed
+        if all(token in outcomes for token in tokens) or time.monotonic() > deadline:
+            return {token: token in outcomes for token in tokens}
         time.sleep(0.1)
 
 
@@ -372,70 +382,92 @@ def _check_records(records: list[dict[str, Any]], tally: _Tally) -> int:
     return wrong
 
 
+@dataclass
+class _Target:
+    """Where a share of a phase's clients go: the upstream itself, or a gateway (tap on or off)."""
+
+    key: str
+    url: str
+    proxy: Optional[_Child] = None
+    tap: bool = False
+
+
 def run_phase(
-    name: str,
-    upstream: _Child,
-    proxy: Optional[_Child],
-    bodies: list[_Body],
-    args: argparse.Namespace,
-    *,
-    tap: bool,
-) -> dict[str, Any]:
-    """One phase: the clients for ``args.duration`` seconds against the gateway (or the upstream, without one)."""
+    upstream: _Child, targets: list[_Target], bodies: list[_Body], args: argparse.Namespace
+) -> dict[str, dict[str, Any]]:
+    """One phase: ``args.streams`` clients for ``args.duration`` seconds, shared out over ``targets`` (side by side,
+    so that their ratios are measured under the same conditions); a report per target."""
     upstream.ask("sends"), upstream.ask("outcomes")  # forget the previous phase's
-    target = proxy.url if proxy is not None else upstream.url
-    samples: list[dict[str, Any]] = []
+    proxies = [t for t in targets if t.proxy is not None]
+    samples: dict[str, list[dict[str, Any]]] = {t.key: [] for t in proxies}
     stop = threading.Event()
 
     def sample() -> None:
-        while proxy is not None and not stop.wait(max(0.25, args.duration / 40)):
-            samples.append(proxy.ask("stats"))
+        while not stop.wait(max(0.25, args.duration / 40)):
+            for t in proxies:
+                samples[t.key].append(t.proxy.ask("stats"))  # type: ignore[union-attr]
 
-    before = proxy.ask("stats") if proxy is not None else None
+    before = {t.key: t.proxy.ask("stats") for t in proxies}  # type: ignore[union-attr]
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     started = time.monotonic()
-    tally = asyncio.run(_clients(target, bodies, args.streams, args.duration, args.delay, args.disconnect, name))
+    urls = [t.url for t in targets]
+    tallies = asyncio.run(_clients(urls, bodies, args.streams, args.duration, args.delay, args.disconnect))
     elapsed = time.monotonic() - started
     stop.set()
     sampler.join()
-    closed = _wait_closed(upstream, tally.abandoned, 10.0)
+    closed = _wait_closed(upstream, [token for tally in tallies for token in tally.abandoned], 10.0)
     sends = upstream.ask("sends")
-    latencies = _latencies(sends, tally)
-    phase: dict[str, Any] = {
-        "name": name,
-        "through_gateway": proxy is not None,
-        "tap": tap,
-        "seconds": elapsed,
-        "streams_completed": tally.completed,
-        "streams_failed": tally.failed,
-        "failures": tally.failures,
-        "streams_altered": tally.altered_streams,
-        "bytes_altered": tally.altered_bytes,
-        "bytes": tally.bytes,
-        "chunk_latency_s": _percentiles(latencies),
-        "chunks_timed": len(latencies),
-        "abandoned": len(tally.abandoned),
-        "abandoned_closed_upstream": closed,
-    }
-    if proxy is None or before is None:
-        return phase
-    time.sleep(1.0)  # let the gateway finish what the clients left
-    after = proxy.ask("stats")
-    records = proxy.ask("records")
+    time.sleep(1.0)  # let the gateways finish what the clients left
+    reports = {}
+    for target, tally in zip(targets, tallies):
+        latencies = _latencies(sends, tally)
+        report: dict[str, Any] = {
+            "through_gateway": target.proxy is not None,
+            "tap": target.tap,
+            "clients": len(range(targets.index(target), args.streams, len(targets))),
+            "seconds": elapsed,
+            "streams_completed": tally.completed,
+            "streams_failed": tally.failed,
+            "failures": tally.failures,
+            "streams_altered": tally.altered_streams,
+            "bytes_altered": tally.altered_bytes,
+            "bytes": tally.bytes,
+            "chunk_latency_s": _percentiles(latencies),
+            "chunks_timed": len(latencies),
+            "abandoned": len(tally.abandoned),
+            "abandoned_closed_upstream": sum(closed.get(token, False) for token in tally.abandoned),
+        }
+        if target.proxy is not None:
+            report.update(_gateway_report(target, tally, before[target.key], samples[target.key], started, args))
+        reports[target.key] = report
+    return reports
+
+
+def _gateway_report(
+    target: _Target,
+    tally: _Tally,
+    before: dict[str, Any],
+    samples: list[dict[str, Any]],
+    started: float,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """A gateway's side of a phase: CPU per MB, RSS over time, what it still holds, its records checked."""
+    assert target.proxy is not None
+    after = target.proxy.ask("stats")
+    records = target.proxy.ask("records")
     mb = tally.bytes / 1e6
-    phase.update(
-        cpu_s=after["cpu"] - before["cpu"],
-        cpu_s_per_mb=(after["cpu"] - before["cpu"]) / mb if mb else None,
-        rss=_rss_profile(samples, started, args.duration),
-        rss_series=[(s["at"] - started, s["rss"]) for s in samples if s["rss"] is not None],
-        after={k: after[k] for k in ("in_flight", "client_connections", "upstream_busy")},
-        fds={"before": before["fds"], "after": after["fds"]},
-        records=len(records),
-        records_disconnected=sum(r["disconnected"] for r in records),
-        records_differing=_check_records(records, tally) if tap else None,
-    )
-    return phase
+    return {
+        "cpu_s": after["cpu"] - before["cpu"],
+        "cpu_s_per_mb": (after["cpu"] - before["cpu"]) / mb if mb else None,
+        "rss": _rss_profile(samples, started, args.duration),
+        "rss_series": [(s["at"] - started, s["rss"]) for s in samples if s["rss"] is not None],
+        "after": {k: after[k] for k in ("in_flight", "client_connections", "upstream_busy")},
+        "fds": {"before": before["fds"], "after": after["fds"]},
+        "records": len(records),
+        "records_disconnected": sum(r["disconnected"] for r in records),
+        "records_differing": _check_records(records, tally) if target.tap else None,
+    }
 
 
 def _rss_profile(samples: list[dict[str, Any]], started: float, duration: float) -> dict[str, Optional[float]]:
@@ -464,7 +496,8 @@ def _bodies() -> list[_Body]:
         if path.suffix not in SERVED:
             continue
         data = path.read_bytes()
-        tap = StreamTap("auto")
+        provider = json.loads(path.with_name(path.name + ".expected.json").read_text())["provider"]
+        tap = StreamTap(provider)
         tap.feed(data)
         result = tap.close()
         usage = result.usage
@@ -474,30 +507,30 @@ def _bodies() -> list[_Body]:
             "text": len(result.text),
             "tool_calls": len(result.tool_calls),
         }
-        bodies.append(_Body(path.name, data, expected))
+        bodies.append(_Body(path.name, provider, data, expected))
     return bodies
 
 
 def summarize(phases: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The ratios and checks of a run."""
-    direct, off, on = phases["direct"], phases["tap_off"], phases["tap_on"]
+    direct, on = phases["direct"], phases["gateway"]
+    off, paired_on = (phases[k] for k in PAIR)
+    gateways = [p for p in phases.values() if p["through_gateway"]]
 
-    def added(phase: dict[str, Any], q: str) -> Optional[float]:
-        a, b = phase["chunk_latency_s"][q], direct["chunk_latency_s"][q]
+    def added(q: str) -> Optional[float]:
+        a, b = on["chunk_latency_s"][q], direct["chunk_latency_s"][q]
         return None if a is None or b is None else a - b
 
-    tap_ratio = on["cpu_s_per_mb"] / off["cpu_s_per_mb"] if on["cpu_s_per_mb"] and off["cpu_s_per_mb"] else None
-    growth = max(off["rss"]["growth"] or 0, on["rss"]["growth"] or 0) or None
+    per_mb = paired_on["cpu_s_per_mb"], off["cpu_s_per_mb"]
     return {
-        "added_latency_s": {q: added(on, q) for q in ("p50", "p99")},
-        "added_latency_tap_off_s": {q: added(off, q) for q in ("p50", "p99")},
-        "tap_cpu_ratio": tap_ratio,
-        "rss_growth": growth,
+        "added_latency_s": {q: added(q) for q in ("p50", "p99")},
+        "tap_cpu_ratio": per_mb[0] / per_mb[1] if all(per_mb) else None,
+        "rss_growth": max(p["rss"]["growth"] or 0 for p in gateways) or None,
         "failed": sum(p["streams_failed"] for p in phases.values()),
         "bytes_altered": sum(p["bytes_altered"] for p in phases.values()),
         "abandoned_not_closed": sum(p["abandoned"] - p["abandoned_closed_upstream"] for p in phases.values()),
-        "held_after": sum(sum(p["after"].values()) for p in (off, on)),
-        "records_differing": on["records_differing"],
+        "held_after": sum(sum(p["after"].values()) for p in gateways),
+        "records_differing": sum(p["records_differing"] or 0 for p in gateways),
     }
 
 
@@ -526,7 +559,8 @@ def _mb(value: Optional[float]) -> str:
 
 def readme_block(doc: dict[str, Any]) -> str:
     p, s, cfg = doc["phases"], doc["summary"], doc["config"]
-    direct, off, on = p["direct"], p["tap_off"], p["tap_on"]
+    direct, on = p["direct"], p["gateway"]
+    off, paired_on = (p[k] for k in PAIR)
     completed = sum(x["streams_completed"] for x in p.values())
     abandoned = sum(x["abandoned"] for x in p.values())
     closed = sum(x["abandoned_closed_upstream"] for x in p.values())
@@ -535,25 +569,21 @@ def readme_block(doc: dict[str, Any]) -> str:
         q = phase["chunk_latency_s"]
         return f"p50 {_ms(q['p50'])}, p99 {_ms(q['p99'])}"
 
-    def rss(phase: dict[str, Any]) -> str:
-        r = phase["rss"]
-        return f"{_mb(r['start'])} → {_mb(r['middle'])} → {_mb(r['end'])} (x{r['growth']:.2f})"
-
-    tap = s["tap_cpu_ratio"]
+    r, tap = on["rss"], s["tap_cpu_ratio"]
     rows = [
         "| under load | measured |",
         "|---|---|",
         f"| streams completed / failed | {completed} / {s['failed']} |",
         f"| bytes altered | {s['bytes_altered']} of {sum(x['bytes'] for x in p.values()) / 1e6:.0f} MB |",
-        f"| chunk latency, direct | {lat(direct)} |",
-        f"| chunk latency, through the gateway (tap on) | {lat(on)} |",
-        f"| added by the gateway (tap on) | p50 {_ms(s['added_latency_s']['p50'])}, "
-        f"p99 {_ms(s['added_latency_s']['p99'])} |",
-        f"| gateway CPU per MB forwarded, tap off / on | {off['cpu_s_per_mb'] * 1e3:.0f} ms / "
-        f"{on['cpu_s_per_mb'] * 1e3:.0f} ms: the tap adds {(tap - 1) * 100:+.0f}% |",
-        f"| gateway RSS after warm-up → middle → end, tap on | {rss(on)} |",
-        f"| streams abandoned mid-way / closed upstream | {abandoned} / {closed}; afterwards the gateway held "
-        f"{s['held_after']} requests or connections |",
+        f"| latency per chunk, straight to the upstream | {lat(direct)} |",
+        f"| latency per chunk, through the gateway | {lat(on)} |",
+        f"| added by the gateway | p50 {_ms(s['added_latency_s']['p50'])}, p99 {_ms(s['added_latency_s']['p99'])} |",
+        f"| gateway CPU per MB forwarded, tap off / on (side by side) | {off['cpu_s_per_mb'] * 1e3:.0f} ms / "
+        f"{paired_on['cpu_s_per_mb'] * 1e3:.0f} ms: the tap adds {(tap - 1) * 100:+.0f}% |",
+        f"| gateway RSS after the warm-up → middle → end | {_mb(r['start'])} → {_mb(r['middle'])} → "
+        f"{_mb(r['end'])} (x{r['growth']:.2f}) |",
+        f"| streams abandoned mid-way / seen closed upstream | {abandoned} / {closed}; afterwards the gateways "
+        f"held {s['held_after']} requests or connections |",
         f"| tap records differing from `StreamTap` on the whole body | {s['records_differing']} |",
         "",
         f"Measured by `python -m examples.gateway.load` ({cfg['streams']} concurrent streams x {cfg['duration']:.0f} s "
@@ -563,7 +593,8 @@ def readme_block(doc: dict[str, Any]) -> str:
 
 
 def draw_chart(doc: dict[str, Any], stem: Path) -> list[Path]:
-    """RSS over time (tap off / on) and chunk latency percentiles (direct / tap off / tap on)."""
+    """The gateway's RSS over time, and latency per chunk (p50 / p90 / p99) straight to the upstream and through
+    the gateway."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -571,20 +602,22 @@ def draw_chart(doc: dict[str, Any], stem: Path) -> list[Path]:
 
     plt.rcParams["svg.hashsalt"] = "ssewire-load"
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
-    for key, label in (("tap_off", "tap off"), ("tap_on", "tap on")):
+    for key, label in (
+        ("gateway", "gateway"),
+        ("tap_off", "tap off, side by side"),
+        ("tap_on", "tap on, side by side"),
+    ):
         series = doc["phases"][key]["rss_series"]
-        left.plot([t for t, _ in series], [r / 2**20 for _, r in series], label=label)
+        left.plot([t for t, _ in series], [rss / 2**20 for _, rss in series], label=label)
     left.set(title="gateway RSS", xlabel="seconds", ylabel="MiB")
     left.set_ylim(bottom=0)
     left.legend()
-    names = [("direct", "direct"), ("tap_off", "gateway, tap off"), ("tap_on", "gateway, tap on")]
-    qs = ("p50", "p90", "p99")
-    width = 0.25
-    for i, (key, label) in enumerate(names):
+    qs, width = ("p50", "p90", "p99"), 0.38
+    for i, (key, label) in enumerate((("direct", "straight to the upstream"), ("gateway", "through the gateway"))):
         values = [(doc["phases"][key]["chunk_latency_s"][q] or 0) * 1e3 for q in qs]
-        right.bar([j + (i - 1) * width for j in range(len(qs))], values, width, label=label)
+        right.bar([j + (i - 0.5) * width for j in range(len(qs))], values, width, label=label)
     right.set_xticks(range(len(qs)), qs)
-    right.set(title="per-chunk latency", ylabel="ms")
+    right.set(title="latency per chunk", ylabel="ms")
     right.legend()
     fig.tight_layout()
     paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
@@ -607,22 +640,30 @@ def update_readme(block: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    """The three phases; the report as a dict."""
+    """The three phases (see the module docstring); the report as a dict."""
     import ssewire
 
     bodies = _bodies()
     upstream = _Child(_upstream_process, str(FIXTURES))
+    gateways: list[_Child] = []
+
+    def gateway(key: str, tap: bool) -> _Target:
+        gateways.append(_Child(_proxy_process, upstream.url, tap))
+        return _Target(key, gateways[-1].url, gateways[-1], tap)
+
     phases: dict[str, dict[str, Any]] = {}
     try:
-        print(f"direct: {args.streams} streams x {args.duration:.0f} s", flush=True)
-        phases["direct"] = run_phase("direct", upstream, None, bodies, args, tap=False)
-        for key, tap in (("tap_off", False), ("tap_on", True)):
-            print(f"{key}: {args.streams} streams x {args.duration:.0f} s through the gateway", flush=True)
-            proxy = _Child(_proxy_process, upstream.url, tap)
+        for title, targets in (
+            ("straight to the upstream", lambda: [_Target("direct", upstream.url)]),
+            ("through the gateway", lambda: [gateway("gateway", True)]),
+            ("through two gateways side by side, tap off / on", lambda: [gateway(k, k == "tap_on") for k in PAIR]),
+        ):
+            print(f"{args.streams} streams x {args.duration:.0f} s {title}", flush=True)
             try:
-                phases[key] = run_phase(key, upstream, proxy, bodies, args, tap=tap)
+                phases.update(run_phase(upstream, targets(), bodies, args))
             finally:
-                proxy.stop()
+                while gateways:
+                    gateways.pop().stop()
     finally:
         upstream.stop()
     doc = {
