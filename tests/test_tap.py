@@ -65,6 +65,16 @@ def test_timing_metrics_with_a_controlled_clock() -> None:
     assert m.to_dict()["time_to_first_token"] == 1.0
 
 
+def test_times_count_from_started_when_given() -> None:
+    clock = FakeClock()
+    clock.now = 100.0
+    tap = StreamTap("openai", clock=clock, started=99.25)  # the request went out before the tap was made
+    clock.now = 100.5
+    tap.feed(BODY)
+    tap.close()
+    assert tap.metrics.first_byte_at == 1.25 and tap.metrics.time_to_done == 1.25
+
+
 def test_truncated_stream_is_recorded() -> None:
     tap = StreamTap("openai")
     tap.feed(BODY[: BODY.index(b"event: response.completed")])

@@ -139,18 +139,6 @@ def _request_fields(body: bytes, content_type: Optional[str]) -> tuple[Optional[
     return (model if isinstance(model, str) else None), (stream if isinstance(stream, bool) else None)
 
 
-class _StartedAt:
-    """A clock for :class:`~ssewire.StreamTap` whose first reading is ``start``: the tap, made once the upstream's
-    headers are in (it needs their ``Content-Encoding``), measures its times from when the request was sent."""
-
-    def __init__(self, start: float) -> None:
-        self._start: Optional[float] = start
-
-    def __call__(self) -> float:
-        start, self._start = self._start, None
-        return time.monotonic() if start is None else start
-
-
 @dataclass
 class _Sent:
     """A request as it went upstream: what the record and the span need of it."""
@@ -276,12 +264,13 @@ class _Gateway:
         try:
             upstream = await self.client.send(outgoing, stream=True)
         except httpx.HTTPError as exc:
-            tap = StreamTap(provider, clock=_StartedAt(sent.at))
+            tap = StreamTap(provider, started=sent.at)
             tap.close()
             self._report(sent, tap, 502, None, complete=False, upstream_error=f"{type(exc).__name__}: {exc}")
             message = f"the upstream could not be reached: {type(exc).__name__}"
             return JSONResponse({"error": {"type": "bad_gateway", "message": message}}, status_code=502)
-        tap = StreamTap(provider, content_encoding=upstream.headers.get("content-encoding"), clock=_StartedAt(sent.at))
+        # made once the headers are in (it needs their Content-Encoding), timed from when the request was sent
+        tap = StreamTap(provider, content_encoding=upstream.headers.get("content-encoding"), started=sent.at)
         status, content_type = upstream.status_code, upstream.headers.get("content-type")
 
         def finished(exchange: _Exchange) -> None:

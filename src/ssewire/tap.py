@@ -39,7 +39,8 @@ def _percentile(ordered: list[float], q: float) -> Optional[float]:
 
 
 class TapMetrics:
-    """What a tapped stream did. Times are seconds from the tap's creation (``started``), each None until it
+    """What a tapped stream did. Times are seconds from the tap's start (its creation, or ``started=``: a reading of
+    its clock taken earlier, such as when the request was sent), each None until it
     happened: the first byte, the first event (of any kind), the first content (the first text, reasoning or
     tool-call delta: keep-alive comments, pings, ``response.created``, role-only chunks and other ``raw`` events
     are not content), the terminal event. ``gaps`` are between chunks that carried content."""
@@ -129,11 +130,12 @@ class StreamTap:
         max_buffer: int = DEFAULT_MAX_BUFFER,
         clock: Callable[[], float] = time.monotonic,
         content_encoding: Optional[str] = None,
+        started: Optional[float] = None,
     ) -> None:
         self._decoder: Optional[StreamDecoder] = StreamDecoder(provider, framing, max_buffer)
         self._accumulator = Accumulator()
         self._clock = clock
-        self._started = clock()
+        self._started = clock() if started is None else started
         self.metrics = TapMetrics()
         self.failure: Optional[Exception] = None  # why parsing stopped (the bytes kept flowing)
         self.closed = False
