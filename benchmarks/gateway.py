@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .generate import load
+from .readme import replace_block
 
-ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
 TAP_FLOOR = 0.5  # CI: the tap must cost less than half of forwarding (the target is a quarter)
 PREVIEW_FLOOR = 10.0  # CI: incremental previews at least 10x faster than re-parsing
@@ -166,18 +166,6 @@ def readme_block(doc: dict[str, Any]) -> str:
     )
 
 
-def update_readme(block: str) -> bool:
-    path = ROOT / "README.md"
-    text = path.read_text(encoding="utf-8")
-    start, end = "<!-- gateway:start -->", "<!-- gateway:end -->"
-    if start not in text or end not in text:
-        return False
-    head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
-    path.write_text(f"{head}{start}\n{block}\n{end}{tail}", encoding="utf-8")
-    return True
-
-
 def main(argv: Optional[list[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.gateway", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="smaller stream and argument (CI)")
@@ -193,7 +181,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     (RESULTS / f"gateway{'-quick' if quick else ''}.json").write_text(json.dumps(doc, indent=2) + "\n")
     block = readme_block(doc)
     print(block)
-    if not quick and update_readme(block):
+    if not quick and replace_block("gateway", block):
         print("\nwrote README.md gateway block")
     failures = []
     if doc["tap"]["ratio"] > TAP_FLOOR:

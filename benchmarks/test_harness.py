@@ -17,6 +17,7 @@ from .check import Floor, evaluate
 from .contenders import FRAMING, REFERENCE, Outcome, contenders, prepare
 from .generate import STREAMS, generate
 from .measure import Settings, bench_stream, reference, same_output
+from .readme import replace_block
 from .report import README_END, README_START, _twin_table, update_readme
 
 SMALL = 300_000
@@ -248,3 +249,12 @@ def test_sdk_table_lists_only_streams_where_an_sdk_reader_ran() -> None:
     assert "| bedrock-converse | 10 | 20.0x | — |" in lines
     assert not any(line.startswith("| openai-chat") for line in lines)
     assert _sdk_table({"streams": doc["streams"][1:]}) == []
+
+
+def test_named_readme_block_is_replaced_between_its_own_markers(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("a\n<!-- x:start -->\nold\n<!-- x:end -->\n<!-- y:start -->\nkept\n<!-- y:end -->\n")
+    assert replace_block("x", "new\nlines", readme)
+    expected = "a\n<!-- x:start -->\nnew\nlines\n<!-- x:end -->\n<!-- y:start -->\nkept\n<!-- y:end -->\n"
+    assert readme.read_text() == expected
+    assert not replace_block("z", "nothing", readme) and not replace_block("x", "-", tmp_path / "none.md")

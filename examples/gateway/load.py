@@ -627,18 +627,6 @@ def draw_chart(doc: dict[str, Any], stem: Path) -> list[Path]:
     return paths
 
 
-def update_readme(block: str) -> bool:
-    path = ROOT / "README.md"
-    text = path.read_text(encoding="utf-8")
-    start, end = "<!-- load:start -->", "<!-- load:end -->"
-    if start not in text or end not in text:
-        return False
-    head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
-    path.write_text(f"{head}{start}\n{block}\n{end}{tail}", encoding="utf-8")
-    return True
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The three phases (see the module docstring); the report as a dict."""
     import ssewire
@@ -678,6 +666,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    from benchmarks.readme import replace_block  # the repository's README blocks (run from the repository)
+
     p = argparse.ArgumentParser(prog="python -m examples.gateway.load", description=__doc__.split("\n")[0])
     p.add_argument("--streams", type=int, help="concurrent clients (default 200; --quick 40)")
     p.add_argument("--duration", type=float, help="seconds per phase (default 60; --quick 8)")
@@ -700,7 +690,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             print("chart:", ", ".join(str(path.relative_to(ROOT)) for path in draw_chart(doc, RESULTS / name)))
         except ImportError:
             print("no chart: matplotlib is not installed")
-    if not args.quick and update_readme(block):
+    if not args.quick and replace_block("load", block, ROOT / "README.md"):
         print("wrote README.md load block")
     problems = failures(doc)
     for problem in problems:
