@@ -179,3 +179,20 @@ def test_parse_table_for_ray() -> None:
     assert out.select(RESULT_NAMES).to_pylist() == [result_row(body) for body in BODIES]
     empty = parse_table(table.schema.empty_table())
     assert empty.num_rows == 0 and empty.schema.equals(out.schema, check_metadata=True)
+
+
+def test_a_provider_column_named_provider_is_replaced_by_the_provider_used() -> None:
+    bodies = [b"", b"data: {}\n\n"]
+    batch = pa.RecordBatch.from_pydict({"id": [1, 2], "body": bodies, "provider": ["anthropic", None]})
+    out = parse_batch(batch, provider="provider")
+    assert out.schema.names == ["id", "body", *SCHEMA.names]
+    assert out.select(SCHEMA.names).to_pylist() == [result_row(b"", "anthropic"), result_row(bodies[1])]
+    with pytest.raises(ValueError, match=r"already has result column\(s\) provider"):
+        parse_batch(batch)  # a provider column that is not the hint: ambiguous
+
+
+def test_a_string_body_that_is_not_utf8_gives_a_row() -> None:
+    # Spark's CAST(binary AS STRING) does not check UTF-8: such a body must give a row, never fail the batch.
+    text = pa.array([b"\xff\xfe junk", None], pa.binary()).view(pa.string())
+    out = parse_batch(pa.RecordBatch.from_arrays([text], ["body"]))
+    assert out.select(SCHEMA.names).to_pylist() == [result_row(b"\xff\xfe junk"), result_row(None)]

@@ -16,7 +16,7 @@ import pyarrow as pa  # type: ignore[import-untyped,import-not-found,unused-igno
 from .batch import COLUMNS, SCHEMA_VERSION, result_rows
 from .names import FramingName
 
-__all__ = ["SCHEMA", "map_batches", "output_schema", "parse_batch", "parse_table"]
+__all__ = ["SCHEMA", "kept_columns", "map_batches", "output_schema", "parse_batch", "parse_table"]
 
 _TYPES = {
     "string": pa.string(),
@@ -40,14 +40,16 @@ def _is(kind: Any, names: tuple[str, ...]) -> bool:
 
 _BINARY = ("binary", "large_binary", "binary_view")  # binary_view, string_view: pyarrow 16+ (Polars, DuckDB)
 _STRING = ("string", "large_string", "string_view")
+_AS_BINARY = {"string": "binary", "large_string": "large_binary", "string_view": "binary_view"}
 
 
 def _bodies(column: Any) -> list[Any]:
-    """The body column as Python values: bytes (strings encoded as UTF-8), None where null."""
+    """The body column as Python values: bytes (a string's own bytes, unchecked: Spark's ``CAST(binary AS STRING)``
+    does not check UTF-8), None where null."""
     if _is(column.type, _BINARY):
         return list(column.to_pylist())
     if _is(column.type, _STRING):
-        return [None if text is None else text.encode("utf-8") for text in column.to_pylist()]
+        return list(column.cast(getattr(pa, _AS_BINARY[str(column.type)])()).to_pylist())
     raise TypeError(f"the body column must be binary or string, not {column.type}")
 
 
@@ -58,15 +60,30 @@ def _input_column(batch: Any, name: str, role: str) -> Any:
     return batch.column(index)
 
 
-def output_schema(schema: pa.Schema) -> pa.Schema:
-    """The schema :func:`parse_batch` returns for input ``schema``: its fields, then :data:`SCHEMA`'s (a clash of
-    names raises ``ValueError``). Spark's ``mapInArrow`` needs it up front."""
-    clash = sorted(set(schema.names) & set(SCHEMA.names))
+def kept_columns(names: Iterable[str], provider: Optional[str] = None, *, fold_case: bool = False) -> list[str]:
+    """The input columns a result keeps: all of ``names`` but a ``provider`` column named like a result column (the
+    result's ``provider``, the provider used, takes its place). Any other name a result column has raises
+    ``ValueError`` (``fold_case``: compared ignoring case, as Spark does)."""
+
+    def key(name: str) -> str:
+        return name.lower() if fold_case else name
+
+    replaced = provider if provider in SCHEMA.names else None  # the exact name only
+    kept = [name for name in names if name != replaced]
+    taken = {key(name) for name in SCHEMA.names}
+    clash = sorted(name for name in kept if key(name) in taken)
     if clash:
-        raise ValueError(f"the batch already has result column(s) {', '.join(clash)}: rename or drop them first")
+        raise ValueError(f"the input already has result column(s) {', '.join(clash)}: rename or drop them first")
+    return kept
+
+
+def output_schema(schema: pa.Schema, provider: Optional[str] = None) -> pa.Schema:
+    """The schema :func:`parse_batch` returns for input ``schema``: its fields (see :func:`kept_columns`), then
+    :data:`SCHEMA`'s. Spark's ``mapInArrow`` needs it up front."""
+    kept = kept_columns(schema.names, provider)
     metadata = dict(schema.metadata or {})
     metadata.update(SCHEMA.metadata)
-    return pa.schema([*schema, *SCHEMA], metadata=metadata)
+    return pa.schema([*(schema.field(name) for name in kept), *SCHEMA], metadata=metadata)
 
 
 def parse_batch(
@@ -79,8 +96,9 @@ def parse_batch(
 
     ``body`` names the column of stored bodies (binary or string, read as UTF-8; a null body gives a
     ``missing_body`` row). ``provider`` names a column of provider names (null: ``auto``); None: ``auto`` for every
-    row. Raises ``ValueError`` when a column is missing or the batch already has a result column's name."""
-    schema = output_schema(batch.schema)
+    row; a provider column named ``provider`` is replaced by the result's (the provider used). Raises
+    ``ValueError`` when a column is missing or the batch already has another result column's name."""
+    schema = output_schema(batch.schema, provider)
     bodies = _bodies(_input_column(batch, body, "body"))
     items: Iterable[Any] = bodies
     if provider is not None:
@@ -89,7 +107,8 @@ def parse_batch(
             raise TypeError(f"the provider column must be string, not {names.type}")
         items = zip(bodies, names.to_pylist())
     results = pa.RecordBatch.from_pylist(list(result_rows(items, "auto", framing)), schema=SCHEMA)
-    return pa.RecordBatch.from_arrays([*batch.columns, *results.columns], schema=schema)
+    kept = [batch.column(name) for name in schema.names[: len(schema) - len(SCHEMA)]]
+    return pa.RecordBatch.from_arrays([*kept, *results.columns], schema=schema)
 
 
 def parse_table(
@@ -97,13 +116,13 @@ def parse_table(
 ) -> pa.Table:
     """:func:`parse_batch` of every batch of ``table`` (what Ray's ``map_batches(batch_format="pyarrow")`` gives)."""
     batches = [parse_batch(batch, body, provider, framing) for batch in table.to_batches()]
-    return pa.Table.from_batches(batches, schema=output_schema(table.schema))
+    return pa.Table.from_batches(batches, schema=output_schema(table.schema, provider))
 
 
 def map_batches(
     batches: Iterable[pa.RecordBatch], body: str = "body", provider: Optional[str] = None, framing: FramingName = "auto"
 ) -> Iterator[pa.RecordBatch]:
     """:func:`parse_batch` of each batch, lazily: the function Spark's ``mapInArrow`` takes (bind the column names
-    with ``functools.partial``; the output schema is :func:`output_schema` of the input's)."""
+    with ``functools.partial``; the output schema is :func:`output_schema` of the input's and ``provider``)."""
     for batch in batches:
         yield parse_batch(batch, body, provider, framing)
