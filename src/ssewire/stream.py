@@ -120,9 +120,13 @@ class StreamDecoder:
         if isinstance(chunk, dict):
             self._head = None
             return self.normalizer.frame(chunk)
+        first = self._head is not None
         events = self._framed(chunk)
-        if not events:
-            return []
+        if first and len(events) > 1:  # the first event alone (see feed_into)
+            return self._normalize(events[:1]) + self._normalize(events[1:])
+        return self._normalize(events) if events else []
+
+    def _normalize(self, events: list[SSEEvent]) -> list[Unified]:
         out = self.normalizer.normalize(events)
         if out:
             self._delivered(events, out[-1].sequence)
@@ -135,12 +139,21 @@ class StreamDecoder:
             self._head = None
             accumulator.take(self.normalizer.frame(chunk))
             return
+        first = self._head is not None
         events = self._framed(chunk)
+        if first and len(events) > 1:
+            # The stream's first event alone, then the rest: what it names (the API, the stream's id and model)
+            # lets the rest of the same chunk take the compiled delta reader (a stored body is a single chunk).
+            self._normalize_into(events[:1], accumulator)
+            events = events[1:]
         if events:
-            before = accumulator.events
-            self.normalizer.normalize_into(events, accumulator)
-            if accumulator.events > before:
-                self._delivered(events, self.normalizer.last_sequence)
+            self._normalize_into(events, accumulator)
+
+    def _normalize_into(self, events: list[SSEEvent], accumulator: Accumulator) -> None:
+        before = accumulator.events
+        self.normalizer.normalize_into(events, accumulator)
+        if accumulator.events > before:
+            self._delivered(events, self.normalizer.last_sequence)
 
     def _framed(self, chunk: Chunk) -> list[SSEEvent]:
         """The framed events ``chunk`` completes (replays of a resumed stream dropped); keeps the body's head."""
