@@ -372,3 +372,15 @@ def test_corpus_row_equals_collect(capture: dict[str, Any]) -> None:
     row = result_row(body, provider, framing)
     _check_types(row)
     assert row == {"provider": provider, "framing": framing, **_row_from_collect(body, provider, framing)}
+
+
+def test_lone_surrogates_from_the_stream_become_escapes() -> None:
+    # JSON may spell out half a surrogate pair: the row stays valid UTF-8 for every writer (Arrow, Parquet, CSV).
+    chunk = {"id": "c\\ud83d", "object": "chat.completion.chunk", "model": "m\\udc00", "choices": []}
+    body = ("data: " + json.dumps(chunk).replace("\\\\", "\\") + "\n\ndata: [DONE]\n\n").encode()
+    row = result_row(body, "openai-chat")
+    assert row["response_id"] == "c\\ud83d" and row["model"] == "m\\udc00"
+    for value in row.values():
+        if isinstance(value, str):
+            value.encode("utf-8")  # raises on a lone surrogate
+    assert result_row(body.replace(b"m\\udc00", "m\u00e9".encode()), "openai-chat")["model"] == "m\u00e9"

@@ -25,7 +25,9 @@ The schema (version :data:`SCHEMA_VERSION`, in every row as ``schema_version``);
   (the best seen before the stream was cut or failed) or ``"absent"``, ``cost`` the provider's reported cost;
 - ``events``: unified events; ``bytes``: the stored body's length (compressed, when it is).
 
-A None body gives a ``missing_body`` row with every measured column None.
+A None body gives a ``missing_body`` row with every measured column None. Strings are valid UTF-8: a lone surrogate
+the stream's JSON spelled out (``"\\ud83d"``) is kept as that escape. ``ssewire batch`` adds ``unreadable_input``
+rows for inputs it could not read.
 """
 
 from __future__ import annotations
@@ -207,17 +209,17 @@ def _result_row(
     return {
         "provider": provider,
         "framing": used_framing,
-        "response_id": result.response_id,
-        "model": result.model,
+        "response_id": _utf8(result.response_id),
+        "model": _utf8(result.model),
         "stop_reason": result.stop_reason,
-        "raw_stop_reason": result.raw_stop_reason,
-        "error_type": kind,
-        "error_message": message,
+        "raw_stop_reason": _utf8(result.raw_stop_reason),
+        "error_type": _utf8(kind),
+        "error_message": _utf8(message),
         "truncated": truncated,
         "text_chars": len(result.text),
         "reasoning_chars": len(result.reasoning),
         "tool_calls": len(result.tool_calls),
-        "tool_call_names": [call.name for call in result.tool_calls],
+        "tool_call_names": [_utf8(call.name) for call in result.tool_calls],
         "incomplete_tool_calls": len(result.incomplete_tool_calls),
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
@@ -231,6 +233,18 @@ def _result_row(
         "bytes": size,
         "schema_version": SCHEMA_VERSION,
     }
+
+
+def _utf8(text: Optional[str]) -> Optional[str]:
+    """``text`` as valid UTF-8: a lone surrogate (a JSON ``"\\ud83d"`` in a name or a message) written as its escape,
+    so that every writer (Arrow, Parquet, CSV) takes the row."""
+    if text is None or text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _error_row(kind: str, message: str, size: Optional[int]) -> dict[str, Any]:

@@ -5,6 +5,8 @@ it becomes available (never whole) and each event is written and flushed as soon
 stream prints live. Exit status: 0 when the stream ended cleanly, 1 when it carried an ``error`` event (including
 ``stream_truncated``), 2 for unreadable input, a body that holds no stream at all (empty, an HTML page, a
 non-streaming JSON response ...) or bad framing, 130 when interrupted (Ctrl-C).
+
+``ssewire batch INPUT... --out FILE`` re-parses stored streams at archive scale: see :mod:`ssewire.batch_cli`.
 """
 
 from __future__ import annotations
@@ -62,10 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ssewire",
         usage="ssewire [STREAM] [--provider NAME] [--framing NAME] [--with-raw] [--framed] [--usage] "
-        "[--max-buffer BYTES]",
+        "[--max-buffer BYTES]\n       ssewire batch INPUT... --out FILE [options]",
         description="Parse an LLM API stream and print its unified events as JSON lines, as they arrive.",
         epilog="Exit status: 0 clean end, 1 the stream carried an error (or was cut short), "
-        "2 unreadable input or no stream at all, 130 interrupted.",
+        "2 unreadable input or no stream at all, 130 interrupted. "
+        "'ssewire batch INPUT... --out FILE' parses stored streams (files, directories, Parquet or JSONL tables) "
+        "into one row each, in Parquet, JSONL or CSV: see 'ssewire batch --help'.",
     )
     parser.add_argument(
         "stream",
@@ -239,7 +243,12 @@ def _run_unified(chunks: Iterator[bytes], args: argparse.Namespace, out: _Output
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status. ``batch`` first: :func:`ssewire.batch_cli.main`."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "batch":
+        from .batch_cli import main as batch
+
+        return batch(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     name = args.stream

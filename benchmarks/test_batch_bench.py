@@ -1,0 +1,187 @@
+"""The pieces of ``python -m benchmarks.batch``: the archive's plan and bad bodies, the written archive, the
+baseline's accounting against :func:`ssewire.batch.result_row`, the ``--check`` floors and the report."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ssewire.batch import result_row
+
+from . import batch
+from .batch import BAD_KINDS, MIX, SSE_SOURCES, Item, baseline_row, body, plan
+
+
+def test_plan_is_the_requested_mix_with_bad_bodies() -> None:
+    items = plan(2_000)
+    assert plan(2_000) == items  # deterministic
+    assert [item.index for item in items] == list(range(2_000))
+    bad = Counter(item.bad for item in items if item.bad)
+    assert sum(bad.values()) == 20  # 1%
+    assert set(bad) == set(BAD_KINDS)
+    assert max(bad.values()) - min(bad.values()) <= 1
+    sources = Counter(item.source for item in items)
+    for name, share in MIX:
+        assert abs(sources[name] / 2_000 - share) < 0.04, (name, sources[name])
+    large = [item for item in items if item.size >= batch.LARGE[0]]
+    assert len(large) == 5 and all(item.size <= batch.LARGE[1] for item in large)
+    small = [item for item in items if item.size <= batch.SMALL[1]]
+    assert len(small) > 0.97 * 2_000
+
+
+@pytest.mark.parametrize("kind", BAD_KINDS)
+def test_bad_bodies_are_error_rows(kind: str) -> None:
+    item = Item(7, "openai-chat", 20_000, kind, 0.5)
+    data = body(item)
+    row = result_row(data)
+    assert row["error_type"] is not None, row
+    if kind == "empty":
+        assert data == b""
+    elif kind == "html":
+        assert data.startswith(b"<!DOCTYPE html>")
+    elif kind == "truncated":
+        whole = body(Item(7, "openai-chat", 20_000))
+        assert whole.startswith(data) and len(data) == len(whole) // 2
+        assert row["error_type"] == "stream_truncated"
+    assert body(item) == data  # deterministic
+    assert baseline_row(data, "openai-chat")["error"] is not None  # the loop records, never raises
+
+
+def test_archive_directory_and_parquet_hold_the_same_bodies(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    archive = batch.build(40, root=tmp_path, row_group_rows=8)
+    files = sorted(p for p in archive.files.rglob("*") if p.is_file())
+    table = pq.read_table(archive.parquet)
+    assert len(files) == table.num_rows == archive.streams == 40
+    assert pq.ParquetFile(archive.parquet).num_row_groups == 5
+    assert [p.read_bytes() for p in files] == table.column("body").to_pylist()
+    assert table.column("kind").to_pylist().count("stream") == 40 - archive.manifest["bad"] == 35
+    assert archive.bytes == sum(p.stat().st_size for p in files)
+    assert archive.largest == max(p.stat().st_size for p in files)
+    stamp = archive.parquet.stat().st_mtime_ns
+    again = batch.build(40, root=tmp_path, row_group_rows=8)  # cached: not written again
+    assert again.manifest == archive.manifest and again.parquet.stat().st_mtime_ns == stamp
+    assert not list(tmp_path.glob("*.partial"))
+
+
+@pytest.mark.parametrize("source", sorted(SSE_SOURCES))
+def test_baseline_accounting_agrees_with_result_row(source: str) -> None:
+    text = 0
+    for index, size in ((1, 5_000), (2, 40_000), (3, 150_000)):
+        data = body(Item(index, source, size))
+        theirs, ours = baseline_row(data, source), result_row(data)
+        assert theirs["error"] is None and ours["error_type"] is None
+        assert theirs["text_chars"] == ours["text_chars"]
+        assert theirs["reasoning_chars"] == ours["reasoning_chars"]
+        assert theirs["tool_calls"] == ours["tool_calls"]
+        assert theirs["tool_call_names"] == ours["tool_call_names"]
+        assert theirs["stop_reason"] == ours["raw_stop_reason"] is not None
+        assert theirs["output_tokens"] == ours["output_tokens"] is not None
+        assert theirs["input_tokens"] == ours["input_tokens"]
+        assert theirs["model"] == ours["model"]
+        text += ours["text_chars"]
+    assert text > 0
+
+
+def _doc() -> dict[str, Any]:
+    run = {
+        "input": "Parquet",
+        "jobs": 1,
+        "scaling": 1.0,
+        "streams_per_s": 1000.0,
+        "mb_per_s": 50.0,
+        "cli_seconds": 1.5,
+        "peak_worker_rss": 50_000_000,
+        "peak_parent_rss": 60_000_000,
+        "returncodes": [0],
+        "summary_streams": 2_000,
+        "summary_errors": 20,
+        "summary_bytes": 100_000_000,
+    }
+    baseline = {
+        "streams": 1_500,
+        "bytes": 80_000_000,
+        "skipped_streams": 500,
+        "skipped_bytes": 20_000_000,
+        "skipped_by_source": {"ollama-chat": 500},
+        "baseline_streams_per_s": 1_000.0,
+        "baseline_mb_per_s": 50.0,
+        "ssewire_streams_per_s": 3_000.0,
+        "ssewire_mb_per_s": 150.0,
+        "ratio": 3.0,
+        "per_source": {"openai-chat": {"ratio": 3.0}},
+        "ssewire_all_bodies_mb_per_s": 160.0,
+        "agreement": {"compared": 1_480, "text_chars": 1_480, "output_tokens": 1_480, "stop_reason": 1_480},
+    }
+    archive = {
+        "streams": 2_000,
+        "bytes": 100_000_000,
+        "largest": 3_000_000,
+        "bad": 20,
+        "sources": {"openai-chat": 1_500, "ollama-chat": 500},
+        "sizes": {"p50": 40_000},
+        "within_5_120_kb": 0.9,
+        "over_1_mb": 5,
+    }
+    two = {**run, "jobs": 2, "scaling": 1.6, "peak_worker_rss": 40_000_000}
+    return {
+        "quick": True,
+        "repeats": 3,
+        "cores": 2,
+        "machine": "test",
+        "archive": archive,
+        "cli": [run, two],
+        "baseline": baseline,
+    }
+
+
+def test_check_floors_are_same_run_ratios() -> None:
+    doc = _doc()
+    assert batch.failures(doc) == []
+    slow = copy.deepcopy(doc)
+    slow["baseline"]["ratio"] = 1.9
+    assert batch.failures(slow) == ["ssewire/baseline 1.90x < 2.0x"]
+    flat = copy.deepcopy(doc)
+    flat["cli"][1]["scaling"] = 1.1
+    assert len(batch.failures(flat)) == 1
+    flat["other_cores_busy"] = 0.8  # other work on the machine: the scaling is not judged
+    assert batch.failures(flat) == []
+    assert batch.scaling_skipped(flat) == "other processes kept 0.8 of the 2 cores busy during the runs"
+    flat["other_cores_busy"] = 0.1
+    assert len(batch.failures(flat)) == 1
+    flat["cores"] = 1  # no scaling to expect on one core
+    assert batch.failures(flat) == []
+    big = copy.deepcopy(doc)
+    big["cli"][0]["peak_worker_rss"] = 60_000_000  # 0.6x the archive
+    assert batch.failures(big) == []  # quick: the archive is too small to tell
+    big["quick"] = False
+    assert len(batch.failures(big)) == 1
+    wrong = copy.deepcopy(doc)
+    wrong["cli"][0]["summary_errors"] = 19
+    assert batch.failures(wrong) == ["Parquet --jobs 1: 19 errors, not 20"]
+
+
+def test_report_says_how_it_was_measured() -> None:
+    text = batch.report(_doc())
+    assert "Measured by `python -m benchmarks.batch --quick`" in text
+    assert "| Parquet, `--jobs 2` | 1,000 | 50 | 67 | 1.60x | 40 MB (13x, 0.40x) | 60 MB |" in text
+    assert "| ssewire `result_rows` (provider detected) | 3,000 | 150 | 3.0x |" in text
+    no_cli = {**_doc(), "cli": [], "cli_unavailable": "not built"}
+    assert "`ssewire batch` not measured: not built." in batch.report(no_cli)
+
+
+@pytest.mark.skipif(batch.cli_available() is not None, reason=str(batch.cli_available()))
+def test_cli_runs_on_a_small_archive(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    archive = batch.build(40, root=tmp_path, row_group_rows=8)
+    runs, others = batch.cli_runs(archive, {"Parquet": [archive.parquet]}, 1, lambda _msg: None)
+    assert others is None or others >= 0
+    assert [(run["input"], run["jobs"]) for run in runs] == [("Parquet", 1), ("Parquet", 2)]
+    for run in runs:
+        assert run["returncodes"] == [0]
+        assert (run["summary_streams"], run["summary_errors"]) == (40, archive.manifest["bad"])
+        assert run["peak_worker_rss"] > 0

@@ -1,0 +1,151 @@
+"""Items in, result rows out, in input order: parsed in this process (``jobs == 1``) or by ``jobs`` worker
+processes.
+
+:func:`tasks` groups items into tasks of about ``task_bytes`` of bodies (a bigger body is a task of its own) so
+that moving work and rows between processes costs little beside parsing. Only payloads go to a worker (bodies, or
+the paths of files it reads itself); sources and kept values stay in the parent. :func:`run` keeps at most
+:data:`IN_FLIGHT_PER_JOB` ``* jobs`` tasks in flight and hands results back in order, so neither the parent nor a
+worker holds more than a few tasks' bodies, whatever the size of the archive. Each result carries the peak RSS
+of the process that parsed it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, Iterable, Iterator, NamedTuple, Optional
+
+from ._batch_items import Item, Payload, ReadFile, Unreadable, os_message
+from .batch import COLUMNS, SCHEMA_VERSION, result_row, result_rows
+from .names import FramingName
+from .normalizers.registry import PROVIDERS
+
+__all__ = ["INPUT_ERROR", "IN_FLIGHT_PER_JOB", "TASK_BYTES", "Done", "Task", "parse_work", "peak_rss", "run", "tasks"]
+
+#: Bytes of bodies per task (default); a task also ends at :data:`TASK_ITEMS` items.
+TASK_BYTES = 1 << 20
+TASK_ITEMS = 1024
+#: Tasks in flight per worker: one being parsed, one queued, so that no worker waits for the parent.
+IN_FLIGHT_PER_JOB = 2
+#: ``error_type`` of a row whose input could not be read (a file that vanished, a JSONL line that is not JSON ...).
+INPUT_ERROR = "unreadable_input"
+
+_NAMES = tuple(name for name, _ in COLUMNS)
+Row = tuple[Any, ...]  # one result row: the values of COLUMNS, in order
+Work = list[tuple[Payload, Optional[str]]]  # what a worker gets: (payload, provider or None) per item
+
+
+class Task(NamedTuple):
+    """Consecutive items: what is parsed (``work``), and what stays in the parent (``sources``, ``kept``)."""
+
+    work: Work
+    sources: list[str]
+    kept: list[tuple[Any, ...]]
+
+
+class Done(NamedTuple):
+    """A parsed task: its sources and kept values, its rows, and the pid and peak RSS (bytes) of its parser."""
+
+    sources: list[str]
+    kept: list[tuple[Any, ...]]
+    rows: list[Row]
+    worker: int
+    peak_rss: Optional[int]
+
+
+def tasks(items: Iterable[Item], task_bytes: int = TASK_BYTES) -> Iterator[Task]:
+    """``items`` grouped, in order, into tasks of at least ``task_bytes`` bytes (but the last) or
+    :data:`TASK_ITEMS` items."""
+    task = Task([], [], [])
+    size = 0
+    for item in items:
+        task.work.append((item.payload, item.provider))
+        task.sources.append(item.source)
+        task.kept.append(item.kept)
+        size += item.size
+        if size >= task_bytes or len(task.work) >= TASK_ITEMS:
+            yield task
+            task, size = Task([], [], []), 0
+    if task.work:
+        yield task
+
+
+def run(work: Iterable[Task], provider: str, framing: FramingName, jobs: int) -> Iterator[Done]:
+    """Each task of ``work`` parsed (see :func:`parse_work`), in order; ``jobs == 1``: in this process."""
+    if jobs == 1:
+        for task in work:
+            rows, pid, peak = parse_work(task.work, provider, framing)
+            yield Done(task.sources, task.kept, rows, pid, peak)
+        return
+    pool = ProcessPoolExecutor(jobs, mp_context=_context(), initializer=_ignore_interrupts)
+    pending: deque[tuple[Task, Future[tuple[list[Row], int, Optional[int]]]]] = deque()
+    try:
+        for task in work:
+            pending.append((task._replace(work=[]), pool.submit(parse_work, task.work, provider, framing)))
+            del task
+            if len(pending) >= IN_FLIGHT_PER_JOB * jobs:
+                yield _done(*pending.popleft())
+        while pending:
+            yield _done(*pending.popleft())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def parse_work(work: Work, provider: str, framing: FramingName) -> tuple[list[Row], int, Optional[int]]:
+    """The rows of ``work`` (``provider`` where an item names none), this process's pid and peak RSS."""
+    rows = [_row(payload, name, provider, framing) for payload, name in work]
+    return rows, os.getpid(), peak_rss()
+
+
+def peak_rss() -> Optional[int]:
+    """This process's peak resident set size in bytes (``ru_maxrss``: KiB on Linux, bytes on macOS); None where
+    there is no ``resource`` module (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
+
+
+def _done(task: Task, future: Future[tuple[list[Row], int, Optional[int]]]) -> Done:
+    rows, pid, peak = future.result()
+    return Done(task.sources, task.kept, rows, pid, peak)
+
+
+def _row(payload: Payload, name: Optional[str], provider: str, framing: FramingName) -> Row:
+    if isinstance(payload, Unreadable):
+        return _input_error(payload.message)
+    if isinstance(payload, ReadFile):
+        try:
+            with open(payload.path, "rb") as file:
+                payload = file.read()
+        except OSError as exc:
+            return _input_error(os_message(exc))
+    if name is None or name in PROVIDERS:
+        row = result_row(payload, provider if name is None else name, framing)  # type: ignore[arg-type]
+    else:  # an unknown per-row name: result_rows makes its unknown_provider row
+        row = next(result_rows([(payload, name)], provider, framing))  # type: ignore[arg-type]
+    return tuple(row[column] for column in _NAMES)
+
+
+def _input_error(message: str) -> Row:
+    row: dict[str, Any] = dict.fromkeys(_NAMES)
+    row.update(error_type=INPUT_ERROR, error_message=message, schema_version=SCHEMA_VERSION)
+    return tuple(row.values())
+
+
+def _context() -> Any:
+    """forkserver where there is one (workers start clean, not as copies of a parent that may run pyarrow's
+    threads), else the platform's default (spawn on Windows)."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else None)
+
+
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the parent, which stops the pool (no traceback from each worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
