@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers import CORPUS, load_manifest
+from helpers import CORPUS, FIXTURES, load_manifest
 from ssewire import SSEBufferOverflow, SSEwireError, iter_unified
 from ssewire.tap import StreamTap
 
@@ -261,3 +264,27 @@ def tap_result(body: bytes, provider: Any = "openai") -> Any:
     tap = StreamTap(provider)
     tap.feed(body)
     return tap.close()
+
+
+STREAM_FIXTURES = sorted(p for p in FIXTURES.iterdir() if p.suffix in (".sse", ".ndjson", ".jsonl", ".eventstream"))
+
+
+@pytest.mark.parametrize("path", STREAM_FIXTURES, ids=[p.name for p in STREAM_FIXTURES])
+@pytest.mark.parametrize("named", [True, False], ids=["named", "auto"])
+def test_a_finished_tap_leaves_no_reference_cycles(path: Path, named: bool) -> None:
+    # A gateway makes a tap per request: what a finished one held must go at once (reference counting), not wait
+    # for the cycle collector (memory and collector time growing with the number of streams).
+    expected = json.loads(path.with_name(path.name + ".expected.json").read_text())
+    provider: Any = expected["provider"] if named else "auto"
+    data = path.read_bytes()
+    gc.collect()
+    gc.disable()
+    try:
+        tap = StreamTap(provider)
+        for start in range(0, len(data), 97):
+            tap.feed(data[start : start + 97])
+        assert tap.close() is tap.result and tap.metrics.bytes == len(data)
+        del tap
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

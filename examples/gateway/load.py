@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import multiprocessing
 import os
@@ -154,9 +155,11 @@ def _proxy_process(conn: Connection, upstream: str, tap: bool) -> None:
                         "client_connections": len(gateway.server.server_state.connections),
                         "upstream_busy": upstream_busy,
                         "records": len(records),
+                        "gc": [generation["collections"] for generation in gc.get_stats()],
+                        "gc_collected": sum(generation["collected"] for generation in gc.get_stats()),
                     }
                 )
-            elif command == "records":
+            elif command == "records":  # handed over and forgotten: the gateway's memory is what is measured
                 conn.send(records[:])
                 records.clear()
             else:
@@ -400,12 +403,14 @@ def run_phase(
     upstream.ask("sends"), upstream.ask("outcomes")  # forget the previous phase's
     proxies = [t for t in targets if t.proxy is not None]
     samples: dict[str, list[dict[str, Any]]] = {t.key: [] for t in proxies}
+    records: dict[str, list[dict[str, Any]]] = {t.key: [] for t in proxies}  # kept here, not in the gateway
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.wait(max(0.25, args.duration / 40)):
             for t in proxies:
                 samples[t.key].append(t.proxy.ask("stats"))  # type: ignore[union-attr]
+                records[t.key] += t.proxy.ask("records")  # type: ignore[union-attr]
 
     before = {t.key: t.proxy.ask("stats") for t in proxies}  # type: ignore[union-attr]
     sampler = threading.Thread(target=sample, daemon=True)
@@ -439,7 +444,12 @@ def run_phase(
             "abandoned_closed_upstream": sum(closed.get(token, False) for token in tally.abandoned),
         }
         if target.proxy is not None:
-            report.update(_gateway_report(target, tally, before[target.key], samples[target.key], started, args))
+            records[target.key] += target.proxy.ask("records")
+            report.update(
+                _gateway_report(
+                    target, tally, before[target.key], samples[target.key], records[target.key], started, args
+                )
+            )
         reports[target.key] = report
     return reports
 
@@ -449,13 +459,13 @@ def _gateway_report(
     tally: _Tally,
     before: dict[str, Any],
     samples: list[dict[str, Any]],
+    records: list[dict[str, Any]],
     started: float,
     args: argparse.Namespace,
 ) -> dict[str, Any]:
     """A gateway's side of a phase: CPU per MB, RSS over time, what it still holds, its records checked."""
     assert target.proxy is not None
     after = target.proxy.ask("stats")
-    records = target.proxy.ask("records")
     mb = tally.bytes / 1e6
     return {
         "cpu_s": after["cpu"] - before["cpu"],
@@ -464,6 +474,8 @@ def _gateway_report(
         "rss_series": [(s["at"] - started, s["rss"]) for s in samples if s["rss"] is not None],
         "after": {k: after[k] for k in ("in_flight", "client_connections", "upstream_busy")},
         "fds": {"before": before["fds"], "after": after["fds"]},
+        "gc_collections": [a - b for a, b in zip(after["gc"], before["gc"])],
+        "gc_collected": after["gc_collected"] - before["gc_collected"],
         "records": len(records),
         "records_disconnected": sum(r["disconnected"] for r in records),
         "records_differing": _check_records(records, tally) if target.tap else None,

@@ -27,7 +27,7 @@ Contract (one instance per stream):
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional, Sequence
+from typing import Any, Callable, ClassVar, Optional, Sequence
 
 from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
@@ -122,8 +122,6 @@ class ChatCompletionsNormalizer(Normalizer):
     def __init__(self) -> None:
         super().__init__()
         self._typed = typed.chat_chunk  # None: every chunk takes the full decode
-        if self._typed is not None:
-            self.fast = self.fast_chunk
         self._take = typed.take_deltas  # the compiled delta reader, or None
         #: The last ``finish_reason`` seen (the provider's own value).
         self.finish_reason: Optional[str] = None
@@ -189,6 +187,11 @@ class ChatCompletionsNormalizer(Normalizer):
         if not self.reads_deltas():
             return super().normalize(events)
         return self.normalize_reading(events, self._take, CHAT_DELTA_RULE)  # type: ignore[arg-type]
+
+    @property
+    def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
+        """:meth:`fast_chunk` when typed decoding is on."""
+        return None if self._typed is None else self.fast_chunk
 
     def fast_chunk(self, ev: SSEEvent) -> Optional[list[Unified]]:
         """The events of a chunk that is one text or reasoning delta of one choice and nothing else, decoded with

@@ -90,9 +90,6 @@ class Normalizer:
         self.response_id: Optional[str] = None
         self.model: Optional[str] = None
         self.last_sequence: Optional[int] = None
-        #: The typed fast path (see :mod:`.typed`): ``fast(ev)`` gives the events of the payloads it owns and
-        #: None for any other; None when typed decoding is off or the provider has none.
-        self.fast: Optional[Callable[[SSEEvent], Optional[list[Unified]]]] = None
         self._into: Optional[Sink] = None  # the accumulator normalize_into() is feeding, for normalize_reading()
 
     # -- what a provider module declares ----------------------------------------------------------------------
@@ -141,6 +138,13 @@ class Normalizer:
         return None, None
 
     # -- per event --------------------------------------------------------------------------------------------
+
+    @property
+    def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
+        """The typed fast path (see :mod:`.typed`): ``fast(ev)`` gives the events of the payloads it owns and None
+        for any other; None when typed decoding is off or the provider has none. A property: a bound method kept
+        on the instance would be a reference cycle, holding every finished normaliser until the collector runs."""
+        return None
 
     def __call__(self, ev: SSEEvent) -> list[Unified]:
         """The events of one framed event (``normalize((ev,))``)."""

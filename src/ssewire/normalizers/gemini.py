@@ -25,7 +25,7 @@ Unknown or malformed shapes become ``raw`` (never an exception); every event mad
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional, Sequence
+from typing import Any, Callable, ClassVar, Optional, Sequence
 
 from .._json import loads
 from ..events import LazyPayload, SSEEvent, Unified, new_event, new_tool_event
@@ -123,8 +123,6 @@ class GeminiNormalizer(DelegatingNormalizer):
         self._ids = CallIds()
         self._open: Optional[StreamedCall] = None
         self._typed = typed.gemini_chunk  # None: every chunk takes the full decode
-        if self._typed is not None:
-            self.fast = self._fast_event
         self._take = typed.take_deltas  # the compiled delta reader, or None
         self._usage_payload: Optional[str] = None  # a payload whose usageMetadata is the usage, not decoded yet
         self._usage_value: Optional[dict[str, Any]] = None
@@ -235,6 +233,11 @@ class GeminiNormalizer(DelegatingNormalizer):
     def _usage(self, value: Optional[dict[str, Any]]) -> None:
         self._usage_payload = None
         self._usage_value = value
+
+    @property
+    def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
+        """:meth:`_fast_event` when typed decoding is on."""
+        return None if self._typed is None else self._fast_event
 
     def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
         """The typed fast path: the events of a generateContent chunk whose first candidate is text and thought

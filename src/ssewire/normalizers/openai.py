@@ -212,12 +212,17 @@ class OpenAINormalizer(DelegatingNormalizer):
             return [new_event("raw", obj, "", seq)]
         return handler(self, obj, seq)
 
+    @property
+    def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
+        """Once the stream turned out to be Chat Completions: the chat delegate's typed fast path."""
+        chat = self.chat
+        return None if chat is None else chat.fast
+
     def _to_chat(self, obj: dict[str, Any], event: Optional[str]) -> list[Unified]:
         chat = self.chat
         if chat is None:
             chat = self.chat = ChatCompletionsNormalizer()
-            self.delegate = chat  # from now on the stream's state is the chat normaliser's
-            self.fast = chat.fast  # and its chunks take the chat fast path
+            self.delegate = chat  # from now on the stream's state is the chat normaliser's (its chunks: see fast)
         return chat.payload(obj, event)
 
     def sentinel(self, ev: SSEEvent) -> list[Unified]:

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..events import SSEEvent, Unified
 from . import typed
@@ -37,8 +37,6 @@ class XAINormalizer(DelegatingNormalizer):
         self.chat: Optional[ChatCompletionsNormalizer] = None
         self.responses: Optional[OpenAINormalizer] = None
         self.messages: Optional[AnthropicNormalizer] = None
-        if typed.chat_chunk is not None:
-            self.fast = self._fast_event
         # self.delegate (DelegatingNormalizer): the one that handled the last payload, None before the first
 
     def _chat(self) -> ChatCompletionsNormalizer:
@@ -71,6 +69,11 @@ class XAINormalizer(DelegatingNormalizer):
 
     def _chat_delegate(self) -> bool:
         return self.chat is not None and self.delegate is self.chat
+
+    @property
+    def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
+        """:meth:`_fast_event` when typed decoding is on (a chat stream's chunks: the chat fast path)."""
+        return None if typed.chat_chunk is None else self._fast_event
 
     def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
         """A chat stream's chunks take the chat delegate's typed fast path (None: route as usual)."""
