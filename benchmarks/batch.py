@@ -19,9 +19,7 @@
    reads (provider detected, so ssewire does more work).
 
 Medians of repeats; every ratio is between numbers of the same run. ``--check`` exits 1 when ssewire is less than
-1.6x the baseline, ``--jobs 2`` less than 1.2x ``--jobs 1`` (quick: 1.05x) on a machine with 2+ cores (not
-judged when other processes kept more than half a core busy during the CLI runs: ``/proc/stat`` minus this run's
-own CPU time),
+1.6x the baseline, ``--jobs 2`` less than 1.2x ``--jobs 1`` (quick: 1.05x) on a machine with 2+ cores,
 (full run) a worker's peak RSS above half the archive, or the summary miscounts. Writes
 ``benchmarks/results/batch[-quick].json``, prints a markdown table and, on a full run, the README block between
 ``<!-- batch:start -->`` and ``<!-- batch:end -->`` (when README.md has those markers).
@@ -80,7 +78,6 @@ BASELINE_FLOOR = 1.6  # CI: ssewire (one core) at least 1.6x the httpx-sse + jso
 SCALING_FLOOR = 1.2  # full run, 2+ cores: --jobs 2 at least 1.2x --jobs 1
 QUICK_SCALING_FLOOR = 1.05  # quick run: its archive is small enough for start-up and the parent to weigh
 RSS_CEILING = 0.5  # full run: a worker's peak RSS below half the archive
-OTHERS_CEILING = 0.5  # the scaling floor is judged only when other processes used at most half a core meanwhile
 
 
 # --- the archive --------------------------------------------------------------------------------------------------
@@ -507,44 +504,21 @@ def _peak_worker(summary: dict[str, Any]) -> Optional[int]:
     return max(peaks) if peaks else None
 
 
-def _busy_seconds() -> Optional[float]:
-    """CPU seconds every core of the machine spent busy since boot (Linux ``/proc/stat``: user, nice, system, irq,
-    softirq, steal), None elsewhere."""
-    try:
-        with open("/proc/stat", encoding="ascii") as stat:
-            fields = [int(value) for value in stat.readline().split()[1:9]]
-        return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, AttributeError):
-        return None
-
-
-def _own_seconds() -> float:
-    """CPU seconds of this process and its reaped children (the CLI runs and their workers)."""
-    times = os.times()
-    return times.user + times.system + times.children_user + times.children_system
-
-
 def cli_runs(
     archive: Archive, inputs: dict[str, list[Path]], repeats: int, log: Callable[[str], None]
-) -> tuple[list[dict[str, Any]], Optional[float]]:
-    """Every (input, jobs) configuration, interleaved over ``repeats`` rounds after one untimed warm-up each; and
-    the cores other processes kept busy meanwhile, on average (None where unknown)."""
+) -> list[dict[str, Any]]:
+    """Every (input, jobs) configuration, interleaved over ``repeats`` rounds after one untimed warm-up each."""
     configs = [(name, jobs) for name in inputs for jobs in (1, 2)]
     runs: dict[tuple[str, int], list[dict[str, Any]]] = {config: [] for config in configs}
     with tempfile.TemporaryDirectory(prefix="ssewire-batch-bench-") as tmp:
         workdir = Path(tmp)
         for name in inputs:  # warm the page cache and the bytecode
             run_cli(inputs[name], 1, workdir)
-        busy, own, start = _busy_seconds(), _own_seconds(), time.perf_counter()
         for round_ in range(repeats):
             for config in configs if round_ % 2 == 0 else configs[::-1]:
                 run = run_cli(inputs[config[0]], config[1], workdir)
                 runs[config].append(run)
                 log(f"cli {config[0]} --jobs {config[1]}: {run['wall_s']:.2f} s")
-        busy_after = _busy_seconds()
-        others = None
-        if busy is not None and busy_after is not None:
-            others = max(0.0, (busy_after - busy) - (_own_seconds() - own)) / (time.perf_counter() - start)
     out = []
     for (name, jobs), done in runs.items():
         wall = statistics.median(r["wall_s"] for r in done)
@@ -578,7 +552,7 @@ def cli_runs(
         two = next(r for r in out if r["input"] == name and r["jobs"] == 2)
         two["scaling"] = one["wall_s"] / two["wall_s"]
         one["scaling"] = 1.0
-    return out, others
+    return out
 
 
 def baseline_comparison(archive: Archive, repeats: int, log: Callable[[str], None]) -> dict[str, Any]:
@@ -684,14 +658,8 @@ def cores() -> int:
 
 
 def scaling_skipped(doc: dict[str, Any]) -> Optional[str]:
-    """Why the scaling floor cannot be judged in this run (one core, or other processes kept more than
-    :data:`OTHERS_CEILING` of a core busy during the CLI runs), or None."""
-    if doc["cores"] < 2:
-        return f"{doc['cores']} core"
-    others = doc.get("other_cores_busy")
-    if others is not None and others > OTHERS_CEILING:
-        return f"other processes kept {others:.1f} of the {doc['cores']} cores busy during the runs"
-    return None
+    """Why the scaling floor cannot be judged in this run (one core), or None."""
+    return f"{doc['cores']} core" if doc["cores"] < 2 else None
 
 
 def failures(doc: dict[str, Any]) -> list[str]:
@@ -754,12 +722,7 @@ def report(doc: dict[str, Any]) -> str:
             "",
             "Wall clock of the whole command (interpreter start, reading the input, writing a Parquet output "
             "included); the CLI's clock starts after its imports. With `--jobs 1` the parent parses (its RSS is "
-            "the worker's)."
-            + (
-                ""
-                if doc.get("other_cores_busy") is None
-                else f" Other processes kept {doc['other_cores_busy']:.2f} cores busy meanwhile, on average."
-            ),
+            "the worker's).",
         ]
     else:
         lines.append(f"`ssewire batch` not measured: {doc.get('cli_unavailable')}.")
@@ -851,7 +814,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         inputs = {"Parquet": [archive.parquet]}
         if not quick:
             inputs["directory"] = [archive.files]
-        doc["cli"], doc["other_cores_busy"] = cli_runs(archive, inputs, repeats, log)
+        doc["cli"] = cli_runs(archive, inputs, repeats, log)
     else:
         doc["cli"], doc["cli_unavailable"] = [], why
         log(f"skipped `ssewire batch`: {why}")

@@ -160,8 +160,9 @@ def _proxy_process(conn: Connection, upstream: str, tap: bool) -> None:
                     }
                 )
             elif command == "records":  # handed over and forgotten: the gateway's memory is what is measured
-                conn.send(records[:])
-                records.clear()
+                taken = records[:]
+                del records[: len(taken)]  # not clear(): the server's thread may have appended since the copy
+                conn.send(taken)
             else:
                 break
 
@@ -374,15 +375,20 @@ def _wait_closed(upstream: _Child, tokens: list[str], grace: float) -> dict[str,
         time.sleep(0.1)
 
 
-def _check_records(records: list[dict[str, Any]], tally: _Tally) -> int:
-    """Records of completed streams whose result differs from the tap's on the whole body."""
+def _check_records(records: list[dict[str, Any]], tally: _Tally) -> list[dict[str, Any]]:
+    """The completed streams whose record is missing or differs from the tap's result on the whole body."""
     by_token = {r["token"]: r for r in records}
-    wrong = 0
+    wrong = []
     for token, body in tally.bodies.items():
         record = by_token.get(token)
         if record is None or any(record[k] != v for k, v in body.expected.items()):
-            wrong += 1
+            wrong.append({"token": token, "file": body.path, "expected": body.expected, "record": record})
     return wrong
+
+
+def _differing(wrong: Optional[list[dict[str, Any]]]) -> dict[str, Any]:
+    """How many records differ, and the first few of them."""
+    return {"records_differing": None if wrong is None else len(wrong), "records_differing_first": (wrong or [])[:5]}
 
 
 @dataclass
@@ -478,7 +484,7 @@ def _gateway_report(
         "gc_collected": after["gc_collected"] - before["gc_collected"],
         "records": len(records),
         "records_disconnected": sum(r["disconnected"] for r in records),
-        "records_differing": _check_records(records, tally) if target.tap else None,
+        **_differing(_check_records(records, tally) if target.tap else None),
     }
 
 

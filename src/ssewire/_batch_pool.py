@@ -20,7 +20,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Iterable, Iterator, NamedTuple, Optional
 
 from ._batch_items import Item, Payload, ReadFile, Unreadable, os_message
-from .batch import COLUMNS, SCHEMA_VERSION, result_row, result_rows
+from .batch import COLUMNS, error_row, result_row, result_rows
 from .names import FramingName
 from .normalizers.registry import PROVIDERS
 
@@ -134,9 +134,8 @@ def _row(payload: Payload, name: Optional[str], provider: str, framing: FramingN
 
 
 def _input_error(message: str) -> Row:
-    row: dict[str, Any] = dict.fromkeys(_NAMES)
-    row.update(error_type=INPUT_ERROR, error_message=message, schema_version=SCHEMA_VERSION)
-    return tuple(row.values())
+    row = error_row(INPUT_ERROR, message, None)
+    return tuple(row[column] for column in _NAMES)
 
 
 def _context() -> Any:

@@ -43,7 +43,7 @@ from .normalizers.registry import normalizer_for
 from .result import Accumulator, StreamResult
 from .stream import StreamDecoder
 
-__all__ = ["COLUMNS", "SCHEMA_VERSION", "result_row", "result_rows"]
+__all__ = ["COLUMNS", "SCHEMA_VERSION", "error_row", "result_row", "result_rows"]
 
 #: Version of the row schema: bumped whenever a column is added, removed, renamed or changes meaning.
 SCHEMA_VERSION = 1
@@ -132,18 +132,18 @@ def _check_names(provider: str, framing: FramingName) -> None:
 def _row(body: Optional[Chunk], provider: str, framing: FramingName, content_encoding: Optional[str]) -> dict[str, Any]:
     """The row of one body: never raises (anything unexpected becomes an ``internal`` error row)."""
     if body is None:
-        return _error_row("missing_body", "the body is null", None)
+        return error_row("missing_body", "the body is null", None)
     try:
         try:
             normalizer = normalizer_for(provider)
         except UnknownProviderError as exc:
-            return _error_row("unknown_provider", str(exc), len(body))
+            return error_row("unknown_provider", str(exc), len(body))
         decoder = StreamDecoder(normalizer, framing)
         accumulator = Accumulator()
         truncated = _parse(body, decoder, accumulator, content_encoding)
         return _result_row(accumulator, decoder, framing, truncated, len(body))
     except Exception as exc:
-        return _error_row("internal", f"{type(exc).__name__}: {exc}", len(body))
+        return error_row("internal", f"{type(exc).__name__}: {exc}", len(body))
 
 
 def _parse(body: Chunk, decoder: StreamDecoder, accumulator: Accumulator, content_encoding: Optional[str]) -> bool:
@@ -247,7 +247,7 @@ def _utf8(text: Optional[str]) -> Optional[str]:
     return text
 
 
-def _error_row(kind: str, message: str, size: Optional[int]) -> dict[str, Any]:
+def error_row(kind: str, message: str, size: Optional[int]) -> dict[str, Any]:
     """A row for a body that was not parsed: the error, the size, every measured column None."""
     row: dict[str, Any] = dict.fromkeys(name for name, _ in COLUMNS)
     row.update(error_type=kind, error_message=message, bytes=size, schema_version=SCHEMA_VERSION)
