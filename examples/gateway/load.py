@@ -23,8 +23,9 @@ It reports:
   flight, client connections, upstream connections in use: all 0, or the run fails);
 - the tap's records checked against :class:`~ssewire.StreamTap` on the whole body (stop reason, usage, text).
 
-Writes ``benchmarks/results/load[-quick].json`` and a chart (``load.svg`` / ``load.png``, with matplotlib); a full
-run also writes the README block between ``<!-- load:start -->`` and ``<!-- load:end -->``. ``--check`` exits 1
+Writes ``benchmarks/results/load.json`` and a chart (``load.svg`` / ``load.png``, with matplotlib) and the README
+block between ``<!-- load:start -->`` and ``<!-- load:end -->`` when run at its default size (``--quick``:
+``load-quick.*``; other sizes: ``load-custom.*``, the README untouched). ``--check`` exits 1
 when a count is wrong or a ratio misses its CI floor (never on an absolute time).
 """
 
@@ -695,11 +696,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--check", action="store_true", help="exit 1 when a count is wrong or a ratio misses its floor")
     p.add_argument("--no-chart", action="store_true")
     args = p.parse_args(argv)
+    default = not args.quick and args.streams is None and args.duration is None  # the README's run
     args.streams = args.streams or (40 if args.quick else 200)
     args.duration = args.duration or (8.0 if args.quick else 60.0)
     doc = run(args)
     RESULTS.mkdir(exist_ok=True)
-    name = "load-quick" if args.quick else "load"
+    name = "load" if default else "load-quick" if args.quick else "load-custom"
     (RESULTS / f"{name}.json").write_text(json.dumps(doc, indent=2) + "\n")
     block = readme_block(doc)
     print(block)
@@ -708,7 +710,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             print("chart:", ", ".join(str(path.relative_to(ROOT)) for path in draw_chart(doc, RESULTS / name)))
         except ImportError:
             print("no chart: matplotlib is not installed")
-    if not args.quick and replace_block("load", block, ROOT / "README.md"):
+    if default and replace_block("load", block, ROOT / "README.md"):
         print("wrote README.md load block")
     problems = failures(doc)
     for problem in problems:

@@ -31,9 +31,7 @@ from ._batch_pool import TASK_BYTES, peak_rss, run, tasks
 from ._batch_progress import Progress
 from ._batch_summary import Summary
 from .batch import COLUMNS, SCHEMA_VERSION
-from .cli import _size  # the --max-buffer parser: bytes, or with a K/M/G suffix
-from .framing import FRAMINGS
-from .normalizers.registry import PROVIDERS
+from .cli import _size, add_provider_options  # _size: the --max-buffer parser (bytes, or with a K/M/G suffix)
 
 __all__ = ["main"]
 
@@ -78,22 +76,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="worker processes (default: one per CPU; 1: parse in this process)",
     )
-    parser.add_argument(
-        "--provider",
-        "-p",
-        default="auto",
-        choices=sorted(PROVIDERS),
-        metavar="NAME",
-        help=f"whose streams: {', '.join(sorted(PROVIDERS))} (default: auto, detected per stream)",
-    )
-    parser.add_argument(
-        "--framing",
-        "-f",
-        default="auto",
-        choices=FRAMINGS,
-        metavar="NAME",
-        help=f"{', '.join(FRAMINGS)} (default: auto, per stream)",
-    )
+    add_provider_options(parser, "whose streams", "detected per stream", "per stream")
     parser.add_argument("--body-column", metavar="NAME", help="tables: the body column (default: body)")
     parser.add_argument(
         "--provider-column", metavar="NAME", help="tables: a column of provider names (null: --provider)"

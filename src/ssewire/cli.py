@@ -60,6 +60,15 @@ def _version() -> str:
     return f"ssewire {__version__} (scanner: {scanner}; JSON decoder: {BACKEND})"
 
 
+def add_provider_options(parser: argparse.ArgumentParser, whose: str, provider_auto: str, framing_auto: str) -> None:
+    """``--provider`` / ``-p`` and ``--framing`` / ``-f`` (default ``auto``: what the help says of each)."""
+    providers = sorted(PROVIDERS)
+    help_provider = f"{whose}: {', '.join(providers)} (default: auto, {provider_auto})"
+    parser.add_argument("--provider", "-p", default="auto", choices=providers, metavar="NAME", help=help_provider)
+    help_framing = f"{', '.join(FRAMINGS)} (default: auto, {framing_auto})"
+    parser.add_argument("--framing", "-f", default="auto", choices=FRAMINGS, metavar="NAME", help=help_framing)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ssewire",
@@ -77,22 +86,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="STREAM",
         help="the response body: a file, or - for stdin (the default when stdin is a pipe)",
     )
-    parser.add_argument(
-        "--provider",
-        "-p",
-        default="auto",
-        choices=sorted(PROVIDERS),
-        metavar="NAME",
-        help=f"whose stream it is: {', '.join(sorted(PROVIDERS))} (default: auto, detected from the payloads)",
-    )
-    parser.add_argument(
-        "--framing",
-        "-f",
-        default="auto",
-        choices=FRAMINGS,
-        metavar="NAME",
-        help=f"{', '.join(FRAMINGS)} (default: auto, detected from the first bytes)",
-    )
+    add_provider_options(parser, "whose stream it is", "detected from the payloads", "detected from the first bytes")
     parser.add_argument("--with-raw", action="store_true", help="include each event's raw provider payload")
     parser.add_argument("--framed", action="store_true", help="print the framed events instead (SSE fields)")
     parser.add_argument("--usage", action="store_true", help="print the normalised token usage at the end")
