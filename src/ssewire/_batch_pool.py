@@ -140,9 +140,11 @@ def _input_error(message: str) -> Row:
 
 def _context() -> Any:
     """forkserver where there is one (workers start clean, not as copies of a parent that may run pyarrow's
-    threads), else the platform's default (spawn on Windows)."""
+    threads), else the platform's default (spawn on Windows). Debian's PyPy 3.9 ships a ProcessPoolExecutor that
+    can only fork (it calls an ``_adjust_process_count`` it does not have): there, the default (fork)."""
     methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else None)
+    usable = "forkserver" in methods and hasattr(ProcessPoolExecutor, "_adjust_process_count")
+    return multiprocessing.get_context("forkserver" if usable else None)
 
 
 def _ignore_interrupts() -> None:

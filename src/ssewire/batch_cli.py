@@ -31,7 +31,7 @@ from ._batch_pool import TASK_BYTES, peak_rss, run, tasks
 from ._batch_progress import Progress
 from ._batch_summary import Summary
 from .batch import COLUMNS, SCHEMA_VERSION
-from .cli import _size, add_provider_options  # _size: the --max-buffer parser (bytes, or with a K/M/G suffix)
+from .cli import add_provider_options, byte_size
 
 __all__ = ["main"]
 
@@ -86,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--task-bytes",
-        type=_size,
+        type=byte_size,
         default=TASK_BYTES,
         metavar="BYTES",
         help=f"bodies per task sent to a worker (default {TASK_BYTES >> 20}M; K, M, G suffixes)",

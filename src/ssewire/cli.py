@@ -37,8 +37,8 @@ _HEAD = 64 * 1024  # bytes kept from the start of the input, to say what it is w
 _SUFFIXES = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
-def _size(text: str) -> int:
-    """``--max-buffer`` value: bytes, or with a K/M/G (KiB/MiB/GiB) suffix."""
+def byte_size(text: str) -> int:
+    """A size argument (``--max-buffer``, ``--task-bytes``): bytes, or with a K/M/G (KiB/MiB/GiB) suffix."""
     value = text.strip().lower().removesuffix("ib").removesuffix("b")
     factor = _SUFFIXES.get(value[-1:], 1)
     number = value[:-1] if factor != 1 else value
@@ -92,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--usage", action="store_true", help="print the normalised token usage at the end")
     parser.add_argument(
         "--max-buffer",
-        type=_size,
+        type=byte_size,
         default=DEFAULT_MAX_BUFFER,
         metavar="BYTES",
         help=f"largest event accepted (default {DEFAULT_MAX_BUFFER >> 20}M; K, M, G suffixes)",
