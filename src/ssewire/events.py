@@ -35,6 +35,7 @@ _UNIFIED_DEFAULTS: dict[str, Any] = {
     "signature": None,
     "arguments_raw": None,
     "arguments_error": None,
+    "citations": None,
 }
 
 
@@ -60,6 +61,8 @@ class Unified:
     - ``sequence``: the provider's ordering cursor (OpenAI ``sequence_number``) when it has one.
     - ``signature``: an opaque reasoning signature carried by this event (Gemini ``thoughtSignature``, Anthropic
       ``signature_delta``, Interactions ``thought_signature``); these must be echoed back verbatim.
+    - ``citations``: the :class:`~ssewire.citations.Citation` objects this event brought (a list), else ``None``;
+      they ride on the provider event that carried them (mostly ``raw``), never on a ``text_delta``.
     - ``raw``: the provider's decoded payload this event came from.
     """
 
@@ -86,6 +89,7 @@ class Unified:
         signature: Optional[str] = None,
         arguments_raw: Optional[str] = None,
         arguments_error: Optional[str] = None,
+        citations: Optional[list[Any]] = None,
     ) -> None:
         self.type = type
         self.text = text
@@ -103,6 +107,7 @@ class Unified:
         self.signature = signature
         self.arguments_raw = arguments_raw
         self.arguments_error = arguments_error
+        self.citations = citations
 
     def to_dict(self, *, with_raw: bool = False) -> dict[str, Any]:
         """The event as a JSON-ready dict: ``type`` plus every field that differs from its default.
@@ -115,7 +120,7 @@ class Unified:
                 continue
             value = getattr(self, name)
             if value != default:
-                out[name] = value
+                out[name] = [c.to_dict(with_raw=with_raw) for c in value] if name == "citations" else value
         return out
 
     @property
@@ -205,6 +210,7 @@ def new_event(
     event.signature = signature
     event.arguments_raw = None
     event.arguments_error = None
+    event.citations = None
     return event
 
 

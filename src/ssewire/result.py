@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
+from .citations import Citation
 from .events import Unified
 from .normalizers.providers import meta_from
 from .normalizers.tool_calls import decode_arguments
@@ -97,6 +98,7 @@ class StreamResult:
     """Everything a stream said, in one object."""
 
     __slots__ = (
+        "citations",
         "error",
         "incomplete_tool_calls",
         "last_sequence",
@@ -121,6 +123,7 @@ class StreamResult:
         self.usage: Optional[Usage] = None
         self.error: Optional[dict[str, Any]] = None
         self.signatures: list[str] = []
+        self.citations: list[Citation] = []  # every provider's citations, in stream order (see ssewire.citations)
         self.response_id: Optional[str] = None
         self.model: Optional[str] = None
         self.last_sequence: Optional[int] = None  # resume cursor: the last sequence_number seen
@@ -253,6 +256,8 @@ class Accumulator:
                 self._usage = event.usage
         if event.signature is not None:
             result.signatures.append(event.signature)
+        if event.citations:
+            result.citations += event.citations
 
     def extend(self, events: Iterable[Unified]) -> Accumulator:
         """``add`` every event; returns self."""

@@ -3,14 +3,17 @@
 Whatever the provider counts, the fields mean the same thing:
 
 - ``input_tokens``: every prompt token, cached ones included (Gemini's tool-use prompt tokens too);
-- ``cached_input_tokens``: prompt tokens read from a cache; ``cache_write_tokens``: prompt tokens written to one;
+- ``cached_input_tokens``: prompt tokens read from a cache; ``cache_write_tokens``: prompt tokens written to one,
+  and where the provider says for how long (Anthropic), ``cache_write_5m_tokens`` / ``cache_write_1h_tokens`` the
+  shares written for five minutes and for an hour (``None`` where it does not say: they are billed differently);
 - ``output_tokens``: every generated token, reasoning included; ``reasoning_tokens``: the reasoning share
   (``None`` where the provider does not report it, e.g. Anthropic);
 - ``total_tokens`` = ``input_tokens + output_tokens``, always; ``raw`` is the provider's object, untouched;
 - ``partial``: True when the stream ended early, so the counts are the best seen, not final; ``provenance`` says
   the same as ``"reported"`` (the provider's final figure) or ``"partial"``, and a result without usage says
   ``"absent"`` (:attr:`~ssewire.StreamResult.usage_provenance`);
-- ``cost``: a cost the provider put in its usage object (an OpenAI-compatible router's ``usage.cost``), else None.
+- ``cost``: a cost the provider put in its usage object, in USD: an OpenAI-compatible router's ``usage.cost``
+  (OpenRouter), xAI's ``cost_in_usd_ticks`` (1 tick = 1e-10 USD); else None.
 
 Each provider's module says how its usage object maps onto these fields (``Normalizer.usage_from``);
 :meth:`Usage.from_raw` asks them in the registry's order. ``source`` names the provider whose shape it was; an
@@ -34,6 +37,13 @@ def read_usage_with(reader: Callable[[dict[str, Any], bool], Optional[Usage]]) -
         _READERS.append(reader)
 
 
+_TICKS_PER_USD = 10_000_000_000  # xAI: 1 tick = 1e-10 USD
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def count(value: Any) -> int:
     """A token count field: the value when it is an int, else 0 (a missing or malformed count)."""
     return value if type(value) is int else 0
@@ -49,6 +59,8 @@ class Usage:
     """Token counts with one meaning across providers (see the module docstring)."""
 
     __slots__ = (
+        "cache_write_1h_tokens",
+        "cache_write_5m_tokens",
         "cache_write_tokens",
         "cached_input_tokens",
         "input_tokens",
@@ -71,10 +83,14 @@ class Usage:
         raw: Optional[dict[str, Any]] = None,
         partial: bool = False,
         source: Optional[str] = None,
+        cache_write_5m_tokens: Optional[int] = None,
+        cache_write_1h_tokens: Optional[int] = None,
     ) -> None:
         self.input_tokens = input_tokens
         self.cached_input_tokens = cached_input_tokens
         self.cache_write_tokens = cache_write_tokens
+        self.cache_write_5m_tokens = cache_write_5m_tokens
+        self.cache_write_1h_tokens = cache_write_1h_tokens
         self.output_tokens = output_tokens
         self.reasoning_tokens = reasoning_tokens
         known = input_tokens is not None and output_tokens is not None
@@ -110,10 +126,16 @@ class Usage:
 
     @property
     def cost(self) -> Optional[float]:
-        """The ``cost`` the provider reported in its usage object (OpenRouter and other OpenAI-compatible routers),
-        in the provider's currency unit; None when it reported none."""
-        cost = self.raw.get("cost") if isinstance(self.raw, dict) else None
-        return cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+        """The cost the provider reported in its usage object, in USD: ``cost`` (OpenRouter and other
+        OpenAI-compatible routers), else xAI's ``cost_in_usd_ticks`` / 1e10; None when it reported none."""
+        raw = self.raw
+        if not isinstance(raw, dict):
+            return None
+        cost = raw.get("cost")
+        if _is_number(cost):
+            return cost  # type: ignore[no-any-return]
+        ticks = raw.get("cost_in_usd_ticks")
+        return ticks / _TICKS_PER_USD if _is_number(ticks) else None
 
     @property
     def recognised(self) -> bool:
@@ -135,6 +157,7 @@ class Usage:
         return (
             f"Usage(input_tokens={self.input_tokens}, output_tokens={self.output_tokens}, "
             f"cached_input_tokens={self.cached_input_tokens}, cache_write_tokens={self.cache_write_tokens}, "
+            f"cache_write_5m_tokens={self.cache_write_5m_tokens}, cache_write_1h_tokens={self.cache_write_1h_tokens}, "
             f"reasoning_tokens={self.reasoning_tokens}, total_tokens={self.total_tokens}, partial={self.partial}, "
             f"source={self.source!r})"
         )
