@@ -112,7 +112,7 @@ def test_null_and_bad_bodies_give_error_rows() -> None:
     assert all(isinstance(row["error_type"], str) and isinstance(row["error_message"], str) for row in rows)
     assert rows[-1]["error_type"] == "missing_body" and rows[-1]["bytes"] is None
     assert rows[-1]["tool_call_names"] is None
-    assert [row["error_type"] for row in rows[:4]] == ["stream_truncated"] * 4
+    assert [row["error_type"] for row in rows[:4]] == ["not_a_stream"] * 3 + ["stream_truncated"]
     assert rows[4]["error_type"] == "overloaded_error"
 
 

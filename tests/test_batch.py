@@ -212,8 +212,9 @@ def test_bad_bodies_give_error_rows_and_the_batch_completes() -> None:
         _check_error_row(row)
     empty, junk, junk0, html, html2, cut, json_error, missing = rows[1:-1]
     for row in (empty, junk, junk0, html, html2):
-        assert row["error_type"] == "stream_truncated" and row["truncated"] is True
-        assert row["provider"] is None and row["events"] == 1 and row["usage_provenance"] == "absent"
+        assert row["error_type"] == "not_a_stream" and row["truncated"] is False  # no stream: nothing to retry
+        assert row["provider"] is None and row["framing"] is None
+        assert row["events"] == 1 and row["usage_provenance"] == "absent"
     assert "empty" in empty["error_message"]
     assert "binary" in junk["error_message"]
     assert "HTML" in html["error_message"] and "HTML" in html2["error_message"]
@@ -258,7 +259,7 @@ def test_a_stream_cut_after_an_in_stream_error_is_truncated() -> None:
     [
         (b'[{"candidates": []}] trailing', "json_array", "framing_error"),
         (b'data: {"neither": "provider"}\n\n', "auto", "detection_error"),
-        (b"\x1f\x8b" + JUNK, "auto", "parse_error"),  # gzip magic, not gzip
+        (b"\x1f\x8b" + JUNK, "auto", "unsupported_encoding"),  # gzip magic, not gzip
         ("a str, not bytes", "auto", "parse_error"),
     ],
     ids=["framing", "detection", "bad-gzip", "str"],
@@ -277,7 +278,8 @@ def test_compressed_bodies_are_decoded() -> None:
     deflated = zlib.compress(GOOD)
     assert result_row(deflated, content_encoding="deflate") == {**plain, "bytes": len(deflated)}
     assert list(result_rows([packed], content_encoding="gzip")) == [{**plain, "bytes": len(packed)}]
-    _check_error_row(result_row(GOOD, content_encoding="br"), "parse_error")
+    assert result_row(deflated) == {**plain, "bytes": len(deflated)}  # zlib-wrapped deflate recognised too
+    _check_error_row(result_row(GOOD, content_encoding="br"), "unsupported_encoding")
 
 
 def test_bytes_like_bodies() -> None:
@@ -319,10 +321,10 @@ def test_unknown_argument_names_raise_before_any_body_is_read() -> None:
 def test_an_unexpected_exception_is_an_internal_row(monkeypatch: pytest.MonkeyPatch) -> None:
     from ssewire.stream import StreamDecoder as real
 
-    def broken(normalizer: Any, framing: Any) -> Any:
+    def broken(normalizer: Any, framing: Any, **options: Any) -> Any:
         if normalizer.provider == "openai":
             raise RuntimeError("a bug")
-        return real(normalizer, framing)
+        return real(normalizer, framing, **options)
 
     monkeypatch.setattr("ssewire.batch.StreamDecoder", broken)
     rows = list(result_rows([GOOD, (GOOD, "openai"), GOOD]))

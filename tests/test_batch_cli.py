@@ -169,7 +169,7 @@ def test_bad_bodies_give_error_rows_and_the_batch_completes(tmp_path: Path) -> N
     assert rows == _expected([bodies / name for name in files])
     assert [row["error_type"] is None for row in rows] == [False] * 6 + [True]
     by_name = {Path(row["source"]).name: row for row in rows}
-    assert by_name["empty.sse"]["error_type"] == "stream_truncated" and "empty" in by_name["empty.sse"]["error_message"]
+    assert by_name["empty.sse"]["error_type"] == "not_a_stream" and "empty" in by_name["empty.sse"]["error_message"]
     assert "HTML" in by_name["page.html"]["error_message"]
     assert by_name["json-error.json"]["error_type"] == "overloaded_error"
     assert by_name["cut.sse"]["truncated"] is True and by_name["cut.sse"]["provider"] == "anthropic"

@@ -79,9 +79,9 @@ def test_stream_of_only_an_error_reports_it() -> None:
     assert events[0].error == {"type": "overloaded_error", "message": "Overloaded"}
 
 
-def test_empty_stream_is_truncated() -> None:
+def test_empty_stream_is_not_a_stream() -> None:
     events = list(iter_unified([b""], "auto"))
-    assert events[-1].type == "error" and events[-1].error["type"] == "stream_truncated"  # type: ignore[index]
+    assert events[-1].type == "error" and events[-1].error["type"] == "not_a_stream"  # type: ignore[index]
     normalizer = AutoNormalizer()
     assert normalizer.detected is None
 

@@ -142,10 +142,20 @@ def test_an_http_error_body_read_as_a_stream_keeps_its_cause(provider: str, body
         assert events[0].error is not None and events[0].error["type"] == kind
 
 
-def test_a_body_without_events_says_what_it_is_in_the_truncation() -> None:
+def test_a_body_without_events_is_not_a_stream_and_says_what_it_is() -> None:
     (event,) = ssewire.iter_unified([b"<!doctype html><html>502 Bad Gateway</html>"], "openai")
-    assert event.error is not None and event.error["type"] == "stream_truncated"
-    assert "the body held no events: it is an HTML page" in event.error["message"]
+    assert event.error is not None and event.error["type"] == "not_a_stream"
+    assert "the body holds no stream: it is an HTML page" in event.error["message"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'data: {"type":"response.created","response":{"id":"r"', b'{"model":"llama3","message":{"role":"assistant"'],
+    ids=["sse", "ndjson"],
+)
+def test_a_body_cut_inside_its_first_event_is_truncated_not_a_non_stream(body: bytes) -> None:
+    events = list(ssewire.iter_unified([body], "auto"))
+    assert events[-1].error is not None and events[-1].error["type"] == "stream_truncated"
 
 
 def test_a_429_through_a_plain_byte_iterator_is_the_provider_error_not_a_truncation() -> None:

@@ -14,7 +14,16 @@ from ._scanner import (
     SSEParser,
 )
 from .adapters import aiter_response, aiter_response_events, iter_response, iter_response_events
-from .errors import DetectionError, FramingError, ResponseStatusError, SSEBufferOverflow, SSEwireError, StreamTruncated
+from .citations import Citation
+from .errors import (
+    BodyTooLarge,
+    DetectionError,
+    FramingError,
+    ResponseStatusError,
+    SSEBufferOverflow,
+    SSEwireError,
+    StreamTruncated,
+)
 from .events import UNIFIED_TYPES, Unified
 from .normalizers import (
     PROVIDERS,
@@ -80,6 +89,8 @@ __all__ = [
     "PartialJSON",
     "ResumeCursor",
     "ResponseStatusError",
+    "BodyTooLarge",
+    "Citation",
     "SSEBufferOverflow",
     "SSEEvent",
     "SSEParser",

@@ -13,7 +13,10 @@ The schema (version :data:`SCHEMA_VERSION`, in every row as ``schema_version``);
   provider's own; both None without a terminal ``done``;
 - ``error_type``, ``error_message``: None for a stream without error. ``error_type`` is the provider's own error
   type for an in-stream error (``overloaded_error`` ...), ssewire's for the rest (``stream_truncated``,
-  ``framing_error``, ``buffer_overflow``, ``detection_error``, ``parse_error``), and three of this module:
+  ``not_a_stream`` (a body with no event: empty, HTML, binary, a non-streaming JSON body; its ``framing`` is None),
+  ``wrong_provider`` (the named provider does not read this stream; the message names the one that does),
+  ``framing_error``, ``buffer_overflow``, ``body_too_large``, ``unsupported_encoding``, ``detection_error``,
+  ``parse_error``), and three of this module:
   ``missing_body`` (a None body), ``unknown_provider`` (a per-row provider name ssewire does not know) and
   ``internal`` (a bug in ssewire: the message says what);
 - ``truncated``: True when the stream ended (or parsing stopped) before its terminal event;
@@ -34,7 +37,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Optional, Union
 
-from .content_encoding import BodyDecoder
 from .errors import SSEwireError, UnknownProviderError, error_type
 from .events import Unified
 from .framing import Chunk, make_scanner
@@ -80,8 +82,6 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 
 #: What ``result_rows`` takes: a body, or a ``(body, provider)`` pair (provider None: the default).
 Body = Union[Chunk, None, tuple[Union[Chunk, None], Optional[str]]]
-
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def result_row(
@@ -138,27 +138,22 @@ def _row(body: Optional[Chunk], provider: str, framing: FramingName, content_enc
             normalizer = normalizer_for(provider)
         except UnknownProviderError as exc:
             return error_row("unknown_provider", str(exc), len(body))
-        decoder = StreamDecoder(normalizer, framing)
+        try:
+            decoder = StreamDecoder(normalizer, framing, content_encoding=content_encoding)
+        except SSEwireError as exc:  # an encoding the standard library cannot undo
+            return error_row(error_type(exc), str(exc), len(body))
         accumulator = Accumulator()
-        truncated = _parse(body, decoder, accumulator, content_encoding)
+        truncated = _parse(body, decoder, accumulator)
         return _result_row(accumulator, decoder, framing, truncated, len(body))
     except Exception as exc:
         return error_row("internal", f"{type(exc).__name__}: {exc}", len(body))
 
 
-def _parse(body: Chunk, decoder: StreamDecoder, accumulator: Accumulator, content_encoding: Optional[str]) -> bool:
-    """Parse ``body`` into ``accumulator``, as :class:`~ssewire.StreamTap` does (gzip and deflate undone, a failure
-    recorded as the result's error); True when the terminal event never came."""
+def _parse(body: Chunk, decoder: StreamDecoder, accumulator: Accumulator) -> bool:
+    """Parse ``body`` into ``accumulator``, as :class:`~ssewire.StreamTap` does (the decoder undoes gzip and
+    deflate, a failure is recorded as the result's error); True when the terminal event never came."""
     try:
-        if content_encoding in (None, "identity", "") and body[:2] != _GZIP_MAGIC:
-            decoder.feed_into(body, accumulator)
-        else:
-            encoded = BodyDecoder(content_encoding)
-            for piece in encoded.decode(body):
-                decoder.feed_into(piece, accumulator)
-            held = encoded.flush()
-            if held:
-                decoder.feed_into(held, accumulator)
+        decoder.feed_into(body, accumulator)
         tail = decoder.close()
     except SSEwireError as exc:
         accumulator.add(
@@ -199,6 +194,8 @@ def _result_row(
         kind, message = error.get("type"), error.get("message")
         kind = "error" if kind is None else str(kind)
         message = None if message is None else str(message)
+        if kind == "not_a_stream":  # a body without a stream has no framing
+            used_framing = None
     usage = result.usage
     if usage is None:
         input_tokens = output_tokens = cached = cache_write = reasoning = total = cost = None

@@ -147,17 +147,6 @@ def _no_stream(head: bytes) -> str:
     return f"ssewire: no stream in the input: it is {describe_body(head)}"
 
 
-def _suggest_provider(head: bytes, given: str, framing: str) -> Optional[str]:
-    """The provider auto-detection recognises in ``head``, when it is not ``given``."""
-    try:
-        decoder = StreamDecoder("auto", framing)  # type: ignore[arg-type]
-        decoder.feed(head)
-    except SSEwireError:
-        return None
-    detected = getattr(decoder.normalizer, "detected", None)
-    return detected if isinstance(detected, str) and detected != given else None
-
-
 _NONE = object()
 
 
@@ -196,7 +185,6 @@ def _is_truncation(event: Unified) -> bool:
 
 def _run_unified(chunks: Iterator[bytes], args: argparse.Namespace, out: _Output) -> int:
     decoder = StreamDecoder(args.provider, args.framing, args.max_buffer)
-    head = bytearray()
     kinds: set[str] = set()
     usage: Optional[dict[str, Any]] = None
 
@@ -209,22 +197,20 @@ def _run_unified(chunks: Iterator[bytes], args: argparse.Namespace, out: _Output
             out.line(_event_dict(event, args.with_raw))
 
     for chunk in chunks:
-        if len(head) < _HEAD:
-            head += chunk[: _HEAD - len(head)]
         emit(decoder.feed(chunk))
     tail = decoder.close()
-    if not kinds and len(tail) == 1 and _is_truncation(tail[0]):  # not one event before the end
-        print(_no_stream(bytes(head)), file=sys.stderr)
+    kind = _error_kind(tail[-1]) if tail else None
+    if kind == "not_a_stream":  # not one event in the input
+        print(f"ssewire: no stream in the input: {tail[-1].error['message']}", file=sys.stderr)  # type: ignore[index]
         return 2
     emit(tail)
-    if args.provider != "auto" and kinds <= {"raw", "stream_truncated"}:
-        suggestion = _suggest_provider(bytes(head), args.provider, args.framing)
-        if suggestion is not None:
-            print(
-                f"ssewire: nothing in this stream is a {args.provider} event: it looks like {suggestion} "
-                f"(try --provider {suggestion}, or --provider auto)",
-                file=sys.stderr,
-            )
+    if kind == "wrong_provider":
+        detected = tail[-1].error["detected_provider"]  # type: ignore[index]
+        print(
+            f"ssewire: nothing in this stream is a {args.provider} event: it looks like {detected} "
+            f"(try --provider {detected}, or --provider auto)",
+            file=sys.stderr,
+        )
     if args.usage:
         summary = None
         if usage is not None:
@@ -234,6 +220,14 @@ def _run_unified(chunks: Iterator[bytes], args: argparse.Namespace, out: _Output
                 del summary["raw"]
         out.line({"usage": summary})
     return 1 if kinds & {"error", "stream_truncated"} else 0
+
+
+def _error_kind(event: Unified) -> Optional[str]:
+    """The ``type`` of an ``error`` event's error (None for any other event)."""
+    if event.type != "error" or event.error is None:
+        return None
+    kind = event.error.get("type")
+    return kind if isinstance(kind, str) else None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

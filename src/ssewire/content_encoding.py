@@ -2,8 +2,9 @@
 chunk, with output bounded per step: a small compressed chunk never becomes one huge decompressed piece.
 
 ``gzip`` (also several members back to back), ``deflate`` (zlib-wrapped or raw, as servers send both) and
-``identity`` are decoded with the standard library; ``None`` recognises gzip by its magic bytes and passes
-anything else through. Any other encoding (``br``, ``zstd``) raises :class:`UnsupportedEncodingError`.
+``identity`` are decoded with the standard library; ``None`` recognises gzip and zlib-wrapped deflate by their
+first two bytes (no text stream starts with them) and passes anything else through. Any other encoding (``br``,
+``zstd``) raises :class:`UnsupportedEncodingError`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ __all__ = ["BodyDecoder", "UnsupportedEncodingError"]
 #: Largest decompressed piece produced per step.
 PIECE = 64 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
+_ZLIB_FIRST = b"\x78"  # a zlib stream with a 32 KiB window, then one of its four check bytes (RFC 1950)
+_ZLIB_SECOND = frozenset((0x01, 0x5E, 0x9C, 0xDA))
 _Chunk = Union[bytes, bytearray, memoryview]
 
 
@@ -29,8 +32,8 @@ class UnsupportedEncodingError(SSEwireError):
 class BodyDecoder:
     """Decodes one body's chunks: ``decode(chunk)`` yields the decoded bytes, ``flush()`` the rest at the end.
 
-    ``encoding`` is the ``Content-Encoding`` header (``None``: gzip is recognised by its magic bytes, anything else
-    passes through unchanged).
+    ``encoding`` is the ``Content-Encoding`` header (``None``: gzip and zlib-wrapped deflate are recognised by their
+    first bytes, anything else passes through unchanged).
     """
 
     __slots__ = ("_held", "_mode", "_zlib")
@@ -80,10 +83,14 @@ class BodyDecoder:
         """Pick the decompressor from the first bytes; False when more bytes are needed."""
         mode = self._mode
         if mode == "sniff":
-            if len(data) < 2 and _GZIP_MAGIC.startswith(data):
+            if not data or (len(data) < 2 and data[:1] in (_GZIP_MAGIC[:1], _ZLIB_FIRST)):
                 return False
-            mode = self._mode = "gzip" if data.startswith(_GZIP_MAGIC) else "identity"
-            if mode == "identity":
+            if data.startswith(_GZIP_MAGIC):
+                mode = self._mode = "gzip"
+            elif data[:1] == _ZLIB_FIRST and data[1] in _ZLIB_SECOND:
+                mode = self._mode = "deflate"
+            else:
+                self._mode = "identity"
                 return True
         if mode == "gzip":
             self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16)

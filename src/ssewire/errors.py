@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
+    "BodyTooLarge",
     "ChunkTypeError",
     "DetectionError",
     "FramingError",
@@ -37,6 +38,11 @@ class SSEwireError(ValueError):
 
 class SSEBufferOverflow(SSEwireError):
     """One pending event (a line, or the data of one event, or one JSON-array element) exceeds ``max_buffer``."""
+
+
+class BodyTooLarge(SSEwireError):
+    """A compressed body inflates to more than its bound (``max_inflated``): a decompression bomb, or a body that
+    is not one stream."""
 
 
 class FramingError(SSEwireError):
@@ -127,6 +133,8 @@ def unknown_name(kind: str, name: Any, known: Iterable[str]) -> str:
 _ERROR_TYPES = {
     "FramingError": "framing_error",
     "SSEBufferOverflow": "buffer_overflow",
+    "BodyTooLarge": "body_too_large",
+    "UnsupportedEncodingError": "unsupported_encoding",
     "StreamTruncated": "stream_truncated",
     "DetectionError": "detection_error",
     "ResponseStatusError": "http_status",

@@ -10,7 +10,10 @@ import json
 
 from .limits import BOM
 
-__all__ = ["describe_body"]
+__all__ = ["describe_body", "starts_a_stream"]
+
+#: How an SSE line starts: a field name and its colon, or a comment.
+_SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":", b"data\n", b"data\r")
 
 
 def describe_body(head: bytes) -> str:
@@ -34,6 +37,19 @@ def describe_body(head: bytes) -> str:
             return f"{kind}, not a stream (a non-streaming response body? ask for stream=true)"
         return f"{kind}, not a stream"
     return "text without any Server-Sent Events 'data:' field"
+
+
+def starts_a_stream(head: bytes) -> bool:
+    """Whether ``head`` (a body in which no event was completed) is the start of a stream cut inside its first
+    event -- an SSE field, or the start of a JSON element that never ended -- rather than a body that holds no
+    stream at all (empty, markup, binary, a whole non-streaming JSON value, other text)."""
+    text = head[3:] if head.startswith(BOM) else head
+    stripped = text.lstrip()
+    if not stripped or _looks_binary(stripped):
+        return False
+    if stripped.startswith(_SSE_FIELDS):
+        return True
+    return stripped[:1] in (b"{", b"[") and not _whole_json(stripped)
 
 
 def _looks_binary(data: bytes) -> bool:

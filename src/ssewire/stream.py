@@ -22,16 +22,18 @@ from typing import (
 
 from ._json import loads
 from ._scanner import SSEEvent, SSEParser
-from .errors import StreamTruncated, not_one_chunk
+from .content_encoding import BodyDecoder
+from .errors import BodyTooLarge, StreamTruncated, chunk_type_error, not_one_chunk
 from .events import SSEEvent as PySSEEvent
 from .events import Unified
 from .framing import FRAMINGS, AutoScanner, Chunk, make_scanner
-from .limits import DEFAULT_MAX_BUFFER
+from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
+from .normalizers.providers import wrong_provider
 from .normalizers.registry import normalizer_for
 from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
-from .sniff import describe_body
+from .sniff import describe_body, starts_a_stream
 from .transport import is_transport_error
 
 if TYPE_CHECKING:
@@ -91,19 +93,41 @@ class StreamDecoder:
 
     ``feed(chunk)`` returns the events the chunk completes; ``close()`` returns the rest: the scanner's last
     events and a ``stream_truncated`` error when the terminal event never came (carrying the best usage seen and
-    the tool calls left open). A body that held no event at all is looked at once more: a JSON error object (an
-    HTTP error body read as a stream) becomes the provider's ``error`` event, anything else a truncation error
-    that says what the body is. Framing errors and over-large events raise their typed exceptions. Memory: one
-    event (and the first 64 KiB of a body until its first event).
+    the tool calls left open). Where the named provider does not read the stream at all (its first payload is
+    another provider's), that error is ``wrong_provider`` instead, naming the provider auto-detection recognises:
+    retrying will not help. A body that held no event at all is looked at once more: a JSON error object (an HTTP
+    error body read as a stream) becomes the provider's ``error`` event, anything else a ``not_a_stream`` error
+    that says what the body is. Framing errors and over-large events raise their typed exceptions.
+
+    A compressed body is inflated first: ``content_encoding`` is the body's ``Content-Encoding`` (``None``: gzip and
+    zlib-wrapped deflate are recognised by their first bytes), and its inflated size is bounded by ``max_inflated``
+    (:class:`~ssewire.errors.BodyTooLarge` past it). Memory: one event (and the first 64 KiB of a body until its
+    first event).
     """
 
-    __slots__ = ("_framing", "_head", "_ids", "_max_buffer", "_replay", "_sequence", "normalizer", "scanner")
+    __slots__ = (
+        "_body",
+        "_first",
+        "_framing",
+        "_head",
+        "_ids",
+        "_inflated",
+        "_max_buffer",
+        "_max_inflated",
+        "_replay",
+        "_sequence",
+        "normalizer",
+        "scanner",
+    )
 
     def __init__(
         self,
         provider: Union[ProviderName, Normalizer],
         framing: FramingName = "auto",
         max_buffer: int = DEFAULT_MAX_BUFFER,
+        *,
+        content_encoding: Optional[str] = None,
+        max_inflated: int = DEFAULT_MAX_INFLATED,
     ) -> None:
         self.normalizer = normalizer_for(provider) if isinstance(provider, str) else provider
         self.scanner = make_scanner(framing, max_buffer)
@@ -113,6 +137,30 @@ class StreamDecoder:
         self._ids: list[str] = []  # recent non-numeric event ids, for replay detection after a reconnect
         self._replay: Optional[ReplayFilter] = None
         self._head: Optional[bytearray] = bytearray()  # the body's first bytes, until its first event
+        self._first: Optional[SSEEvent] = None  # the body's first event, to tell a wrong provider at the end
+        body = BodyDecoder(content_encoding)  # UnsupportedEncodingError for br, zstd ...
+        self._body: Optional[BodyDecoder] = None if body.encoding == "identity" else body  # None: bytes as they come
+        self._inflated = 0
+        self._max_inflated = max_inflated
+
+    def _inflate(self, chunk: Chunk) -> Iterator[bytes]:
+        """The bytes of ``chunk`` once the body's encoding is undone (in pieces of at most 64 KiB), counted
+        against ``max_inflated``; a body that turns out not to be compressed is passed on as it is from then on."""
+        body = self._body
+        assert body is not None
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise chunk_type_error(chunk)
+        for piece in body.decode(chunk):
+            if body.encoding == "identity":  # sniffed: not compressed
+                self._body = None
+                yield piece
+                continue
+            self._inflated += len(piece)
+            if self._inflated > self._max_inflated:
+                raise BodyTooLarge(
+                    f"the {body.encoding} body inflates to more than max_inflated={self._max_inflated} bytes"
+                )
+            yield piece
 
     def feed(self, chunk: Piece) -> list[Unified]:
         """Unified events completed by ``chunk`` (a dict: one event an SDK already decoded, given to the
@@ -120,6 +168,14 @@ class StreamDecoder:
         if isinstance(chunk, dict):
             self._head = None
             return self.normalizer.frame(chunk)
+        if self._body is not None:
+            out: list[Unified] = []
+            for piece in self._inflate(chunk):
+                out += self._feed_bytes(piece)
+            return out
+        return self._feed_bytes(chunk)
+
+    def _feed_bytes(self, chunk: Chunk) -> list[Unified]:
         first = self._head is not None
         events = self._framed(chunk)
         if first and len(events) > 1:  # the first event alone (see feed_into)
@@ -139,6 +195,13 @@ class StreamDecoder:
             self._head = None
             accumulator.take(self.normalizer.frame(chunk))
             return
+        if self._body is not None:
+            for piece in self._inflate(chunk):
+                self._feed_bytes_into(piece, accumulator)
+            return
+        self._feed_bytes_into(chunk, accumulator)
+
+    def _feed_bytes_into(self, chunk: Chunk, accumulator: Accumulator) -> None:
         first = self._head is not None
         events = self._framed(chunk)
         if first and len(events) > 1:
@@ -162,6 +225,7 @@ class StreamDecoder:
         if head is not None:
             if events:
                 self._head = None
+                self._first = events[0]
             elif len(head) < _HEAD:
                 head += chunk[: _HEAD - len(head)]
         if events and self._replay is not None:
@@ -204,20 +268,53 @@ class StreamDecoder:
         return cursor
 
     def close(self) -> list[Unified]:
-        """End of stream: the remaining events, ending in ``stream_truncated`` when the stream was cut short."""
+        """End of stream: the remaining events, ending in ``stream_truncated`` when the stream was cut short
+        (``wrong_provider`` when the named provider never read it, ``not_a_stream`` when it held no event)."""
         normalizer = self.normalizer
+        if self._body is not None:
+            held = self._body.flush()  # a body too short to tell whether it was compressed
+            self._body = None
+            out = self._feed_bytes(held) if held else []
+        else:
+            out = []
         try:
             tail = self.scanner.close()
         except StreamTruncated as exc:
-            return normalizer.finish(str(exc))
+            return self._told_apart(out + normalizer.finish(str(exc)))
         if not tail and self._head is not None:
             return self._no_events(bytes(self._head))
-        out = normalizer.normalize(tail)
+        out += normalizer.normalize(tail)
         out += normalizer.finish()
+        return self._told_apart(out)
+
+    def _told_apart(self, out: list[Unified]) -> list[Unified]:
+        """``out`` with its ``stream_truncated`` error made ``wrong_provider`` when the stream's first payload is
+        a provider's that the named normaliser does not read (a stream read as the wrong API is no dropped
+        connection: retrying would never end)."""
+        first = self._first
+        if first is None or not out or out[-1].type != "error":
+            return out
+        error = out[-1].error
+        if error is None or error.get("type") != "stream_truncated":
+            return out
+        try:
+            obj = loads(first.data)
+        except ValueError:
+            return out
+        named = self.normalizer.provider
+        detected = wrong_provider(named, obj, first.event) if type(obj) is dict else None
+        if detected is not None:
+            error["type"] = "wrong_provider"
+            error["detected_provider"] = detected
+            error["message"] = (
+                f"provider={named!r} does not read this stream: its payloads are {detected}'s "
+                f"(read it with provider={detected!r}, or 'auto')"
+            )
         return out
 
     def _no_events(self, head: bytes) -> list[Unified]:
-        """End of a body in which no event was found: its JSON error object, or the truncation saying what it is."""
+        """End of a body in which no event was found: its JSON error object, or ``not_a_stream`` saying what it
+        is."""
         normalizer = self.normalizer
         self._head = None
         text = head.decode("utf-8", "replace").lstrip("\ufeff")
@@ -225,11 +322,20 @@ class StreamDecoder:
             obj = loads(text) if len(head) < _HEAD else None
         except ValueError:
             obj = None
+        out = []
         if type(obj) is dict and obj.get("error") is not None:
             out = normalizer(PySSEEvent("message", text))
             if normalizer.done:
                 return out + normalizer.finish()
-        return normalizer.finish(f"the body held no events: it is {describe_body(head)}")
+        out += normalizer.finish()  # what the normaliser still owes (auto: the error payloads it held)
+        error = out[-1].error if out and out[-1].type == "error" else None
+        if error is not None and error.get("type") == "stream_truncated":
+            if starts_a_stream(head):  # the start of an event, cut before it ended
+                error["message"] += ": it ended inside its first event"
+            else:  # there was never a stream
+                error["type"] = "not_a_stream"
+                error["message"] = f"{normalizer.provider}: the body holds no stream: it is {describe_body(head)}"
+        return out
 
 
 def iter_unified(
@@ -238,17 +344,21 @@ def iter_unified(
     framing: FramingName = "auto",
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
+    content_encoding: Optional[str] = None,
+    max_inflated: int = DEFAULT_MAX_INFLATED,
 ) -> UnifiedEvents:
     """Unified events from the byte chunks of one HTTP body (any chunking).
 
     ``provider`` is a name for :func:`~ssewire.normalizer_for` or a normaliser instance. A stream that ends
     without its terminal event ends with an ``error`` event of type ``stream_truncated`` (carrying the best
-    usage seen), never silently. Framing errors and over-large events raise their typed exceptions. The next
-    chunk is pulled only once every event of the previous one has been consumed. Nothing is read until the
-    first event is asked for; :func:`~ssewire.collect` of an iterator nothing has been read from reads the chunks
-    itself, straight into its result.
+    usage seen), never silently; ``wrong_provider`` when ``provider`` does not read the stream at all,
+    ``not_a_stream`` for a body without any event (see :class:`StreamDecoder`). A gzip or deflate body is
+    inflated (``content_encoding``, ``max_inflated``: as :class:`StreamDecoder`). Framing errors and over-large
+    events raise their typed exceptions. The next chunk is pulled only once every event of the previous one has
+    been consumed. Nothing is read until the first event is asked for; :func:`~ssewire.collect` of an iterator
+    nothing has been read from reads the chunks itself, straight into its result.
     """
-    return UnifiedEvents(chunks, provider, framing, max_buffer)
+    return UnifiedEvents(chunks, provider, framing, max_buffer, content_encoding, max_inflated)
 
 
 class UnifiedEvents(Iterator[Unified]):
@@ -263,14 +373,22 @@ class UnifiedEvents(Iterator[Unified]):
         provider: Union[ProviderName, Normalizer],
         framing: FramingName,
         max_buffer: int,
+        content_encoding: Optional[str] = None,
+        max_inflated: int = DEFAULT_MAX_INFLATED,
     ) -> None:
-        self._args = (chunks, provider, framing, max_buffer)
+        self._args = (chunks, provider, framing, max_buffer, content_encoding, max_inflated)
         self._events = self._generate()
 
-    def _generate(self) -> Generator[Unified, None, None]:
-        chunks, provider, framing, max_buffer = self._args
+    def _decoder(self) -> StreamDecoder:
+        chunks, provider, framing, max_buffer, content_encoding, max_inflated = self._args
         not_one_chunk(chunks, "iter_unified")
-        decoder = StreamDecoder(provider, framing, max_buffer)
+        return StreamDecoder(
+            provider, framing, max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
+        )
+
+    def _generate(self) -> Generator[Unified, None, None]:
+        chunks = self._args[0]
+        decoder = self._decoder()
         feed = decoder.feed
         for chunk in chunks:
             yield from feed(chunk)
@@ -292,9 +410,8 @@ class UnifiedEvents(Iterator[Unified]):
         if inspect.getgeneratorstate(self._events) != inspect.GEN_CREATED:
             return False
         self._events.close()  # read here, never by the generator
-        chunks, provider, framing, max_buffer = self._args
-        not_one_chunk(chunks, "iter_unified")
-        decoder = StreamDecoder(provider, framing, max_buffer)
+        chunks = self._args[0]
+        decoder = self._decoder()
         feed = decoder.feed_into
         for chunk in chunks:
             feed(chunk, accumulator)
@@ -389,10 +506,12 @@ async def aiter_unified(
     framing: FramingName = "auto",
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
+    content_encoding: Optional[str] = None,
+    max_inflated: int = DEFAULT_MAX_INFLATED,
 ) -> AsyncIterator[Unified]:
     """The async twin of :func:`iter_unified`: the same events from an async iterable of byte chunks."""
     not_one_chunk(chunks, "aiter_unified")
-    decoder = StreamDecoder(provider, framing, max_buffer)
+    decoder = StreamDecoder(provider, framing, max_buffer, content_encoding=content_encoding, max_inflated=max_inflated)
     feed = decoder.feed
     async for chunk in chunks:
         for event in feed(chunk):

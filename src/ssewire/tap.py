@@ -3,13 +3,17 @@
 ``tap.feed(chunk)`` returns nothing and never modifies or holds the chunk: the gateway forwards the very bytes
 it received. The tap builds the :class:`~ssewire.result.StreamResult` (``tap.result``) and :class:`TapMetrics`
 (``tap.metrics``): bytes, events, times to the first byte, first event and first content, gaps between content
-chunks, time to done. Timing is read once
-per chunk, not per event. A compressed upstream (a gateway forwarding ``aiter_raw()``) is decompressed for the
-tap's own parsing: from ``content_encoding=`` (the upstream's ``Content-Encoding``), else gzip is recognised by
-its magic bytes; the forwarded bytes stay compressed. A tap never raises into the forwarding path: a stream it
-cannot parse is recorded in ``tap.failure`` and in ``tap.result.error`` (``type`` says what failed, calls left
-open are listed as incomplete), and the tap stops parsing (the bytes keep flowing). ``feed()`` after ``close()``
-is a bug in the caller and raises :class:`~ssewire.SSEwireError`.
+chunks, time to done. Timing is read once per chunk, not per event.
+
+A compressed upstream (a gateway forwarding ``aiter_raw()``) is decompressed for the tap's own parsing: from
+``content_encoding=`` (the upstream's ``Content-Encoding``), else gzip and zlib-wrapped deflate are recognised by
+their first bytes; the forwarded bytes stay compressed, and what they inflate to is bounded by ``max_inflated``
+(past it the tap stops parsing with a ``body_too_large`` error).
+
+A tap never raises into the forwarding path: a stream it cannot parse is recorded in ``tap.failure`` and in
+``tap.result.error`` (``type`` says what failed, calls left open are listed as incomplete), and the tap stops
+parsing (the bytes keep flowing). ``feed()`` after ``close()`` is a bug in the caller and raises
+:class:`~ssewire.SSEwireError`.
 """
 
 from __future__ import annotations
@@ -17,11 +21,11 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional, Union
 
-from .content_encoding import BodyDecoder
+from .content_encoding import UnsupportedEncodingError
 from .errors import SSEwireError, error_type
 from .events import Unified
 from .framing import Chunk
-from .limits import DEFAULT_MAX_BUFFER
+from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
 from .result import Accumulator, StreamResult
@@ -120,7 +124,7 @@ class TapMetrics:
 class StreamTap:
     """Watches one stream that is forwarded unchanged (see the module docstring)."""
 
-    __slots__ = ("_accumulator", "_body", "_clock", "_decoder", "_started", "closed", "failure", "metrics")
+    __slots__ = ("_accumulator", "_clock", "_decoder", "_started", "closed", "failure", "metrics")
 
     def __init__(
         self,
@@ -131,18 +135,20 @@ class StreamTap:
         clock: Callable[[], float] = time.monotonic,
         content_encoding: Optional[str] = None,
         started: Optional[float] = None,
+        max_inflated: int = DEFAULT_MAX_INFLATED,
     ) -> None:
-        self._decoder: Optional[StreamDecoder] = StreamDecoder(provider, framing, max_buffer)
         self._accumulator = Accumulator()
         self._clock = clock
         self._started = clock() if started is None else started
         self.metrics = TapMetrics()
         self.failure: Optional[Exception] = None  # why parsing stopped (the bytes kept flowing)
         self.closed = False
-        self._body: Optional[BodyDecoder] = None
+        self._decoder: Optional[StreamDecoder] = None
         try:
-            self._body = BodyDecoder(content_encoding)
-        except SSEwireError as exc:  # an encoding it cannot read: forwarding goes on, parsing does not
+            self._decoder = StreamDecoder(
+                provider, framing, max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
+            )
+        except UnsupportedEncodingError as exc:  # an encoding it cannot read: forwarding goes on, parsing does not
             self._fail(exc)
 
     def feed(self, chunk: Chunk) -> None:
@@ -159,15 +165,10 @@ class StreamTap:
         now = self._clock() - self._started
         if metrics.first_byte_at is None:
             metrics.first_byte_at = now
-        body = self._body
         accumulator = self._accumulator
         events, deltas = accumulator.events, accumulator.deltas
         try:
-            if body is None or body.encoding == "identity":
-                decoder.feed_into(chunk, accumulator)
-            else:
-                for piece in body.decode(chunk):
-                    decoder.feed_into(piece, accumulator)
+            decoder.feed_into(chunk, accumulator)
         except Exception as exc:  # nothing may reach the forwarding path
             self._fail(exc)
         self._observed(events, deltas, now)
@@ -213,10 +214,6 @@ class StreamTap:
                 accumulator = self._accumulator
                 events, deltas = accumulator.events, accumulator.deltas
                 try:
-                    if self._body is not None:
-                        held = self._body.flush()
-                        if held:
-                            decoder.feed_into(held, accumulator)
                     accumulator.take(decoder.close())
                 except Exception as exc:  # likewise
                     self._fail(exc)

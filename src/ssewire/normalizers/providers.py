@@ -25,30 +25,32 @@ from .openai import OpenAINormalizer
 from .realtime import OpenAIRealtimeNormalizer
 from .xai import XAINormalizer
 
-__all__ = ["ENTRIES", "Entry", "Meta", "detect_provider", "error_provider", "meta_from", "usage_from"]
+__all__ = ["ENTRIES", "Entry", "Meta", "detect_provider", "error_provider", "meta_from", "usage_from", "wrong_provider"]
 
 
 class Entry(NamedTuple):
     """One provider: its name (what ``provider=`` takes), its normaliser class, whether auto-detection may
-    choose it."""
+    choose it, and the other providers whose streams its normaliser also reads (by delegation)."""
 
     name: str
     cls: type[Normalizer]
     detect: bool = True
+    also_reads: tuple[str, ...] = ()
 
 
 ENTRIES: tuple[Entry, ...] = (
     Entry("gemini", GeminiNormalizer),  # first: Interactions events are told apart by event_type / event name
     Entry("openai-realtime", OpenAIRealtimeNormalizer),  # before openai: event_id, never a sequence_number
-    Entry("openai", OpenAINormalizer),
+    Entry("openai", OpenAINormalizer, also_reads=("openai-chat",)),  # one instance for either OpenAI API
     Entry("anthropic", AnthropicNormalizer),
     Entry("openai-chat", ChatCompletionsNormalizer),  # after the typed event streams: "choices" is its mark
     Entry("ollama", OllamaNormalizer),  # a boolean "done" beside "message" or "response"
     Entry("cohere", CohereNormalizer),  # hyphenated event types (message-start, content-delta ...)
     Entry("bedrock-converse", BedrockConverseNormalizer),  # camelCase event names (contentBlockDelta ...)
     Entry("bedrock-anthropic", BedrockAnthropicNormalizer),  # chunk events holding base64 Anthropic events
-    Entry("xai", XAINormalizer, detect=False),  # xAI sends OpenAI's and Anthropic's shapes
-    Entry("mistral", MistralNormalizer, detect=False),  # Chat Completions chunks, with typed content lists
+    # xAI sends OpenAI's and Anthropic's shapes
+    Entry("xai", XAINormalizer, detect=False, also_reads=("openai", "openai-chat", "anthropic")),
+    Entry("mistral", MistralNormalizer, detect=False, also_reads=("openai-chat",)),  # chat chunks, typed content
     Entry("gemini-live", GeminiLiveNormalizer, detect=False),  # WebSocket frames, fed one by one
 )
 
@@ -81,6 +83,22 @@ def usage_from(raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
         usage = entry.cls.usage_from(raw, partial)
         if usage is not None:
             return usage
+    return None
+
+
+_READS = {entry.name: {entry.name, *entry.also_reads} for entry in ENTRIES}
+
+
+def wrong_provider(provider: str, obj: dict[str, Any], event: Optional[str] = None) -> Optional[str]:
+    """The provider auto-detection recognises in ``obj`` (a stream's first payload) when the normaliser named
+    ``provider`` does not read that provider's streams; None when it does, or when no provider claims ``obj``
+    (an error payload, an unknown shape)."""
+    reads = _READS.get(provider)
+    if reads is None:  # "auto", or a normaliser instance of the caller's own
+        return None
+    for entry in _DETECTABLE:
+        if entry.cls.claims(obj, event):
+            return None if entry.name in reads else entry.name
     return None
 
 
