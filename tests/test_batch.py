@@ -321,10 +321,10 @@ def test_unknown_argument_names_raise_before_any_body_is_read() -> None:
 def test_an_unexpected_exception_is_an_internal_row(monkeypatch: pytest.MonkeyPatch) -> None:
     from ssewire.stream import StreamDecoder as real
 
-    def broken(normalizer: Any, framing: Any, **options: Any) -> Any:
+    def broken(normalizer: Any, *args: Any, **options: Any) -> Any:
         if normalizer.provider == "openai":
             raise RuntimeError("a bug")
-        return real(normalizer, framing, **options)
+        return real(normalizer, *args, **options)
 
     monkeypatch.setattr("ssewire.batch.StreamDecoder", broken)
     rows = list(result_rows([GOOD, (GOOD, "openai"), GOOD]))

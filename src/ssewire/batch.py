@@ -35,11 +35,12 @@ rows for inputs it could not read.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Optional, Union
+from typing import Any, Iterable, Iterator, NamedTuple, Optional, Union
 
 from .errors import SSEwireError, UnknownProviderError, error_type
 from .events import Unified
 from .framing import Chunk, make_scanner
+from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName
 from .normalizers.registry import normalizer_for
 from .result import Accumulator, StreamResult
@@ -90,13 +91,17 @@ def result_row(
     framing: FramingName = "auto",
     *,
     content_encoding: Optional[str] = None,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+    max_inflated: int = DEFAULT_MAX_INFLATED,
 ) -> dict[str, Any]:
     """The row (the columns of :data:`COLUMNS`, see the module docstring) of one whole stored body.
 
-    ``content_encoding`` is the body's ``Content-Encoding`` (None: gzip is recognised by its magic bytes). Never
-    raises for the body's content; an unknown ``provider`` or ``framing`` name raises (``ValueError``)."""
+    ``content_encoding`` is the body's ``Content-Encoding`` (None: gzip and zlib-wrapped deflate are recognised by
+    their first bytes); ``max_buffer`` bounds one event and ``max_inflated`` what a compressed body may inflate to
+    (``buffer_overflow`` / ``body_too_large`` rows past them). Never raises for the body's content; an unknown
+    ``provider`` or ``framing`` name raises (``ValueError``)."""
     _check_names(provider, framing)
-    return _row(body, provider, framing, content_encoding)
+    return _row(body, provider, framing, _Options(content_encoding, max_buffer, max_inflated))
 
 
 def result_rows(
@@ -105,23 +110,31 @@ def result_rows(
     framing: FramingName = "auto",
     *,
     content_encoding: Optional[str] = None,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+    max_inflated: int = DEFAULT_MAX_INFLATED,
 ) -> Iterator[dict[str, Any]]:
     """One row per body, in order, as :func:`result_row`. An item may be ``(body, provider)``: that row's provider
     (None: ``provider``); a name ssewire does not know gives an ``unknown_provider`` row. Unknown ``provider`` or
     ``framing`` arguments raise here, before any body is read."""
     _check_names(provider, framing)
-    return _rows(bodies, provider, framing, content_encoding)
+    return _rows(bodies, provider, framing, _Options(content_encoding, max_buffer, max_inflated))
 
 
-def _rows(
-    bodies: Iterable[Body], provider: str, framing: FramingName, content_encoding: Optional[str]
-) -> Iterator[dict[str, Any]]:
+class _Options(NamedTuple):
+    """How every body of a call is read (see :func:`result_row`)."""
+
+    content_encoding: Optional[str]
+    max_buffer: int
+    max_inflated: int
+
+
+def _rows(bodies: Iterable[Body], provider: str, framing: FramingName, options: _Options) -> Iterator[dict[str, Any]]:
     for item in bodies:
         if isinstance(item, tuple):
             body, name = item
-            yield _row(body, provider if name is None else name, framing, content_encoding)
+            yield _row(body, provider if name is None else name, framing, options)
         else:
-            yield _row(item, provider, framing, content_encoding)
+            yield _row(item, provider, framing, options)
 
 
 def _check_names(provider: str, framing: FramingName) -> None:
@@ -129,7 +142,7 @@ def _check_names(provider: str, framing: FramingName) -> None:
     make_scanner(framing, 1)
 
 
-def _row(body: Optional[Chunk], provider: str, framing: FramingName, content_encoding: Optional[str]) -> dict[str, Any]:
+def _row(body: Optional[Chunk], provider: str, framing: FramingName, options: _Options) -> dict[str, Any]:
     """The row of one body: never raises (anything unexpected becomes an ``internal`` error row)."""
     if body is None:
         return error_row("missing_body", "the body is null", None)
@@ -139,7 +152,13 @@ def _row(body: Optional[Chunk], provider: str, framing: FramingName, content_enc
         except UnknownProviderError as exc:
             return error_row("unknown_provider", str(exc), len(body))
         try:
-            decoder = StreamDecoder(normalizer, framing, content_encoding=content_encoding)
+            decoder = StreamDecoder(
+                normalizer,
+                framing,
+                options.max_buffer,
+                content_encoding=options.content_encoding,
+                max_inflated=options.max_inflated,
+            )
         except SSEwireError as exc:  # an encoding the standard library cannot undo
             return error_row(error_type(exc), str(exc), len(body))
         accumulator = Accumulator()

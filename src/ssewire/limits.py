@@ -8,9 +8,9 @@ __all__ = ["BOM", "DEFAULT_MAX_BUFFER", "DEFAULT_MAX_INFLATED"]
 #: enough for Gemini's single-event base64 images; memory stays bounded by one event, never by the stream.
 DEFAULT_MAX_BUFFER = 64 * 1024 * 1024
 
-#: Default bound on the bytes a compressed (gzip, deflate) body may inflate to: 256 MiB, far above any real LLM
+#: Default bound on the bytes a compressed (gzip, deflate) body may inflate to: 128 MiB, far above any real LLM
 #: stream (a long answer is a few MB of events), far below what a decompression bomb reaches.
-DEFAULT_MAX_INFLATED = 256 * 1024 * 1024
+DEFAULT_MAX_INFLATED = 128 * 1024 * 1024
 
 #: The UTF-8 byte order mark, dropped once at the start of a stream.
 BOM = b"\xef\xbb\xbf"

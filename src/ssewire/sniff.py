@@ -7,6 +7,7 @@ HTML page, a JSON object or value (a non-streaming response), binary data, or te
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 from .limits import BOM
 
@@ -39,17 +40,18 @@ def describe_body(head: bytes) -> str:
     return "text without any Server-Sent Events 'data:' field"
 
 
-def starts_a_stream(head: bytes) -> bool:
-    """Whether ``head`` (a body in which no event was completed) is the start of a stream cut inside its first
-    event -- an SSE field, or the start of a JSON element that never ended -- rather than a body that holds no
-    stream at all (empty, markup, binary, a whole non-streaming JSON value, other text)."""
+def starts_a_stream(head: bytes, framing: Optional[str] = None) -> bool:
+    """Whether ``head`` (a body in which no event was completed) is the start of a stream of ``framing`` (None:
+    any) cut inside its first event -- an SSE field, or the start of a JSON element that never ended -- rather than
+    a body that holds no stream at all (empty, markup, binary, a whole non-streaming JSON value, other text)."""
     text = head[3:] if head.startswith(BOM) else head
     stripped = text.lstrip()
     if not stripped or _looks_binary(stripped):
         return False
-    if stripped.startswith(_SSE_FIELDS):
+    if framing in (None, "sse") and stripped.startswith(_SSE_FIELDS):
         return True
-    return stripped[:1] in (b"{", b"[") and not _whole_json(stripped)
+    json_framing = framing in (None, "ndjson", "json_array")
+    return json_framing and stripped[:1] in (b"{", b"[") and not _whole_json(stripped)
 
 
 def _looks_binary(data: bytes) -> bool:
@@ -65,8 +67,9 @@ def _looks_binary(data: bytes) -> bool:
 
 
 def _whole_json(data: bytes) -> bool:
+    """Whether ``data`` is one whole JSON value (nesting too deep to decode is not: never a RecursionError)."""
     try:
         json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True

@@ -277,12 +277,13 @@ class StreamDecoder:
             out = self._feed_bytes(held) if held else []
         else:
             out = []
+        framing = getattr(self.scanner, "framing", None) if self._framing == "auto" else self._framing
         try:
-            tail = self.scanner.close()
+            tail = self.scanner.close()  # (auto: reads a body whose framing never showed as SSE)
         except StreamTruncated as exc:
             return self._told_apart(out + normalizer.finish(str(exc)))
         if not tail and self._head is not None:
-            return self._no_events(bytes(self._head))
+            return self._no_events(bytes(self._head), framing)
         out += normalizer.normalize(tail)
         out += normalizer.finish()
         return self._told_apart(out)
@@ -312,9 +313,10 @@ class StreamDecoder:
             )
         return out
 
-    def _no_events(self, head: bytes) -> list[Unified]:
-        """End of a body in which no event was found: its JSON error object, or ``not_a_stream`` saying what it
-        is."""
+    def _no_events(self, head: bytes, framing: Optional[str]) -> list[Unified]:
+        """End of a body in which no event was found (``framing``: the one it had, None where none showed): its
+        JSON error object, a truncation when it is a stream cut inside its first event, else ``not_a_stream``
+        saying what it is."""
         normalizer = self.normalizer
         self._head = None
         text = head.decode("utf-8", "replace").lstrip("\ufeff")
@@ -329,12 +331,16 @@ class StreamDecoder:
                 return out + normalizer.finish()
         out += normalizer.finish()  # what the normaliser still owes (auto: the error payloads it held)
         error = out[-1].error if out and out[-1].type == "error" else None
-        if error is not None and error.get("type") == "stream_truncated":
-            if starts_a_stream(head):  # the start of an event, cut before it ended
+        cut = starts_a_stream(head, framing)  # the start of an event, cut before it ended
+        message = f"{normalizer.provider}: the body holds no stream: it is {describe_body(head)}"
+        if error is None:  # a normaliser that owes nothing at the end (a Realtime session) still read no stream
+            if not cut:
+                out.append(Unified("error", error={"type": "not_a_stream", "message": message}))
+        elif error.get("type") == "stream_truncated":
+            if cut:
                 error["message"] += ": it ended inside its first event"
             else:  # there was never a stream
-                error["type"] = "not_a_stream"
-                error["message"] = f"{normalizer.provider}: the body holds no stream: it is {describe_body(head)}"
+                error["type"], error["message"] = "not_a_stream", message
         return out
 
 

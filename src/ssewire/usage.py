@@ -131,10 +131,10 @@ class Usage:
         raw = self.raw
         if not isinstance(raw, dict):
             return None
-        cost = raw.get("cost")
+        cost: Any = raw.get("cost")
         if _is_number(cost):
             return cost  # type: ignore[no-any-return]
-        ticks = raw.get("cost_in_usd_ticks")
+        ticks: Any = raw.get("cost_in_usd_ticks")
         return ticks / _TICKS_PER_USD if _is_number(ticks) else None
 
     @property

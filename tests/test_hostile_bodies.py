@@ -1,0 +1,62 @@
+"""Hostile bodies end in a typed result on every path (the API, batch rows, the command line): deep JSON without
+events, and compressed bodies that inflate without end."""
+
+from __future__ import annotations
+
+import gzip
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ssewire import PROVIDERS, SSEwireError, StreamDecoder, StreamTap, aiter_unified, collect, iter_unified
+from ssewire.batch import result_row
+from ssewire.limits import DEFAULT_MAX_INFLATED
+
+DEEP = {
+    "open-arrays": b"[" * 60_000,
+    "open-objects": b'{"a":' * 30_000,
+    "closed-arrays": b"[" * 30_000 + b"]" * 30_000,
+    "closed-objects": b'{"a":' * 30_000 + b"1" + b"}" * 30_000,
+    "sse-deep-data": b"data: " + b"[" * 30_000 + b"\n\n",
+}
+SESSIONS = ("openai-realtime", "gemini-live")  # WebSocket sessions: no terminal event ends them
+TYPED = ("not_a_stream", "stream_truncated", "framing_error", "detection_error", "wrong_provider")
+
+
+@pytest.mark.parametrize("body", list(DEEP.values()), ids=list(DEEP))
+@pytest.mark.parametrize("framing", ["auto", "sse", "ndjson", "json_array"])
+def test_deep_json_without_events_is_a_typed_result_for_every_provider(body: bytes, framing: str) -> None:
+    for provider in ("auto", *PROVIDERS):
+        try:
+            error = collect(iter_unified([body], provider, framing)).error  # type: ignore[arg-type]
+        except SSEwireError:
+            continue  # a typed exception (a framing error)
+        if error is None:  # a session transcript (Realtime, Live) owes no terminal event: its lines are raw events
+            assert provider in SESSIONS, (provider, framing)
+            continue
+        assert error["type"] in TYPED, (provider, error)
+    row = result_row(body, framing=framing)  # type: ignore[arg-type]
+    assert row["error_type"] in (*TYPED, "buffer_overflow") and row["error_type"] != "internal"
+
+
+@pytest.mark.parametrize("name", list(DEEP))
+def test_the_command_line_says_what_a_deep_body_is_without_a_traceback(tmp_path: Path, name: str) -> None:
+    file = tmp_path / "body"
+    file.write_bytes(DEEP[name])
+    proc = subprocess.run([sys.executable, "-m", "ssewire", str(file)], capture_output=True, timeout=60, check=False)
+    assert proc.returncode in (1, 2)  # an error event (1), or no stream in the input (2)
+    assert b"Traceback" not in proc.stderr
+    assert proc.stderr if proc.returncode == 2 else b'"type": "error"' in proc.stdout.splitlines()[-1]
+
+
+def test_the_inflated_size_has_a_sane_default_bound_on_every_entry_point() -> None:
+    assert 16 * 1024 * 1024 <= DEFAULT_MAX_INFLATED <= 256 * 1024 * 1024
+    for entry in (StreamDecoder, StreamTap, iter_unified, aiter_unified):
+        assert inspect.signature(entry).parameters["max_inflated"].default == DEFAULT_MAX_INFLATED, entry
+    bomb = gzip.compress(b"\n" * (8 * 1024 * 1024), compresslevel=9)
+    assert len(bomb) < 64 * 1024  # a small body ...
+    row = result_row(bomb, max_inflated=1024 * 1024)  # type: ignore[call-arg]
+    assert row["error_type"] == "body_too_large" and row["truncated"] is True  # ... stopped at the bound
