@@ -281,7 +281,7 @@ def test_xai_deltas_without_index_and_blocks_sharing_index_zero() -> None:
         message_delta("tool_use"),
         STOP,
     )
-    assert types(events)[-5:] == ["tool_call_start", "tool_call_delta", "tool_call_done", "raw", "done"]
+    assert types(events)[-6:] == ["tool_call_start", "tool_call_delta", "raw", "tool_call_done", "raw", "done"]
     result = collect(events)
     assert (result.reasoning, result.text) == ("hmm", "ok")
     assert [(c.id, c.arguments) for c in result.tool_calls] == [("toolu_x", {"a": 1})]

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from helpers import FIXTURES, chunked
 from helpers.events import feed, types
 from ssewire import collect, iter_unified, normalizer_for
 from ssewire.normalizers.cohere import CohereNormalizer
@@ -145,3 +146,33 @@ def test_detection() -> None:
     body += b'event: content-delta\ndata: {"type":"content-delta","delta":{"message":{"content":{"text":"Yo"}}}}\n\n'
     assert collect(iter_unified([body], "auto")).text == "Yo"
     assert type(normalizer_for("cohere")) is CohereNormalizer
+
+
+# -- citations -------------------------------------------------------------------------------------------------------
+
+
+def test_citation_fixture_gives_its_one_citation_once() -> None:
+    data = (FIXTURES / "cohere-chat-citations-max-tokens.sse").read_bytes()
+    for size in (None, 7):
+        events = list(iter_unified(chunked(data, size), "cohere", "sse"))
+        cited = [e for e in events if e.citations]
+        assert [e.type for e in cited] == ["raw"]
+        (citation,) = collect(events).citations
+        assert (citation.kind, citation.cited_text, citation.start, citation.end, citation.url) == (
+            "citation", "Paris", 22, 27, None,
+        )  # fmt: skip
+        assert citation.raw == cited[0].raw["delta"]["message"]["citations"]
+
+
+def test_a_citation_gives_one_citation_per_source_with_its_url_and_title() -> None:
+    sources = [
+        {"type": "document", "id": "d0", "document": {"id": "d0", "title": "Paris", "url": "https://x.example/p"}},
+        {"type": "tool", "id": "t0", "tool_output": {"title": "search"}},
+    ]
+    cited = ev("citation-start", {"citations": {"start": 0, "end": 5, "text": "Paris", "sources": sources}}, index=0)
+    events = feed(CohereNormalizer(), START, cited, end())
+    assert [(c.url, c.title, c.cited_text, c.start, c.end) for c in events[1].citations] == [
+        ("https://x.example/p", "Paris", "Paris", 0, 5),
+        (None, "search", "Paris", 0, 5),
+    ]
+    assert collect(events).citations == events[1].citations

@@ -87,7 +87,6 @@ def test_function_call_without_args_has_empty_object() -> None:
     "part",
     [
         {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
-        {"executableCode": {"language": "PYTHON", "code": "print(1)"}},
         {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n"}},
         {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://b/f.pdf"}},
         {"somethingNew": {"x": 1}},

@@ -75,11 +75,12 @@ def test_whole_tool_calls_and_a_list_content_beside_them() -> None:
     assert [(c.id, c.arguments) for c in result.tool_calls] == [("t1", {"a": 1})] and result.stop_reason == "tool_use"
 
 
-def test_auto_reads_a_mistral_stream_as_chat_but_for_its_own_finish_reasons() -> None:
-    plain = feed(
-        normalizer_for("openai-chat"), chunk({"content": [thinking("x")]}), chunk({}, "model_length"), "[DONE]"
-    )
-    assert types(plain) == ["reasoning_delta", "raw", "done"] and plain[-1].stop_reason == "other"
+@pytest.mark.parametrize(("finish", "stop"), [("model_length", "max_tokens"), ("error", "failed")])
+def test_auto_reads_a_mistral_stream_as_chat_with_the_same_finish_reasons(finish: str, stop: str) -> None:
+    for provider in ("openai-chat", "auto", "mistral"):
+        events = feed(normalizer_for(provider), chunk({"content": [thinking("x")]}), chunk({}, finish), "[DONE]")
+        assert types(events) == ["reasoning_delta", "raw", "done"]
+        assert (events[-1].stop_reason, events[-1].raw_stop_reason) == (stop, finish), provider
     assert detect_provider(chunk({"content": "a"})) == "openai-chat"
     assert type(normalizer_for("mistral")) is MistralNormalizer
     with pytest.raises(DetectionError):

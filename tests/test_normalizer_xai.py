@@ -119,7 +119,7 @@ def test_responses_function_call_with_whole_arguments_in_one_delta() -> None:
     assert len([e for e in events if e.type == "tool_call_done"]) == 1
 
 
-def test_x_search_custom_tool_call_stays_a_client_call_and_web_search_is_server() -> None:
+def test_responses_server_side_custom_tool_call_and_web_search_are_server_calls_function_call_is_client() -> None:
     custom = {
         "type": "custom_tool_call",
         "id": "ctc_1",
@@ -134,19 +134,56 @@ def test_x_search_custom_tool_call_stays_a_client_call_and_web_search_is_server(
         "name": "web_search",
         "arguments": '{"query":"q"}',
     }
+    function = {"type": "function_call", "id": "fc_1", "call_id": "call-1", "name": "f", "arguments": '{"a":1}'}
     events = feed(
         XAINormalizer(),
         {"sequence_number": 0, "type": "response.output_item.added", "output_index": 0, "item": search},
         {"sequence_number": 1, "type": "response.output_item.done", "output_index": 0, "item": search},
         {"sequence_number": 2, "type": "response.output_item.added", "output_index": 1, "item": custom},
         {"sequence_number": 3, "type": "response.output_item.done", "output_index": 1, "item": custom},
+        {"sequence_number": 4, "type": "response.output_item.added", "output_index": 2, "item": function},
+        {"sequence_number": 5, "type": "response.output_item.done", "output_index": 2, "item": function},
+        {"sequence_number": 6, "type": "response.completed", "response": {"status": "completed", "usage": RESP_USAGE}},
+    )
+    result = collect(events)
+    assert [(c.id, c.name, c.arguments) for c in result.server_tool_calls] == [
+        ("ws_1", "web_search", {"query": "q"}),
+        ("ctc_1", "x_keyword_search", {"query": "grok"}),
+    ]
+    assert [(c.id, c.arguments) for c in result.client_tool_calls] == [("call-1", {"a": 1})]
+    assert all(e.server for e in events if e.type.startswith("tool_call") and e.tool_call_id != "call-1")
+    assert result.stop_reason == "tool_use"
+
+
+def test_responses_server_side_tools_alone_end_the_turn() -> None:
+    custom = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "xs_1", "name": "x_semantic_search", "input": ""}
+    events = feed(
+        XAINormalizer(),
+        {"sequence_number": 0, "type": "response.output_item.added", "output_index": 0, "item": custom},
+        {"sequence_number": 1, "type": "response.custom_tool_call_input.delta", "item_id": "ctc_1", "delta": "{}"},
+        {
+            "sequence_number": 2,
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {**custom, "input": "{}"},
+        },
+        {"sequence_number": 3, "type": "response.output_text.delta", "item_id": "msg_1", "delta": "Found it."},
         {"sequence_number": 4, "type": "response.completed", "response": {"status": "completed", "usage": RESP_USAGE}},
     )
     result = collect(events)
-    assert [c.id for c in result.server_tool_calls] == ["ws_1"]
-    assert [(c.id, c.name, c.arguments) for c in result.client_tool_calls] == [
-        ("xs_1", "x_keyword_search", {"query": "grok"})
-    ]
+    assert (result.text, result.stop_reason, result.client_tool_calls) == ("Found it.", "end", [])
+    assert [c.id for c in result.server_tool_calls] == ["ctc_1"]
+
+
+def test_the_openai_responses_normaliser_keeps_custom_tool_calls_client_calls() -> None:
+    custom = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_c", "name": "grammar", "input": "x"}
+    events = feed(
+        OpenAINormalizer(),
+        {"sequence_number": 0, "type": "response.output_item.done", "output_index": 0, "item": custom},
+        {"sequence_number": 1, "type": "response.completed", "response": {"status": "completed", "usage": RESP_USAGE}},
+    )
+    result = collect(events)
+    assert ([c.id for c in result.client_tool_calls], result.stop_reason) == (["call_c"], "tool_use")
 
 
 def test_anthropic_events_go_to_the_messages_delegate_with_xai_quirks() -> None:

@@ -21,9 +21,9 @@ class Citation:
     - ``url``, ``title``: the source, where the provider names it;
     - ``cited_text``: the words of the source that are quoted, or the answer's words that cite it (the provider
       says which: see its module);
-    - ``start``, ``end``: the span of the answer the citation covers, as the provider counts it (characters of a
-      content part for OpenAI, UTF-8 bytes of the candidate's text for Gemini, characters for Cohere); ``None``
-      where it gives none;
+    - ``start``, ``end``: the span the citation covers, as the provider counts it: of the answer (characters of a
+      content part for OpenAI, UTF-8 bytes of the candidate's text for Gemini, characters for Cohere), or of the
+      cited document (Anthropic: characters, pages or content blocks, end exclusive); ``None`` where it gives none;
     - ``raw``: the provider's citation object, untouched.
     """
 

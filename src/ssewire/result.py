@@ -228,6 +228,9 @@ class Accumulator:
                 self._call(event)
         elif kind == "tool_call_done":
             call = self._call(event)
+            if call.complete:  # a second done for a closed call: the provider's own result re-marked who ran it
+                call.server = call.server or event.server
+                return
             if event.arguments is not None or event.arguments_error is not None:
                 # the normaliser's verdict; arguments_raw is None where the provider sent an object
                 call.arguments = event.arguments

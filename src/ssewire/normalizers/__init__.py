@@ -14,7 +14,7 @@ from .ollama import OllamaNormalizer
 from .openai import OpenAINormalizer
 from .realtime import OpenAIRealtimeNormalizer
 from .registry import PROVIDERS, normalizer_for
-from .xai import XAINormalizer
+from .xai import XAINormalizer, XAIResponsesNormalizer
 
 __all__ = [
     "PROVIDERS",
@@ -33,5 +33,6 @@ __all__ = [
     "OpenAINormalizer",
     "OpenAIRealtimeNormalizer",
     "XAINormalizer",
+    "XAIResponsesNormalizer",
     "normalizer_for",
 ]

@@ -4,22 +4,52 @@ Contract (one instance per stream; every event made from a payload carries ``raw
 ``stop_reason`` are kept):
 
 - ``text_delta`` -> ``text_delta``; ``thinking_delta`` -> ``reasoning_delta`` (non-empty strings only, otherwise
-  ``raw``); ``signature_delta`` -> ``raw`` with ``signature``; ``redacted_thinking`` blocks, ``citations_delta``,
-  ``ping``, ``message_start`` and unknown events -> ``raw``.
-- ``tool_use`` (client), ``server_tool_use`` and ``mcp_tool_use`` (``server=True``) blocks are keyed by block
-  ``index``: ``content_block_start`` -> ``tool_call_start``, each non-empty ``input_json_delta`` ->
-  ``tool_call_delta``, ``content_block_stop`` -> ``tool_call_done`` with ``arguments_raw`` = the concatenated
-  ``partial_json`` ("" when none; ``None`` when the arguments came whole in the block's ``input`` and no delta did).
-  A block started at an index whose tool call is still open closes that call first (never merged). Calls still
-  open at ``message_stop`` are closed by it unless the message was cut off (``max_tokens``, ``refusal``,
-  ``pause_turn``): then they stay incomplete (no ``tool_call_done``), as they are when the stream is cut.
+  ``raw``); ``signature_delta`` -> ``raw`` with ``signature``; ``ping``, ``message_start`` and unknown events ->
+  ``raw``. Blocks and deltas with no unified event stay ``raw``: ``redacted_thinking`` (its ``data`` is opaque, to be
+  sent back as the whole block: never a ``signature``), ``compaction`` blocks and ``compaction_delta``,
+  ``container_upload``, tool result blocks.
+- Citations (:class:`~ssewire.citations.Citation`, on the ``raw`` event of the payload that carried them, never on a
+  ``text_delta``): each ``citations_delta``'s ``citation``, and the ``citations`` a text block brings whole (its
+  ``content_block_start``, or a text block of ``message_start.message.content``). ``kind`` = the citation's ``type``;
+  ``cited_text`` = the quoted words of the source; ``url`` = ``url`` (``web_search_result_location``) or ``source``
+  (``search_result_location``); ``title`` = ``title`` or ``document_title``; ``start`` / ``end`` = the cited span
+  *of the source* as Anthropic counts it (``char_location``: characters, ``page_location``: pages,
+  ``content_block_location`` / ``search_result_location``: content blocks; end exclusive), ``None`` for web results.
+- Who runs a call: ``tool_use`` blocks are client calls (``server=False``), also when ``caller`` says Claude's
+  code execution called them (programmatic tool calling: the client runs the tool and its result goes back to the
+  container); ``server_tool_use`` and ``mcp_tool_use`` blocks are server calls. A ``*_tool_result`` block with a
+  ``tool_use_id`` (``web_search_tool_result``, ``code_execution_tool_result``, ``mcp_tool_result`` ...) is the
+  provider's own result: the call it names is a server call. So a client call's ``tool_call_done`` waits after its
+  ``content_block_stop`` until a block that is neither a tool call nor a tool result starts, or the message ends
+  (``message_delta``, ``message_stop``, ``error``, ``message_start``): a result naming it in between makes it
+  ``server=True`` on that done (a result after its done was emitted still keeps it out of the ``tool_use`` stop).
+  A stream cut in that wait reports it incomplete.
+- Tool blocks are keyed by block ``index``: ``content_block_start`` -> ``tool_call_start``, each non-empty
+  ``input_json_delta`` -> ``tool_call_delta``, then ``tool_call_done`` (above) with ``arguments_raw`` = the
+  concatenated ``partial_json`` ("" when none; ``None`` when the arguments came whole in the block's ``input`` and
+  no delta did). A block started at an index whose tool call is still open closes that call first (never merged).
+  Calls still open at ``message_stop`` are closed by it unless the message was cut off (``max_tokens``,
+  ``refusal``, ``pause_turn``, ``compaction``): then they stay incomplete (no ``tool_call_done``), as they are when
+  the stream is cut.
+- ``message_start.message.content`` may already hold whole blocks (programmatic tool-calling continuations): text
+  -> ``text_delta`` (+ its citations), thinking -> ``reasoning_delta`` (+ ``raw`` with its ``signature``), tool
+  blocks -> ``tool_call_start`` + ``tool_call_done`` from the whole ``input`` (``arguments_raw`` None), server per
+  the rules above (a result block in that content counts); each made after the ``raw`` of ``message_start``.
+- A second ``message_start`` while a block of the first message is open: the open calls stay incomplete (never
+  ``tool_call_done``) and an ``error`` of type ``protocol_error`` lists them (``incomplete_tool_calls``); it ends
+  the stream, and what follows is read as the new message.
 - xAI quirks: a delta or stop without ``index`` applies to the block started last; a thinking and a text block may
   share index 0.
 - Usage: ``message_start.message.usage`` updated key by key with each ``message_delta.usage``; every
   ``message_delta`` with usage -> a ``usage`` event carrying a fresh dict. ``self.usage`` is the merge so far.
+  :meth:`AnthropicNormalizer.usage_from` gives the billed counts: with ``usage.iterations`` (compaction, advisor,
+  server-tool sampling loops; the top-level counts leave compaction out) each count is the sum over the
+  iterations, else the top-level one; ``cache_creation.ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens``
+  -> ``cache_write_5m_tokens`` / ``cache_write_1h_tokens`` (None without a ``cache_creation`` object).
 - ``message_stop`` -> ``done`` (exactly one, after closing calls left open): ``raw_stop_reason`` = ``stop_reason``;
   end_turn -> end (tool_use when client calls were made), max_tokens and model_context_window_exceeded ->
-  max_tokens, tool_use, stop_sequence, refusal, pause_turn -> incomplete, none -> end, unknown -> other.
+  max_tokens, tool_use, stop_sequence, refusal, pause_turn and compaction -> incomplete, none -> end, unknown ->
+  other.
 - ``error`` (``{"type": "error", "error": {"type": "overloaded_error", ...}}``) -> ``error`` carrying the usage
   merged so far; it ends the stream (no truncation error follows).
 """
@@ -28,14 +58,15 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
+from ..citations import Citation
 from ..events import SSEEvent, Unified, new_event
 from ..usage import Usage, count
 from . import typed
-from .common import client_stop, id_and_model, str_or
+from .common import client_stop, id_and_model, str_or, with_incomplete
 from .contract import Normalizer
-from .tool_calls import OpenCall
+from .tool_calls import OpenCall, done_event
 
-__all__ = ["ANTHROPIC_STOP", "MESSAGE_EVENTS", "AnthropicNormalizer"]
+__all__ = ["ANTHROPIC_STOP", "MESSAGE_EVENTS", "AnthropicNormalizer", "citation_from"]
 
 #: Anthropic ``stop_reason`` -> unified stop reason (anything else maps to ``other``).
 ANTHROPIC_STOP: dict[str, str] = {
@@ -45,6 +76,7 @@ ANTHROPIC_STOP: dict[str, str] = {
     "stop_sequence": "stop_sequence",
     "refusal": "refusal",
     "pause_turn": "incomplete",
+    "compaction": "incomplete",  # pause_after_compaction: the client sends the request again to go on
     "model_context_window_exceeded": "max_tokens",
 }
 #: The event types of the Messages stream.
@@ -60,6 +92,12 @@ MESSAGE_EVENTS = frozenset(
     }
 )
 _TOOL_BLOCKS = {"tool_use": False, "server_tool_use": True, "mcp_tool_use": True}  # block type -> server
+#: The source span keys of each document citation kind (``start``, ``end``; end exclusive).
+_SPANS = (
+    ("start_char_index", "end_char_index"),
+    ("start_page_number", "end_page_number"),
+    ("start_block_index", "end_block_index"),
+)
 _NO_INDEX = object()
 #: The events read without a decode: ``content_block_delta`` events whose ``delta`` is a ``text_delta`` with a
 #: non-empty string ``text``, a ``thinking_delta`` with a non-empty string ``thinking``, or an ``input_json_delta``
@@ -91,6 +129,51 @@ def _index(obj: dict[str, Any]) -> Any:
     return index if type(index) is int or type(index) is str else _NO_INDEX
 
 
+def _result_for(block: dict[str, Any]) -> Optional[str]:
+    """The ``tool_use_id`` a provider's tool result block (``*_tool_result``) names, else None."""
+    kind, target = block.get("type"), block.get("tool_use_id")
+    if type(kind) is str and kind.endswith("_tool_result") and type(target) is str:
+        return target
+    return None
+
+
+def _int_or_none(value: Any) -> Optional[int]:
+    return value if type(value) is int else None
+
+
+def citation_from(obj: Any) -> Optional[Citation]:
+    """The :class:`~ssewire.citations.Citation` of one Anthropic citation object (see the module docstring), or
+    None when ``obj`` is not a citation object."""
+    if type(obj) is not dict or type(obj.get("type")) is not str:
+        return None
+    start = end = None
+    for start_key, end_key in _SPANS:
+        if start_key in obj or end_key in obj:
+            start, end = _int_or_none(obj.get(start_key)), _int_or_none(obj.get(end_key))
+            break
+    return Citation(
+        obj["type"],
+        url=str_or(obj.get("url"), str_or(obj.get("source"), None)),
+        title=str_or(obj.get("title"), str_or(obj.get("document_title"), None)),
+        cited_text=str_or(obj.get("cited_text"), None),
+        start=start,
+        end=end,
+        raw=obj,
+    )
+
+
+def _cited(obj: Any, citations: Any) -> list[Unified]:
+    """A ``raw`` event of payload ``obj`` carrying the citations of a list of citation objects (none when none)."""
+    if type(citations) is not list:
+        return []
+    found = [c for c in map(citation_from, citations) if c is not None]
+    if not found:
+        return []
+    event = new_event("raw", obj)
+    event.citations = found
+    return [event]
+
+
 class AnthropicNormalizer(Normalizer):
     """Messages API events -> Unified (see the module docstring for the full contract)."""
 
@@ -102,9 +185,13 @@ class AnthropicNormalizer(Normalizer):
         #: The provider's ``stop_reason`` from the last ``message_delta``.
         self.stop_reason: Optional[str] = None
         self._calls: dict[Any, OpenCall] = {}  # open tool calls by block index
+        self._waiting: list[tuple[OpenCall, Any]] = []  # client calls whose block stopped, done not yet given
+        self._open: set[Any] = set()  # indexes of the blocks started and not stopped
         self._current: Any = None  # index of the block started last
         self._count = 0
-        self._client_calls = False
+        self._started = False  # a message_start was seen
+        self._client_calls: set[str] = set()  # ids of the client calls made (none with a result in the stream)
+        self._server_ids: set[str] = set()  # ids named by a provider's result block
         self._take = typed.take_deltas  # None: every event takes the full decode
 
     @property
@@ -126,23 +213,33 @@ class AnthropicNormalizer(Normalizer):
 
     @classmethod
     def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
-        """``input_tokens`` excludes both cache counts, so every prompt token is their sum; no reasoning count."""
+        """The billed counts: ``input_tokens`` excludes both cache counts, so every prompt token is their sum;
+        with ``iterations`` each count is summed over them (the top-level counts leave compaction out); the
+        5-minute / 1-hour cache writes from ``cache_creation``; no reasoning count. ``raw`` is kept untouched."""
         if not (
             "cache_read_input_tokens" in raw
             or "cache_creation_input_tokens" in raw
             or ("input_tokens" in raw and "total_tokens" not in raw and "input_tokens_details" not in raw)
         ):
             return None
-        read = count(raw.get("cache_read_input_tokens"))
-        written = count(raw.get("cache_creation_input_tokens"))
-        return cls.counted(
-            raw,
-            partial,
-            count(raw.get("input_tokens")) + read + written,
-            count(raw.get("output_tokens")),
-            read,
-            written,
+        given = raw.get("iterations")
+        steps = [it for it in given if type(it) is dict] if type(given) is list else []
+
+        def billed(key: str) -> int:
+            if any(key in step for step in steps):
+                return sum(count(step.get(key)) for step in steps)
+            return count(raw.get(key))
+
+        read, written = billed("cache_read_input_tokens"), billed("cache_creation_input_tokens")
+        usage = cls.counted(
+            raw, partial, billed("input_tokens") + read + written, billed("output_tokens"), read, written
         )
+        holders = steps if any(type(step.get("cache_creation")) is dict for step in steps) else [raw]
+        ttl = [step["cache_creation"] for step in holders if type(step.get("cache_creation")) is dict]
+        if ttl:
+            usage.cache_write_5m_tokens = sum(count(t.get("ephemeral_5m_input_tokens")) for t in ttl)
+            usage.cache_write_1h_tokens = sum(count(t.get("ephemeral_1h_input_tokens")) for t in ttl)
+        return usage
 
     @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
@@ -174,34 +271,26 @@ class AnthropicNormalizer(Normalizer):
             return [new_event("raw", obj)]
         return handler(self, obj)
 
-    def _message_start(self, obj: dict[str, Any]) -> list[Unified]:
-        message = obj.get("message")
-        if type(message) is dict:
-            self.response_id = str_or(message.get("id"), self.response_id)
-            self.model = str_or(message.get("model"), self.model)
-            usage = message.get("usage")
-            if type(usage) is dict:
-                self.usage = dict(usage)
-        return [new_event("raw", obj)]
+    # -- who runs a call ------------------------------------------------------------------------------------------
 
-    def _block_start(self, obj: dict[str, Any]) -> list[Unified]:
-        index = _index(obj)
-        if index is _NO_INDEX:
-            index = self._current if self._current is not None else 0
-        out: list[Unified] = []
-        previous = self._calls.pop(index, None)
-        if previous is not None:  # a new block at an index whose call is still open: close it, never merge
-            out.append(previous.close(obj))
-        self._current = index
-        block = obj.get("content_block")
-        if type(block) is not dict:
-            out.append(new_event("raw", obj))
-            return out
-        kind = block.get("type")
-        server = _TOOL_BLOCKS.get(kind) if type(kind) is str else None
-        if server is None:
-            out.append(new_event("raw", obj))
-            return out
+    def _release(self) -> list[Unified]:
+        """The ``tool_call_done`` of every client call whose block stopped (server where a result named it)."""
+        if not self._waiting:
+            return []
+        out = [call.close(raw) for call, raw in self._waiting]
+        self._waiting = []
+        return out
+
+    def _server_result(self, call_id: str) -> None:
+        """A provider's result block names ``call_id``: that call is the provider's own, never the client's."""
+        self._server_ids.add(call_id)
+        self._client_calls.discard(call_id)
+        for call in [*self._calls.values(), *(call for call, _ in self._waiting)]:
+            if call.id == call_id:
+                call.server = True
+
+    def _new_call(self, block: dict[str, Any], server: bool) -> OpenCall:
+        """The call of a tool block (its id, else a synthetic one); a client call is counted as made."""
         given_id = block.get("id")
         provided = type(given_id) is str and bool(given_id)
         if provided:
@@ -209,14 +298,100 @@ class AnthropicNormalizer(Normalizer):
         else:
             self._count += 1
             call_id = f"{self.response_id or 'msg'}-tool-{self._count}"
+        server = server or call_id in self._server_ids
         name = block.get("name")
-        call = OpenCall(call_id, name if type(name) is str else None, server, provided)
+        if not server:
+            self._client_calls.add(call_id)
+        return OpenCall(call_id, name if type(name) is str else None, server, provided)
+
+    # -- handlers -------------------------------------------------------------------------------------------------
+
+    def _message_start(self, obj: dict[str, Any]) -> list[Unified]:
+        out = self._release()
+        if self._started and not self.finished and (self._open or self._calls):
+            out.append(self._second_message(obj))
+        self._started = True
+        message = obj.get("message")
+        out.append(new_event("raw", obj))
+        if type(message) is dict:
+            self.response_id = str_or(message.get("id"), self.response_id)
+            self.model = str_or(message.get("model"), self.model)
+            usage = message.get("usage")
+            if type(usage) is dict:
+                self.usage = dict(usage)
+            content = message.get("content")
+            if type(content) is list and content:
+                out += self._whole_blocks(obj, [block for block in content if type(block) is dict])
+        return out
+
+    def _second_message(self, obj: dict[str, Any]) -> Unified:
+        """The ``protocol_error`` of a ``message_start`` that came while blocks of the message were open."""
+        incomplete = self.incomplete_tool_calls()
+        blocks = sorted(str(index) for index in self._open | set(self._calls))
+        self._calls.clear()
+        self._open.clear()
+        self._current = None
+        self.done = True
+        error = {
+            "type": "protocol_error",
+            "message": f"{self.provider} stream started a new message (message_start) while content block(s) "
+            f"{', '.join(blocks)} of the message were still open",
+        }
+        usage = dict(self.usage) if self.usage else None
+        return Unified("error", error=with_incomplete(error, incomplete), usage=usage, raw=obj)
+
+    def _whole_blocks(self, obj: dict[str, Any], blocks: list[dict[str, Any]]) -> list[Unified]:
+        """The events of the whole blocks ``message_start`` brought (``obj``: that payload)."""
+        for block in blocks:
+            target = _result_for(block)
+            if target is not None:
+                self._server_result(target)
+        out: list[Unified] = []
+        for block in blocks:
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                if type(text) is str and text:
+                    out.append(new_event("text_delta", obj, text))
+                out += _cited(obj, block.get("citations"))
+            elif kind == "thinking":
+                text, signature = block.get("thinking"), block.get("signature")
+                if type(text) is str and text:
+                    out.append(new_event("reasoning_delta", obj, text))
+                if type(signature) is str and signature:
+                    out.append(new_event("raw", obj, "", None, signature))
+            elif type(kind) is str and kind in _TOOL_BLOCKS:
+                call = self._new_call(block, _TOOL_BLOCKS[kind])
+                out.append(call.start(obj))
+                out.append(done_event(call.id, call.name, obj, value=block.get("input"), server=call.server))
+        return out
+
+    def _block_start(self, obj: dict[str, Any]) -> list[Unified]:
+        index = _index(obj)
+        if index is _NO_INDEX:
+            index = self._current if self._current is not None else 0
+        block = obj.get("content_block")
+        kind = block.get("type") if type(block) is dict else None
+        server = _TOOL_BLOCKS.get(kind) if type(kind) is str else None
+        target = _result_for(block) if type(block) is dict else None
+        if target is not None:
+            self._server_result(target)
+        out = self._release() if server is None and target is None else []
+        previous = self._calls.pop(index, None)
+        if previous is not None:  # a new block at an index whose call is still open: close it, never merge
+            out.append(previous.close(obj))
+        self._current = index
+        self._open.add(index)
+        if type(block) is not dict or server is None:
+            out.append(new_event("raw", obj))
+            if kind == "text" and type(block) is dict:
+                out += _cited(obj, block.get("citations"))
+            return out
+        call = self._new_call(block, server)
         given = block.get("input")
         if type(given) is dict and given:
             call.fallback = given
         self._calls[index] = call
-        if not server:
-            self._client_calls = True
         out.append(call.start(obj))
         return out
 
@@ -244,16 +419,24 @@ class AnthropicNormalizer(Normalizer):
             signature = delta.get("signature")
             if type(signature) is str and signature:
                 return [new_event("raw", obj, "", None, signature)]
+        elif kind == "citations_delta":
+            return _cited(obj, [delta.get("citation")]) or [new_event("raw", obj)]
         return [new_event("raw", obj)]
 
     def _block_stop(self, obj: dict[str, Any]) -> list[Unified]:
         index = _index(obj)
-        call = self._calls.pop(self._current if index is _NO_INDEX else index, None)
+        key = self._current if index is _NO_INDEX else index
+        self._open.discard(key)
+        call = self._calls.pop(key, None)
         if call is None:
             return [new_event("raw", obj)]
-        return [call.close(obj)]
+        if call.server:
+            return [call.close(obj)]
+        self._waiting.append((call, obj))  # its done waits: a result block may still name it
+        return [new_event("raw", obj)]
 
     def _message_delta(self, obj: dict[str, Any]) -> list[Unified]:
+        out = self._release()
         delta = obj.get("delta")
         if type(delta) is dict:
             stop = delta.get("stop_reason")
@@ -261,22 +444,29 @@ class AnthropicNormalizer(Normalizer):
                 self.stop_reason = stop
         usage = obj.get("usage")
         if type(usage) is not dict:
-            return [new_event("raw", obj)]
+            out.append(new_event("raw", obj))
+            return out
         if self.usage is None:
             self.usage = {}
         self.usage.update(usage)  # our own copy (message_start's was copied), updated key by key
-        return [Unified("usage", usage=dict(self.usage), raw=obj)]
+        out.append(Unified("usage", usage=dict(self.usage), raw=obj))
+        return out
 
     def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:
         if self.finished:
             return [new_event("raw", obj)]
+        out = self._release()
+        self._open.clear()
         raw_stop = self.stop_reason
-        stop = client_stop("end" if raw_stop is None else ANTHROPIC_STOP.get(raw_stop, "other"), self._client_calls)
-        return self.done_events(obj, stop, raw_stop, self._calls)
+        stop = "end" if raw_stop is None else ANTHROPIC_STOP.get(raw_stop, "other")
+        return out + self.done_events(obj, client_stop(stop, bool(self._client_calls)), raw_stop, self._calls)
+
+    def _error(self, obj: dict[str, Any]) -> list[Unified]:
+        return self._release() + self.error_events(obj)
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
-        """The tool blocks still open (never stopped)."""
-        return [call.incomplete() for call in self._calls.values()]
+        """The tool calls without a ``tool_call_done``: blocks still open, and client calls whose done waited."""
+        return [call.incomplete() for call in (*self._calls.values(), *(call for call, _ in self._waiting))]
 
 
 #: Event type -> handler (the dispatch of :meth:`AnthropicNormalizer.payload`).
@@ -287,5 +477,5 @@ _HANDLERS: dict[str, Handler] = {
     "content_block_stop": AnthropicNormalizer._block_stop,
     "message_delta": AnthropicNormalizer._message_delta,
     "message_stop": AnthropicNormalizer._message_stop,
-    "error": AnthropicNormalizer.error_events,
+    "error": AnthropicNormalizer._error,
 }

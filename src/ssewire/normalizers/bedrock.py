@@ -17,14 +17,20 @@ Both:
 
 - ``contentBlockDelta``: ``delta.text`` -> ``text_delta``; ``delta.reasoningContent.text`` ->
   ``reasoning_delta``; ``reasoningContent.signature`` -> ``raw`` with ``signature``; ``redactedContent``,
-  citations and anything else -> ``raw``. ``contentBlockStart`` with ``start.toolUse`` (``toolUseId``, ``name``)
-  -> ``tool_call_start`` keyed by ``contentBlockIndex``; each non-empty ``delta.toolUse.input`` ->
-  ``tool_call_delta``; ``contentBlockStop`` -> ``tool_call_done``.
-- ``messageStop.stopReason`` is kept (``additionalModelResponseFields`` in its ``raw``); ``metadata`` (the last
-  event: ``usage`` with cache read/write counts, ``metrics.latencyMs``, ``trace``) -> ``usage``, then the one
-  ``done``: end_turn -> end (tool_use when client calls were made), tool_use, max_tokens and
+  and anything else -> ``raw``; ``delta.citation`` -> ``raw`` carrying one :class:`~ssewire.citations.Citation`
+  (:func:`converse_citation`: ``kind`` the location's key, ``web`` ``url``, ``title``, ``sourceContent`` texts as
+  ``cited_text``, no span). ``contentBlockStart`` with ``start.toolUse`` (``toolUseId``, ``name``) ->
+  ``tool_call_start`` keyed by ``contentBlockIndex``; each non-empty ``delta.toolUse.input`` -> ``tool_call_delta``;
+  ``contentBlockStop`` -> ``tool_call_done``. A ``toolUse`` whose ``type`` is ``server_tool_use`` (Amazon Nova's
+  system tools: ``nova_grounding``, ``nova_code_interpreter``) is run by the service: ``server=True``, never a client
+  call; its ``toolResult`` block (``start.toolResult``, ``delta.toolResult``) -> ``raw``.
+- ``messageStop.stopReason`` decides the stop (``additionalModelResponseFields`` in its ``raw``); ``metadata``
+  (``usage`` with cache read/write counts, ``metrics.latencyMs``, ``trace``) -> ``usage``. The one ``done`` comes
+  with the later of the two, whichever order they arrive in (documented: ``metadata`` last), so ``usage`` always
+  precedes it: end_turn -> end (tool_use when client calls were made), tool_use, max_tokens and
   model_context_window_exceeded -> max_tokens, stop_sequence, guardrail_intervened and content_filtered ->
-  refusal, anything else -> other. A stream without ``metadata`` ends with ``stream_truncated``.
+  refusal, anything else -> other. A stream that lacks either ends with ``stream_truncated`` naming the missing
+  one.
 - ``amazon-bedrock-invocationMetrics`` (InvokeModel) is kept in ``invocation_metrics``.
 
 ``bedrock-anthropic``: each ``chunk`` event's ``bytes`` (base64 of an Anthropic Messages event; raw bytes from
@@ -39,6 +45,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 from .._json import loads
 from .._scanner import SSEEvent as _Event
+from ..citations import Citation
 from ..events import SSEEvent, Unified, new_event
 from ..usage import Usage, count
 from . import typed
@@ -47,7 +54,14 @@ from .common import client_stop, error_payload, key_of, with_incomplete
 from .contract import Normalizer
 from .tool_calls import OpenCall
 
-__all__ = ["CONVERSE_EVENTS", "CONVERSE_STOP", "BedrockAnthropicNormalizer", "BedrockConverseNormalizer"]
+__all__ = [
+    "CONVERSE_EVENTS",
+    "CONVERSE_STOP",
+    "SERVER_TOOL_USE",
+    "BedrockAnthropicNormalizer",
+    "BedrockConverseNormalizer",
+    "converse_citation",
+]
 
 #: Converse ``stopReason`` -> unified stop reason (anything else maps to ``other``).
 CONVERSE_STOP: dict[str, str] = {
@@ -63,6 +77,9 @@ CONVERSE_STOP: dict[str, str] = {
 CONVERSE_EVENTS = frozenset(
     {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"}
 )
+#: ``toolUse.type`` of a call the service runs itself (Amazon Nova's system tools: ``nova_grounding``,
+#: ``nova_code_interpreter``); its ``toolResult`` block follows in the same stream.
+SERVER_TOOL_USE = "server_tool_use"
 _METRICS = "amazon-bedrock-invocationMetrics"
 _FAILED = ("exception", "error")  # the :message-type values of a failed stream
 _CHUNK_PREFIX = '{"bytes":"'
@@ -90,6 +107,31 @@ _DELTA_RULE = typed.delta_rule(
     key_path=3,
     nulls=(4, 5, 6),
 )
+
+
+def converse_citation(citation: dict[str, Any]) -> Citation:
+    """A ``contentBlockDelta`` ``citation`` (``CitationsDelta``: ``title``, ``source``, ``sourceContent``,
+    ``location``) as a :class:`~ssewire.citations.Citation`: ``kind`` the location's one key (``web``,
+    ``documentChar``, ``documentPage``, ``documentChunk``, ``searchResultLocation``; ``citation`` without one),
+    ``url`` the web location's ``url``, ``title`` the ``title``, ``cited_text`` the ``sourceContent`` texts joined
+    (the source's words). No span: Bedrock's locations count in the source, not in the answer."""
+    location = citation.get("location")
+    kind, where = "citation", None
+    if type(location) is dict and len(location) == 1:
+        kind, where = next(iter(location.items()))
+    url = where.get("url") if type(where) is dict else None
+    title = citation.get("title")
+    content = citation.get("sourceContent")
+    texts = (
+        [c["text"] for c in content if type(c) is dict and type(c.get("text")) is str] if type(content) is list else []
+    )
+    return Citation(
+        kind,
+        url if type(url) is str else None,
+        title if type(title) is str else None,
+        "".join(texts) if texts else None,
+        raw=citation,
+    )
 
 
 def _failed(ev: SSEEvent) -> bool:
@@ -235,6 +277,8 @@ class BedrockConverseNormalizer(_Bedrock):
         self.invocation_metrics: Optional[dict[str, Any]] = None
         self._calls: dict[Any, OpenCall] = {}  # open tool calls by content block index
         self._client_calls = False
+        self._stopped = False  # messageStop seen
+        self._reported = False  # metadata seen
         self._take = typed.take_deltas
 
     @classmethod
@@ -307,6 +351,8 @@ class BedrockConverseNormalizer(_Bedrock):
         return [new_event("raw", obj)]
 
     def _block_start(self, obj: dict[str, Any]) -> list[Unified]:
+        """A ``toolUse`` block opens a call: a server call when its ``type`` is :data:`SERVER_TOOL_USE`, else a
+        client call. Any other block (``toolResult`` of a server call, an image ...) is ``raw``."""
         start = obj.get("start")
         tool = start.get("toolUse") if type(start) is dict else None
         if type(tool) is not dict:
@@ -319,9 +365,10 @@ class BedrockConverseNormalizer(_Bedrock):
         given_id, name = tool.get("toolUseId"), tool.get("name")
         provided = type(given_id) is str and bool(given_id)
         call_id = str(given_id) if provided else f"tooluse-{index}"
-        call = OpenCall(call_id, name if type(name) is str else None, False, provided)
+        server = tool.get("type") == SERVER_TOOL_USE
+        call = OpenCall(call_id, name if type(name) is str else None, server, provided)
         self._calls[index] = call
-        self._client_calls = True
+        self._client_calls = self._client_calls or not server
         out.append(call.start(obj))
         return out
 
@@ -346,6 +393,11 @@ class BedrockConverseNormalizer(_Bedrock):
             call = self._calls.get(key_of(obj.get("contentBlockIndex")))
             if type(fragment) is str and fragment and call is not None:
                 return [call.delta(fragment, obj)]
+        citation = delta.get("citation")
+        if type(citation) is dict:
+            event = new_event("raw", obj)
+            event.citations = [converse_citation(citation)]
+            return [event]
         return [new_event("raw", obj)]
 
     def _block_stop(self, obj: dict[str, Any]) -> list[Unified]:
@@ -353,22 +405,34 @@ class BedrockConverseNormalizer(_Bedrock):
         return [new_event("raw", obj)] if call is None else [call.close(obj)]
 
     def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:
+        """``messageStop``: its ``stopReason`` decides the stop; ``done`` now when ``metadata`` came first."""
         stop = obj.get("stopReason")
-        if type(stop) is str:
+        if type(stop) is str and not self.finished:
             self.stop_reason = stop
-        return [new_event("raw", obj)]
+        self._stopped = True
+        return self._finish_message(obj, [])
 
     def _metadata(self, obj: dict[str, Any]) -> list[Unified]:
+        """``metadata``: ``usage``; ``done`` now when ``messageStop`` came first (the documented order)."""
         out: list[Unified] = []
         usage = obj.get("usage")
         if type(usage) is dict:
             self.usage = dict(usage)
             out.append(Unified("usage", usage=dict(usage), raw=obj))
-        if self.finished:
+        self._reported = True
+        return self._finish_message(obj, out)
+
+    def _finish_message(self, obj: dict[str, Any], out: list[Unified]) -> list[Unified]:
+        """``out`` and, once both ``messageStop`` and ``metadata`` arrived, the stream's one ``done``."""
+        if self.finished or not (self._stopped and self._reported):
             return out or [new_event("raw", obj)]
         raw_stop = self.stop_reason
         stop = client_stop("end" if raw_stop is None else CONVERSE_STOP.get(raw_stop, "other"), self._client_calls)
         return out + self.done_events(obj, stop, raw_stop, self._calls)
+
+    def expected_terminal(self) -> str:
+        """``metadata`` until it arrived, then ``messageStop`` (the stream needs both)."""
+        return "messageStop" if self._reported else self.terminal
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
         """The tool blocks still open (never stopped)."""

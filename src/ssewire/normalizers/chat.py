@@ -2,25 +2,58 @@
 
 Contract (one instance per stream):
 
-- ``choices[].delta.reasoning_content`` (else ``delta.reasoning``) -> ``reasoning_delta``; ``delta.content`` and
-  ``delta.refusal`` -> ``text_delta``. A ``content`` that is a list of typed chunks (Mistral) gives, in order, a
-  ``text_delta`` per ``text`` chunk, a ``reasoning_delta`` per inner text of a ``thinking`` chunk, ``raw`` for
-  others. Only non-empty strings become deltas; a chunk that yields nothing (role-only, empty content,
-  ``finish_reason`` with no open call) is one ``raw`` event.
+- ``choices[].delta.reasoning_content`` (else ``delta.reasoning``: vLLM, SGLang, OpenRouter, Groq) ->
+  ``reasoning_delta``; ``delta.content`` and ``delta.refusal`` -> ``text_delta``. A ``content`` that is a list of
+  typed chunks (Mistral) gives, in order, a ``text_delta`` per ``text`` chunk, a ``reasoning_delta`` per inner text
+  of a ``thinking`` chunk, ``raw`` for others. Only non-empty strings become deltas; a chunk that yields nothing
+  (role-only, empty content, ``finish_reason`` with no open call) is one ``raw`` event.
+- OpenRouter ``delta.reasoning_details[]``: ``reasoning.text`` (its ``text``) and ``reasoning.summary`` (its
+  ``summary``) -> ``reasoning_delta``, but only when the delta has no ``reasoning`` / ``reasoning_content`` text:
+  OpenRouter sends the same reasoning in both forms in one chunk, and it is counted once. ``reasoning.encrypted``
+  makes no text (it stays in ``raw``).
+- Legacy Completions chunks (``object: text_completion``; OpenAI ``/v1/completions``, vLLM, llama.cpp): a choice
+  without a ``delta`` object gives its ``text`` as a ``text_delta``; ``finish_reason``, usage and ``[DONE]`` as
+  below. They take the full decode (the fast paths read chat deltas only).
 - ``delta.tool_calls[]`` are keyed by (choice index, ``tool_calls[].index``; the position in the list when there is
   no index). The first fragment of a key opens the call (``tool_call_start``), each non-empty ``arguments`` fragment is
   a ``tool_call_delta``. A fragment carrying a *different* non-empty id at a key whose open call has an id closes that
   call and opens a new one, so calls never merge (all-``index: 0`` servers); an id already open under another key
-  continues that call (now at this key), so ids never repeat. Open calls of a choice are closed (``tool_call_done``)
-  by its ``finish_reason``, else by ``[DONE]``, unless that finish reason cut the response off (``length``,
-  ``content_filter``): then, like calls open when the stream is cut, they are incomplete (no ``tool_call_done``;
-  listed by the truncation or error event). xAI sends each call whole in one chunk: it takes the same
-  start -> delta -> done path.
+  continues that call (now at this key), so ids never repeat. A fragment *without* ``index`` (Gemini's
+  OpenAI-compatible endpoint sends each call whole, one per chunk, with no index) that names a function at a key
+  whose open call is named already is a new call too, and a provider id this stream already closed is replaced by a
+  synthetic one: parallel calls never merge, ids never repeat. Open calls of a choice are closed
+  (``tool_call_done``) by its ``finish_reason``, else by ``[DONE]``, unless that finish reason cut the response off
+  (``length``, ``content_filter`` ...): then, like calls open when the stream is cut, they are incomplete (no
+  ``tool_call_done``; listed by the truncation or error event). xAI and Mistral send each call whole in one chunk:
+  it takes the same start -> delta -> done path.
+- ``multi_tool_use.parallel`` (a wrapper call some OpenAI models make, ``{"tool_uses": [{"recipient_name":
+  "functions.NAME", "parameters": {...}}, ...]}``): a call opened under that name is held, not announced (its
+  fragments make no ``tool_call_*`` event; their chunks are ``raw``). When it closes, each tool use it holds becomes
+  one client call with the usual ``tool_call_start`` -> one ``tool_call_delta`` (the compact JSON of
+  ``parameters``) -> ``tool_call_done``, id ``<wrapper id>_<n>`` (n from 0), name without the ``functions.``
+  prefix; so ``collect()`` lists the calls it holds, never the wrapper. Arguments that are not that shape give
+  the wrapper itself as one call (start, its whole text, done) so nothing is lost; a wrapper cut off is listed by
+  the truncation (or error) event's ``incomplete_tool_calls`` under its own id and name (never announced, it is
+  no call of ``collect()``'s). A wrapper whose name arrives after its start stays one plain call.
+- Gemini's ``extra_content.google.thought_signature``: on a tool call fragment -> ``signature`` of the first event
+  made from it (its ``tool_call_start``, else its delta, else a ``raw`` event); on a delta -> ``signature`` of that
+  delta's first event, else of a ``raw`` event.
 - Every chunk with a non-null ``usage`` -> ``usage`` (verbatim; OpenAI puts it in a final ``choices: []`` chunk,
-  Grok sometimes earlier); ``self.usage`` keeps the last one.
+  Grok sometimes earlier); ``self.usage`` keeps the last one. :meth:`usage_from` reads OpenAI's
+  ``prompt_tokens_details.cached_tokens``, else DeepSeek's ``prompt_cache_hit_tokens``, as cached input (and
+  ``prompt_cache_hit_tokens + prompt_cache_miss_tokens`` as the input when ``prompt_tokens`` is missing).
+- llama.cpp ``timings`` (on its last chunk -- the usage chunk, else the finish chunk -- and on every chunk with
+  ``timings_per_token``) stay in the ``raw`` of that chunk's events; the latest is ``self.timings`` and rides on the
+  ``done`` event's ``raw`` as ``timings``.
+- Perplexity ``search_results`` (``title``, ``url``, ``date``) -> ``Citation("search_result", url, title,
+  raw=result)`` and ``citations`` (URLs) -> ``Citation("citation", url, raw=url)``, on a ``raw`` event of the chunk
+  that first brought them: Perplexity repeats both lists on every chunk, and a source (by URL) is cited once per
+  stream; those chunks take the full decode.
 - ``data: [DONE]`` -> ``done`` (exactly one): ``raw_stop_reason`` is the last ``finish_reason`` seen, ``stop_reason``
-  its unified value (``stop`` -> end, ``length`` -> max_tokens, ``tool_calls``/``function_call`` -> tool_use,
-  ``content_filter`` -> refusal, none -> end, other -> other; end becomes tool_use when client calls were made).
+  its unified value by :data:`CHAT_STOP`, one table for every compatible server (``stop`` -> end, ``length`` and
+  Mistral's ``model_length`` -> max_tokens, ``tool_calls``/``function_call`` -> tool_use, ``content_filter`` ->
+  refusal, Mistral's ``error`` and DeepSeek's ``insufficient_system_resource`` -> failed, none -> end, other ->
+  other; end becomes tool_use when client calls were made), so ``provider="auto"`` and the named provider agree.
 - A chunk ``{"error": ...}`` (OpenAI-compatible servers report late failures this way) -> ``error`` carrying the
   chunk's own usage, else the last usage seen; it ends the stream (``self.done``), so no truncation error follows.
 """
@@ -29,30 +62,39 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Optional, Sequence
 
+from .._json import loads_exact
+from ..citations import Citation
 from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from . import typed
 from .common import client_stop, error_object, error_payload, str_or, with_incomplete
 from .contract import Normalizer
-from .tool_calls import OpenCall, closes_calls
+from .tool_calls import OpenCall, closes_calls, compact_json
 
 __all__ = ["CHAT_STOP", "ChatCompletionsNormalizer", "unified_chat_stop"]
 
-#: Chat ``finish_reason`` -> unified stop reason (anything else maps to ``other``).
+#: Chat ``finish_reason`` -> unified stop reason (anything else maps to ``other``): OpenAI's values and those of the
+#: compatible servers that have their own (one table, so auto-detection reads them as the named provider does).
 CHAT_STOP: dict[str, str] = {
     "stop": "end",
     "length": "max_tokens",
     "tool_calls": "tool_use",
     "function_call": "tool_use",
     "content_filter": "refusal",
+    "model_length": "max_tokens",  # Mistral: the model's context length was reached
+    "error": "failed",  # Mistral
+    "insufficient_system_resource": "failed",  # DeepSeek: the request was cut for lack of capacity
 }
+#: The wrapper call some OpenAI models make around parallel calls (see the module docstring).
+PARALLEL_WRAPPER = "multi_tool_use.parallel"
 
 _EMPTY: dict[str, Any] = {}
 _TEXTS: tuple[tuple[int, UnifiedType], ...] = ((4, "text_delta"), (5, "reasoning_delta"), (6, "reasoning_delta"))
 #: The chunks read without a decode: one choice whose delta is text (``content``) or reasoning
 #: (``reasoning_content``, else ``reasoning``), never both, with no ``type``, usage, error, finish reason, role,
-#: refusal or tool call (each absent or null). Used once the stream's id and model are known: such a chunk sets
+#: refusal, tool call, ``reasoning_details``, ``extra_content`` (a signature), Perplexity ``citations`` or
+#: ``search_results`` (each absent or null). Used once the stream's id and model are known: such a chunk sets
 #: nothing else.
 CHAT_DELTA_RULE = typed.delta_rule(
     (
@@ -67,10 +109,14 @@ CHAT_DELTA_RULE = typed.delta_rule(
         ("choices", 0, "delta", "tool_calls"),
         ("choices", 0, "delta", "function_call"),
         ("choices", 0, "delta", "role"),
+        ("choices", 0, "delta", "reasoning_details"),
+        ("choices", 0, "delta", "extra_content"),
+        ("citations",),
+        ("search_results",),
     ),
     {"message": (None, ((None, _TEXTS),)), None: (None, ((None, _TEXTS),))},
     type_path=0,
-    nulls=(1, 2, 3, 7, 8, 9, 10),
+    nulls=(1, 2, 3, 7, 8, 9, 10, 11, 12, 13, 14),
 )
 #: The one key of a delta that is a single text or reasoning fragment -> the event it makes.
 _SINGLE_KEY: dict[Optional[str], UnifiedType] = {
@@ -106,6 +152,49 @@ def _content_chunk(chunk: Any, obj: dict[str, Any], out: list[Unified]) -> None:
         out.append(new_event("raw", obj))
 
 
+def _google_signature(holder: Any) -> Optional[str]:
+    """``holder["extra_content"]["google"]["thought_signature"]`` (Gemini's OpenAI-compatible endpoint), or None."""
+    extra = holder.get("extra_content") if type(holder) is dict else None
+    google = extra.get("google") if type(extra) is dict else None
+    signature = google.get("thought_signature") if type(google) is dict else None
+    return signature if type(signature) is str and signature else None
+
+
+#: The OpenRouter ``reasoning_details`` types that carry reasoning text -> the member holding it.
+_DETAIL_TEXT: dict[Any, str] = {"reasoning.text": "text", "reasoning.summary": "summary"}
+
+
+def _reasoning_details(details: Any, obj: dict[str, Any], out: list[Unified]) -> None:
+    """A ``reasoning_delta`` per OpenRouter ``reasoning.text`` (its ``text``) and ``reasoning.summary`` (its
+    ``summary``) detail; other details (``reasoning.encrypted``) make no text."""
+    for item in details if type(details) is list else ():
+        if type(item) is not dict:
+            continue
+        field = _DETAIL_TEXT.get(item.get("type"))
+        text = item.get(field) if field is not None else None
+        if type(text) is str and text:
+            out.append(new_event("reasoning_delta", obj, text))
+
+
+def _unwrapped(text: str) -> Optional[list[tuple[str, Any]]]:
+    """The ``(name, parameters)`` of each tool use a ``multi_tool_use.parallel`` argument text holds (``functions.``
+    stripped from ``recipient_name``), or None when the text is not that shape."""
+    try:
+        value = loads_exact(text)
+    except ValueError:
+        return None
+    uses = value.get("tool_uses") if type(value) is dict else None
+    if type(uses) is not list or not uses:
+        return None
+    out: list[tuple[str, Any]] = []
+    for use in uses:
+        name = use.get("recipient_name") if type(use) is dict else None
+        if type(name) is not str or not name:
+            return None
+        out.append((name[len("functions.") :] if name.startswith("functions.") else name, use.get("parameters")))
+    return out
+
+
 def unified_chat_stop(finish_reason: Optional[str], client_calls: bool, stops: dict[str, str] = CHAT_STOP) -> str:
     """The unified stop reason for a chat ``finish_reason`` (``None``: the stream ended without one), by ``stops``."""
     return client_stop("end" if finish_reason is None else stops.get(finish_reason, "other"), client_calls)
@@ -128,6 +217,12 @@ class ChatCompletionsNormalizer(Normalizer):
         self._calls: dict[tuple[int, int], OpenCall] = {}
         self._count = 0
         self._client_calls = False
+        self._closed_ids: set[str] = set()  # provider ids of the calls closed so far (ids never repeat)
+        self._wrappers: set[str] = set()  # ids of the open multi_tool_use.parallel calls (held, not announced)
+        self._cited: set[str] = set()  # the URLs cited so far (Perplexity repeats its sources on every chunk)
+        self._cite_counts = (0, 0)  # the lengths of the last search_results / citations lists read
+        #: llama.cpp's latest ``timings`` object (None until one arrives).
+        self.timings: Optional[dict[str, Any]] = None
 
     @property
     def chat_id(self) -> Optional[str]:
@@ -136,8 +231,9 @@ class ChatCompletionsNormalizer(Normalizer):
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
-        """Chat Completions chunks: ``object: chat.completion.chunk``, or ``choices``."""
-        return obj.get("object") == "chat.completion.chunk" or "choices" in obj
+        """Chat Completions chunks (``object: chat.completion.chunk``) and legacy Completions chunks (``object:
+        text_completion``), or any payload with ``choices``."""
+        return "choices" in obj or obj.get("object") in ("chat.completion.chunk", "text_completion")
 
     @classmethod
     def claims_error(cls, obj: dict[str, Any]) -> bool:
@@ -147,10 +243,15 @@ class ChatCompletionsNormalizer(Normalizer):
     @classmethod
     def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
         """``prompt_tokens`` / ``completion_tokens``; OpenAI counts reasoning inside ``completion_tokens``, xAI
-        apart (its ``total_tokens`` adds it separately), and both come out with reasoning in ``output_tokens``."""
+        apart (its ``total_tokens`` adds it separately), and both come out with reasoning in ``output_tokens``.
+        Cached input: ``prompt_tokens_details.cached_tokens``, else DeepSeek's ``prompt_cache_hit_tokens`` (its
+        ``prompt_cache_miss_tokens`` are the rest of the prompt: hit + miss is the input when ``prompt_tokens`` is
+        missing)."""
         if "prompt_tokens" not in raw and "completion_tokens" not in raw:
             return None
-        prompt = count(raw.get("prompt_tokens"))
+        hit = count(raw.get("prompt_cache_hit_tokens"))
+        prompt = raw.get("prompt_tokens")
+        prompt = prompt if type(prompt) is int else hit + count(raw.get("prompt_cache_miss_tokens"))
         completion = count(raw.get("completion_tokens"))
         reasoning = detail(raw, "completion_tokens_details", "reasoning_tokens")
         if reasoning and count(raw.get("total_tokens")) == prompt + completion + reasoning:
@@ -158,7 +259,7 @@ class ChatCompletionsNormalizer(Normalizer):
         return Usage(
             prompt,
             completion,
-            cached_input_tokens=detail(raw, "prompt_tokens_details", "cached_tokens"),
+            cached_input_tokens=detail(raw, "prompt_tokens_details", "cached_tokens") or hit,
             cache_write_tokens=detail(raw, "prompt_tokens_details", "cache_write_tokens"),
             reasoning_tokens=reasoning,
             raw=raw,
@@ -215,6 +316,10 @@ class ChatCompletionsNormalizer(Normalizer):
             return None
         if delta.function_call is not None or delta.refusal is not None or delta.role is not None:
             return None
+        if delta.reasoning_details is not None or delta.extra_content is not None:
+            return None
+        if chunk.citations is not None or chunk.search_results is not None:
+            return None
         reasoning = delta.reasoning_content or delta.reasoning  # reasoning_content wins, never both counted
         if delta.content:
             if reasoning:
@@ -254,37 +359,73 @@ class ChatCompletionsNormalizer(Normalizer):
         if type(usage) is dict:
             self.usage = usage
             out.append(Unified("usage", usage=usage, raw=obj))
+        timings = obj.get("timings")  # llama.cpp
+        if type(timings) is dict:
+            self.timings = timings
+        if "search_results" in obj or "citations" in obj:  # Perplexity
+            self._cite(obj, out)
         if not out:
             out.append(new_event("raw", obj))
         return out
 
+    def _cite(self, obj: dict[str, Any], out: list[Unified]) -> None:
+        """Append a ``raw`` event with the sources of ``search_results`` and ``citations`` not cited yet."""
+        results, urls = obj.get("search_results"), obj.get("citations")
+        results = results if type(results) is list else ()
+        urls = urls if type(urls) is list else ()
+        counts = (len(results), len(urls))
+        if counts == self._cite_counts:  # the same lists again (every chunk repeats them)
+            return
+        self._cite_counts = counts
+        cited, new = self._cited, []
+        for result in results:
+            url = result.get("url") if type(result) is dict else None
+            if type(url) is str and url not in cited:
+                cited.add(url)
+                new.append(Citation("search_result", url, str_or(result.get("title"), None), raw=result))
+        for url in urls:
+            if type(url) is str and url not in cited:
+                cited.add(url)
+                new.append(Citation("citation", url, raw=url))
+        if new:
+            out.append(Unified("raw", raw=obj, citations=new))
+
     def _choice(self, choice: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
         """Append the events of one choice: its delta, then the calls its ``finish_reason`` closes."""
         delta = choice.get("delta")
-        if type(delta) is dict and delta:
-            # the bulk of a stream is a one-key delta, {"content": "..."} or {"reasoning_content": "..."}
-            key = next(iter(delta)) if len(delta) == 1 else None
-            kind = _SINGLE_KEY.get(key)
-            value = delta[key] if kind is not None else None
-            if kind is None or type(value) is not str:  # a list of typed content chunks: the rules of _delta
-                self._delta(_choice_index(choice), delta, obj, out)
-            elif value:
-                out.append(new_event(kind, obj, value))
+        if type(delta) is dict:
+            if delta:
+                # the bulk of a stream is a one-key delta, {"content": "..."} or {"reasoning_content": "..."}
+                key = next(iter(delta)) if len(delta) == 1 else None
+                kind = _SINGLE_KEY.get(key)
+                value = delta[key] if kind is not None else None
+                if kind is None or type(value) is not str:  # a list of typed content chunks: the rules of _delta
+                    self._delta(_choice_index(choice), delta, obj, out)
+                elif value:
+                    out.append(new_event(kind, obj, value))
+        else:  # a legacy Completions choice: {"text", "index", "logprobs", "finish_reason"}
+            text = choice.get("text")
+            if type(text) is str and text:
+                out.append(new_event("text_delta", obj, text))
         finish = choice.get("finish_reason")
         if type(finish) is str and finish:
             self.finish_reason = finish
             if self._calls and closes_calls(self.stops.get(finish, "other")):
                 index = _choice_index(choice)
                 for key in [k for k in self._calls if k[0] == index]:
-                    out.append(self._calls.pop(key).close(obj))
+                    self._close(self._calls.pop(key), obj, out)
 
     def _delta(self, index: int, delta: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
-        """Append the events of the delta of choice ``index``: reasoning, content, refusal, tool call fragments."""
+        """Append the events of the delta of choice ``index``: reasoning, content, refusal, tool call fragments; a
+        Gemini signature on the delta goes on the first of them."""
+        first = len(out)
         reasoning = delta.get("reasoning_content")
         if type(reasoning) is not str or not reasoning:
             reasoning = delta.get("reasoning")  # vLLM / OpenRouter spelling; never both counted
         if type(reasoning) is str and reasoning:
             out.append(new_event("reasoning_delta", obj, reasoning))
+        elif "reasoning_details" in delta:  # OpenRouter's structured form: read only when the plain one is absent
+            _reasoning_details(delta["reasoning_details"], obj, out)
         content = delta.get("content")
         if type(content) is str and content:
             out.append(new_event("text_delta", obj, content))
@@ -302,6 +443,13 @@ class ChatCompletionsNormalizer(Normalizer):
         legacy = delta.get("function_call")  # the pre-tools ``functions`` API: one call per choice
         if type(legacy) is dict:
             self._tool(index, -1, _EMPTY, legacy, obj, out)
+        if "extra_content" in delta:
+            signature = _google_signature(delta)
+            if signature is not None:
+                if len(out) > first and out[first].signature is None:
+                    out[first].signature = signature
+                else:
+                    out.append(new_event("raw", obj, "", None, signature))
 
     def _tool(
         self,
@@ -312,8 +460,10 @@ class ChatCompletionsNormalizer(Normalizer):
         obj: dict[str, Any],
         out: list[Unified],
     ) -> None:
+        """Append the events of one tool call fragment (see the module docstring)."""
         index = fragment.get("index")
-        key = (choice, index if type(index) is int else position)
+        indexed = type(index) is int
+        key: tuple[int, int] = (choice, index) if type(index) is int else (choice, position)
         if type(function) is not dict:
             function = _EMPTY
         call_id = fragment.get("id")
@@ -324,28 +474,71 @@ class ChatCompletionsNormalizer(Normalizer):
             name = None
         calls = self._calls
         call = calls.get(key)
+        first = len(out)
         if call_id is not None:
             if call is None:  # the same id under another index is the same call, moved here (ids never repeat)
                 moved = next((k for k, c in calls.items() if c.id == call_id), None)
                 if moved is not None:
                     call = calls[key] = calls.pop(moved)
             elif call.provider_id and call_id != call.id:
-                out.append(calls.pop(key).close(obj))  # a new call at an occupied index: never merge
+                self._close(calls.pop(key), obj, out)  # a new call at an occupied index: never merge
                 call = None
+        if call is not None and not indexed and name is not None and call.name is not None and call_id != call.id:
+            self._close(calls.pop(key), obj, out)  # no index: each named fragment is a whole call
+            call = None
         if call is None:
             self._count += 1
-            if call_id is None:
+            if call_id is None or call_id in self._closed_ids:
                 call = OpenCall(f"{self.response_id or 'chatcmpl'}-call-{self._count}", name, provider_id=False)
             else:
                 call = OpenCall(call_id, name)
             calls[key] = call
             self._client_calls = True
-            out.append(call.start(obj))
+            if name == PARALLEL_WRAPPER:
+                self._wrappers.add(call.id)  # held until it closes (see _close)
+            else:
+                out.append(call.start(obj))
         elif call.name is None and name is not None:
             call.name = name
         arguments = function.get("arguments")
         if type(arguments) is str and arguments:
-            out.append(call.delta(arguments, obj))
+            if call.id in self._wrappers:
+                call.parts.append(arguments)
+            else:
+                out.append(call.delta(arguments, obj))
+        if "extra_content" in fragment:
+            signature = _google_signature(fragment)
+            if signature is not None:
+                made = [e for e in out[first:] if e.tool_call_id == call.id]
+                if made:
+                    made[0].signature = signature
+                else:
+                    out.append(new_event("raw", obj, "", None, signature))
+
+    def _close(self, call: OpenCall, obj: Any, out: list[Unified]) -> None:
+        """Append the ``tool_call_done`` of a call the provider closed; a ``multi_tool_use.parallel`` wrapper gives
+        the calls it holds instead (start, one delta, done each), or, not being that shape, itself as one call."""
+        if call.provider_id:
+            self._closed_ids.add(call.id)
+        if call.id not in self._wrappers:
+            out.append(call.close(obj))
+            return
+        self._wrappers.discard(call.id)
+        text = "".join(call.parts)
+        uses = _unwrapped(text)
+        if uses is None:
+            out.append(call.start(obj))
+            call.parts = []
+            if text:
+                out.append(call.delta(text, obj))
+            out.append(call.close(obj))
+            return
+        for number, (name, parameters) in enumerate(uses):
+            inner = OpenCall(f"{call.id}_{number}", name)
+            out.append(inner.start(obj))
+            if parameters is not None:
+                out.append(inner.delta(compact_json(parameters), obj))
+            out.append(inner.close(obj))
 
     def _error(self, obj: dict[str, Any]) -> Unified:
         usage = obj.get("usage")
@@ -359,11 +552,14 @@ class ChatCompletionsNormalizer(Normalizer):
         """``data: [DONE]``: close open calls, then the one ``done`` event."""
         if self.finished:
             return []
-        raw = {"event": ev.event, "data": ev.data}
+        raw: dict[str, Any] = {"event": ev.event, "data": ev.data}
+        if self.timings is not None:
+            raw["timings"] = self.timings
         stop = unified_chat_stop(self.finish_reason, self._client_calls, self.stops)
         out: list[Unified] = []
         if closes_calls(stop):
-            out += [call.close(raw) for call in self._calls.values()]
+            for call in self._calls.values():
+                self._close(call, raw, out)
             self._calls.clear()
         self.finished = self.done = True
         out.append(Unified("done", stop_reason=stop, raw=raw, raw_stop_reason=self.finish_reason))

@@ -5,7 +5,11 @@ the response id, Cohere names no model in the stream):
 
 - ``content-delta`` -> ``text_delta`` for ``delta.message.content.text``, ``reasoning_delta`` for ``.thinking``
   (non-empty strings only, otherwise ``raw``); ``content-start`` / ``content-end``, ``message-start``,
-  ``citation-start`` / ``citation-end`` and unknown events -> ``raw``.
+  ``citation-end`` and unknown events -> ``raw``.
+- ``citation-start`` -> ``raw`` carrying its citation (``delta.message.citations``) as one ``citation``
+  :class:`~ssewire.citations.Citation` per source (:func:`cohere_citations`): ``cited_text`` its ``text`` (the
+  answer's words), ``start`` / ``end`` (characters), ``url`` / ``title`` the source document's (or tool output's)
+  fields of those names, ``raw`` the citation object.
 - ``tool-plan-delta`` -> ``raw``: the tool plan is the model's announcement of the calls it is about to make, not
   its reasoning (Cohere streams thinking as ``content`` of type ``thinking``); its text stays in ``raw``.
 - Tool calls are keyed by ``index``: ``tool-call-start`` (``delta.message.tool_calls`` with ``id`` and
@@ -26,13 +30,14 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..citations import Citation
 from ..events import Unified, new_event
 from ..usage import Usage, count
 from .common import client_stop, key_of, str_or
 from .contract import Normalizer
 from .tool_calls import OpenCall
 
-__all__ = ["COHERE_EVENTS", "COHERE_STOP", "CohereNormalizer"]
+__all__ = ["COHERE_EVENTS", "COHERE_STOP", "CohereNormalizer", "cohere_citations"]
 
 #: Cohere ``finish_reason`` -> unified stop reason (anything else maps to ``other``).
 COHERE_STOP: dict[str, str] = {
@@ -67,6 +72,37 @@ def _message(obj: dict[str, Any]) -> dict[str, Any]:
     delta = obj.get("delta")
     message = delta.get("message") if type(delta) is dict else None
     return message if type(message) is dict else {}
+
+
+def cohere_citations(citation: dict[str, Any]) -> list[Citation]:
+    """A ``citation-start`` citation (``start``, ``end``, ``text``, ``sources``) as one ``Citation`` per source
+    (one without a source when it names none): ``cited_text`` its ``text`` (the answer's words), the span its
+    ``start`` / ``end`` (characters), ``url`` / ``title`` the source's ``document`` (or ``tool_output``) ``url`` /
+    ``title`` fields where they are strings, ``raw`` the citation object."""
+    start, end, text = citation.get("start"), citation.get("end"), citation.get("text")
+    start = start if type(start) is int else None
+    end = end if type(end) is int else None
+    text = text if type(text) is str else None
+    sources = citation.get("sources")
+    out: list[Citation] = []
+    for source in sources if type(sources) is list else ():
+        if type(source) is not dict:
+            continue
+        fields = source.get("document", source.get("tool_output"))
+        fields = fields if type(fields) is dict else {}
+        url, title = fields.get("url"), fields.get("title")
+        out.append(
+            Citation(
+                "citation",
+                url if type(url) is str else None,
+                title if type(title) is str else None,
+                text,
+                start,
+                end,
+                citation,
+            )
+        )
+    return out or [Citation("citation", None, None, text, start, end, citation)]
 
 
 class CohereNormalizer(Normalizer):
@@ -125,6 +161,18 @@ class CohereNormalizer(Normalizer):
         if kind == "tool-call-end":
             call = self._calls.pop(key_of(obj.get("index")), None)
             return [new_event("raw", obj)] if call is None else [call.close(obj)]
+        if kind == "citation-start":
+            cited = _message(obj).get("citations")  # one citation object (a list of them is read too)
+            raw_event = new_event("raw", obj)
+            found = [
+                c
+                for item in (cited if type(cited) is list else [cited])
+                if type(item) is dict
+                for c in cohere_citations(item)
+            ]
+            if found:
+                raw_event.citations = found
+            return [raw_event]
         if kind == "message-start":
             self.response_id = str_or(obj.get("id"), self.response_id)
         elif kind == "message-end":

@@ -5,8 +5,22 @@ One :class:`GeminiNormalizer` handles one stream. Contract (per chunk, in order)
 - ``candidates[0].content.parts[]``: ``{text, thought: true}`` -> ``reasoning_delta``; non-empty ``text`` ->
   ``text_delta``; empty ``text`` (the Gemini 3 signature carrier) -> ``raw``; ``functionCall`` ->
   ``tool_call_start`` / ``tool_call_delta`` (compact JSON of ``args``) / ``tool_call_done`` (``arguments`` = the
-  object, ``arguments_raw`` None); anything else (``inlineData``, ``executableCode``, ...) -> ``raw``. A part's
-  ``thoughtSignature`` rides on the first event made from that part and becomes ``last_signature``.
+  object, ``arguments_raw`` None), a client call; ``executableCode`` (code Gemini's code execution tool runs
+  itself, its ``codeExecutionResult`` part following in the same stream) -> the same three events with
+  ``server=True``, named ``code_execution``, id the part's ``id`` (else synthetic), ``arguments`` its other fields
+  (``language``, ``code``): never a client call; anything else (``codeExecutionResult``, ``inlineData``, ...) ->
+  ``raw``. A part's ``thoughtSignature`` rides on the first event made from that part and becomes
+  ``last_signature``.
+- Google Search / URL context / Maps grounding make no call parts, only metadata: a candidate's
+  ``groundingMetadata`` -> a ``raw`` event after the chunk's part events carrying its citations: one
+  ``grounding_support`` :class:`~ssewire.citations.Citation` per (support, chunk it names in
+  ``groundingChunkIndices``) -- ``url`` / ``title`` the chunk's (``web``, ``retrievedContext``, ``maps``),
+  ``cited_text`` the segment's ``text`` (the answer's words), ``start`` / ``end`` its ``startIndex`` / ``endIndex``
+  (UTF-8 bytes of the part; a missing ``startIndex`` is 0), ``raw`` the support -- then one ``grounding_chunk``
+  (no span, ``raw`` the chunk) per chunk no support names. ``citationMetadata`` (``citationSources``; Vertex
+  ``citations``) -> one ``citation_source`` per source (``uri``, ``title``, span). A stream may repeat its metadata
+  in later chunks: each citation is given once (the same kind, source, text and span never twice).
+  ``urlContextMetadata`` stays in ``raw``.
 - Vertex ``streamFunctionCallArguments``: ``{name, willContinue: true}`` opens a call, ``{partialArgs: [...]}``
   parts fill it (``jsonPath`` + typed value; string fragments at one path concatenate) and emit the equivalent JSON
   text as ``tool_call_delta``; a part without ``willContinue`` (e.g. ``functionCall: {}``) closes it. A call left
@@ -28,6 +42,7 @@ from __future__ import annotations
 from typing import Any, Callable, ClassVar, Optional, Sequence
 
 from .._json import loads
+from ..citations import Citation
 from ..events import LazyPayload, SSEEvent, Unified, new_event, new_tool_event
 from ..names import UnifiedType
 from ..usage import Usage
@@ -38,7 +53,7 @@ from .gemini_interactions import GeminiInteractionsNormalizer, is_interaction_ev
 from .tool_calls import CallIds, closes_calls, compact_json, done_event, incomplete_entry
 from .vertex_args import StreamedCall, parse_json_path
 
-__all__ = ["GeminiNormalizer", "gemini_stop_reason", "parse_json_path"]
+__all__ = ["GeminiNormalizer", "gemini_stop_reason", "grounding_citations", "parse_json_path", "recitation_citations"]
 
 _CHUNK_KEYS = ("candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId")
 _PART = ("candidates", 0, "content", "parts", 0)
@@ -47,9 +62,10 @@ _GENERATE_CONTENT: tuple[None, tuple[typed.Variant, ...]] = (
     ((True, ((1, "reasoning_delta"),)), (None, ((1, "text_delta"),))),
 )
 #: The chunks read without a decode: one candidate, not finished, whose content is one text part (a thought when
-#: ``thought`` is true) without a signature or a function call, with no error, and not an Interactions payload
-#: (no ``event_type`` at all). What else they set is reported in notes: the payload whose ``usageMetadata`` is an
-#: object (decoded only when the usage is read), ``responseId`` and ``modelVersion`` strings.
+#: ``thought`` is true) without a signature or a function call, with no error, no grounding or citation metadata
+#: (those chunks carry citations), and not an Interactions payload (no ``event_type`` at all). What else they set
+#: is reported in notes: the payload whose ``usageMetadata`` is an object (decoded only when the usage is read),
+#: ``responseId`` and ``modelVersion`` strings.
 _DELTA_RULE = typed.delta_rule(
     (
         ("error",),
@@ -62,10 +78,12 @@ _DELTA_RULE = typed.delta_rule(
         ("usageMetadata",),
         ("responseId",),
         ("modelVersion",),
+        ("candidates", 0, "groundingMetadata"),
+        ("candidates", 0, "citationMetadata"),
     ),
     {"message": _GENERATE_CONTENT, None: _GENERATE_CONTENT},
     tag_path=2,
-    nulls=(0, 3, 5),
+    nulls=(0, 3, 5, 10, 11),
     absent=(4, 6),
     notes=((7, "object"), (8, "string"), (9, "string")),
 )
@@ -89,6 +107,81 @@ _REFUSAL = frozenset(
         "LANGUAGE",
     }
 )
+
+
+#: The name a code-execution call gets: the tool's name in the request (``tools: [{"codeExecution": {}}]``).
+CODE_EXECUTION = "code_execution"
+
+
+def _index(value: Any) -> Optional[int]:
+    """An index or count field: ``value`` when it is an int (not a bool), else None."""
+    return value if type(value) is int else None
+
+
+def _span(holder: dict[str, Any]) -> tuple[Optional[int], Optional[int]]:
+    """``(startIndex, endIndex)`` of a segment or citation source; proto3 JSON leaves a 0 out, so a missing
+    ``startIndex`` beside an ``endIndex`` is 0."""
+    start, end = _index(holder.get("startIndex")), _index(holder.get("endIndex"))
+    if start is None and end is not None:
+        start = 0
+    return start, end
+
+
+def _source(chunk: Any) -> tuple[Optional[str], Optional[str]]:
+    """``(uri, title)`` of a grounding chunk: its one source object (``web``, ``retrievedContext``, ``maps`` ...)."""
+    if type(chunk) is dict:
+        for value in chunk.values():
+            if type(value) is dict and ("uri" in value or "title" in value):
+                return str_or(value.get("uri"), None), str_or(value.get("title"), None)
+    return None, None
+
+
+def grounding_citations(metadata: Any) -> list[Citation]:
+    """The citations of a candidate's ``groundingMetadata``: one ``grounding_support`` per (support, chunk it
+    names) -- the chunk's ``uri`` / ``title``, the segment's ``text`` as ``cited_text`` (the answer's words),
+    ``startIndex`` / ``endIndex`` as the span (UTF-8 bytes of the part), the support object as ``raw`` -- then one
+    ``grounding_chunk`` (no span, the chunk as ``raw``) per chunk no support names."""
+    if type(metadata) is not dict:
+        return []
+    chunks = metadata.get("groundingChunks")
+    chunks = chunks if type(chunks) is list else []
+    supports = metadata.get("groundingSupports")
+    out: list[Citation] = []
+    named: set[int] = set()
+    for support in supports if type(supports) is list else ():
+        if type(support) is not dict:
+            continue
+        segment = support.get("segment")
+        segment = segment if type(segment) is dict else {}
+        start, end = _span(segment)
+        text = str_or(segment.get("text"), None)
+        indices = support.get("groundingChunkIndices")
+        for index in indices if type(indices) is list else ():
+            if type(index) is int and 0 <= index < len(chunks):
+                named.add(index)
+                url, title = _source(chunks[index])
+                out.append(Citation("grounding_support", url, title, text, start, end, support))
+    for index, chunk in enumerate(chunks):
+        if index not in named and type(chunk) is dict:
+            url, title = _source(chunk)
+            out.append(Citation("grounding_chunk", url, title, raw=chunk))
+    return out
+
+
+def recitation_citations(metadata: Any) -> list[Citation]:
+    """The citations of a candidate's ``citationMetadata`` (sources the answer recites): one ``citation_source``
+    per entry of ``citationSources`` (Gemini API) or ``citations`` (Vertex AI), with its ``uri``, ``title`` and
+    span."""
+    if type(metadata) is not dict:
+        return []
+    sources = metadata.get("citationSources", metadata.get("citations"))
+    out: list[Citation] = []
+    for source in sources if type(sources) is list else ():
+        if type(source) is dict:
+            start, end = _span(source)
+            url, title = str_or(source.get("uri"), None), str_or(source.get("title"), None)
+            out.append(Citation("citation_source", url, title, None, start, end, source))
+    return out
 
 
 def gemini_stop_reason(finish_reason: str, client_calls: bool) -> str:
@@ -129,6 +222,7 @@ class GeminiNormalizer(DelegatingNormalizer):
         self._compact = typed.compact_member  # the compiled compact-JSON writer, or None
         self._data: Optional[str] = None  # the text of the payload being decoded (for _compact)
         self._notes: list[Any] = [None] * 6  # what the reader's chunks set (see _DELTA_RULE and take_deltas)
+        self._cited: set[tuple[Any, ...]] = set()  # the citations given so far (streams repeat their metadata)
 
     # -- what this provider declares ------------------------------------------------------------------------------
 
@@ -247,6 +341,8 @@ class GeminiNormalizer(DelegatingNormalizer):
         data = ev.data
         if len(data) < _LOOKED_AT and '"functionCall"' in data:  # a call: not worth a typed decode before the full one
             return None
+        if '"groundingMetadata"' in data or '"citationMetadata"' in data:  # citations: the structs do not read them
+            return None
         try:
             chunk = self._typed(data)  # type: ignore[misc]
         except typed.DECODE_ERRORS:
@@ -348,6 +444,8 @@ class GeminiNormalizer(DelegatingNormalizer):
                             out.append(new_event("reasoning_delta", obj, text))
                             continue
                     self._part(part, obj, out)
+            if "groundingMetadata" in candidate or "citationMetadata" in candidate:
+                self._citations(candidate, obj, out)
             value = candidate.get("finishReason")
             if type(value) is str and value:
                 finish = value
@@ -369,6 +467,22 @@ class GeminiNormalizer(DelegatingNormalizer):
         if not out:
             out.append(new_event("raw", obj))
         return out
+
+    def _citations(self, candidate: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
+        """Append a ``raw`` event carrying the candidate's grounding and recitation citations not given before
+        (a stream may repeat its metadata in later chunks: each citation comes once)."""
+        fresh: list[Citation] = []
+        for citation in grounding_citations(candidate.get("groundingMetadata")) + recitation_citations(
+            candidate.get("citationMetadata")
+        ):
+            key = (citation.kind, citation.url, citation.title, citation.cited_text, citation.start, citation.end)
+            if key not in self._cited:
+                self._cited.add(key)
+                fresh.append(citation)
+        if fresh:
+            event = new_event("raw", obj)
+            event.citations = fresh
+            out.append(event)
 
     def _terminate(self, obj: dict[str, Any], raw_stop: str, stop: str, out: list[Unified]) -> None:
         """Append ``usage`` (when any was seen) and the stream's one ``done``."""
@@ -392,6 +506,9 @@ class GeminiNormalizer(DelegatingNormalizer):
             self._last_signature = signature
         if "functionCall" in part:
             self._function_call(part["functionCall"], obj, signature, out)
+            return
+        if type(part.get("executableCode")) is dict:
+            self._executable_code(part["executableCode"], obj, signature, out)
             return
         text = part.get("text")
         if type(text) is str and text:
@@ -449,6 +566,20 @@ class GeminiNormalizer(DelegatingNormalizer):
         if not continues:
             out += self._close_open(obj)
         out[first].signature = signature
+
+    def _executable_code(
+        self, code: dict[str, Any], obj: dict[str, Any], signature: Optional[str], out: list[Unified]
+    ) -> None:
+        """An ``executableCode`` part: code Gemini's code execution tool runs itself (its ``codeExecutionResult``
+        follows in the stream), so a whole server call: start (with the part's signature), delta, done, named
+        :data:`CODE_EXECUTION`, its id the part's ``id`` (else synthetic), its arguments the part's other fields."""
+        call_id = self._ids.take(code.get("id"))
+        arguments = {key: value for key, value in code.items() if key != "id"}
+        start = new_tool_event("tool_call_start", call_id, CODE_EXECUTION, obj, "", None, True)
+        start.signature = signature
+        out.append(start)
+        out.append(new_tool_event("tool_call_delta", call_id, CODE_EXECUTION, obj, compact_json(arguments), None, True))
+        out.append(done_event(call_id, CODE_EXECUTION, obj, value=arguments, server=True))
 
     def _whole_call(
         self, call_id: str, name: str, args: Any, obj: dict[str, Any], signature: Optional[str], out: list[Unified]

@@ -4,11 +4,20 @@ The event type is the payload's ``event_type`` (else the SSE event name); the ol
 ``content.delta`` / ``content.stop``, ``interaction.start`` and ``interaction.complete`` are accepted as aliases.
 
 - ``interaction.created`` / ``status_update`` / ``in_progress`` -> ``raw`` (``interaction_id`` kept).
-- ``step.start``: ``function_call`` -> ``tool_call_start`` (id = step id); other ``*_call`` steps (run by the
-  server: ``google_search_call``, ``code_execution_call``, ...) -> ``tool_call_start`` with ``server=True``; any
-  other step -> ``raw``. A step's non-empty ``signature`` rides on that event.
+- ``step.start``: ``function_call`` -> ``tool_call_start`` (id = step id), the one client call; every other
+  ``*_call`` step (``google_search_call``, ``url_context_call``, ``code_execution_call``, ``mcp_server_tool_call``,
+  ``file_search_call``, ``google_maps_call`` ...: Gemini runs it, its ``*_result`` step follows in the same
+  stream) -> ``tool_call_start`` with ``server=True``, named by the step's ``name`` else its type; any other step
+  (``*_result``, ``model_output``, ``thought`` ...) -> ``raw``, carrying the citations of the annotations its
+  content brings whole. A step's non-empty ``signature`` rides on that event.
 - ``step.delta``: ``text`` -> ``text_delta``; ``thought_summary`` -> ``reasoning_delta`` (``content.text``);
-  ``thought_signature`` -> ``raw`` with ``signature``; ``arguments_delta`` -> ``tool_call_delta``; others -> ``raw``.
+  ``thought_signature`` -> ``raw`` with ``signature``; ``arguments_delta`` -> ``tool_call_delta``;
+  ``text_annotation_delta`` -> ``raw`` with its ``annotations`` as citations; others -> ``raw``. The pre-rename
+  whole-call deltas: ``function_call`` opens a client call, another ``*_call`` with an ``id`` a server call.
+- Citations (:func:`annotation_citations`): one per ``url_citation`` / ``file_citation`` / ``place_citation``
+  annotation -- ``url`` its ``url`` / ``document_uri``, ``title`` its ``title`` / ``file_name`` / ``name``, span
+  ``start_index`` / ``end_index`` (UTF-8 bytes), ``raw`` the annotation; ``word_info`` cites nothing. Each is
+  given once per stream.
 - ``step.stop`` of a call step -> ``tool_call_done`` (arguments parsed from the accumulated deltas, with
   ``arguments_raw`` that string, else the step's ``arguments`` object); other steps -> ``raw``.
 - ``interaction.completed`` -> open calls closed (unless the interaction is ``incomplete`` / ``failed`` /
@@ -28,7 +37,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Optional, Union
 
-from ..events import Unified
+from ..citations import Citation
+from ..events import Unified, new_event
 from ..usage import Usage, count
 from .common import client_stop, error_payload, id_and_model, str_or, with_incomplete
 from .contract import Normalizer
@@ -37,6 +47,7 @@ from .tool_calls import CallIds, closes_calls, compact_json, done_event, incompl
 __all__ = [
     "STEP_EVENTS",
     "GeminiInteractionsNormalizer",
+    "annotation_citations",
     "interactions_stop_reason",
     "is_interaction_event",
     "thought_usage",
@@ -106,6 +117,43 @@ def _text(value: Any) -> Optional[str]:
     return value if type(value) is str and value else None
 
 
+def annotation_citations(annotations: Any) -> list[Citation]:
+    """One citation per annotation of a text (``url_citation``, ``file_citation``, ``place_citation``; the
+    pre-rename ``{start_index, end_index, source}`` too): ``kind`` its ``type`` (``"annotation"`` without one),
+    ``url`` its ``url`` or ``document_uri`` (else a ``source`` that is a URL), ``title`` its ``title``,
+    ``file_name`` or ``name``, the span its ``start_index`` / ``end_index`` (UTF-8 bytes). Annotations that cite
+    nothing (``word_info``: transcription timings) are left out."""
+    out: list[Citation] = []
+    for note in annotations if type(annotations) is list else ():
+        if type(note) is not dict:
+            continue
+        kind = note.get("type")
+        if kind is not None and not (type(kind) is str and kind.endswith("_citation")):
+            continue
+        url = str_or(note.get("url"), None) or str_or(note.get("document_uri"), None)
+        source = note.get("source")
+        if url is None and type(source) is str and "://" in source:
+            url = source
+        title = str_or(note.get("title"), None) or str_or(note.get("file_name"), None) or str_or(note.get("name"), None)
+        start, end = note.get("start_index"), note.get("end_index")
+        start = start if type(start) is int else (0 if type(end) is int else None)  # proto3 JSON drops a 0
+        out.append(Citation(kind or "annotation", url, title, None, start, end if type(end) is int else None, note))
+    return out
+
+
+def _content_annotations(step: dict[str, Any]) -> list[Any]:
+    """The annotations a step brings whole: its own (a pre-rename text content) and its ``content`` items'."""
+    found: list[Any] = []
+    own = step.get("annotations")
+    if type(own) is list:
+        found += own
+    content = step.get("content")
+    for item in content if type(content) is list else ():
+        if type(item) is dict and type(item.get("annotations")) is list:
+            found += item["annotations"]
+    return found
+
+
 class _Step:
     """One started step: its kind (client call, server call, other), call id and name, streamed argument
     fragments and the ``arguments`` object the step (or a delta) carried."""
@@ -140,6 +188,7 @@ class GeminiInteractionsNormalizer(Normalizer):
         self._sent_usage: Optional[dict[str, Any]] = None
         self._client_calls = False
         self._ids = CallIds()
+        self._cited: set[tuple[Any, ...]] = set()  # the citations given so far (each comes once)
 
     @property
     def interaction_id(self) -> Optional[str]:
@@ -279,8 +328,21 @@ class GeminiInteractionsNormalizer(Normalizer):
             )
         else:
             self._steps[key] = _Step(_OTHER)
-            out.append(Unified("raw", raw=obj, signature=signature))
+            out.append(self._cited_raw(obj, _content_annotations(step), signature))
         return out
+
+    def _cited_raw(self, obj: dict[str, Any], annotations: list[Any], signature: Optional[str] = None) -> Unified:
+        """The ``raw`` event of ``obj``, carrying the citations of ``annotations`` not given before."""
+        event = new_event("raw", obj, "", None, signature)
+        fresh = []
+        for citation in annotation_citations(annotations):
+            key = (citation.kind, citation.url, citation.title, citation.start, citation.end)
+            if key not in self._cited:
+                self._cited.add(key)
+                fresh.append(citation)
+        if fresh:
+            event.citations = fresh
+        return event
 
     def _delta(self, obj: dict[str, Any], index: Optional[int]) -> list[Unified]:
         """``step.delta``: text, reasoning, signature or argument fragment; anything else raw."""
@@ -305,6 +367,8 @@ class GeminiInteractionsNormalizer(Normalizer):
             if signature is not None:
                 self.last_signature = signature
             return [Unified("raw", raw=obj, signature=signature)]
+        if dtype == "text_annotation_delta":
+            return [self._cited_raw(obj, delta.get("annotations") or [])]
         key = self._key(index)
         step = self._steps.get(key) if key is not None else None
         if dtype == "arguments_delta":
@@ -323,23 +387,34 @@ class GeminiInteractionsNormalizer(Normalizer):
                 )
             ]
         if dtype == "function_call":  # the pre-rename shape: a whole call in one content.delta
-            return self._legacy_call(obj, delta, key, step)
+            return self._legacy_call(obj, delta, key, step, _CLIENT)
+        if (
+            type(dtype) is str
+            and dtype.endswith("_call")
+            and _text(delta.get("id")) is not None
+            and (step is None or step.kind != _SERVER)
+        ):  # the pre-rename shape of a server call (search, code execution ...): whole, with its id
+            return self._legacy_call(obj, delta, key, step, _SERVER)
         if step is not None and step.kind == _SERVER and isinstance(delta.get("arguments"), dict):
             step.arguments = delta["arguments"]
         return [Unified("raw", raw=obj)]
 
     def _legacy_call(
-        self, obj: dict[str, Any], delta: dict[str, Any], key: Optional[StepKey], step: Optional[_Step]
+        self, obj: dict[str, Any], delta: dict[str, Any], key: Optional[StepKey], step: Optional[_Step], kind: int
     ) -> list[Unified]:
-        """A pre-rename ``function_call`` delta: the whole call at once (opens the step when needed)."""
+        """A pre-rename call delta (``function_call``: ``kind`` client; another ``*_call``: server, named by its
+        type): the whole call at once (opens the step when needed)."""
         out: list[Unified] = []
-        if step is None or step.kind != _CLIENT:
+        server = kind == _SERVER
+        if step is None or step.kind != kind:
             if key is None:
                 self._anonymous += 1
                 key = self._current = f"_{self._anonymous}"
-            self._client_calls = True
-            step = self._steps[key] = _Step(_CLIENT, self._ids.take(delta.get("id")), _text(delta.get("name")))
-            out.append(Unified("tool_call_start", tool_call_id=step.id, tool_name=step.name, raw=obj))
+            if not server:
+                self._client_calls = True
+            name = _text(delta.get("name")) or (delta.get("type") if server else None)
+            step = self._steps[key] = _Step(kind, self._ids.take(delta.get("id")), name)
+            out.append(Unified("tool_call_start", tool_call_id=step.id, tool_name=step.name, server=server, raw=obj))
         arguments = delta.get("arguments")
         if type(arguments) is str:
             step.fragments.append(arguments)
@@ -349,7 +424,16 @@ class GeminiInteractionsNormalizer(Normalizer):
             text = compact_json(arguments)
         else:
             text = ""
-        out.append(Unified("tool_call_delta", tool_call_id=step.id, tool_name=step.name, arguments_delta=text, raw=obj))
+        out.append(
+            Unified(
+                "tool_call_delta",
+                tool_call_id=step.id,
+                tool_name=step.name,
+                arguments_delta=text,
+                server=server,
+                raw=obj,
+            )
+        )
         return out
 
     def _stop(self, obj: dict[str, Any], index: Optional[int]) -> list[Unified]:

@@ -6,17 +6,45 @@ Contract (one instance per stream; every event made from a payload carries ``raw
 - ``response.output_text.delta`` / ``response.refusal.delta`` -> ``text_delta``;
   ``response.reasoning_summary_text.delta`` / ``response.reasoning_text.delta`` -> ``reasoning_delta``. Only
   non-empty string deltas become deltas; everything else is ``raw``.
-- Tool calls are output items whose type ends in ``_call``. ``function_call``, ``custom_tool_call``,
-  ``computer_call``, ``local_shell_call``, ``shell_call`` and ``apply_patch_call`` are client calls (id = ``call_id``);
-  every other ``*_call`` item (web/file search, code interpreter, MCP, image generation ...) is executed by the
-  provider (``server=True``, id = the item ``id``). Calls are keyed by ``item_id`` (``output_index`` as fallback), so
-  parallel calls never merge. ``output_item.added`` -> ``tool_call_start``; ``function_call_arguments.delta`` /
-  ``custom_tool_call_input.delta`` / ``mcp_call_arguments.delta`` -> ``tool_call_delta``; the first of
-  ``*.done`` (``arguments``/``input``, authoritative) or ``output_item.done`` (item ``arguments``/``input``, else the
-  fragments, else the item's ``action`` / ``code`` / ``queries`` object) -> the one ``tool_call_done``. A call seen
-  only in a done event still gets start and done. Calls open at a ``response.completed`` are closed before ``done``
-  (arguments from ``response.output`` when it has them); calls open at an incomplete, failed or cancelled
-  response, at an ``error`` or when the stream is cut are incomplete: no ``tool_call_done``, listed in the error.
+- Tool calls are output items whose type ends in ``_call``, plus ``mcp_list_tools`` and ``mcp_approval_request``.
+  Who runs each (``server``; only client calls make the stop ``tool_use``), from what the payload says:
+
+  - client calls (id = ``call_id``): ``function_call``, ``custom_tool_call``, ``computer_call``,
+    ``local_shell_call``, ``apply_patch_call``; a ``shell_call`` unless its ``environment`` is a container
+    (``container_reference``: hosted shell, run by OpenAI; ``local`` or none: the client's runtime --
+    openai-python ``ResponseFunctionShellToolCall.environment``); a ``tool_search_call`` with ``execution:
+    "client"``; an ``mcp_approval_request`` (id = the item id: the client answers it with an
+    ``mcp_approval_response`` naming it before the MCP tool runs, so the response waits on the client);
+  - server calls (id = the item ``id``): every other call item -- ``web_search_call``, ``file_search_call``,
+    ``code_interpreter_call``, ``image_generation_call``, ``mcp_call``, ``mcp_list_tools``, a ``tool_search_call``
+    with ``execution: "server"``, a ``shell_call`` in a container, and types yet unknown;
+  - on top: a call whose result the provider streams as an output item of the same response (an ``*_output`` item
+    with its ``call_id``: ``shell_call_output``, ``function_call_output`` ...) was run by the provider. Still
+    open, its one ``tool_call_done`` says ``server``; already closed as a client call, it gets a second
+    ``tool_call_done`` with ``server=True`` (same arguments, ``raw`` the output item) that re-marks it
+    (``collect()`` ORs ``server``). Either way it no longer makes the stop ``tool_use``.
+
+  Calls are keyed by ``item_id`` (``output_index`` as fallback), so parallel calls never merge.
+  ``output_item.added`` -> ``tool_call_start``; ``function_call_arguments.delta`` / ``custom_tool_call_input.delta``
+  / ``mcp_call_arguments.delta`` -> ``tool_call_delta``; the first of ``*.done`` (``arguments``/``input``,
+  authoritative) or ``output_item.done`` (item ``arguments``/``input`` text, else its ``arguments`` object --
+  ``tool_search_call`` -- else the fragments, else the item's ``action`` / ``code`` / ``queries`` object) -> the one
+  ``tool_call_done``. A call seen only in a done event still gets start and done. Calls open at a
+  ``response.completed`` are closed before ``done`` (arguments from ``response.output`` when it has them); calls
+  open at an incomplete, failed or cancelled response, at an ``error`` or when the stream is cut are incomplete: no
+  ``tool_call_done``, listed in the error.
+- Events with no unified meaning stay ``raw`` and leave the calls as they are: ``response.shell_call_command.*``
+  (a hosted or local shell call's commands, which arrive whole in its finished item's ``action``),
+  ``response.shell_call_output_content.*``, ``response.code_interpreter_call_code.*``, ``response.compaction.*`` and
+  ``compaction`` items, ``*_output`` items, progress events (``*.in_progress``, ``*.searching`` ...);
+  ``response.queued`` (like ``created`` / ``in_progress``) gives the response id and model.
+- Citations: a ``url_citation``, ``file_citation`` or ``container_file_citation`` annotation becomes a
+  :class:`~ssewire.Citation` (``url``, ``title`` -- a file's ``filename`` --, ``start`` / ``end`` = ``start_index`` /
+  ``end_index`` in the content part's text, ``cited_text`` None) on the ``raw`` event of the
+  ``response.output_text.annotation.added`` that brought it; annotations a stream never announced that way are
+  taken from the finished part (``response.content_part.done``) or else the finished ``message`` item, each
+  annotation once (by its ``annotation_index`` within its item's content part). ``file_path`` annotations cite
+  nothing.
 - Terminal ``response.completed/incomplete/failed/cancelled`` -> [``error``] [``usage``] ``done`` (exactly one):
   ``raw_stop_reason`` = ``response.status``; completed -> end (tool_use when client calls were made), incomplete ->
   max_tokens / refusal / incomplete by ``incomplete_details.reason``, failed, cancelled. ``response.failed`` adds an
@@ -26,30 +54,46 @@ Contract (one instance per stream; every event made from a payload carries ``raw
 - Chat Completions chunks (``object == "chat.completion.chunk"`` or ``choices`` / ``error`` without ``type``) hand
   the stream to a :class:`~ssewire.normalizers.chat.ChatCompletionsNormalizer` delegate (the contract's one
   delegation), so one instance handles either OpenAI API.
+- Another provider's Responses API reuses this class with its own ``client_items`` (the call item types its client
+  runs): xAI's (:class:`~ssewire.normalizers.xai.XAIResponsesNormalizer`) has only ``function_call``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, ClassVar, Optional, Sequence
 
+from ..citations import Citation
 from ..events import SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from . import typed
 from .chat import CHAT_DELTA_RULE, ChatCompletionsNormalizer
-from .common import client_stop, error_object, error_payload, id_and_model, with_incomplete
+from .common import client_stop, error_object, error_payload, id_and_model, key_of, str_or, with_incomplete
 from .contract import DelegatingNormalizer
 from .tool_calls import OpenCall, closes_calls
 
-__all__ = ["CLIENT_CALL_ITEMS", "OpenAINormalizer"]
+__all__ = ["CLIENT_CALL_ITEMS", "OpenAINormalizer", "citation_of"]
 
-#: Output item types the client executes; every other ``*_call`` item is run by the provider.
+#: Output item types the client executes (``mcp_approval_request``: the client answers it); every other call item
+#: is run by the provider. ``shell_call`` and ``tool_search_call`` say so in the item itself (see ``_runs_on_server``).
 CLIENT_CALL_ITEMS = frozenset(
-    {"function_call", "custom_tool_call", "computer_call", "local_shell_call", "shell_call", "apply_patch_call"}
+    {
+        "function_call",
+        "custom_tool_call",
+        "computer_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "mcp_approval_request",
+    }
 )
+#: Call items whose type does not end in ``_call``.
+_OTHER_CALL_ITEMS = frozenset({"mcp_list_tools", "mcp_approval_request"})
+#: The annotation types that cite a source (``file_path`` annotations only point at a file and are no citation).
+_CITATION_KINDS = frozenset({"url_citation", "file_citation", "container_file_citation"})
 _TERMINAL_STOP = {"completed": "end", "failed": "failed", "cancelled": "cancelled", "incomplete": "incomplete"}
 _INCOMPLETE_STOP = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
-_NAMED_ITEMS = frozenset({"function_call", "custom_tool_call", "mcp_call"})  # their name is the tool's
+_NAMED_ITEMS = frozenset({"function_call", "custom_tool_call", "mcp_call", "mcp_approval_request"})  # the tool's name
 _EMPTY: dict[str, Any] = {}
 #: Delta event type -> the event a non-empty string ``delta`` makes (anything else is ``raw``).
 _DELTAS: dict[str, UnifiedType] = {
@@ -93,11 +137,46 @@ def _item_arguments(item: dict[str, Any]) -> Optional[dict[str, Any]]:
     return out or None
 
 
+def _index(value: Any) -> Optional[int]:
+    return value if type(value) is int else None
+
+
+def citation_of(annotation: Any) -> Optional[Citation]:
+    """The :class:`~ssewire.Citation` of one output-text annotation (``url_citation``: ``url``, ``title`` and the
+    ``start_index`` / ``end_index`` span of the content part's text; ``file_citation`` / ``container_file_citation``:
+    ``filename`` as the title); ``None`` for any other annotation. The provider gives no cited text."""
+    if type(annotation) is not dict:
+        return None
+    kind = annotation.get("type")
+    if kind not in _CITATION_KINDS:
+        return None
+    title = str_or(annotation.get("title"), None) or str_or(annotation.get("filename"), None)
+    start, end = _index(annotation.get("start_index")), _index(annotation.get("end_index"))
+    return Citation(kind, str_or(annotation.get("url"), None), title, None, start, end, annotation)
+
+
+def _remarked(done: Unified, raw: Any, sequence: Optional[int]) -> Unified:
+    """``done`` again, now ``server`` (a call the provider turned out to run), carried by ``raw``."""
+    return Unified(
+        "tool_call_done",
+        tool_call_id=done.tool_call_id,
+        tool_name=done.tool_name,
+        arguments=done.arguments,
+        sequence=sequence,
+        raw=raw,
+        server=True,
+        arguments_raw=done.arguments_raw,
+        arguments_error=done.arguments_error,
+    )
+
+
 class OpenAINormalizer(DelegatingNormalizer):
     """Responses API events -> Unified (see the module docstring for the full contract)."""
 
     provider = "openai"
     terminal = "response.completed"
+    #: The call item types the client runs (a subclass for another provider's Responses API sets its own).
+    client_items: ClassVar[frozenset[str]] = CLIENT_CALL_ITEMS
 
     def __init__(self) -> None:
         super().__init__()
@@ -108,7 +187,9 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._calls: dict[str, OpenCall] = {}  # open calls by item key
         self._closed: set[str] = set()  # item keys whose tool_call_done was emitted
         self._keys: dict[int, str] = {}  # output_index -> item key
-        self._client_calls = False
+        self._client_open: dict[str, OpenCall] = {}  # client calls still open, by call id
+        self._client_done: dict[str, Unified] = {}  # closed client calls' tool_call_done, by call id (re-marking)
+        self._cited: dict[tuple[Any, Any], set[int]] = {}  # (item id, content index) -> annotation indexes taken
         self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
         self._event_kind: Optional[str] = None
         self._take = typed.take_deltas  # None: every event takes the full decode
@@ -246,8 +327,19 @@ class OpenAINormalizer(DelegatingNormalizer):
             return known if known is not None else f"#{output_index}"
         return "#"
 
+    def _runs_on_server(self, kind: str, item: dict[str, Any]) -> bool:
+        """Whether the provider runs the call ``item`` (of type ``kind``): what the item says (a ``shell_call``'s
+        ``environment`` of a ``container*`` type, a ``tool_search_call``'s ``execution``), else its type."""
+        if kind == "shell_call":
+            environment = item.get("environment")
+            where = environment.get("type") if type(environment) is dict else None
+            return type(where) is str and where.startswith("container")
+        if kind == "tool_search_call":
+            return item.get("execution") != "client"
+        return kind not in self.client_items
+
     def _open(self, key: str, kind: str, item: dict[str, Any], output_index: Any = None) -> OpenCall:
-        server = kind not in CLIENT_CALL_ITEMS
+        server = self._runs_on_server(kind, item)
         item_id = item.get("id")
         call_id = item.get("call_id")
         if server:
@@ -258,29 +350,68 @@ class OpenAINormalizer(DelegatingNormalizer):
         ident = str(given) if provided else f"{self.response_id or 'resp'}-{key}"
         name = item.get("name")
         if type(name) is not str or not name:
-            name = None if kind in _NAMED_ITEMS else kind[:-5]  # "web_search_call" -> "web_search"
+            # "web_search_call" -> "web_search"; "mcp_list_tools" keeps its type
+            name = None if kind in _NAMED_ITEMS else kind[:-5] if kind.endswith("_call") else kind
         call = OpenCall(ident, name, server, provided)
         self._calls[key] = call
         if type(output_index) is int:
             self._keys[output_index] = key
         if not server:
-            self._client_calls = True
+            self._client_open[ident] = call
         return call
 
+    def _close(self, key: str, call: OpenCall, done: Unified) -> Unified:
+        """Record that ``call`` (keyed ``key``) was closed by ``done``, and return ``done``."""
+        self._closed.add(key)
+        if self._client_open.pop(call.id, None) is not None and not call.server:
+            self._client_done[call.id] = done
+        return done
+
     def _call_item(self, obj: dict[str, Any]) -> Optional[tuple[dict[str, Any], str, str]]:
-        """``(item, item type, call key)`` when an ``output_item.*`` event carries a ``*_call`` item, else None."""
+        """``(item, item type, call key)`` when an ``output_item.*`` event carries a call item, else None."""
         item = obj.get("item")
         if type(item) is not dict:
             return None
         kind = item.get("type")
-        if type(kind) is not str or not kind.endswith("_call"):
+        if type(kind) is not str or not (kind.endswith("_call") or kind in _OTHER_CALL_ITEMS):
             return None
         return item, kind, self._item_key(item.get("id"), obj.get("output_index"))
+
+    def _other_item(self, obj: dict[str, Any], seq: Optional[int], done: bool) -> list[Unified]:
+        """An output item that is no call: a provider-made ``*_output`` of a call reported as a client call
+        re-marks that call as the provider's (see :meth:`_provider_output`); a finished ``message`` brings the
+        citations of its parts not taken yet; anything else is ``raw``."""
+        item = obj.get("item")
+        kind = item.get("type") if type(item) is dict else None
+        if type(item) is dict and type(kind) is str:
+            if kind.endswith("_output"):
+                remarked = self._provider_output(item, obj, seq)
+                if remarked is not None:
+                    return [remarked]
+            elif done and kind == "message":
+                event = new_event("raw", obj, "", seq)
+                event.citations = self._message_citations(item)
+                return [event]
+        return [new_event("raw", obj, "", seq)]
+
+    def _provider_output(self, item: dict[str, Any], obj: dict[str, Any], seq: Optional[int]) -> Optional[Unified]:
+        """The provider streamed the result of call ``item["call_id"]`` itself, so it ran that call: an open call
+        becomes a server call (its ``tool_call_done`` will say so); a closed one gets a second ``tool_call_done``
+        with ``server`` set (``collect()`` ORs it in). Either way it no longer makes the stop ``tool_use``."""
+        call_id = item.get("call_id")
+        if type(call_id) is not str:
+            return None
+        call = self._client_open.pop(call_id, None)
+        if call is not None:
+            call.server = True
+            return None
+        done = self._client_done.pop(call_id, None)
+        return None if done is None else _remarked(done, obj, seq)
 
     def _item_added(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         found = self._call_item(obj)
         if found is None:
-            return [new_event("raw", obj, "", seq)]
+            return self._other_item(obj, seq, False)
         item, kind, key = found
         if key in self._calls or key in self._closed:
             return [new_event("raw", obj, "", seq)]  # a repeated announcement
@@ -327,18 +458,21 @@ class OpenAINormalizer(DelegatingNormalizer):
         final = obj.get("arguments")
         if type(final) is not str:
             final = obj.get("input")
-        out.append(call.done(obj, final if type(final) is str else None, seq))
-        self._closed.add(key)
+        out.append(self._close(key, call, call.done(obj, final if type(final) is str else None, seq)))
         return out
 
     def _finish_item(self, call: OpenCall, item: dict[str, Any], raw: Any, seq: Optional[int]) -> Unified:
+        """``call``'s ``tool_call_done`` from its finished ``item``: its ``arguments`` / ``input`` text, else its
+        ``arguments`` object (``tool_search_call``), else the fragments, else its ``action`` / ``code`` ... object."""
         final = item.get("arguments")
         if type(final) is not str:
             final = item.get("input")
         if type(final) is str:
             return call.done(raw, final, seq)
         if not call.parts:
-            whole = _item_arguments(item)
+            whole = item.get("arguments")
+            if type(whole) is not dict:
+                whole = _item_arguments(item)
             if whole is not None:
                 return call.done_object(whole, raw, seq)
         return call.done(raw, None, seq)
@@ -346,7 +480,7 @@ class OpenAINormalizer(DelegatingNormalizer):
     def _item_done(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         found = self._call_item(obj)
         if found is None:
-            return [new_event("raw", obj, "", seq)]
+            return self._other_item(obj, seq, True)
         item, kind, key = found
         out: list[Unified] = []
         call = self._calls.pop(key, None)
@@ -356,8 +490,9 @@ class OpenAINormalizer(DelegatingNormalizer):
             call = self._open(key, kind, item, obj.get("output_index"))
             del self._calls[key]
             out.append(call.start(obj, seq))
-        out.append(self._finish_item(call, item, obj, seq))
-        self._closed.add(key)
+        elif not call.server and self._runs_on_server(kind, item):
+            call.server = True  # the finished item says where it ran (e.g. a shell_call's environment)
+        out.append(self._close(key, call, self._finish_item(call, item, obj, seq)))
         return out
 
     def _close_open(self, obj: dict[str, Any], seq: Optional[int], output: Any) -> list[Unified]:
@@ -370,10 +505,55 @@ class OpenAINormalizer(DelegatingNormalizer):
         out = []
         for key, call in self._calls.items():
             item = items.get(key)
-            out.append(self._finish_item(call, item, obj, seq) if item is not None else call.done(obj, None, seq))
-            self._closed.add(key)
+            done = self._finish_item(call, item, obj, seq) if item is not None else call.done(obj, None, seq)
+            out.append(self._close(key, call, done))
         self._calls.clear()
         return out
+
+    # -- citations --------------------------------------------------------------------------------------------
+
+    def _annotation(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        """``response.output_text.annotation.added``: ``raw``, with the annotation's citation (remembered by its
+        ``annotation_index``, so the finished part and item do not bring it again)."""
+        event = new_event("raw", obj, "", seq)
+        taken = self._cited.setdefault((key_of(obj.get("item_id")), key_of(obj.get("content_index"))), set())
+        index = obj.get("annotation_index")
+        taken.add(index if type(index) is int else len(taken))
+        citation = citation_of(obj.get("annotation"))
+        if citation is not None:
+            event.citations = [citation]
+        return [event]
+
+    def _part_citations(self, item_id: Any, content_index: Any, part: Any) -> Optional[list[Citation]]:
+        """The citations of a finished content part's ``annotations`` not taken yet (by their index)."""
+        annotations = part.get("annotations") if type(part) is dict else None
+        if type(annotations) is not list or not annotations:
+            return None
+        taken = self._cited.setdefault((key_of(item_id), key_of(content_index)), set())
+        out = []
+        for index, annotation in enumerate(annotations):
+            if index not in taken:
+                taken.add(index)
+                citation = citation_of(annotation)
+                if citation is not None:
+                    out.append(citation)
+        return out or None
+
+    def _part_done(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
+        """``response.content_part.done``: ``raw``, with the citations of its part not taken yet."""
+        event = new_event("raw", obj, "", seq)
+        event.citations = self._part_citations(obj.get("item_id"), obj.get("content_index"), obj.get("part"))
+        return [event]
+
+    def _message_citations(self, item: dict[str, Any]) -> Optional[list[Citation]]:
+        """The citations of a finished ``message`` item's parts not taken yet."""
+        content = item.get("content")
+        if type(content) is not list:
+            return None
+        out: list[Citation] = []
+        for index, part in enumerate(content):
+            out += self._part_citations(item.get("id"), index, part) or ()
+        return out or None
 
     # -- lifecycle --------------------------------------------------------------------------------------------
 
@@ -411,7 +591,7 @@ class OpenAINormalizer(DelegatingNormalizer):
             if type(reason) is str:
                 stop = _INCOMPLETE_STOP.get(reason, "incomplete")
         else:
-            stop = client_stop(stop, self._client_calls)
+            stop = client_stop(stop, bool(self._client_open or self._client_done))
         out = self._close_open(obj, seq, response.get("output")) if self._calls and closes_calls(stop) else []
         if status == "failed" and not self._error_sent:
             error = response.get("error")
@@ -452,6 +632,8 @@ _HANDLERS: dict[str, Handler] = {
     "response.function_call_arguments.done": OpenAINormalizer._args_done,
     "response.custom_tool_call_input.done": OpenAINormalizer._args_done,
     "response.mcp_call_arguments.done": OpenAINormalizer._args_done,
+    "response.output_text.annotation.added": OpenAINormalizer._annotation,
+    "response.content_part.done": OpenAINormalizer._part_done,
     "response.created": OpenAINormalizer._created,
     "response.in_progress": OpenAINormalizer._created,
     "response.queued": OpenAINormalizer._created,

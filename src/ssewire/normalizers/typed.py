@@ -64,6 +64,8 @@ if msgspec is not None:
         tool_calls: Any = None
         function_call: Any = None
         role: Any = None
+        reasoning_details: Any = None  # OpenRouter's structured reasoning: never fast
+        extra_content: Any = None  # Gemini's thought signature: never fast
 
     class ChatChoice(msgspec.Struct, gc=False):
         delta: Optional[ChatDelta] = None
@@ -78,6 +80,8 @@ if msgspec is not None:
         usage: Any = None
         error: Any = None
         type: Any = None  # a chunk with a "type" is routed by the Responses rules, never fast
+        citations: Any = None  # Perplexity's sources: never fast
+        search_results: Any = None
 
     class GeminiPart(msgspec.Struct, gc=False):
         text: Optional[str] = None

@@ -3,8 +3,13 @@
 - Chat Completions chunks (``object == "chat.completion.chunk"``, or ``choices`` / ``error`` without ``type``) and
   ``[DONE]`` -> a :class:`~ssewire.normalizers.chat.ChatCompletionsNormalizer` delegate (reasoning in
   ``delta.reasoning_content``; each tool call arrives whole in one chunk; usage in a ``choices: []`` chunk).
-- ``response.*`` events -> an :class:`~ssewire.normalizers.openai.OpenAINormalizer` delegate (xAI's X-search tools
-  arrive as ordinary ``custom_tool_call`` items and stay client calls; ``web_search_call`` items are server calls).
+- ``response.*`` events -> an :class:`XAIResponsesNormalizer` delegate: OpenAI's Responses normaliser (its rules,
+  citations from ``url_citation`` annotations included) with xAI's rule for who runs a call. Client-defined tools
+  are ``function`` tools (docs.x.ai "Function calling"), so only ``function_call`` items are client calls; every
+  other call item is one of xAI's server-side tools, which xAI runs itself before answering in the same response
+  (docs.x.ai "Tools overview": built-in tools "execute automatically"): X search (``custom_tool_call`` named
+  ``x_keyword_search``, ``x_semantic_search``, ``x_user_search``, ``x_thread_fetch``, ``view_x_video`` ...), web
+  search, code execution, collections / file search, MCP (``*_call`` items) -> ``server=True``, never ``tool_use``.
 - Anthropic event names (``message_start``, ``content_block_*`` ...) -> an
   :class:`~ssewire.normalizers.anthropic.AnthropicNormalizer` delegate (which tolerates xAI's missing ``index``).
 - ``error`` goes to the delegate in use (the Responses one when none is yet).
@@ -23,7 +28,17 @@ from .chat import CHAT_DELTA_RULE, ChatCompletionsNormalizer
 from .contract import DelegatingNormalizer, Normalizer
 from .openai import OpenAINormalizer
 
-__all__ = ["XAINormalizer"]
+__all__ = ["XAINormalizer", "XAIResponsesNormalizer"]
+
+
+class XAIResponsesNormalizer(OpenAINormalizer):
+    """xAI ``/v1/responses`` events: OpenAI's Responses normaliser with xAI's rule for who runs a call. A tool the
+    client defines is always a ``function`` tool, so only ``function_call`` items are client calls; xAI runs every
+    other call item itself (its server-side tools arrive as ``custom_tool_call`` -- ``x_keyword_search``,
+    ``x_semantic_search``, ``view_x_video`` ... -- or as ``web_search_call``, ``code_interpreter_call``,
+    ``mcp_call`` ... items, with the answer that used them later in the same response)."""
+
+    client_items = frozenset({"function_call"})
 
 
 class XAINormalizer(DelegatingNormalizer):
@@ -46,7 +61,7 @@ class XAINormalizer(DelegatingNormalizer):
 
     def _responses(self) -> OpenAINormalizer:
         if self.responses is None:
-            self.responses = OpenAINormalizer()
+            self.responses = XAIResponsesNormalizer()
         return self.responses
 
     def _messages(self) -> AnthropicNormalizer:
