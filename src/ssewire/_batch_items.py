@@ -6,19 +6,43 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, Optional, Union
 
-__all__ = ["Input", "Item", "Payload", "ReadFile", "TableColumns", "Unreadable", "os_message", "utf8"]
+from .limits import DEFAULT_MAX_BUFFER
+
+__all__ = [
+    "INPUT_ERROR",
+    "TOO_LARGE",
+    "Input",
+    "Item",
+    "Payload",
+    "ReadFile",
+    "TableColumns",
+    "Unreadable",
+    "os_message",
+    "too_large",
+    "utf8",
+]
+
+#: ``error_type`` of a row whose input could not be read (a file that vanished, a broken link, a JSONL line that is
+#: not JSON, a file that is not Parquet ...), and of one whose body is over ``--max-buffer`` (never read whole).
+INPUT_ERROR = "unreadable_input"
+TOO_LARGE = "body_too_large"
 
 
 class ReadFile(NamedTuple):
-    """A payload: the stream is the whole file at ``path``, read where it is parsed."""
+    """A payload: the stream is the whole file at ``path``, read where it is parsed; a file of more than ``limit``
+    bytes is a :data:`TOO_LARGE` row, and no more than ``limit + 1`` bytes of it are ever read."""
 
     path: str
+    limit: int = DEFAULT_MAX_BUFFER
 
 
 class Unreadable(NamedTuple):
-    """A payload: no body, because the input could not be read; ``message`` says why."""
+    """A payload: no body to parse; ``message`` says why, ``kind`` is the row's ``error_type`` and ``size`` its
+    ``bytes`` (None: unknown)."""
 
     message: str
+    kind: str = INPUT_ERROR
+    size: Optional[int] = None
 
 
 #: What is parsed: a body (None: a null one), a file to read, or what could not be read.
@@ -46,14 +70,16 @@ class TableColumns:
 
 
 class Input:
-    """One INPUT path: its items in order, and its totals for the progress bar; ``table``: rows of a table."""
+    """One INPUT path: its items in order, and its totals for the progress bar; ``table``: rows of a table.
+    ``max_body``: the largest body read (``--max-buffer``); a bigger one is a :data:`TOO_LARGE` item."""
 
     table = False
 
-    def __init__(self, path: str, columns: TableColumns) -> None:
+    def __init__(self, path: str, columns: TableColumns, max_body: int = DEFAULT_MAX_BUFFER) -> None:
         self.path = path
         self.source = utf8(path)  # what the rows say: valid UTF-8 whatever bytes the file name holds
         self.columns = columns
+        self.max_body = max_body
         self.nulls: tuple[Any, ...] = (None,) * len(columns.keep)
 
     def items(self) -> Iterator[Item]:
@@ -66,6 +92,12 @@ class Input:
     def kept_types(self) -> dict[str, Any]:
         """The kept columns this input has, with their Arrow type (None: strings)."""
         return {}
+
+
+def too_large(what: str, size: Optional[int], limit: int) -> Unreadable:
+    """The payload of a body over ``limit`` bytes (``size``: its size, None when unknown): not parsed."""
+    told = "" if size is None else f" ({size:,} bytes)"
+    return Unreadable(f"{what}{told} is larger than --max-buffer ({limit:,} bytes): not read", TOO_LARGE, size)
 
 
 def utf8(text: str) -> str:

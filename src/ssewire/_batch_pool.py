@@ -5,8 +5,9 @@ processes.
 that moving work and rows between processes costs little beside parsing. Only payloads go to a worker (bodies, or
 the paths of files it reads itself); sources and kept values stay in the parent. :func:`run` keeps at most
 :data:`IN_FLIGHT_PER_JOB` ``* jobs`` tasks in flight and hands results back in order, so neither the parent nor a
-worker holds more than a few tasks' bodies, whatever the size of the archive. Each result carries the peak RSS
-of the process that parsed it.
+worker holds more than a few tasks' bodies, whatever the size of the archive. A worker reads a file's body up to
+its limit (:class:`~ssewire._batch_items.ReadFile`): a bigger file is a ``body_too_large`` row, never held. Each
+result carries the peak RSS of the process that parsed it.
 """
 
 from __future__ import annotations
@@ -14,25 +15,36 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import stat
 import sys
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, Iterable, Iterator, NamedTuple, Optional
+from typing import Any, Iterable, Iterator, NamedTuple, Optional, Union
 
-from ._batch_items import Item, Payload, ReadFile, Unreadable, os_message
+from ._batch_items import INPUT_ERROR, Item, Payload, ReadFile, Unreadable, os_message, too_large, utf8
 from .batch import COLUMNS, error_row, result_row, result_rows
 from .names import FramingName
 from .normalizers.registry import PROVIDERS
 
-__all__ = ["INPUT_ERROR", "IN_FLIGHT_PER_JOB", "TASK_BYTES", "Done", "Task", "parse_work", "peak_rss", "run", "tasks"]
+__all__ = [
+    "INPUT_ERROR",
+    "IN_FLIGHT_PER_JOB",
+    "TASK_BYTES",
+    "Done",
+    "Task",
+    "parse_work",
+    "peak_rss",
+    "read_file",
+    "run",
+    "tasks",
+]
 
 #: Bytes of bodies per task (default); a task also ends at :data:`TASK_ITEMS` items.
 TASK_BYTES = 1 << 20
 TASK_ITEMS = 1024
 #: Tasks in flight per worker: one being parsed, one queued, so that no worker waits for the parent.
 IN_FLIGHT_PER_JOB = 2
-#: ``error_type`` of a row whose input could not be read (a file that vanished, a JSONL line that is not JSON ...).
-INPUT_ERROR = "unreadable_input"
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO with no writer returns at once (POSIX)
 
 _NAMES = tuple(name for name, _ in COLUMNS)
 Row = tuple[Any, ...]  # one result row: the values of COLUMNS, in order
@@ -117,15 +129,37 @@ def _done(task: Task, future: Future[tuple[list[Row], int, Optional[int]]]) -> D
     return Done(task.sources, task.kept, rows, pid, peak)
 
 
+def read_file(path: str, limit: int) -> Union[bytes, Unreadable]:
+    """The bytes of the regular file at ``path``, or why not: it could not be read, is no regular file (not opened
+    for reading: a FIFO never blocks), or holds more than ``limit`` bytes (its size from ``fstat``: not read at all;
+    should it grow, no more than ``limit + 1`` bytes are read)."""
+    try:
+        with open(path, "rb", opener=_open_nonblocking) as file:
+            found = os.fstat(file.fileno())
+            if not stat.S_ISREG(found.st_mode):  # replaced since it was listed (a FIFO would block forever)
+                return Unreadable(f"not a regular file (any more): {utf8(path)}")
+            if found.st_size > limit:
+                return too_large(f"the file {utf8(path)}", found.st_size, limit)
+            first = found.st_size + 1
+            data = file.read(first)
+            if len(data) == first and first <= limit:  # more than stat said: it grew
+                data += file.read(limit + 1 - first)
+    except OSError as exc:
+        return Unreadable(os_message(exc))
+    if len(data) > limit:
+        return too_large(f"the file {utf8(path)}", None, limit)
+    return data
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | _NONBLOCK)
+
+
 def _row(payload: Payload, name: Optional[str], provider: str, framing: FramingName) -> Row:
-    if isinstance(payload, Unreadable):
-        return _input_error(payload.message)
     if isinstance(payload, ReadFile):
-        try:
-            with open(payload.path, "rb") as file:
-                payload = file.read()
-        except OSError as exc:
-            return _input_error(os_message(exc))
+        payload = read_file(payload.path, payload.limit)
+    if isinstance(payload, Unreadable):
+        return _error(payload)
     if name is None or name in PROVIDERS:
         row = result_row(payload, provider if name is None else name, framing)  # type: ignore[arg-type]
     else:  # an unknown per-row name: result_rows makes its unknown_provider row
@@ -133,8 +167,8 @@ def _row(payload: Payload, name: Optional[str], provider: str, framing: FramingN
     return tuple(row[column] for column in _NAMES)
 
 
-def _input_error(message: str) -> Row:
-    row = error_row(INPUT_ERROR, message, None)
+def _error(payload: Unreadable) -> Row:
+    row = error_row(payload.kind, payload.message, payload.size)
     return tuple(row[column] for column in _NAMES)
 
 

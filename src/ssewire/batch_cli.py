@@ -6,8 +6,13 @@ parse them (:mod:`ssewire._batch_pool`) while rows are written in input order as
 (:mod:`ssewire._batch_outputs`); memory stays bounded by a few tasks' bodies, not the archive. A progress bar goes
 to stderr (a terminal, or ``--progress``), the summary to stdout (``--summary-json`` for the same as JSON).
 
+A body is read whole, up to ``--max-buffer`` bytes (default :data:`~ssewire.limits.DEFAULT_MAX_BUFFER`): a bigger
+one is a ``body_too_large`` row, and no more than the limit and a byte of a file is read. What cannot be read (a
+broken link, a directory that cannot be listed, a file that vanished, a file that is not Parquet, a row group that
+cannot be decoded, a JSONL line that is not a JSON object) is an ``unreadable_input`` row: the batch goes on.
+
 Exit status: 0 when the batch completed (rows with errors included: they are data), 1 when it could not (a worker
-died, a table could not be decoded, the output could not be written), 2 for a usage error (a missing input or
+died, the output could not be written), 2 for a usage error (a missing input or
 column, an unknown provider or format, pyarrow missing for Parquet), 130 when interrupted (the rows so far stay in
 the partial output file, which the message names).
 """
@@ -32,6 +37,7 @@ from ._batch_progress import Progress
 from ._batch_summary import Summary
 from .batch import COLUMNS, SCHEMA_VERSION
 from .cli import add_provider_options, byte_size
+from .limits import DEFAULT_MAX_BUFFER
 
 __all__ = ["main"]
 
@@ -56,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="ssewire batch",
         usage="ssewire batch INPUT... --out FILE [--format FORMAT] [--jobs N] [--provider NAME] [--framing NAME]\n"
         "       [--body-column NAME] [--provider-column NAME] [--keep-columns A,B] [--task-bytes BYTES]\n"
-        "       [--summary-json FILE] [--progress | --quiet]",
+        "       [--max-buffer BYTES] [--summary-json FILE] [--progress | --quiet]",
         description="Parse stored stream bodies, one result row per stream, into Parquet, JSONL or CSV.",
         epilog="INPUT: a file (one stream), a directory (every file under it, recursively, sorted; hidden ones "
         "skipped), a .parquet table, or a .jsonl/.ndjson table when --body-column is given (one JSON object per "
@@ -91,6 +97,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help=f"bodies per task sent to a worker (default {TASK_BYTES >> 20}M; K, M, G suffixes)",
     )
+    parser.add_argument(
+        "--max-buffer",
+        type=byte_size,
+        default=DEFAULT_MAX_BUFFER,
+        metavar="BYTES",
+        help=f"largest body read (default {DEFAULT_MAX_BUFFER >> 20}M; K, M, G suffixes): a bigger one is a "
+        "body_too_large row",
+    )
     parser.add_argument("--summary-json", metavar="FILE", help="also write the summary as JSON to FILE")
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--progress", action="store_true", help="draw the progress bar even when stderr is no terminal")
@@ -111,7 +125,7 @@ class _Batch:
             raise UsageError(f"--keep-columns {', '.join(sorted(taken))}: an output column has that name already")
         columns = TableColumns(args.body_column or "body", args.provider_column, keep)
         exclude = (args.out, partial_path(args.out))  # never read the output, should it be in an input directory
-        self.inputs = open_inputs(args.inputs, columns, args.body_column is not None, exclude)
+        self.inputs = open_inputs(args.inputs, columns, args.body_column is not None, exclude, args.max_buffer)
         if (args.provider_column or keep) and not any(found.table for found in self.inputs):
             raise UsageError(
                 "--provider-column and --keep-columns read table inputs (.parquet, or .jsonl with --body-column)"
@@ -217,7 +231,7 @@ def _failed(exc: BaseException, rows: int, partial: str) -> int:
     if isinstance(exc, BrokenProcessPool):
         print(f"ssewire batch: a worker process stopped ({exc}; killed for memory?): {kept}", file=sys.stderr)
         return 1
-    if isinstance(exc, (OSError, ValueError)):  # unwritable output, an undecodable table (pyarrow's errors)
+    if isinstance(exc, (OSError, ValueError)):  # unwritable output (pyarrow's errors)
         print(f"ssewire batch: {type(exc).__name__}: {exc}: {kept}", file=sys.stderr)
         return 1
     raise exc
