@@ -4,6 +4,7 @@ rule of the two modules' docstrings, on fixtures written from the documented for
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -311,3 +312,43 @@ def test_recorded_openai_web_search_has_empty_annotations_so_no_citations() -> N
     _, result = _parse(path, "openai")
     assert result.citations == []
     assert [c.id for c in result.server_tool_calls] == ["ws_00a60507bf41223d0068c9d30021d081a0962d80d50c12e317"]
+
+
+def _x_search_stream(tools: list[dict[str, object]]) -> bytes:
+    """An xAI-shaped Responses stream: a custom_tool_call named x_keyword_search, then the answer that used it."""
+    events = [
+        {
+            "type": "response.created",
+            "response": {"id": "r1", "model": "grok-4", "status": "in_progress", "tools": tools},
+        },
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {
+                "type": "custom_tool_call",
+                "id": "ctc_1",
+                "call_id": "xs_1",
+                "name": "x_keyword_search",
+                "input": '{"query":"grok"}',
+                "status": "completed",
+            },
+        },
+        {"type": "response.output_text.delta", "item_id": "m1", "output_index": 1, "delta": "Found it."},
+        {"type": "response.completed", "response": {"id": "r1", "model": "grok-4", "status": "completed"}},
+    ]
+    return b"".join(b"data: " + json.dumps(event).encode() + b"\n\n" for event in events)
+
+
+@pytest.mark.parametrize("provider", ["openai", "auto", "xai"])
+def test_a_custom_tool_call_the_request_never_declared_is_the_providers_own(provider: str) -> None:
+    body = _x_search_stream([{"type": "x_search"}])
+    result = collect(iter_unified([body], provider))  # type: ignore[arg-type]
+    assert result.client_tool_calls == [] and [c.name for c in result.server_tool_calls] == ["x_keyword_search"]
+    assert result.stop_reason == "end"
+
+
+def test_a_custom_tool_call_of_a_declared_custom_tool_is_the_clients() -> None:
+    body = _x_search_stream([{"type": "custom", "name": "x_keyword_search"}])
+    result = collect(iter_unified([body], "openai"))
+    assert [c.name for c in result.client_tool_calls] == ["x_keyword_search"]
+    assert result.stop_reason == "tool_use"

@@ -9,8 +9,11 @@ Contract (one instance per stream; every event made from a payload carries ``raw
 - Tool calls are output items whose type ends in ``_call``, plus ``mcp_list_tools`` and ``mcp_approval_request``.
   Who runs each (``server``; only client calls make the stop ``tool_use``), from what the payload says:
 
-  - client calls (id = ``call_id``): ``function_call``, ``custom_tool_call``, ``computer_call``,
-    ``local_shell_call``, ``apply_patch_call``; a ``shell_call`` unless its ``environment`` is a container
+  - client calls (id = ``call_id``): ``function_call``, ``computer_call``, ``local_shell_call``,
+    ``apply_patch_call``; a ``custom_tool_call`` of a custom tool the request declared (``response.tools`` of
+    ``response.created`` names them: a ``custom_tool_call`` of any other name is one of the provider's own
+    tools -- xAI streams its X search that way -- and, without a ``response.created``, the type decides); a
+    ``shell_call`` unless its ``environment`` is a container
     (``container_reference``: hosted shell, run by OpenAI; ``local`` or none: the client's runtime --
     openai-python ``ResponseFunctionShellToolCall.environment``); a ``tool_search_call`` with ``execution:
     "client"``; an ``mcp_approval_request`` (id = the item id: the client answers it with an
@@ -191,6 +194,9 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._client_done: dict[str, Unified] = {}  # closed client calls' tool_call_done, by call id (re-marking)
         self._cited: dict[tuple[Any, Any], set[int]] = {}  # (item id, content index) -> annotation indexes taken
         self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
+        #: The names of the custom tools the request declared (``response.tools`` of ``response.created``), None
+        #: until a response names its tools: a ``custom_tool_call`` of any other name is a provider's own tool.
+        self._declared: Optional[frozenset[Any]] = None
         self._event_kind: Optional[str] = None
         self._take = typed.take_deltas  # None: every event takes the full decode
         self._notes: list[Any] = [None, None]  # the last sequence_number the reader saw (see _DELTA_RULE)
@@ -336,6 +342,8 @@ class OpenAINormalizer(DelegatingNormalizer):
             return type(where) is str and where.startswith("container")
         if kind == "tool_search_call":
             return item.get("execution") != "client"
+        if kind == "custom_tool_call" and self._declared is not None:
+            return item.get("name") not in self._declared  # not a custom tool of the request: a provider's own
         return kind not in self.client_items
 
     def _open(self, key: str, kind: str, item: dict[str, Any], output_index: Any = None) -> OpenCall:
@@ -571,7 +579,11 @@ class OpenAINormalizer(DelegatingNormalizer):
         return response
 
     def _created(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
-        self._meta(obj)
+        tools = self._meta(obj).get("tools")
+        if type(tools) is list and self._declared is None:
+            self._declared = frozenset(
+                tool.get("name") for tool in tools if type(tool) is dict and tool.get("type") == "custom"
+            )
         return [new_event("raw", obj, "", seq)]
 
     def _terminal(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
