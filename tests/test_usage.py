@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from helpers import load_manifest
+from helpers import CORPUS, load_manifest
+from ssewire import collect, iter_unified
 from ssewire.usage import Usage
 
 CAPTURES = [c for c in load_manifest() if c["expected"]["usage"] is not None]
@@ -111,3 +112,19 @@ def test_corpus_totals_add_up(capture: dict[str, Any]) -> None:
     reported = raw.get("completion_tokens_details", {}).get("reasoning_tokens", 0)
     if reported <= raw.get("completion_tokens", reported):  # OpenRouter once reported more reasoning than output
         assert u.reasoning_tokens is None or u.output_tokens >= u.reasoning_tokens
+
+
+def test_xai_cost_in_usd_ticks_is_the_streams_cost_in_usd() -> None:
+    """1 tick = 1e-10 USD; every xAI chat recording that reports ticks gives them as ``result.cost``."""
+    checked = 0
+    for path in sorted((CORPUS / "xai").glob("chat-*.sse")):
+        result = collect(iter_unified([path.read_bytes()], "xai"))
+        ticks = result.usage.raw.get("cost_in_usd_ticks") if result.usage is not None else None
+        if isinstance(ticks, int):
+            assert result.cost == pytest.approx(ticks / 1e10) and 0 < result.cost < 1
+            checked += 1
+    if CORPUS.is_dir():
+        assert checked >= 3
+    assert Usage.from_raw({"prompt_tokens": 1, "completion_tokens": 2, "cost_in_usd_ticks": 25}).cost == 25e-10
+    assert Usage.from_raw({"prompt_tokens": 1, "completion_tokens": 2, "cost": 0.5}).cost == 0.5  # OpenRouter
+    assert Usage.from_raw({"prompt_tokens": 1, "completion_tokens": 2}).cost is None
