@@ -18,12 +18,40 @@ from ._env import env_flag
 __all__ = ["BACKEND", "FIRST_ERRORS", "loads", "loads_exact", "loads_first", "loads_retry"]
 
 
-def _std_loads(text: str) -> Any:
-    """``json.loads``, with nesting too deep for it reported as the ``ValueError`` it is."""
+def _exact_loads(text: str) -> Any:
+    """``json.loads``, with nesting too deep for it reported as the ``ValueError`` it is; an integer longer than
+    Python's ``int_max_str_digits`` raises ``ValueError`` too (for tool arguments: exact, or an error that says
+    why)."""
     try:
         return json.loads(text)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+
+
+def _int_or_float(digits: str) -> Any:
+    """A JSON integer: exact, or a float when it has more digits than Python converts (``int_max_str_digits``,
+    process-wide: never changed here), as orjson and JavaScript read one beyond their range."""
+    try:
+        return int(digits)
+    except ValueError:
+        return float(digits)
+
+
+def _std_loads(text: str) -> Any:
+    """:func:`_exact_loads` for payloads: a valid document whose integer is longer than ``int_max_str_digits`` is
+    decoded with that integer as a float (the same value on every path: the compiled reader and msgspec take such
+    payloads too), never a bare ``ValueError``."""
+    try:
+        return _exact_loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # not a syntax error: an integer too long to convert
+        if "nested" in str(exc):
+            raise
+        try:
+            return json.loads(text, parse_int=_int_or_float)
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
 
 
 def _make_loads() -> tuple[
@@ -34,7 +62,7 @@ def _make_loads() -> tuple[
     rejects that the standard library accepts (``NaN``, ``1e400``, lone surrogates) is retried with it."""
     std: tuple[type[BaseException], ...] = (ValueError, RecursionError)
     if env_flag("SSEWIRE_NO_FAST_JSON") or env_flag("SSEWIRE_NO_ORJSON"):  # the old name means the same
-        return _std_loads, json.loads, None, "json", std
+        return _std_loads, json.loads, _std_loads, "json", std
     if not env_flag("SSEWIRE_NO_MSGSPEC"):
         try:
             import msgspec
@@ -47,7 +75,7 @@ def _make_loads() -> tuple[
     try:
         import orjson
     except ImportError:
-        return _std_loads, json.loads, None, "json", std
+        return _std_loads, json.loads, _std_loads, "json", std
     first = _bounded(orjson.loads)
     return _retrying(first, std), first, _std_loads, "orjson", std
 
@@ -86,6 +114,7 @@ def _retrying(first: Callable[[str], Any], errors: tuple[type[BaseException], ..
 #: which itself only ever raises ``ValueError``.
 loads, loads_first, loads_retry, BACKEND, FIRST_ERRORS = _make_loads()
 
-#: The standard library's decoder (``ValueError`` only): exact integers of any size, for values parsed once per
-#: tool call (arguments), where precision matters more than speed.
-loads_exact: Callable[[str], Any] = _std_loads
+#: The standard library's decoder (``ValueError`` only): exact integers (up to ``int_max_str_digits``; longer
+#: ones are a ``ValueError``), for values parsed once per tool call (arguments), where precision matters more
+#: than speed.
+loads_exact: Callable[[str], Any] = _exact_loads
