@@ -154,7 +154,8 @@ def test_many_responses_each_get_their_done_and_usage_is_the_last_responses() ->
     assert types(events).count("done") == 2
     result = collect(events)
     assert result.usage is not None and result.usage.output_tokens == 30
-    assert normalizer.response_id == "r2"  # the response the session is on
+    assert normalizer.current_response_id == "r2"  # the response the session is on
+    assert normalizer.response_id == "r1"  # the session is named by its first response, at any chunking
 
 
 def test_usage_reads_the_realtime_token_details() -> None:

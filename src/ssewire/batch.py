@@ -186,6 +186,8 @@ def _parse(body: Chunk, decoder: StreamDecoder, accumulator: Accumulator) -> boo
             )
         )
         return not decoder.normalizer.done
+    finally:
+        accumulator.adopt_meta(decoder.normalizer.response_id, decoder.normalizer.model)
     accumulator.take(tail)
     return any(_is_truncation(event) for event in tail)
 

@@ -19,6 +19,7 @@ from .usage import Usage
 __all__ = ["DELTA_KINDS", "Accumulator", "StreamResult", "ToolCall", "collect"]
 
 _TEXTS = frozenset({"text_delta", "reasoning_delta"})
+_JOIN_EVERY = 4096  # deltas held as separate strings before they are joined into one
 
 #: The events that carry a piece of the answer (what time-to-first-token and the gaps between tokens measure).
 DELTA_KINDS = frozenset({"text_delta", "reasoning_delta", "tool_call_start", "tool_call_delta"})
@@ -170,6 +171,7 @@ class Accumulator:
         "_done",
         "_meta_found",
         "_order",
+        "_parts",
         "_reasoning",
         "_result",
         "_sink",
@@ -182,6 +184,9 @@ class Accumulator:
     def __init__(self) -> None:
         self._text: list[str] = []
         self._reasoning: list[str] = []
+        #: Text and reasoning joined so far: every _JOIN_EVERY deltas are joined into one string (the deltas'
+        #: objects cost ~60 bytes each; the text alone, ~its length).
+        self._parts: tuple[list[str], list[str]] = ([], [])
         self._calls: dict[Optional[str], ToolCall] = {}
         self._order: list[ToolCall] = []
         self._result = StreamResult()
@@ -302,6 +307,27 @@ class Accumulator:
                     add(event)
         self.events += inline
         self.deltas += inline
+        if len(self._text) >= _JOIN_EVERY or len(self._reasoning) >= _JOIN_EVERY:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Join the text and reasoning deltas taken so far once there are many (the lists keep their identity:
+        the compiled reader's sink appends to them)."""
+        for pieces, joined in zip((self._text, self._reasoning), self._parts):
+            if len(pieces) >= _JOIN_EVERY:
+                joined.append("".join(pieces))
+                pieces.clear()
+
+    def adopt_meta(self, response_id: Optional[str], model: Optional[str]) -> None:
+        """Take the stream's id and model from its normaliser (``StreamDecoder`` calls this after each chunk)
+        instead of looking for them in every event's payload: from now on no payload is searched. The first id
+        and model the normaliser names are the stream's (normalisers keep the first they read)."""
+        result = self._result
+        if result.response_id is None:
+            result.response_id = response_id
+        if result.model is None:
+            result.model = model
+        self._meta_found = True
 
     def text_sink(self) -> Any:
         """Where a normaliser may put the text of plain text and reasoning deltas instead of making their events
@@ -321,6 +347,8 @@ class Accumulator:
                 self.events += sink.taken
                 self.deltas += sink.taken
                 sink.taken = 0
+                if len(self._text) >= _JOIN_EVERY or len(self._reasoning) >= _JOIN_EVERY:
+                    self._compact()
 
     def _meta(self, raw: Any) -> None:
         """Response id and model from the first payloads that name them, as their provider reads them."""
@@ -347,8 +375,9 @@ class Accumulator:
         closed are in ``incomplete_tool_calls`` (``arguments`` None, ``arguments_raw`` the text that arrived).
         ``usage`` is ``partial`` unless the stream delivered its terminal ``done``."""
         result = self._result
-        result.text = "".join(self._text)
-        result.reasoning = "".join(self._reasoning)
+        text, reasoning = self._parts
+        result.text = "".join(text + self._text) if text else "".join(self._text)
+        result.reasoning = "".join(reasoning + self._reasoning) if reasoning else "".join(self._reasoning)
         result.tool_calls = [call for call in self._order if call.complete]
         incomplete = [call for call in self._order if not call.complete]
         for call in incomplete:

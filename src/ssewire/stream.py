@@ -204,6 +204,8 @@ class StreamDecoder:
     def _feed_bytes_into(self, chunk: Chunk, accumulator: Accumulator) -> None:
         first = self._head is not None
         events = self._framed(chunk)
+        if first and events:
+            accumulator.adopt_meta(None, None)  # the id and model come from the normaliser, not from every payload
         if first and len(events) > 1:
             # The stream's first event alone, then the rest: what it names (the API, the stream's id and model)
             # lets the rest of the same chunk take the compiled delta reader (a stored body is a single chunk).
@@ -214,9 +216,17 @@ class StreamDecoder:
 
     def _normalize_into(self, events: list[SSEEvent], accumulator: Accumulator) -> None:
         before = accumulator.events
-        self.normalizer.normalize_into(events, accumulator)
+        normalizer = self.normalizer
+        normalizer.normalize_into(events, accumulator)
         if accumulator.events > before:
-            self._delivered(events, self.normalizer.last_sequence)
+            self._delivered(events, normalizer.last_sequence)
+        accumulator.adopt_meta(normalizer.response_id, normalizer.model)
+
+    def close_into(self, accumulator: Accumulator) -> None:
+        """End of stream into ``accumulator``: ``accumulator.take(close())``, and the stream's id and model as the
+        normaliser read them."""
+        accumulator.take(self.close())
+        accumulator.adopt_meta(self.normalizer.response_id, self.normalizer.model)
 
     def _framed(self, chunk: Chunk) -> list[SSEEvent]:
         """The framed events ``chunk`` completes (replays of a resumed stream dropped); keeps the body's head."""
@@ -421,7 +431,7 @@ class UnifiedEvents(Iterator[Unified]):
         feed = decoder.feed_into
         for chunk in chunks:
             feed(chunk, accumulator)
-        accumulator.take(decoder.close())
+        decoder.close_into(accumulator)
         return True
 
 

@@ -214,7 +214,7 @@ class StreamTap:
                 accumulator = self._accumulator
                 events, deltas = accumulator.events, accumulator.deltas
                 try:
-                    accumulator.take(decoder.close())
+                    decoder.close_into(accumulator)
                 except Exception as exc:  # likewise
                     self._fail(exc)
                 self._observed(events, deltas, self._clock() - self._started)

@@ -314,7 +314,8 @@ class AnthropicNormalizer(Normalizer):
         message = obj.get("message")
         out.append(new_event("raw", obj))
         if type(message) is dict:
-            self.response_id = str_or(message.get("id"), self.response_id)
+            if self.response_id is None:  # the stream is named by its first message (a second one is an error)
+                self.response_id = str_or(message.get("id"), None)
             self.model = str_or(message.get("model"), self.model)
             usage = message.get("usage")
             if type(usage) is dict:

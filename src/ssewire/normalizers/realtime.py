@@ -74,6 +74,8 @@ class OpenAIRealtimeNormalizer(Normalizer):
         self.transcripts_as_text = transcripts_as_text
         #: ``status_details`` of the last ``response.done``.
         self.status_details: Any = None
+        #: The id of the response the session is on (``response_id`` names the session by its first response).
+        self.current_response_id: Optional[str] = None
         self._calls: dict[str, OpenCall] = {}  # open calls by item id
         self._client_calls = False  # the open response made client calls
 
@@ -115,7 +117,9 @@ class OpenAIRealtimeNormalizer(Normalizer):
     def _response_created(self, obj: dict[str, Any]) -> list[Unified]:
         response = obj.get("response")
         if type(response) is dict:
-            self.response_id = str_or(response.get("id"), self.response_id)
+            self.current_response_id = str_or(response.get("id"), self.current_response_id)
+            if self.response_id is None:  # the session is named by its first response
+                self.response_id = self.current_response_id
         self.done = self.finished = False
         self._client_calls = False
         return [new_event("raw", obj)]
