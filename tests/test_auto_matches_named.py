@@ -20,18 +20,13 @@ CAPTURES = load_manifest()
 
 
 def _view(result: StreamResult) -> dict[str, Any]:
-    return {
-        "text": result.text,
-        "reasoning": result.reasoning,
-        "tool_calls": [call.to_dict() for call in result.tool_calls],
-        "incomplete": [call.to_dict() for call in result.incomplete_tool_calls],
-        "stop": (result.stop_reason, result.raw_stop_reason),
-        "usage": None if result.usage is None else {k: v for k, v in result.usage.to_dict().items() if k != "source"},
-        "error": None if result.error is None else (result.error.get("type"), result.error.get("message")),
-        "signatures": result.signatures,
-        "citations": [c.to_dict(with_raw=False) for c in result.citations],
-        "meta": (result.response_id, result.model),
-    }
+    """The result, less what names the normaliser that read it (the usage reader's name, a truncation message)."""
+    out = result.to_dict(with_raw=False)
+    if out["usage"] is not None:
+        del out["usage"]["source"]
+    if result.error is not None:
+        out["error"] = (result.error.get("type"), result.error.get("message"))
+    return out
 
 
 def _compare(data: bytes, provider: str, framing: str) -> None:

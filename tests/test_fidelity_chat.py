@@ -47,20 +47,7 @@ def both(*items: Any) -> tuple[StreamResult, StreamResult]:
 
 def view(result: StreamResult) -> dict[str, Any]:
     """Every field of a result that a provider's rules decide."""
-    return {
-        "text": result.text,
-        "reasoning": result.reasoning,
-        "tool_calls": [c.to_dict() for c in result.tool_calls],
-        "incomplete": [c.to_dict() for c in result.incomplete_tool_calls],
-        "stop": result.stop_reason,
-        "raw_stop": result.raw_stop_reason,
-        "usage": None if result.usage is None else result.usage.to_dict(),
-        "error": result.error,
-        "signatures": result.signatures,
-        "citations": [c.to_dict() for c in result.citations],
-        "response_id": result.response_id,
-        "model": result.model,
-    }
+    return result.to_dict()
 
 
 # -- auto == the named provider, on every chat fixture and recording ---------------------------------------------

@@ -107,3 +107,21 @@ def test_result_is_linear_in_the_number_of_deltas() -> None:
     for _ in range(300_000):
         acc.add(delta)
     assert len(acc.result.text) == 300_000
+
+
+def test_a_result_as_a_dict_is_json_ready_and_says_everything() -> None:
+    import json
+
+    from helpers import FIXTURES
+    from ssewire import collect, iter_unified
+
+    for name, provider in (
+        ("openai-responses-annotations.sse", "openai"),
+        ("anthropic-messages-tool-use.sse", "anthropic"),
+    ):
+        result = collect(iter_unified([(FIXTURES / name).read_bytes()], provider))  # type: ignore[arg-type]
+        out = result.to_dict()
+        assert json.loads(json.dumps(out)) == out
+        assert out["text"] == result.text and len(out["tool_calls"]) == len(result.tool_calls)
+        assert [c["url"] for c in out["citations"]] == [c.url for c in result.citations]
+        assert "raw" not in result.to_dict(with_raw=False)["usage"]

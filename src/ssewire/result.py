@@ -155,6 +155,30 @@ class StreamResult:
         """The most recent reasoning signature, or None."""
         return self.signatures[-1] if self.signatures else None
 
+    def to_dict(self, *, with_raw: bool = True) -> dict[str, Any]:
+        """The result as a JSON-ready dict: every field, calls and citations as dicts, ``usage`` as
+        :meth:`Usage.to_dict` (``raw`` usage and citation objects left out unless ``with_raw``)."""
+        usage = None if self.usage is None else self.usage.to_dict()
+        if usage is not None and not with_raw:
+            del usage["raw"]
+        return {
+            "text": self.text,
+            "reasoning": self.reasoning,
+            "tool_calls": [call.to_dict() for call in self.tool_calls],
+            "incomplete_tool_calls": [call.to_dict() for call in self.incomplete_tool_calls],
+            "stop_reason": self.stop_reason,
+            "raw_stop_reason": self.raw_stop_reason,
+            "usage": usage,
+            "usage_provenance": self.usage_provenance,
+            "cost": self.cost,
+            "error": self.error,
+            "signatures": list(self.signatures),
+            "citations": [citation.to_dict(with_raw=with_raw) for citation in self.citations],
+            "response_id": self.response_id,
+            "model": self.model,
+            "last_sequence": self.last_sequence,
+        }
+
     def __repr__(self) -> str:
         return (
             f"StreamResult(text={self.text!r}, reasoning={self.reasoning!r}, tool_calls={self.tool_calls!r}, "
