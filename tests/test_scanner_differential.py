@@ -190,6 +190,36 @@ def test_sse_every_two_chunk_split(stream: bytes, data: st.DataObject) -> None:
         assert events_and_error(COMPILED, "sse", chunks, kwargs) == expected  # type: ignore[arg-type]
 
 
+@st.composite
+def many_data_lines(draw: st.DrawFn) -> bytes:
+    """Events of up to a few hundred data lines (past the twin's fold of 64 values into one), mostly empty or
+    short, with other fields and line ends mixed in; maybe no blank line at the end."""
+    events = []
+    for _ in range(draw(st.integers(1, 3))):
+        value = draw(st.sampled_from([b"", b"", b"x", b" y", b"\xe2\x82", b"z" * 50]))
+        eol = draw(_eol)
+        lines = [b"data:" + value + eol] * draw(st.integers(0, 300))
+        for _ in range(draw(st.integers(0, 3))):
+            lines.insert(draw(st.integers(0, len(lines))), draw(_line))
+        events.append(b"".join(lines) + draw(st.sampled_from([b"\n", b"\r\n\r\n", b"\n\n", b""])))
+    return b"".join(events)
+
+
+@settings(max_examples=EXAMPLES // 3, deadline=None)
+@given(
+    stream=many_data_lines(),
+    cuts=st.lists(st.integers(0, 3000), max_size=6),
+    max_buffer=st.sampled_from([None, 40, 64, 65, 100, 300, 1000]),
+    flush=st.booleans(),
+    kinds=_kinds,
+)
+def test_sse_many_data_lines(
+    stream: bytes, cuts: list[int], max_buffer: Optional[int], flush: bool, kinds: list[int]
+) -> None:
+    """The data's bound (each line adds its length plus a newline) and the joined data, the same in both twins."""
+    check("sse", stream, split(stream, cuts), _sse_kwargs(max_buffer, flush), kinds)
+
+
 # --- JSON-array bodies -----------------------------------------------------------------------------------
 
 _jtext = st.lists(st.sampled_from([*'ab{}[]",:\\ \n', "é", "\x00", "\\\\", '\\"', "\ud7ff"]), max_size=10).map("".join)

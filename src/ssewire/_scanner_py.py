@@ -209,6 +209,32 @@ def _split_lines(block: Union[bytes, bytearray]) -> list[Union[bytes, bytearray]
     return lines
 
 
+#: Data values an SSE event holds as they came before they are folded into one (:func:`_fold`).
+_DATA_SLOTS = 64
+_FOLD_BATCH = 1024
+
+
+class _Folded(bytearray):
+    """The joined data of an event's first data lines, grown in place by :func:`_fold`."""
+
+    __slots__ = ()
+
+
+def _fold(data: list[Union[bytes, bytearray]]) -> None:
+    """Make ``data`` (an event's data values) one value, their join (a :class:`_Folded` that later folds grow in
+    place), so an event of many data lines holds about its data's bytes (at most ``max_buffer``) plus the values
+    of one window: not a list slot per line, nor, at dispatch, a buffer per line for ``join`` (it joins at most
+    ``_FOLD_BATCH`` values at a time)."""
+    first = data[0]
+    if type(first) is not _Folded:
+        first = _Folded(first)
+    for at in range(1, len(data), _FOLD_BATCH):
+        first += b"\n"
+        first += b"\n".join(data[at : at + _FOLD_BATCH])
+    del data[1:]
+    data[0] = first
+
+
 def _overflow(what: str, limit: int) -> SSEBufferOverflow:
     return SSEBufferOverflow(f"{what} exceeds max_buffer ({limit} bytes)")
 
@@ -270,7 +296,7 @@ class SSEParser(_Scanner):
         self._parts: list[Union[bytes, bytearray]] = []
         self._tail = bytearray()
         self._held = 0
-        self._data: list[Union[bytes, bytearray]] = []  # data values of the event being read
+        self._data: list[Union[bytes, bytearray]] = []  # data values of the event being read (see _fold)
         self._data_size = -1  # bytes of the joined data so far (-1: no data line yet)
         self._event: Optional[bytes] = None  # event type of the event being read
         self._id: Optional[str] = None  # the last event ID buffer
@@ -378,6 +404,8 @@ class SSEParser(_Scanner):
         else:
             lines = block.splitlines()
         _take_lines(self, lines, chunk[end + 1 :], end == cr, out)
+        if len(self._data) >= _DATA_SLOTS:
+            _fold(self._data)  # many data lines (checked per window, not per line: the list holds one window's)
 
     def _finish_line(self, chunk: bytes, out: list[SSEEvent]) -> bytes:
         """Complete the pending line with the start of ``chunk`` when it holds the line's end; return the rest of
@@ -449,7 +477,13 @@ class SSEParser(_Scanner):
             self._event = None
             return
         data = self._data
-        joined = data[0] if len(data) == 1 else b"\n".join(data)
+        if len(data) == 1:
+            joined = data[0]
+        elif type(data[0]) is _Folded:
+            _fold(data)
+            joined = data[0]
+        else:
+            joined = b"\n".join(data)
         name = self._event
         if name is None or not name:
             event_type = "message"

@@ -32,6 +32,19 @@ Chunk = Union[bytes, bytearray, memoryview]
 _WHITESPACE = b" \t\r\n"
 
 
+def _skip_whitespace(data: bytes) -> bytes:
+    """``data`` from its first byte that is not a space, tab, CR or LF (``b""`` when there is none)."""
+    rest = data.lstrip()  # ASCII whitespace at C speed; it takes VT and FF too, which are content here
+    skipped = len(data) - len(rest)
+    if skipped and (data.find(b"\v", 0, skipped) >= 0 or data.find(b"\f", 0, skipped) >= 0):
+        return data.lstrip(_WHITESPACE)
+    return rest
+
+
+#: While the head is shorter than this, the recognisers are asked again on every chunk.
+_SHORT_HEAD = 64
+
+
 class Scanner(Protocol):
     """What every framing's scanner does (both implementations, and :class:`AutoScanner`)."""
 
@@ -47,7 +60,10 @@ class Scanner(Protocol):
 class Framing(NamedTuple):
     """One framing: ``name``; ``scanner(max_buffer)`` builds its scanner; ``content_types``: the media types that
     announce it; ``recognise(head)``: given the first bytes that are not whitespace (after a BOM), True when they
-    open this framing, False when they do not, None when more bytes are needed to tell."""
+    open this framing, False when they do not (for good: more bytes must not change it), None when more bytes are
+    needed to tell. :class:`AutoScanner` asks again on every chunk while the head is shorter than 64 bytes, then
+    only on a chunk where a line's content starts or ends (not on whitespace alone): a verdict that needs more
+    than 64 bytes must follow from the first lines (so detection stays linear in the size of the head)."""
 
     name: str
     scanner: Callable[[int], Scanner]
@@ -126,14 +142,23 @@ def framing_for_content_type(content_type: Optional[str]) -> FramingName:
 
 class AutoScanner:
     """Recognises the framing from the first bytes that are not whitespace (after a BOM), asking each registered
-    framing in order, then behaves as that framing's scanner. Holds only those first bytes until then (bounded
-    by ``max_buffer``)."""
+    framing in order, then behaves as that framing's scanner, which is then given every byte held so far, as they
+    came (so the events and errors are those of that framing named). Until then the start of the body is held,
+    bounded by ``max_buffer`` (:class:`~ssewire.SSEBufferOverflow` past it, leading whitespace included), and read
+    in time linear in its size: each chunk's bytes are looked at once to find where the head starts and whether a
+    line's content started or ended; the recognisers are asked again only when a chunk does one of those (or
+    while the head is under :data:`_SHORT_HEAD` bytes), see :class:`Framing`. An error is kept: every later call
+    raises it again."""
 
-    __slots__ = ("_held", "_max_buffer", "framing", "inner")
+    __slots__ = ("_body", "_error", "_head", "_held", "_in_line", "_max_buffer", "framing", "inner")
 
     def __init__(self, max_buffer: int = DEFAULT_MAX_BUFFER) -> None:
         self._max_buffer = max_buffer
-        self._held = b""
+        self._held = bytearray()  # every byte so far, while the framing is undecided
+        self._body = -1  # where the body starts in _held: 3 past a BOM, else 0 (-1: the BOM check needs more)
+        self._head = -1  # where the head (the first byte that is not whitespace) is in _held (-1: not yet)
+        self._in_line = True  # the last line of the head has content (not only whitespace) so far
+        self._error: Optional[SSEBufferOverflow] = None
         self.inner: Optional[Scanner] = None
         #: The framing recognised (None until it is).
         self.framing: Optional[str] = None
@@ -147,28 +172,58 @@ class AutoScanner:
         """Scan one chunk (see the chosen scanner's ``feed``)."""
         if self.inner is not None:
             return self.inner.feed(data)
+        if self._error is not None:
+            raise self._error
         if isinstance(data, (str, int)):
             raise chunk_type_error(data)
         try:
-            held = self._held + bytes(data)
+            piece = data if type(data) is bytes else bytes(data)
         except TypeError:
             raise chunk_type_error(data) from None
-        name = self._recognise(held)
-        if name is None:
-            if len(held) > self._max_buffer:
-                raise SSEBufferOverflow(f"the start of the body exceeds max_buffer ({self._max_buffer} bytes)")
-            self._held = held
-            return []
-        return self._start(name, held)
+        held = self._held
+        held += piece
+        if self._new_bytes(piece):
+            name = self._recognise(bytes(held[self._head :]))
+            if name is not None:
+                return self._start(name)
+        if len(held) > self._max_buffer:
+            self._error = SSEBufferOverflow(f"the start of the body exceeds max_buffer ({self._max_buffer} bytes)")
+            self._held = bytearray()
+            raise self._error
+        return []
 
-    def _recognise(self, held: bytes) -> Optional[str]:
-        """The framing ``held`` (the body so far) opens, or None when more bytes are needed."""
-        if len(held) < 3 and BOM.startswith(held):
-            return None
-        body = held[3:] if held.startswith(BOM) else held
-        head = body.lstrip(_WHITESPACE)
-        if not head:
-            return None
+    def _new_bytes(self, piece: bytes) -> bool:
+        """Take note of ``piece`` (just added to ``_held``): where the body and the head start, whether the head's
+        last line has content. True when the recognisers must be asked (again). Looks at ``piece`` only."""
+        held = self._held
+        if self._body < 0:
+            if len(held) < 3 and BOM.startswith(held):
+                return False
+            self._body = 3 if held.startswith(BOM) else 0
+            piece = bytes(held[self._body :])  # the body so far (at most 3 bytes more than piece)
+        if self._head < 0:
+            head = _skip_whitespace(piece)
+            if not head:
+                return False
+            self._head = len(held) - len(head)
+            piece = head
+            self._in_line = False  # the head's first byte starts a line's content (below)
+        ask = len(held) - self._head <= _SHORT_HEAD
+        end = max(piece.rfind(b"\n"), piece.rfind(b"\r"))
+        if self._in_line:
+            ask = ask or end >= 0  # a line with content ended
+        else:
+            ask = ask or bool(_skip_whitespace(piece))  # a line's content started
+        if end >= 0:
+            self._in_line = bool(_skip_whitespace(piece[end + 1 :]))
+        elif not self._in_line:
+            self._in_line = bool(_skip_whitespace(piece))
+        return ask
+
+    @staticmethod
+    def _recognise(head: bytes) -> Optional[str]:
+        """The framing ``head`` (the body so far from its first byte that is not whitespace) opens, or None when
+        more bytes are needed."""
         for framing in FRAMINGS_BY_NAME.values():
             verdict = framing.recognise(head)
             if verdict is None:
@@ -177,16 +232,19 @@ class AutoScanner:
                 return framing.name
         return _DEFAULT
 
-    def _start(self, name: str, held: bytes) -> list[SSEEvent]:
+    def _start(self, name: str) -> list[SSEEvent]:
+        """Build ``name``'s scanner and give it what was held."""
         self.framing = name
         self.inner = FRAMINGS_BY_NAME[name].scanner(self._max_buffer)
-        self._held = b""
+        held, self._held = self._held, bytearray()
         return self.inner.feed(held) if held else []
 
     def close(self) -> list[SSEEvent]:
         """End of stream (a body that never showed its framing is read as SSE)."""
         if self.inner is None:
-            self._start(_DEFAULT, self._held)
+            if self._error is not None:
+                raise self._error
+            self._start(_DEFAULT)
         assert self.inner is not None
         return self.inner.close()
 
