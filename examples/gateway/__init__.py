@@ -3,6 +3,8 @@ reverse proxy that forwards LLM streams byte for byte while a :class:`ssewire.St
 usage and timings, optionally exported through :mod:`ssewire.otel`.
 
 - :mod:`.app`: ``create_app(upstream_base_url, ...)``, the proxy;
+- :mod:`.limits`: :class:`Limits`, the bounds on each connection and request (body, head, timeouts);
+- :mod:`.errors`: the gateway's own errors, in the shape of the route's provider;
 - :mod:`.record`: :class:`Record`, what is handed over after each request, and :class:`Recorder`, which keeps them;
 - :mod:`.telemetry`: the span and GenAI metrics of each request (OpenTelemetry, only when asked for);
 - :mod:`.serve`: uvicorn in the foreground or in a background thread;
@@ -11,6 +13,17 @@ usage and timings, optionally exported through :mod:`ssewire.otel`.
 """
 
 from .app import HOP_BY_HOP, PATH_PROVIDERS, create_app, provider_for_path
+from .limits import DEFAULT_LIMITS, Limits
 from .record import Record, RecordCallback, Recorder
 
-__all__ = ["HOP_BY_HOP", "PATH_PROVIDERS", "Record", "RecordCallback", "Recorder", "create_app", "provider_for_path"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "HOP_BY_HOP",
+    "PATH_PROVIDERS",
+    "Limits",
+    "Record",
+    "RecordCallback",
+    "Recorder",
+    "create_app",
+    "provider_for_path",
+]

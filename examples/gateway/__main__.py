@@ -2,18 +2,21 @@
 
 Each finished request is logged as one JSON line (``--records``, to stderr): status, stop reason, usage and
 provenance, timings. ``--otel-console`` prints spans and GenAI metrics with the OpenTelemetry SDK's console
-exporters (``pip install opentelemetry-sdk``)."""
+exporters (``pip install opentelemetry-sdk``). Each field of :class:`~examples.gateway.limits.Limits` is an option
+(``--max-body BYTES``, ``--idle-timeout SECONDS`` ...; ``none`` turns a timeout off)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ssewire.names import ProviderName, literal_values
 
 from .app import create_app
+from .limits import DEFAULT_LIMITS, Limits
 from .record import Record
 from .serve import serve
 
@@ -34,6 +37,15 @@ def _console_telemetry() -> dict[str, Any]:
     return {"tracer_provider": tracer_provider, "meter_provider": MeterProvider(metric_readers=[reader])}
 
 
+def _optional(kind: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse type: ``kind(text)``, or None for ``none`` (a bound turned off)."""
+
+    def parse(text: str) -> Any:
+        return None if text.lower() == "none" else kind(text)
+
+    return parse
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m examples.gateway", description=__doc__.split("\n")[0])
     parser.add_argument("--upstream", required=True, help="the upstream's base URL, e.g. https://api.openai.com")
@@ -44,11 +56,18 @@ def main(argv: Optional[list[str]] = None) -> None:
     )
     parser.add_argument("--records", action="store_true", help="log a JSON line per request to stderr")
     parser.add_argument("--otel-console", action="store_true", help="print spans and metrics (opentelemetry-sdk)")
+    for field in dataclasses.fields(Limits):
+        default = getattr(DEFAULT_LIMITS, field.name)
+        kind = int if isinstance(default, int) else float
+        parser.add_argument(
+            "--" + field.name.replace("_", "-"), type=_optional(kind), default=default, help=f"default: {default}"
+        )
     args = parser.parse_args(argv)
+    limits = Limits(**{field.name: getattr(args, field.name) for field in dataclasses.fields(Limits)})
     telemetry = _console_telemetry() if args.otel_console else {}
     record = _print_record if args.records else None
-    app = create_app(args.upstream, provider=args.provider, record=record, **telemetry)
-    serve(app, args.host, args.port)
+    app = create_app(args.upstream, provider=args.provider, record=record, limits=limits, **telemetry)
+    serve(app, args.host, args.port, limits=limits)
 
 
 if __name__ == "__main__":
