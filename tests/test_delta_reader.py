@@ -31,16 +31,21 @@ ARGUMENT_EVENTS = ["response.function_call_arguments.delta", "response.custom_to
 
 
 def _both(
-    provider: str, events: list[Any], first: tuple[Any, ...] = (), last: tuple[Any, ...] = ()
+    provider: str,
+    events: list[Any],
+    first: tuple[Any, ...] = (),
+    last: tuple[Any, ...] = (),
+    taught: tuple[Any, ...] = (),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Normalizer]:
-    """The events with the reader on and off, as dicts with ``raw``, after ``first`` and before ``last`` (each fed
-    as a batch of its own); and the normaliser that read them."""
+    """The events with the reader on and off, as dicts with ``raw``, after ``first`` then ``taught`` and before
+    ``last`` (each fed as a batch of its own); and the normaliser that read them."""
     results = []
     for on in (True, False):
         typed.set_enabled(on)
         try:
             normalizer = normalizer_for(provider)  # type: ignore[arg-type]
             made = normalizer.normalize(list(first)) if first else []
+            made += normalizer.normalize(list(taught)) if taught else []
             made += normalizer.normalize(events)
             made += normalizer.normalize(list(last)) if last else []
             results.append(([e.to_dict(with_raw=True) for e in made], normalizer))
@@ -246,16 +251,15 @@ _MANGLE = [
 
 def _check(
     provider: str, name: Any, data: str, first: tuple[Any, ...] = (), primed: str = "", last: tuple[Any, ...] = ()
-) -> None:
+) -> Normalizer:
     """The events of ``first``, the payload, then ``last`` are the same with the reader on and off (after the
-    reader took ``primed``, when given: it learned that payload's shape, so the payload may be read by it)."""
-    if primed:
-        normalizer = normalizer_for(provider)  # type: ignore[arg-type]
-        normalizer.normalize(list(first))
-        normalizer.normalize([_compiled(name, primed)])
+    same normaliser took ``primed``, when given: its rule learned that payload's shape -- what a stream learns is
+    its own -- so the payload may be read by it)."""
+    taught = (_compiled(name, primed),) if primed else ()
     for event in (_compiled(name, data), PyEvent(name, data)):
-        got, want, _ = _both(provider, [event], first, last)
+        got, want, reader = _both(provider, [event], first, last, taught)
         assert got == want, data
+    return reader
 
 
 #: A chat stream's first chunk: it names the id and model, after which the reader takes text chunks.
@@ -463,11 +467,11 @@ def test_the_reader_is_off_when_typed_decoding_is(typed_decoding_off: None) -> N
 
 
 def test_rules_are_checked() -> None:
-    with pytest.raises(ValueError, match="1 to 16 paths"):
+    with pytest.raises(ValueError, match=f"1 to {typed.MAX_PATHS} paths"):
         typed.delta_rule((), {}, 0)
-    with pytest.raises(ValueError, match="1 to 8 keys"):
-        typed.delta_rule((("a", "b", "c", "d", "e", "f", "g", "h", "i"),), {}, 0)
-    with pytest.raises(ValueError, match="1 to 8 keys"):
+    with pytest.raises(ValueError, match=f"1 to {typed.MAX_STEPS} keys"):
+        typed.delta_rule((("a",) * (typed.MAX_STEPS + 1),), {}, 0)
+    with pytest.raises(ValueError, match=f"1 to {typed.MAX_STEPS} keys"):
         typed.delta_rule((("a", 1),), {}, 0)
     with pytest.raises(ValueError, match="a string, True or None"):
         typed.delta_rule((("type",),), {"e": ("e", ((False, ((0, "text_delta"),)),))}, 0)
@@ -703,7 +707,8 @@ def test_a_payload_of_a_learned_shape_reads_as_the_full_decode(
     elif provider == "openai-chat":
         first = (_compiled("message", _CHAT_START),)
     for _ in range(2):  # the second time, the clean payload's shape is learned twice over
-        _check(provider, name, variant, first, clean, last)
+        reader = _check(provider, name, variant, first, clean, last)
+        assert reader._delta_rule.learned >= 1  # type: ignore[attr-defined]  # the variant met a learned shape
         _check(provider, name, clean, first, clean, last)
 
 
@@ -852,3 +857,53 @@ def test_converse_deltas_equal_the_full_decode(data: str, mangle: int, started: 
     first = (_compiled("contentBlockStart", _CONVERSE_TOOL),) if started else ()
     last = (_compiled("contentBlockStop", '{"contentBlockIndex":2}'),)
     _check("bedrock-converse", "contentBlockDelta", _MANGLE[mangle](data), first, data if primed else "", last)
+
+
+# -- hostile values ---------------------------------------------------------------------------------------------
+
+#: Values no delta is made of, put in place of each member's value in turn: integers longer than Python's
+#: ``int_max_str_digits`` (4300: the decode reads them as floats) and around the 640 digits every Python converts,
+#: and nesting past the reader's depth limit (256) and past the recursion limit of a recursive decoder.
+_HUGE = "1" + "0" * 5000
+_HOSTILE_VALUES = {
+    "huge-int": _HUGE,
+    "huge-negative": "-" + _HUGE,
+    "huge-fraction": _HUGE + ".5",
+    "640-digits": "9" * 640,
+    "641-digits": "-" + "9" * 641,
+    "deep-arrays": "[" * 3000 + "]" * 3000,
+    "deep-objects": '{"a":' * 300 + "1" + "}" * 300,
+}
+_GEMINI_CALL = (
+    '{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"a":[1.5,"x",{}],"b":1}}}]}}],'
+    '"modelVersion":"g"}'
+)
+#: name -> (provider, SSE event name, a payload the reader takes, the stream's first events, whether a call is open).
+_HOSTILE_SHAPES: dict[str, tuple[str, str, str, tuple[Any, ...], bool]] = {
+    "responses": ("openai", "response.output_text.delta", _TEXT_DELTA, (), False),
+    "responses-args": ("openai", "response.function_call_arguments.delta", _ARGS_DELTA, (), True),
+    "messages-args": ("anthropic", "content_block_delta", _BLOCK_DELTA, (), True),
+    "chat": ("openai-chat", "message", _CHAT_CHUNK, (_compiled("message", _CHAT_START),), False),
+    "gemini": ("gemini", "message", _GEMINI_SHAPE, (_compiled("message", _GEMINI_START),), False),
+    "gemini-call-args": ("gemini", "message", _GEMINI_CALL, (_compiled("message", _GEMINI_START),), False),
+}
+_MEMBER_VALUE = re.compile(r':\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null)')
+
+
+@pytest.mark.parametrize("value", sorted(_HOSTILE_VALUES))
+@pytest.mark.parametrize("shape", sorted(_HOSTILE_SHAPES))
+def test_a_hostile_value_in_any_member_reads_as_the_full_decode(shape: str, value: str) -> None:
+    """Each member's value of a shape the reader takes (after the reader learned the shape), in turn, replaced by
+    a hostile value: the same events with the reader on and off (an exception would fail the test)."""
+    provider, name, clean, first, calling = _HOSTILE_SHAPES[shape]
+    last: tuple[Any, ...] = ()
+    if calling:
+        first, last = (
+            (_compiled(_CALL_START_NAMES[provider], _CALL_STARTS[provider]),),
+            (_compiled(*_CALL_STOPS[provider]),),
+        )
+    spots = list(_MEMBER_VALUE.finditer(clean))
+    assert spots
+    for spot in spots:
+        data = clean[: spot.start(1)] + _HOSTILE_VALUES[value] + clean[spot.end(1) :]
+        _check(provider, name, data, first, clean, last)

@@ -60,3 +60,23 @@ def test_the_inflated_size_has_a_sane_default_bound_on_every_entry_point() -> No
     assert len(bomb) < 64 * 1024  # a small body ...
     row = result_row(bomb, max_inflated=1024 * 1024)  # type: ignore[call-arg]
     assert row["error_type"] == "body_too_large" and row["truncated"] is True  # ... stopped at the bound
+
+
+def test_raw_of_a_deep_payload_decodes_whatever_the_callers_stack_depth() -> None:
+    """How deep a document decodes depends on the document, never on how deep the reader's stack is; a payload
+    too deep for the full decoder is kept as its text, never an exception on reading ``raw``."""
+    chunk = (
+        b'data: {"id":'
+        + b"[" * 900
+        + b"]" * 900
+        + b',"object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+    )
+
+    def deep(depth: int) -> object:
+        return [e.raw for e in iter_unified([chunk], "openai-chat")] if depth == 0 else deep(depth - 1)
+
+    shallow = [e.raw for e in iter_unified([chunk], "openai-chat")]
+    assert deep(300) == shallow
+    from ssewire.events import LazyPayload
+
+    assert LazyPayload("[" * 5000 + "]" * 5000).value() == {"data": "[" * 5000 + "]" * 5000}

@@ -6,6 +6,9 @@ from typing import Any, Mapping, Optional, Union
 from typing_extensions import TypeAlias, disjoint_base
 
 __all__ = [
+    "MAX_PATHS",
+    "MAX_SLOTS",
+    "MAX_STEPS",
     "DeltaRule",
     "MemberPath",
     "TextSink",
@@ -15,6 +18,10 @@ __all__ = [
     "unwrap_chunks",
     "use_types",
 ]
+
+MAX_PATHS: int
+MAX_STEPS: int
+MAX_SLOTS: int
 
 _Path: TypeAlias = tuple[Union[str, int], ...]
 _Variant: TypeAlias = tuple[Union[str, bool, None], tuple[tuple[int, str], ...]]  # (tag, ((text path, kind), ...))
@@ -52,6 +59,14 @@ class DeltaRule:
         notes: tuple[tuple[int, str], ...] = (),
         not_true: tuple[int, ...] = (),
     ) -> None: ...
+    def fresh(self) -> DeltaRule: ...
+    def __copy__(self) -> DeltaRule: ...
+    def __deepcopy__(self, memo: Any) -> DeltaRule: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
+    @property
+    def learns(self) -> bool: ...
+    @property
+    def learned(self) -> int: ...
 
 @disjoint_base
 class MemberPath:

@@ -30,6 +30,9 @@ from ._json_fields cimport (
     SW_JSON_MAX_STEPS,
     SW_JSON_ONLY,
     SW_JSON_COMPACT_ROOM,
+    SW_JSON_SHAPE_MAX,
+    SW_JSON_SHAPE_SIZE,
+    SW_SLOTS_MAX,
     sw_json_compact,
     sw_json_learn,
     sw_json_locate,
@@ -45,6 +48,7 @@ from ._json_fields cimport (
     sw_slots_is,
     sw_slots_new,
 )
+from cpython.mem cimport PyMem_Realloc
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except? NULL
@@ -59,6 +63,9 @@ cdef extern from "Python.h":
     object PyLong_FromString(const char* s, char** end, int base)
 
 __all__ = [
+    "MAX_PATHS",
+    "MAX_SLOTS",
+    "MAX_STEPS",
     "DeltaRule",
     "MemberPath",
     "TextSink",
@@ -69,11 +76,17 @@ __all__ = [
     "use_types",
 ]
 
+#: The limits of the C structures, from the headers' macros (``_c/sw_json.h``, ``_c/sw_slots.h``): the paths a
+#: ``DeltaRule`` reads, the steps of one path, the ``__slots__`` of a type the reader builds.
+MAX_PATHS: int = SW_JSON_MAX_PATHS
+MAX_STEPS: int = SW_JSON_MAX_STEPS
+MAX_SLOTS: int = SW_SLOTS_MAX
+
 # -- the objects it reads and makes -------------------------------------------------------------------------------
 
 cdef sw_slots _unified, _lazy, _event, _call
 cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded
-cdef PyObject* _defaults[20]
+cdef PyObject* _defaults[SW_SLOTS_MAX]
 cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0
 cdef Py_ssize_t _id_at = 0, _name_at = 0, _fragment_at = 0, _server_at = 0, _signature_at = 0
 cdef object _undecoded = None
@@ -91,9 +104,9 @@ def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event, cal
     global _types, _type_at, _text_at, _sequence_at, _raw_at, _id_at, _name_at, _fragment_at, _server_at
     global _signature_at, _undecoded
     cdef Py_ssize_t i
+    if len(fields) != len(defaults) or len(fields) > SW_SLOTS_MAX:  # refused before anything changes
+        raise ValueError(f"one default per field, at most {SW_SLOTS_MAX} fields (SW_SLOTS_MAX), not {len(fields)}")
     _types = None
-    if len(fields) != len(defaults) or len(fields) > 20:
-        raise ValueError("one default per field, at most 20 fields")
     if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
             or sw_slots_init(&_event, event, ("event", "data")) != 1
             or sw_slots_init(&_call, call, ("id", "name", "server", "parts")) != 1):
@@ -113,7 +126,7 @@ def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event, cal
 cdef object _new_event(object kind, object data, object text, object sequence, object call):
     """``Unified(kind, text=text, sequence=sequence)`` whose ``raw`` is ``LazyPayload(data)``; for a tool argument
     delta (``call`` not None) ``text`` is the ``arguments_delta`` and the call's id, name and server are set."""
-    cdef PyObject* values[20]
+    cdef PyObject* values[SW_SLOTS_MAX]
     cdef PyObject* lazy_values[2]
     lazy_values[0] = <PyObject*>data
     lazy_values[1] = <PyObject*>_undecoded
@@ -156,6 +169,7 @@ cdef enum:
     MAX_CASES = 16
     MAX_VARIANTS = 8
     MAX_CANDIDATES = 4
+    MAX_NOTES = 4
 
 cdef enum:
     TAG_ANY = 0
@@ -178,24 +192,51 @@ cdef struct Case:
     Py_ssize_t expected_len
     int n
     Variant variants[MAX_VARIANTS]
-    sw_json_shape* shapes[2]  # the shapes of the last payloads taken (NULL until one is learned)
-    int next_shape  # the one to learn into next
+
+
+cdef class _Spec:
+    """What a :class:`DeltaRule` says, compiled (see there); never changed once built, so any number of rules and
+    threads share one."""
+
+    cdef tuple args  # what DeltaRule() was given (for copies and pickles)
+    cdef sw_json_paths c_paths
+    cdef tuple keep  # the bytes and str objects the C structures point into or name
+    cdef tuple kinds  # the event kinds candidates name, by index
+    cdef dict case_at  # SSE event name -> index into c_cases
+    cdef Case c_cases[MAX_CASES]
+    cdef int n_cases
+    cdef int n_nulls, n_absent, n_not_true
+    cdef int c_not_true[SW_JSON_MAX_PATHS]
+    cdef int c_nulls[SW_JSON_MAX_PATHS]
+    cdef int c_absent[SW_JSON_MAX_PATHS]
+    cdef int type_path, tag_path, seq_path, key_path
+    cdef int tool_kind  # the index of tool_call_delta in kinds, or -1
+    cdef int text_kind, reasoning_kind  # the indexes of text_delta and reasoning_delta in kinds, or -1
+    cdef int n_notes
+    cdef int c_notes[MAX_NOTES]
+    cdef int c_note_kinds[MAX_NOTES]  # SW_J_STRING, SW_J_INT or SW_J_OBJECT
 
 
 cdef class DeltaRule:
     """Which events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers.typed``).
 
-    ``paths``: up to 16 paths into the payload object, each 1 to 6 steps: a member key, or 0 for the one element
-    of an array (an array with more elements there is not this shape). ``cases``: SSE event name (None for an event
-    without one) -> ``(type, variants)``: the payload's ``paths[type_path]`` must be the string ``type`` (``type``
-    None: absent or null). The first variant ``(tag, candidates)`` whose tag matches ``paths[tag_path]`` applies:
-    a string tag matches that string, ``True`` the JSON ``true``, None anything (with ``tag_path`` -1 the first
-    variant applies). Its candidates ``(text_path, kind)`` must each be a string, null or absent; the first
-    non-empty string is the event's text and kind, and any other non-empty one must be of the same kind. A variant
-    without candidates makes a ``raw`` event. A candidate of kind ``tool_call_delta`` is a tool call's argument
-    fragment: ``paths[key_path]`` (a non-empty string without escapes, or an integer) must name an open call in
-    the ``calls`` given to :func:`take_deltas`; the fragment joins the call's parts and the event carries its id,
-    name and server flag.
+    A rule as built only reads: it is safe to share (a module's rule, any thread). :meth:`fresh` gives a copy for
+    one stream that also learns the shape of the payloads it takes (see ``sw_json_learn`` in ``_c/sw_json.h``) and
+    reads the next ones by it; the copy shares the compiled rule and owns only what it learned (at most two shapes
+    per case, each as large as the payload it came from, at most ``SW_JSON_SHAPE_MAX`` characters). A copy is for
+    one stream at a time: what it learned is the only state :func:`take_deltas` changes on a rule.
+
+    ``paths``: up to ``MAX_PATHS`` paths into the payload object, each 1 to ``MAX_STEPS`` steps: a member key, or 0
+    for the one element of an array (an array with more elements there is not this shape). ``cases``: SSE event name
+    (None for an event without one) -> ``(type, variants)``: the payload's ``paths[type_path]`` must be the string
+    ``type`` (``type`` None: absent or null). The first variant ``(tag, candidates)`` whose tag matches
+    ``paths[tag_path]`` applies: a string tag matches that string, ``True`` the JSON ``true``, None anything (with
+    ``tag_path`` -1 the first variant applies). Its candidates ``(text_path, kind)`` must each be a string, null or
+    absent; the first non-empty string is the event's text and kind, and any other non-empty one must be of the same
+    kind. A variant without candidates makes a ``raw`` event. A candidate of kind ``tool_call_delta`` is a tool
+    call's argument fragment: ``paths[key_path]`` (a non-empty string without escapes, or an integer) must name an
+    open call in the ``calls`` given to :func:`take_deltas`; the fragment joins the call's parts and the event
+    carries its id, name and server flag.
     ``nulls``: paths that must be absent or null; ``absent``: paths that must not be there at all; ``not_true``:
     paths that must not be the JSON ``true``.
     ``seq_path``: an integer member (absent or null: None) that becomes the event's ``sequence``, or -1.
@@ -205,132 +246,166 @@ cdef class DeltaRule:
     leaves its note as it was.
     """
 
-    cdef sw_json_paths c_paths
-    cdef tuple keep  # the bytes and str objects the C structures point into or name
-    cdef tuple kinds  # the event kinds candidates name, by index
-    cdef dict case_at  # SSE event name -> index into c_cases
-    cdef Case c_cases[MAX_CASES]
-    cdef int n_cases  # how many of c_cases are set up (their shapes freed with the rule)
-    cdef int n_nulls, n_absent, n_not_true
-    cdef int c_not_true[16]
-    cdef int c_nulls[16]
-    cdef int c_absent[16]
-    cdef int type_path, tag_path, seq_path, key_path
-    cdef int tool_kind  # the index of tool_call_delta in kinds, or -1
-    cdef int text_kind, reasoning_kind  # the indexes of text_delta and reasoning_delta in kinds, or -1
-    cdef int n_notes
-    cdef int c_notes[4]
-    cdef int c_note_kinds[4]  # SW_J_STRING, SW_J_INT or SW_J_OBJECT
+    cdef _Spec spec
+    cdef bint c_learns  # a copy made by fresh(): learns shapes
+    cdef sw_json_shape* shapes[MAX_CASES][2]  # per case, the shapes of the last payloads taken (NULL: none yet)
+    cdef unsigned char next_shape[MAX_CASES]  # per case, the one to learn into next
 
     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=(),
                  int key_path=-1, notes=(), not_true=()):
-        cdef list keys = [], keep = [], kinds = []
-        cdef int i, j, k
-        cdef Case* case
-        cdef Variant* variant
-        if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
-            raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
-        for path in paths:
-            if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
-                not (type(step) is str or (type(step) is int and step == 0)) for step in path
-            ):
-                raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
-            keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
-        note_kinds = {"string": SW_J_STRING, "int": SW_J_INT, "object": SW_J_OBJECT}
-        if any(len(note) != 2 or note[1] not in note_kinds for note in notes):
-            raise ValueError("a note is (path index, 'string' | 'int' | 'object')")
-        note_paths = [note[0] for note in notes]
-        for index in (type_path, tag_path, seq_path, key_path, *nulls, *absent, *note_paths, *not_true):
-            if not -1 <= index < len(paths):
-                raise ValueError(f"path index {index} out of range")
-        if (len(nulls) > SW_JSON_MAX_PATHS or len(absent) > SW_JSON_MAX_PATHS or len(not_true) > SW_JSON_MAX_PATHS
-                or -1 in (*nulls, *absent, *note_paths, *not_true)):
-            raise ValueError("nulls, absent, not_true and notes name paths of the rule")
-        if len(notes) > 4:
-            raise ValueError("a DeltaRule has at most 4 notes")
-        if len(cases) > MAX_CASES:
-            raise ValueError(f"a DeltaRule has at most {MAX_CASES} cases")
-        keep.append(tuple(keys))
-        self.c_paths.n = len(keys)
-        for i in range(len(keys)):
-            self.c_paths.steps[i] = len(keys[i])
-            for j in range(len(keys[i])):
-                step = keys[i][j]
-                if step is None:
-                    self.c_paths.key[i][j] = NULL
-                    self.c_paths.len[i][j] = SW_JSON_ONLY
-                else:
-                    self.c_paths.key[i][j] = step
-                    self.c_paths.len[i][j] = len(step)
-        sw_json_prepare(&self.c_paths)
-        self.case_at = {}
-        for i, (name, (expected, variants)) in enumerate(cases.items()):
-            case = &self.c_cases[i]
-            self.case_at[name] = i
-            case.shapes[0] = case.shapes[1] = NULL
-            case.next_shape = 0
-            if expected is not None and type_path < 0:
-                raise ValueError("a type to match needs a type path")
-            if len(variants) > MAX_VARIANTS:
-                raise ValueError(f"a case has at most {MAX_VARIANTS} variants")
-            case.expected, case.expected_len = NULL, 0
-            if expected is not None:
-                text = expected.encode("utf-8")
-                keep.append(text)
-                case.expected, case.expected_len = text, len(text)
-            case.n = len(variants)
-            for j, (tag, candidates) in enumerate(variants):
-                variant = &case.variants[j]
-                if not (tag is None or tag is True or type(tag) is str):
-                    raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
-                if len(candidates) > MAX_CANDIDATES:
-                    raise ValueError(f"a variant has at most {MAX_CANDIDATES} candidates")
-                variant.tag, variant.tag_text, variant.tag_len = TAG_ANY, NULL, 0
-                if tag is True:
-                    variant.tag = TAG_TRUE
-                elif tag is not None:
-                    text = tag.encode("utf-8")
-                    keep.append(text)
-                    variant.tag, variant.tag_text, variant.tag_len = TAG_STRING, text, len(text)
-                variant.n = len(candidates)
-                for k, (text_path, kind) in enumerate(candidates):
-                    if not 0 <= text_path < len(paths):
-                        raise ValueError(f"text path index {text_path} out of range")
-                    if kind == _TOOL_DELTA and key_path < 0:
-                        raise ValueError("a tool_call_delta candidate needs a key path")
-                    if kind not in kinds:
-                        kinds.append(kind)
-                    variant.candidates[k].path = text_path
-                    variant.candidates[k].kind = kinds.index(kind)
-        self.tool_kind = kinds.index(_TOOL_DELTA) if _TOOL_DELTA in kinds else -1
-        self.text_kind = kinds.index(_TEXT) if _TEXT in kinds else -1
-        self.reasoning_kind = kinds.index(_REASONING) if _REASONING in kinds else -1
-        kinds.append("raw")
-        self.kinds = tuple(kinds)
-        self.keep = tuple(keep)
-        self.type_path, self.tag_path, self.seq_path, self.key_path = type_path, tag_path, seq_path, key_path
-        self.n_nulls, self.n_absent = len(nulls), len(absent)
-        for i in range(self.n_nulls):
-            self.c_nulls[i] = nulls[i]
-        for i in range(self.n_absent):
-            self.c_absent[i] = absent[i]
-        self.n_not_true = len(not_true)
-        for i in range(self.n_not_true):
-            self.c_not_true[i] = not_true[i]
-        self.n_cases = len(cases)
-        self.n_notes = len(notes)
-        for i in range(self.n_notes):
-            self.c_notes[i] = notes[i][0]
-            self.c_note_kinds[i] = note_kinds[notes[i][1]]
+        if self.spec is not None:
+            raise TypeError("a DeltaRule is built once")
+        self.spec = _compile(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true)
+        self.spec.args = (paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true)
 
-    def __cinit__(self):
-        self.n_cases = 0
+    def fresh(self):
+        """A copy of this rule for one stream: the same compiled rule (shared, not copied), nothing learned yet,
+        and it learns."""
+        cdef DeltaRule copy = DeltaRule.__new__(DeltaRule)
+        copy.spec = self.spec
+        copy.c_learns = True
+        return copy
+
+    def __copy__(self):
+        """A rule that only reads is shared; a copy of one that learns is :meth:`fresh` (what it learned is a
+        cache: the copy relearns it)."""
+        return self.fresh() if self.c_learns else self
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce__(self):
+        return _rebuilt, (self.spec.args, self.c_learns)
+
+    @property
+    def learns(self):
+        """Whether the rule learns payload shapes (a copy made by :meth:`fresh`)."""
+        return self.c_learns
+
+    @property
+    def learned(self):
+        """How many payload shapes the rule holds now (0 for a rule that does not learn)."""
+        cdef int i, j, n = 0
+        for i in range(MAX_CASES):
+            for j in range(2):
+                if self.shapes[i][j] is not NULL and self.shapes[i][j].len > 0:
+                    n += 1
+        return n
 
     def __dealloc__(self):
         cdef int i
-        for i in range(self.n_cases):
-            PyMem_Free(self.c_cases[i].shapes[0])
-            PyMem_Free(self.c_cases[i].shapes[1])
+        for i in range(MAX_CASES):
+            PyMem_Free(self.shapes[i][0])
+            PyMem_Free(self.shapes[i][1])
+
+
+def _rebuilt(tuple args, bint learns):
+    """A pickled :class:`DeltaRule` built again (nothing learned)."""
+    rule = DeltaRule(*args)
+    return rule.fresh() if learns else rule
+
+
+cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nulls, absent, int key_path, notes,
+                    not_true):
+    """A :class:`DeltaRule`'s arguments checked and compiled (ValueError naming the limit for any out of it)."""
+    cdef _Spec spec = _Spec.__new__(_Spec)
+    cdef list keys = [], keep = [], kinds = []
+    cdef int i, j, k
+    cdef Case* case
+    cdef Variant* variant
+    if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
+        raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
+    for path in paths:
+        if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+            not (type(step) is str or (type(step) is int and step == 0)) for step in path
+        ):
+            raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+        keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
+    note_kinds = {"string": SW_J_STRING, "int": SW_J_INT, "object": SW_J_OBJECT}
+    if any(len(note) != 2 or note[1] not in note_kinds for note in notes):
+        raise ValueError("a note is (path index, 'string' | 'int' | 'object')")
+    note_paths = [note[0] for note in notes]
+    for index in (type_path, tag_path, seq_path, key_path, *nulls, *absent, *note_paths, *not_true):
+        if not -1 <= index < len(paths):
+            raise ValueError(f"path index {index} out of range")
+    if (len(nulls) > SW_JSON_MAX_PATHS or len(absent) > SW_JSON_MAX_PATHS or len(not_true) > SW_JSON_MAX_PATHS
+            or -1 in (*nulls, *absent, *note_paths, *not_true)):
+        raise ValueError("nulls, absent, not_true and notes name paths of the rule")
+    if len(notes) > MAX_NOTES:
+        raise ValueError(f"a DeltaRule has at most {MAX_NOTES} notes")
+    if len(cases) > MAX_CASES:
+        raise ValueError(f"a DeltaRule has at most {MAX_CASES} cases")
+    keep.append(tuple(keys))
+    spec.c_paths.n = len(keys)
+    for i in range(len(keys)):
+        spec.c_paths.steps[i] = len(keys[i])
+        for j in range(len(keys[i])):
+            step = keys[i][j]
+            if step is None:
+                spec.c_paths.key[i][j] = NULL
+                spec.c_paths.len[i][j] = SW_JSON_ONLY
+            else:
+                spec.c_paths.key[i][j] = step
+                spec.c_paths.len[i][j] = len(step)
+    sw_json_prepare(&spec.c_paths)
+    spec.case_at = {}
+    for i, (name, (expected, variants)) in enumerate(cases.items()):
+        case = &spec.c_cases[i]
+        spec.case_at[name] = i
+        if expected is not None and type_path < 0:
+            raise ValueError("a type to match needs a type path")
+        if len(variants) > MAX_VARIANTS:
+            raise ValueError(f"a case has at most {MAX_VARIANTS} variants")
+        case.expected, case.expected_len = NULL, 0
+        if expected is not None:
+            text = expected.encode("utf-8")
+            keep.append(text)
+            case.expected, case.expected_len = text, len(text)
+        case.n = len(variants)
+        for j, (tag, candidates) in enumerate(variants):
+            variant = &case.variants[j]
+            if not (tag is None or tag is True or type(tag) is str):
+                raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
+            if len(candidates) > MAX_CANDIDATES:
+                raise ValueError(f"a variant has at most {MAX_CANDIDATES} candidates")
+            variant.tag, variant.tag_text, variant.tag_len = TAG_ANY, NULL, 0
+            if tag is True:
+                variant.tag = TAG_TRUE
+            elif tag is not None:
+                text = tag.encode("utf-8")
+                keep.append(text)
+                variant.tag, variant.tag_text, variant.tag_len = TAG_STRING, text, len(text)
+            variant.n = len(candidates)
+            for k, (text_path, kind) in enumerate(candidates):
+                if not 0 <= text_path < len(paths):
+                    raise ValueError(f"text path index {text_path} out of range")
+                if kind == _TOOL_DELTA and key_path < 0:
+                    raise ValueError("a tool_call_delta candidate needs a key path")
+                if kind not in kinds:
+                    kinds.append(kind)
+                variant.candidates[k].path = text_path
+                variant.candidates[k].kind = kinds.index(kind)
+    spec.tool_kind = kinds.index(_TOOL_DELTA) if _TOOL_DELTA in kinds else -1
+    spec.text_kind = kinds.index(_TEXT) if _TEXT in kinds else -1
+    spec.reasoning_kind = kinds.index(_REASONING) if _REASONING in kinds else -1
+    kinds.append("raw")
+    spec.kinds = tuple(kinds)
+    spec.keep = tuple(keep)
+    spec.type_path, spec.tag_path, spec.seq_path, spec.key_path = type_path, tag_path, seq_path, key_path
+    spec.n_nulls, spec.n_absent = len(nulls), len(absent)
+    for i in range(spec.n_nulls):
+        spec.c_nulls[i] = nulls[i]
+    for i in range(spec.n_absent):
+        spec.c_absent[i] = absent[i]
+    spec.n_not_true = len(not_true)
+    for i in range(spec.n_not_true):
+        spec.c_not_true[i] = not_true[i]
+    spec.n_cases = len(cases)
+    spec.n_notes = len(notes)
+    for i in range(spec.n_notes):
+        spec.c_notes[i] = notes[i][0]
+        spec.c_note_kinds[i] = note_kinds[notes[i][1]]
+    return spec
 
 
 cdef inline bint _is(const sw_json_val* v, const char* want, Py_ssize_t n):
@@ -372,17 +447,27 @@ cdef object _integer(const sw_json_val* v):
     return PyLong_FromString(digits, NULL, 10)
 
 
-cdef void _learn(Case* case, const char* text, Py_ssize_t size, int n_paths, const sw_json_val* vals) noexcept:
-    """Learn the shape of a payload taken after no shape matched it, in place of the older of the case's two."""
-    cdef sw_json_shape* shape = case.shapes[case.next_shape]
-    if shape is NULL:
-        shape = <sw_json_shape*>PyMem_Malloc(sizeof(sw_json_shape))
-        if shape is NULL:
-            return  # no memory for a shape: payloads are located the full way
+cdef void _learn(DeltaRule rule, int at, const char* text, Py_ssize_t size, int n_paths,
+                 const sw_json_val* vals) noexcept:
+    """Learn the shape of a payload of case ``at`` taken after no shape matched it, in place of the older of the
+    case's two; the shape grows to the payload's size (in steps of 256, at most SW_JSON_SHAPE_MAX: a longer
+    payload is never learned)."""
+    cdef int which = rule.next_shape[at]
+    cdef sw_json_shape* shape = rule.shapes[at][which]
+    cdef sw_json_shape* grown
+    cdef Py_ssize_t room = size if size < SW_JSON_SHAPE_MAX else SW_JSON_SHAPE_MAX  # what the trimmed text needs
+    if shape is NULL or shape.room < room:
+        room = (room + 255) & ~(<Py_ssize_t>255)
+        if room > SW_JSON_SHAPE_MAX:
+            room = SW_JSON_SHAPE_MAX
+        grown = <sw_json_shape*>PyMem_Realloc(shape, SW_JSON_SHAPE_SIZE(room))
+        if grown is NULL:
+            return  # no memory for a shape: payloads are located the full way (the old shape stays)
+        rule.shapes[at][which] = shape = grown
+        shape.room = room
         shape.len = 0
-        case.shapes[case.next_shape] = shape
     if sw_json_learn(shape, text, size, n_paths, vals):
-        case.next_shape ^= 1
+        rule.next_shape[at] ^= 1
 
 
 cdef inline bint _spells(object text, const sw_json_val* v, bint ascii):
@@ -391,17 +476,17 @@ cdef inline bint _spells(object text, const sw_json_val* v, bint ascii):
             and PyUnicode_GET_LENGTH(text) == v.len and memcmp(PyUnicode_DATA(text), v.start, v.len) == 0)
 
 
-cdef object _note(DeltaRule rule, int i, const sw_json_val* v, object data, bint ascii, list notes):
+cdef object _note(_Spec spec, int i, const sw_json_val* v, object data, bint ascii, list notes):
     """What note ``i`` of a taken payload reports: None for nothing, _NOT_TAKEN for a string with a lone
     surrogate. A string equal to the one the note decoded last is that str again (no new object)."""
     cdef PyObject* found
-    if v.kind != rule.c_note_kinds[i]:
+    if v.kind != spec.c_note_kinds[i]:
         return None
     if v.kind == SW_J_OBJECT:
         return data
     if v.kind == SW_J_INT:
         return _integer(v)
-    last = notes[rule.n_notes + i]
+    last = notes[spec.n_notes + i]
     if _spells(last, v, ascii):
         return last
     found = sw_json_string(v, ascii)
@@ -416,7 +501,7 @@ cdef object _note(DeltaRule rule, int i, const sw_json_val* v, object data, bint
 
 cdef object _take(DeltaRule rule, object name, object data, object calls, object notes, TextSink sink):
     """The event one payload makes, _SUNK when its text went to ``sink``, or _NOT_TAKEN."""
-    cdef sw_json_val vals[16]
+    cdef sw_json_val vals[SW_JSON_MAX_PATHS]
     cdef Py_ssize_t size
     cdef const char* text
     cdef const sw_json_val* v
@@ -428,12 +513,15 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
     cdef PyObject* parts = NULL
     cdef int i, j, n_noted, kind = -1
     cdef bint ascii
-    cdef PyObject* noted[4]
-    found = PyDict_GetItem(rule.case_at, name)  # borrowed; never raises for str and None
+    cdef PyObject* noted[MAX_NOTES]
+    cdef _Spec spec = rule.spec
+    cdef int at
+    found = PyDict_GetItem(spec.case_at, name)  # borrowed; never raises for str and None
     if found is NULL or type(data) is not str or len(<str>data) > _MAX_CHARS:
         return _NOT_TAKEN
     ascii = PyUnicode_IS_COMPACT_ASCII(data)
-    case = &rule.c_cases[PyLong_AsLong(<object>found)]
+    at = PyLong_AsLong(<object>found)
+    case = &spec.c_cases[at]
     if ascii:  # the usual payload: its characters are its UTF-8
         text = <const char*>PyUnicode_DATA(data)
         size = PyUnicode_GET_LENGTH(data)
@@ -443,31 +531,31 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
         except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
             return _NOT_TAKEN
     for i in range(2):
-        if case.shapes[i] is not NULL and sw_json_match(case.shapes[i], text, size, rule.c_paths.n, vals):
+        if rule.shapes[at][i] is not NULL and sw_json_match(rule.shapes[at][i], text, size, spec.c_paths.n, vals):
             matched = True
             break
-    if not matched and not sw_json_locate(text, size, &rule.c_paths, vals):
+    if not matched and not sw_json_locate(text, size, &spec.c_paths, vals):
         return _NOT_TAKEN
-    if rule.type_path >= 0:
+    if spec.type_path >= 0:
         if case.expected is NULL:
-            if not _none(&vals[rule.type_path]):
+            if not _none(&vals[spec.type_path]):
                 return _NOT_TAKEN
-        elif not _is(&vals[rule.type_path], case.expected, case.expected_len):
+        elif not _is(&vals[spec.type_path], case.expected, case.expected_len):
             return _NOT_TAKEN
-    for i in range(rule.n_nulls):
-        if not _none(&vals[rule.c_nulls[i]]):
+    for i in range(spec.n_nulls):
+        if not _none(&vals[spec.c_nulls[i]]):
             return _NOT_TAKEN
-    for i in range(rule.n_absent):
-        if vals[rule.c_absent[i]].kind != SW_J_ABSENT:
+    for i in range(spec.n_absent):
+        if vals[spec.c_absent[i]].kind != SW_J_ABSENT:
             return _NOT_TAKEN
-    for i in range(rule.n_not_true):
-        if vals[rule.c_not_true[i]].kind == SW_J_TRUE:
+    for i in range(spec.n_not_true):
+        if vals[spec.c_not_true[i]].kind == SW_J_TRUE:
             return _NOT_TAKEN
     for i in range(case.n):
         variant = &case.variants[i]
-        if (rule.tag_path < 0 or variant.tag == TAG_ANY
-                or (variant.tag == TAG_TRUE and vals[rule.tag_path].kind == SW_J_TRUE)
-                or (variant.tag == TAG_STRING and _is(&vals[rule.tag_path], variant.tag_text, variant.tag_len))):
+        if (spec.tag_path < 0 or variant.tag == TAG_ANY
+                or (variant.tag == TAG_TRUE and vals[spec.tag_path].kind == SW_J_TRUE)
+                or (variant.tag == TAG_STRING and _is(&vals[spec.tag_path], variant.tag_text, variant.tag_len))):
             break
         variant = NULL
     if variant is NULL:
@@ -485,25 +573,25 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
         elif not _none(v):
             return _NOT_TAKEN
     seq = None
-    if rule.seq_path >= 0:
-        v = &vals[rule.seq_path]
+    if spec.seq_path >= 0:
+        v = &vals[spec.seq_path]
         if v.kind == SW_J_INT:
             seq = _integer(v)
             if seq is None:
                 return _NOT_TAKEN
         elif not _none(v):
             return _NOT_TAKEN
-    if not matched:  # taken: read the next payloads of this case by their shape
-        _learn(case, text, size, rule.c_paths.n, vals)
+    if not matched and rule.c_learns:  # taken: read the next payloads of this case by their shape
+        _learn(rule, at, text, size, spec.c_paths.n, vals)
     call = None
     if variant.n == 0:  # an event that is only ever raw
-        kind = len(rule.kinds) - 1
+        kind = len(spec.kinds) - 1
         delta = ""
     elif kind < 0:
         return _NOT_TAKEN
     else:
-        if kind == rule.tool_kind:
-            v = &vals[rule.key_path]
+        if kind == spec.tool_kind:
+            v = &vals[spec.key_path]
             if calls is None or not ((v.kind == SW_J_STRING and not v.escaped and v.len > 0) or v.kind == SW_J_INT):
                 return _NOT_TAKEN
             key = _integer(v) if v.kind == SW_J_INT else PyUnicode_DecodeUTF8(v.start, v.len, NULL)
@@ -523,9 +611,9 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
             return _NOT_TAKEN  # a lone surrogate
         delta = <object>found
         Py_DECREF(delta)
-    n_noted = rule.n_notes if notes is not None else 0
+    n_noted = spec.n_notes if notes is not None else 0
     for i in range(n_noted):  # every note read before anything changes: one may refuse the payload
-        value = _note(rule, i, &vals[rule.c_notes[i]], data, ascii, notes)
+        value = _note(spec, i, &vals[spec.c_notes[i]], data, ascii, notes)
         if value is _NOT_TAKEN:
             for j in range(i):
                 Py_DECREF(<object>noted[j])
@@ -538,20 +626,20 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
     for i in range(n_noted):
         if noted[i] != <PyObject*>None:
             notes[i] = <object>noted[i]
-            if rule.c_note_kinds[i] == SW_J_STRING:
-                notes[rule.n_notes + i] = <object>noted[i]
+            if spec.c_note_kinds[i] == SW_J_STRING:
+                notes[spec.n_notes + i] = <object>noted[i]
         Py_DECREF(<object>noted[i])
     if sink is not None:
         if seq is not None:
             sink.sequence = seq
-        if kind == rule.text_kind or kind == rule.reasoning_kind:
-            (sink.texts if kind == rule.text_kind else sink.reasonings).append(delta)
+        if kind == spec.text_kind or kind == spec.reasoning_kind:
+            (sink.texts if kind == spec.text_kind else sink.reasonings).append(delta)
             sink.taken += 1
             return _SUNK
-    return _new_event(rule.kinds[kind], data, delta, seq, call)
+    return _new_event(spec.kinds[kind], data, delta, seq, call)
 
 
-def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out, dict calls=None, list notes=None,
+def take_deltas(list events, Py_ssize_t start, DeltaRule rule not None, list out, dict calls=None, list notes=None,
                 TextSink sink=None):
     """Append the delta events of ``events[start:]`` to ``out`` until the first event that is not one; return
     that event's index (``len(events)`` when every event was taken, ``start`` when ``use_types`` has not
@@ -560,8 +648,8 @@ def take_deltas(list events, Py_ssize_t start, DeltaRule rule, list out, dict ca
     caller clears it once read), then, for string notes, the str decoded last (kept: a payload that spells the same
     string reports that str again); ``sink``: where the text of text and reasoning deltas
     goes instead of their events (see :class:`TextSink`)."""
-    if notes is not None and len(notes) != 2 * rule.n_notes:
-        raise ValueError(f"two items per note of the rule ({2 * rule.n_notes}), not {len(notes)}")
+    if notes is not None and len(notes) != 2 * rule.spec.n_notes:
+        raise ValueError(f"two items per note of the rule ({2 * rule.spec.n_notes}), not {len(notes)}")
     cdef Py_ssize_t i = start, n = len(events)
     cdef PyObject* name
     cdef PyObject* data

@@ -11,6 +11,7 @@ standard library), so their integers stay exact whatever the decoder.
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any, Callable, Optional
 
 from ._env import env_flag
@@ -18,14 +19,42 @@ from ._env import env_flag
 __all__ = ["BACKEND", "FIRST_ERRORS", "loads", "loads_exact", "loads_first", "loads_retry"]
 
 
+def _on_fresh_stack(decode: Callable[[str], Any], text: str) -> Any:
+    """``decode(text)`` in a new thread: how deep a document the standard library decodes then depends on the
+    document alone, not on how deep the caller's stack already is. Nesting too deep even there is a
+    ``ValueError``."""
+    box: list[Any] = []
+
+    def run() -> None:
+        try:
+            box.append(decode(text))
+        except RecursionError:
+            box.append(_TOO_DEEP)
+        except ValueError as exc:
+            box.append(exc)
+
+    thread = threading.Thread(target=run, name="ssewire-json")
+    thread.start()
+    thread.join()
+    value = box[0]
+    if value is _TOO_DEEP:
+        raise ValueError("JSON nested too deeply")
+    if isinstance(value, ValueError):
+        raise value
+    return value
+
+
+_TOO_DEEP = object()
+
+
 def _exact_loads(text: str) -> Any:
-    """``json.loads``, with nesting too deep for it reported as the ``ValueError`` it is; an integer longer than
-    Python's ``int_max_str_digits`` raises ``ValueError`` too (for tool arguments: exact, or an error that says
-    why)."""
+    """``json.loads``, with nesting too deep for it reported as the ``ValueError`` it is (decided by the document,
+    not the caller's stack: see :func:`_on_fresh_stack`); an integer longer than Python's ``int_max_str_digits``
+    raises ``ValueError`` too (for tool arguments: exact, or an error that says why)."""
     try:
         return json.loads(text)
     except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+        return _on_fresh_stack(json.loads, text)
 
 
 def _int_or_float(digits: str) -> Any:
@@ -51,7 +80,7 @@ def _std_loads(text: str) -> Any:
         try:
             return json.loads(text, parse_int=_int_or_float)
         except RecursionError:
-            raise ValueError("JSON nested too deeply") from None
+            return _on_fresh_stack(lambda doc: json.loads(doc, parse_int=_int_or_float), text)
 
 
 def _make_loads() -> tuple[

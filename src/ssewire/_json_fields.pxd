@@ -1,6 +1,7 @@
 # The C side of the compiled delta reader (_deltas_c.pyx): strict JSON validation that locates a few members of a
 # payload object without building it (_c/sw_json.h), and objects with __slots__ read and built through their
-# member descriptors (_c/sw_slots.h). Both formatted with clang-format and checked by .ci/run.
+# member descriptors (_c/sw_slots.h). Both formatted with clang-format and checked by .ci/run. Every array sized by a
+# limit is sized by the header's macro (declared here), never by a literal: raising a macro resizes them all.
 
 from cpython.object cimport PyObject
 
@@ -23,12 +24,16 @@ cdef extern from "_c/sw_json.h":
         Py_ssize_t len
     ctypedef struct sw_json_paths:
         int n
-        int steps[16]
-        const char* key[16][8]
-        Py_ssize_t len[16][8]
+        int steps[SW_JSON_MAX_PATHS]
+        const char* key[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS]
+        Py_ssize_t len[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS]
     void sw_json_prepare(sw_json_paths* paths) noexcept
+    enum:
+        SW_JSON_SHAPE_MAX
     ctypedef struct sw_json_shape:
         Py_ssize_t len
+        Py_ssize_t room
+    size_t SW_JSON_SHAPE_SIZE(Py_ssize_t room)
     int sw_json_learn(sw_json_shape* shape, const char* text, Py_ssize_t n, int n_paths,
                       const sw_json_val* vals) noexcept
     int sw_json_match(const sw_json_shape* shape, const char* text, Py_ssize_t n, int n_paths,
@@ -40,6 +45,8 @@ cdef extern from "_c/sw_json.h":
     PyObject* sw_json_string(const sw_json_val* v, int ascii)
 
 cdef extern from "_c/sw_slots.h":
+    enum:
+        SW_SLOTS_MAX
     ctypedef struct sw_slots:
         Py_ssize_t n
     int sw_slots_init(sw_slots* c, object type, object names) except -1

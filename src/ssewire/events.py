@@ -170,10 +170,16 @@ class LazyPayload:
         self._value: Any = _UNDECODED
 
     def value(self) -> Any:
-        """The decoded payload (decoded now, if it was not yet)."""
+        """The decoded payload (decoded now, if it was not yet). A payload the fast reader took that the full
+        decoder cannot (nested deeper than it goes) is kept as ``{"data": text}``, as the full decode keeps any
+        payload it cannot decode: never an exception on reading ``raw``."""
         value = self._value
         if value is _UNDECODED:
-            value = self._value = loads(self.text)
+            try:
+                value = loads(self.text)
+            except ValueError:
+                value = {"data": self.text}
+            self._value = value
         return value
 
 

@@ -1,20 +1,28 @@
-"""Differential fuzzing of the compiled delta reader (``ssewire._deltas_c``) against the full decode (run by hand).
+"""Differential fuzzing of the compiled delta reader (``ssewire._deltas_c``) against the full decode (run by hand,
+or for a bounded time in CI: libFuzzer prints the seed first, ``INFO: Seed: N``; give ``-seed=N`` to replay a run).
 
-    python tests/fuzz/fuzz_delta_reader.py -max_total_time=180
+    python tests/fuzz/fuzz_delta_reader.py -max_total_time=60 -seed=1 -timeout=10 -rss_limit_mb=2048
 
-Each input picks a provider, an SSE event name and a payload -- arbitrary text, or one of the shapes the reader
-takes with arbitrary text or JSON pieces spliced in, or bytes cut out, after the unspliced shape (so the spliced
-payload is read by the shape the reader learned, or found not to be of it) -- and normalises it with the reader
-on and off: after a first chunk that names the stream's id and model, or opens a tool call, when the input asks
-for one, and before the event that closes the call. Any difference in the events (``raw`` included), in the
+Each input picks a provider, an SSE event name and a payload -- arbitrary text; or one of the shapes the reader
+takes with arbitrary text or JSON pieces spliced in, or bytes cut out; or a shape with a hostile value in place
+of one member's value (or as a new member): an integer longer than Python's ``int_max_str_digits`` (4300), plain,
+negative or with a fraction, or arrays / objects nested past the reader's depth limit and a recursive decoder's
+-- after the unspliced shape (so the spliced payload is read by the shape the reader learned, or found not to be
+of it), and normalises it with the reader on and off: after a first chunk that names the stream's id and model,
+or opens a tool call, when the input asks for one, and before the event that closes the call; when the input
+asks for it, a second normaliser of the same provider reads another shape between every two batches (what one
+stream learns must not change another's events). Any difference in the events (``raw`` included), in the
 normaliser's state, in the result ``normalize_into`` builds, or in the exception raised, is a crash; so is any
-crash of the C code. The file name keeps pytest from collecting it.
+crash of the C code and any exception from a payload of the hostile kinds (every body ends in a typed result). The
+file name keeps pytest from collecting it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 import sys
-from typing import Any
+from typing import Any, Optional
 
 import atheris
 
@@ -84,6 +92,40 @@ PIECES = (
     "]",
     " ",
 )
+#: Where a member's value starts in a shape (a string, a number or a literal after a colon).
+VALUE = re.compile(r':("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null)')
+
+
+def _hostile(fdp: Any) -> str:
+    """A value no delta is made of: an integer past ``int_max_str_digits`` (plain, negative, with a fraction or
+    an exponent) or JSON nested past the reader's depth limit (256) or past the recursion limit (1000), closed or
+    not."""
+    kind = fdp.ConsumeIntInRange(0, 6)
+    if kind <= 3:
+        digits = "1" + "0" * fdp.ConsumeIntInRange(4290, 6000)
+        return (digits, "-" + digits, digits + ".5", digits + "e3")[kind]
+    # Not 600 to 1100 deep: there, whether Python's decoders (json, msgspec) read a document depends on how deep the
+    # caller's stack already is, so the same payload decodes in one place and not in another (a known issue of the
+    # lazy ``raw``, not of the reader); below, every decode reads it, above, none does.
+    depth = fdp.ConsumeIntInRange(250, 600) if fdp.ConsumeBool() else fdp.ConsumeIntInRange(1100, 5000)
+    if kind == 4:
+        return "[" * depth + "]" * depth
+    if kind == 5:
+        return '{"a":' * depth + "1" + "}" * depth
+    return "[" * depth  # never closed
+
+
+def _with_hostile(shape: str, fdp: Any) -> str:
+    """``shape`` with one member's value (or a new first member's) a :func:`_hostile` value."""
+    spots = list(VALUE.finditer(shape))
+    value = _hostile(fdp)
+    at = fdp.ConsumeIntInRange(0, len(spots))
+    if at == len(spots):
+        return '{"h":' + value + "," + shape[1:]
+    found = spots[at]
+    return shape[: found.start(1)] + value + shape[found.end(1) :]
+
+
 STARTS = {
     "openai-chat": ("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}'),
     "xai": ("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}'),
@@ -124,14 +166,25 @@ def _result(provider: str, events: list[Any]) -> Any:
     return repr(result), calls, result.last_sequence, accumulator.events, accumulator.deltas
 
 
-def _run(provider: str, events: list[Any], on: bool) -> tuple[Any, ...]:
+def _decoy(normalizer: Any, event: Any) -> None:
+    """The other stream's event read (its events and errors are not compared: only its effect on the first)."""
+    with contextlib.suppress(Exception):
+        normalizer.normalize([event])
+
+
+def _run(provider: str, events: list[Any], on: bool, decoy: Optional[Any] = None) -> tuple[Any, ...]:
+    """What the batches make with the reader on or off (events, state, ``normalize_into``'s result); with a
+    ``decoy`` event, another normaliser of the provider reads it between every two batches."""
     typed.set_enabled(on)
     try:
         normalizer = normalizer_for(provider)  # type: ignore[arg-type]
+        other = normalizer_for(provider) if decoy is not None else None  # type: ignore[arg-type]
         made: list[Any] = []
         try:
             for batch in events:
                 made += normalizer.normalize(batch)
+                if other is not None:
+                    _decoy(other, decoy)
             outcome: Any = [e.to_dict(with_raw=True) for e in made]
         except Exception as exc:  # the same exception either way is fine; a different one is not
             outcome = type(exc).__name__
@@ -150,8 +203,15 @@ def test_one_input(data: bytes) -> None:
     provider = PROVIDERS[fdp.ConsumeIntInRange(0, len(PROVIDERS) - 1)]
     name = NAMES[fdp.ConsumeIntInRange(0, len(NAMES) - 1)]
     started = fdp.ConsumeBool()
-    shape = ""
+    decoy = None
     if fdp.ConsumeBool():
+        decoy = _scanner_c.SSEEvent(name, SHAPES[fdp.ConsumeIntInRange(0, len(SHAPES) - 1)].replace('"hi"', '"yo"'))
+    shape = ""
+    mode = fdp.ConsumeIntInRange(0, 2)
+    if mode == 2:
+        shape = SHAPES[fdp.ConsumeIntInRange(0, len(SHAPES) - 1)]
+        payload = _with_hostile(shape, fdp)
+    elif mode == 1:
         shape = SHAPES[fdp.ConsumeIntInRange(0, len(SHAPES) - 1)]
         at = fdp.ConsumeIntInRange(0, len(shape))
         cut = fdp.ConsumeIntInRange(0, 3)
@@ -168,9 +228,11 @@ def test_one_input(data: bytes) -> None:
     batches.append([_scanner_c.SSEEvent(name, payload)])
     if started and provider in STOPS:
         batches.append([_scanner_c.SSEEvent(*STOPS[provider])])
-    fast, slow = _run(provider, batches, True), _run(provider, batches, False)
+    fast, slow = _run(provider, batches, True, decoy), _run(provider, batches, False)
     if fast != slow:
-        raise AssertionError(f"{provider} {name!r} {payload!r}:\n reader {fast}\n decode {slow}")
+        raise AssertionError(f"{provider} {name!r} {payload[:300]!r}:\n reader {fast}\n decode {slow}")
+    if mode == 2 and (isinstance(fast[0], str) or isinstance(fast[2], str)):
+        raise AssertionError(f"{provider} {name!r} {payload[:300]!r}: a hostile value raised {fast[0]} / {fast[2]}")
 
 
 def main() -> None:

@@ -15,6 +15,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -24,6 +25,15 @@
 #define SW_JSON_MAX_STEPS 8
 #define SW_JSON_MAX_DEPTH 256
 #define SW_JSON_ONLY (-1) /* a step's length: the one element of an array */
+
+/* The paths a walk looks for are bits of an unsigned mask (sw_json_node, sw_json_locate's 1u << n): every array
+ * sized by these macros grows with them, but the masks do not. */
+#if SW_JSON_MAX_PATHS < 1 || SW_JSON_MAX_PATHS > 31
+#error "SW_JSON_MAX_PATHS: 1 to 31 (the paths are bits of an unsigned mask)"
+#endif
+#if SW_JSON_MAX_STEPS < 1 || SW_JSON_MAX_STEPS >= SW_JSON_MAX_DEPTH
+#error "SW_JSON_MAX_STEPS: at least 1, below SW_JSON_MAX_DEPTH"
+#endif
 
 enum { SW_J_ABSENT = 0, SW_J_STRING, SW_J_INT, SW_J_NULL, SW_J_TRUE, SW_J_OBJECT, SW_J_OTHER };
 
@@ -437,20 +447,28 @@ static inline const char *sw_json_trim(const char *text, Py_ssize_t *n) {
 
 #define SW_JSON_SHAPE_MAX 2048 /* the longest text a shape is learned from */
 #define SW_JSON_SHAPE_HOLES 48 /* the most values a shape has */
+#if SW_JSON_SHAPE_MAX > 1000000
+#error "SW_JSON_SHAPE_MAX: a shape's offsets are ints"
+#endif
 
 typedef struct {
-    Py_ssize_t len; /* of text; 0: nothing learned */
+    Py_ssize_t len;  /* of text; 0: nothing learned */
+    Py_ssize_t room; /* the bytes text has (SW_JSON_SHAPE_SIZE(room) were allocated) */
     int holes;
-    char text[SW_JSON_SHAPE_MAX];
-    Py_ssize_t hole_at[SW_JSON_SHAPE_HOLES]; /* where each hole's token starts in text (a string: its quote) */
-    Py_ssize_t hole_len[SW_JSON_SHAPE_HOLES];
+    int hole_at[SW_JSON_SHAPE_HOLES]; /* where each hole's token starts in text (a string: its quote) */
+    int hole_len[SW_JSON_SHAPE_HOLES];
     char hole_string[SW_JSON_SHAPE_HOLES]; /* 1: a string, 0: a number */
     int path_hole[SW_JSON_MAX_PATHS];      /* -1: the value is constant[i] */
     sw_json_val constant[SW_JSON_MAX_PATHS];
+    char text[]; /* room bytes, at most SW_JSON_SHAPE_MAX */
 } sw_json_shape;
 
+/* The bytes to allocate for a shape whose text has `room` bytes (a shape is as large as the payloads it learns). */
+#define SW_JSON_SHAPE_SIZE(room) (offsetof(sw_json_shape, text) + (size_t)(room))
+
 /* Learn the shape of text[0..n), which sw_json_locate() just read into vals (n_paths of them). 1 when learned, 0
- * when the text is too long or has too many values for a shape (shape->len is then 0). */
+ * when the text is too long (for SW_JSON_SHAPE_MAX or the shape's room) or has too many values for a shape
+ * (shape->len is then 0). */
 static int sw_json_learn(sw_json_shape *shape, const char *text, Py_ssize_t n, int n_paths, const sw_json_val *vals) {
     const char *p = text, *e = text + n, *end, *after;
     Py_ssize_t at;
@@ -459,7 +477,7 @@ static int sw_json_learn(sw_json_shape *shape, const char *text, Py_ssize_t n, i
     text = sw_json_trim(text, &n);
     e = text + n;
     p = text;
-    if (n > SW_JSON_SHAPE_MAX)
+    if (n > SW_JSON_SHAPE_MAX || n > shape->room)
         return 0;
     shape->holes = 0;
     while (p < e) { /* the text is valid JSON: every '"' here opens a key or a string value */
@@ -483,8 +501,8 @@ static int sw_json_learn(sw_json_shape *shape, const char *text, Py_ssize_t n, i
         }
         if (shape->holes == SW_JSON_SHAPE_HOLES)
             return 0;
-        shape->hole_at[shape->holes] = p - text;
-        shape->hole_len[shape->holes] = end - p;
+        shape->hole_at[shape->holes] = (int)(p - text); /* n <= SW_JSON_SHAPE_MAX: an int holds it */
+        shape->hole_len[shape->holes] = (int)(end - p);
         shape->hole_string[shape->holes] = c == '"';
         shape->holes++;
         p = end;
@@ -669,10 +687,15 @@ static PyObject *sw_json_string(const sw_json_val *v, int ascii) {
  * control characters only, in its spelling), integers as their digits ("-0" as "0"), other numbers as Python's repr
  * of the double they round to. It returns the length written (at most SW_JSON_COMPACT_ROOM(n): out needs that
  * room), or -1 when it cannot promise that text: a key spelled with an escape or repeated in its object (json.loads
- * keeps the last value, at the first key's place), a number that is not finite as a double, a lone surrogate, more than
- * SW_JSON_COMPACT_KEYS keys in an object or nesting deeper than SW_JSON_COMPACT_DEPTH. */
+ * keeps the last value, at the first key's place), a number that is not finite as a double, an integer of more than
+ * SW_JSON_COMPACT_INT_DIGITS digits (what json.loads makes of one depends on int_max_str_digits: ssewire's decoder
+ * reads it as a float), a lone surrogate, more than SW_JSON_COMPACT_KEYS keys in an object or nesting deeper than
+ * SW_JSON_COMPACT_DEPTH. */
 
 #define SW_JSON_COMPACT_KEYS 64
+/* The most digits an integer may have for its text to be promised: every Python converts 640 (the lowest
+ * int_max_str_digits sys.set_int_max_str_digits accepts), whatever the process set. */
+#define SW_JSON_COMPACT_INT_DIGITS 640
 /* Every token is written no longer than it is, except a number written as a repr of at most 24 characters (from 3). */
 #define SW_JSON_COMPACT_ROOM(n) (8 * (n) + 32)
 #define SW_JSON_COMPACT_DEPTH 64
@@ -746,6 +769,8 @@ static const char *sw_json_compact_number(const char *p, const char *e, char **o
     if (!end)
         return NULL;
     if (is_int) {
+        if (end - p - (p[0] == '-') > SW_JSON_COMPACT_INT_DIGITS)
+            return NULL;
         if (end - p == 2 && p[0] == '-' && p[1] == '0') {
             *o++ = '0';
         } else {

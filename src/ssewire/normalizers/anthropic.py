@@ -193,6 +193,7 @@ class AnthropicNormalizer(Normalizer):
         self._client_calls: set[str] = set()  # ids of the client calls made (none with a result in the stream)
         self._server_ids: set[str] = set()  # ids named by a provider's result block
         self._take = typed.take_deltas  # None: every event takes the full decode
+        self._delta_rule = typed.own_rule(_DELTA_RULE)  # this stream's: it learns the payloads' shapes
 
     @property
     def message_id(self) -> Optional[str]:
@@ -250,9 +251,9 @@ class AnthropicNormalizer(Normalizer):
         """Text, thinking and tool argument deltas and pings (named by their SSE event) through the compiled delta
         reader when it is there (see :mod:`.typed`), every other event through :meth:`decoded`."""
         take = self._take
-        if take is None or _DELTA_RULE is None:
+        if take is None or self._delta_rule is None:
             return super().normalize(events)
-        return self.normalize_reading(events, take, _DELTA_RULE, calls=self._calls)
+        return self.normalize_reading(events, take, self._delta_rule, calls=self._calls)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""

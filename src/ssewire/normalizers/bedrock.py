@@ -280,6 +280,7 @@ class BedrockConverseNormalizer(_Bedrock):
         self._stopped = False  # messageStop seen
         self._reported = False  # metadata seen
         self._take = typed.take_deltas
+        self._delta_rule = typed.own_rule(_DELTA_RULE)  # this stream's: it learns the payloads' shapes
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -317,9 +318,9 @@ class BedrockConverseNormalizer(_Bedrock):
         """Text, reasoning and tool argument deltas through the compiled delta reader when it is there (see
         :mod:`.typed`), every other event through :meth:`decoded`."""
         take = self._take
-        if take is None or _DELTA_RULE is None:
+        if take is None or self._delta_rule is None:
             return super().normalize(events)
-        return self.normalize_reading(events, take, _DELTA_RULE, calls=self._calls)
+        return self.normalize_reading(events, take, self._delta_rule, calls=self._calls)
 
     def decoded(self, ev: SSEEvent) -> list[Unified]:
         """Exception and error messages become ``error``; events are decoded."""

@@ -212,6 +212,7 @@ class ChatCompletionsNormalizer(Normalizer):
         super().__init__()
         self._typed = typed.chat_chunk  # None: every chunk takes the full decode
         self._take = typed.take_deltas  # the compiled delta reader, or None
+        self._delta_rule = typed.own_rule(CHAT_DELTA_RULE)  # this stream's: it learns the chunks' shapes
         #: The last ``finish_reason`` seen (the provider's own value).
         self.finish_reason: Optional[str] = None
         self._calls: dict[tuple[int, int], OpenCall] = {}
@@ -277,7 +278,7 @@ class ChatCompletionsNormalizer(Normalizer):
         and model are known (so a chunk it takes changes nothing but the events)."""
         return (
             self._take is not None
-            and CHAT_DELTA_RULE is not None
+            and self._delta_rule is not None
             and self.response_id is not None
             and self.model is not None
         )
@@ -287,7 +288,7 @@ class ChatCompletionsNormalizer(Normalizer):
         :meth:`reads_deltas`), else the typed fast path; every other chunk through :meth:`decoded`."""
         if not self.reads_deltas():
             return super().normalize(events)
-        return self.normalize_reading(events, self._take, CHAT_DELTA_RULE)  # type: ignore[arg-type]
+        return self.normalize_reading(events, self._take, self._delta_rule)  # type: ignore[arg-type]
 
     @property
     def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:

@@ -217,6 +217,7 @@ class GeminiNormalizer(DelegatingNormalizer):
         self._open: Optional[StreamedCall] = None
         self._typed = typed.gemini_chunk  # None: every chunk takes the full decode
         self._take = typed.take_deltas  # the compiled delta reader, or None
+        self._delta_rule = typed.own_rule(_DELTA_RULE)  # this stream's: it learns the chunks' shapes
         self._usage_payload: Optional[str] = None  # a payload whose usageMetadata is the usage, not decoded yet
         self._usage_value: Optional[dict[str, Any]] = None
         self._compact = typed.compact_member  # the compiled compact-JSON writer, or None
@@ -293,9 +294,9 @@ class GeminiNormalizer(DelegatingNormalizer):
         """Chunks of one text or thought part through the compiled delta reader while the stream is generateContent
         and not finished (see :mod:`.typed`), else the typed fast path; every other chunk through :meth:`decoded`."""
         take = self._take
-        if take is None or _DELTA_RULE is None or not self._reading():
+        if take is None or self._delta_rule is None or not self._reading():
             return super().normalize(events)
-        return self.normalize_reading(events, take, _DELTA_RULE, self._absorb, self._reading, notes=self._notes)
+        return self.normalize_reading(events, take, self._delta_rule, self._absorb, self._reading, notes=self._notes)
 
     def _reading(self) -> bool:
         return self._interactions is None and not self._finished

@@ -135,7 +135,7 @@ class OllamaNormalizer(Normalizer):
         self.model = str_or(obj.get("model"), self.model)
         message = obj.get("message")
         if self._rule is None:
-            self._rule = _CHAT_RULE if type(message) is dict else _GENERATE_RULE
+            self._rule = typed.own_rule(_CHAT_RULE if type(message) is dict else _GENERATE_RULE)  # this stream's
         holder = message if type(message) is dict else obj
         out: list[Unified] = []
         thinking = holder.get("thinking")

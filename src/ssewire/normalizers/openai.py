@@ -70,7 +70,7 @@ from ..events import SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from . import typed
-from .chat import CHAT_DELTA_RULE, ChatCompletionsNormalizer
+from .chat import ChatCompletionsNormalizer
 from .common import client_stop, error_object, error_payload, id_and_model, key_of, str_or, with_incomplete
 from .contract import DelegatingNormalizer
 from .tool_calls import OpenCall, closes_calls
@@ -199,6 +199,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._declared: Optional[frozenset[Any]] = None
         self._event_kind: Optional[str] = None
         self._take = typed.take_deltas  # None: every event takes the full decode
+        self._delta_rule = typed.own_rule(_DELTA_RULE)  # this stream's: it learns the payloads' shapes
         self._notes: list[Any] = [None, None]  # the last sequence_number the reader saw (see _DELTA_RULE)
 
     # -- what this provider declares --------------------------------------------------------------------------
@@ -256,13 +257,13 @@ class OpenAINormalizer(DelegatingNormalizer):
         chat = self.chat
         if chat is not None:
             if self.delegate is chat and chat.reads_deltas():
-                return self.normalize_reading(events, chat._take, CHAT_DELTA_RULE)  # type: ignore[arg-type]
+                return self.normalize_reading(events, chat._take, chat._delta_rule)  # type: ignore[arg-type]
             return super().normalize(events)  # the chat typed fast path (fast), else the routing
         take = self._take
-        if take is None or _DELTA_RULE is None:
+        if take is None or self._delta_rule is None:
             return super().normalize(events)
         return self.normalize_reading(
-            events, take, _DELTA_RULE, self._follow_sequence, calls=self._calls, notes=self._notes
+            events, take, self._delta_rule, self._follow_sequence, calls=self._calls, notes=self._notes
         )
 
     def _follow_sequence(self) -> None:

@@ -32,11 +32,14 @@ __all__ = [
     "enabled",
     "gemini_chunk",
     "member_path",
+    "own_rule",
     "set_enabled",
     "take_deltas",
     "take_texts",
     "TextSink",
     "unwrap_chunks",
+    "MAX_PATHS",
+    "MAX_STEPS",
 ]
 
 Decoder = Optional[Callable[[str], Any]]
@@ -140,6 +143,13 @@ else:
         _deltas_c = None  # type: ignore[assignment]
 
 
+#: The most paths a delta rule reads, and steps a path has: the compiled reader's own limits (``SW_JSON_MAX_PATHS`` /
+#: ``SW_JSON_MAX_STEPS`` in ``_c/sw_json.h``, which size its arrays); without the reader the same numbers, checked
+#: against the header by tests/test_hostile_rules.py, so a rule is refused alike on every install.
+MAX_PATHS: int = 16 if _deltas_c is None else _deltas_c.MAX_PATHS
+MAX_STEPS: int = 8 if _deltas_c is None else _deltas_c.MAX_STEPS
+
+
 class TakeDeltas(Protocol):
     def __call__(
         self,
@@ -202,10 +212,24 @@ def delta_rule(
     not_true: tuple[int, ...] = (),
 ) -> Any:
     """A provider's delta rule compiled for :func:`take_deltas` (see ``ssewire._deltas_c.DeltaRule`` for what
-    each argument means), or None without the compiled reader."""
+    each argument means), or None without the compiled reader. It only reads (shared by every stream and thread);
+    a normaliser takes :func:`own_rule` of it. ValueError for more than :data:`MAX_PATHS` paths or a path of more
+    than :data:`MAX_STEPS` steps, with or without the reader."""
+    if not 0 < len(paths) <= MAX_PATHS:
+        raise ValueError(f"a DeltaRule reads 1 to {MAX_PATHS} paths, not {len(paths)}")
+    for path in paths:
+        if not 1 <= len(path) <= MAX_STEPS:
+            raise ValueError(f"a path is 1 to {MAX_STEPS} keys or 0 (the only element), not {path!r}")
     if _deltas_c is None:
         return None
     return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true)
+
+
+def own_rule(rule: Any) -> Any:
+    """A normaliser's own copy of a :func:`delta_rule` (None for None): it learns the shapes of the stream's
+    payloads, which the shared rule never does, so two streams (two threads) never write the same rule. One
+    small object, nothing copied; what it learns is freed with it."""
+    return None if rule is None else rule.fresh()
 
 
 def set_enabled(on: bool) -> bool:

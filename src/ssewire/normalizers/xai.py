@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..events import SSEEvent, Unified
 from . import typed
 from .anthropic import AnthropicNormalizer
-from .chat import CHAT_DELTA_RULE, ChatCompletionsNormalizer
+from .chat import ChatCompletionsNormalizer
 from .contract import DelegatingNormalizer, Normalizer
 from .openai import OpenAINormalizer
 
@@ -77,7 +77,7 @@ class XAINormalizer(DelegatingNormalizer):
             return self.normalize_reading(
                 events,
                 chat._take,  # type: ignore[arg-type]
-                CHAT_DELTA_RULE,
+                chat._delta_rule,
                 still_reading=self._chat_delegate,
             )
         return super().normalize(events)
