@@ -146,7 +146,7 @@ def test_citation_delta_is_raw_with_a_citation() -> None:
     }
     events = converse(START, delta(0, {"text": "Bern."}), delta(0, {"citation": citation}), stop(), METADATA)
     assert types(events)[1:3] == ["text_delta", "raw"]
-    (got,) = events[2].citations
+    (got,) = events[2].citations or []
     assert (got.kind, got.url, got.title, got.cited_text, got.start, got.end) == (
         "web", "https://en.wikipedia.org/wiki/Bern", "Bern - Wikipedia",
         "Bern is the de facto capital of Switzerland.", None, None,
@@ -157,5 +157,5 @@ def test_citation_delta_is_raw_with_a_citation() -> None:
 
 def test_document_citation_kind_is_its_location() -> None:
     citation = {"title": "doc", "location": {"documentChar": {"documentIndex": 0, "start": 3, "end": 9}}}
-    (got,) = converse(START, delta(0, {"citation": citation}), stop(), METADATA)[1].citations
+    (got,) = converse(START, delta(0, {"citation": citation}), stop(), METADATA)[1].citations or []
     assert (got.kind, got.url, got.title, got.start) == ("documentChar", None, "doc", None)

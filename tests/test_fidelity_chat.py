@@ -65,7 +65,7 @@ def _chat_fixtures() -> list[tuple[str, Path, str, str]]:
 
 
 def _chat_recordings() -> list[tuple[str, Path, str, str]]:
-    out = []
+    out: list[tuple[str, Path, str, str]] = []
     for capture in load_manifest():
         if capture["api"] in ("chat-completions", "mistral-chat") and provider_for(capture) in _CHAT_PROVIDERS:
             out.append((capture["file"], CORPUS / capture["file"], provider_for(capture), framing_for(capture)))

@@ -134,7 +134,7 @@ def test_support_citation_fields() -> None:
     }
     events = feed(GeminiNormalizer(), chunk({"text": "Yes, Paris."}, groundingMetadata=metadata))
     assert kinds(events) == ["text_delta", "raw"]
-    first, second = events[1].citations
+    first, second = events[1].citations or []
     assert (first.kind, first.url, first.title, first.cited_text, first.start, first.end) == (
         "grounding_support", "https://b.example", None, "Paris", 4, 9,
     )  # fmt: skip
@@ -147,7 +147,7 @@ def test_a_segment_without_start_index_starts_at_zero() -> None:
         "groundingChunks": [{"retrievedContext": {"uri": "gs://b/doc.pdf", "title": "doc"}}],
         "groundingSupports": [{"segment": {"endIndex": 5, "text": "Hello"}, "groundingChunkIndices": [0]}],
     }
-    (citation,) = feed(GeminiNormalizer(), chunk({"text": "Hello"}, groundingMetadata=metadata))[1].citations
+    (citation,) = feed(GeminiNormalizer(), chunk({"text": "Hello"}, groundingMetadata=metadata))[1].citations or []
     assert (citation.url, citation.title, citation.start, citation.end) == ("gs://b/doc.pdf", "doc", 0, 5)
 
 
@@ -179,14 +179,14 @@ def test_url_context_metadata_is_no_call_and_no_citation() -> None:
 def test_citation_metadata_sources_are_citations() -> None:
     source = {"startIndex": 10, "endIndex": 80, "uri": "https://github.com/x/y", "license": "mit"}
     events = feed(GeminiNormalizer(), chunk({"text": "code"}, citationMetadata={"citationSources": [source]}))
-    (citation,) = events[1].citations
+    (citation,) = events[1].citations or []
     assert (citation.kind, citation.url, citation.start, citation.end, citation.raw) == (
         "citation_source", "https://github.com/x/y", 10, 80, source,
     )  # fmt: skip
     vertex = feed(
         GeminiNormalizer(), chunk({"text": "c"}, citationMetadata={"citations": [{"endIndex": 3, "title": "T"}]})
     )
-    assert [(c.title, c.start, c.end) for c in vertex[1].citations] == [("T", 0, 3)]
+    assert [(c.title, c.start, c.end) for c in vertex[1].citations or []] == [("T", 0, 3)]
 
 
 # -- who runs each call: Interactions --------------------------------------------------------------------------------
@@ -282,7 +282,7 @@ def annotation_delta(*annotations: dict[str, Any]) -> dict[str, Any]:
 def test_text_annotation_delta_is_raw_with_citations() -> None:
     events = feed_steps(GeminiInteractionsNormalizer(), start(0, type="model_output"), annotation_delta(URL_CITATION))
     assert kinds(events) == ["raw", "raw"]
-    (citation,) = events[1].citations
+    (citation,) = events[1].citations or []
     assert (citation.kind, citation.url, citation.title, citation.start, citation.end, citation.raw) == (
         "url_citation", "https://x.example", "X", 3, 9, URL_CITATION,
     )  # fmt: skip
@@ -299,7 +299,7 @@ def test_annotation_kinds_and_fields() -> None:
     }
     word = {"type": "word_info", "start_index": 0, "end_index": 3, "start_offset": "0s"}
     events = feed_steps(GeminiInteractionsNormalizer(), annotation_delta(file_citation, place, word))
-    assert [(c.kind, c.url, c.title, c.start, c.end) for c in events[0].citations] == [
+    assert [(c.kind, c.url, c.title, c.start, c.end) for c in events[0].citations or []] == [
         ("file_citation", "files/abc", "report.pdf", 0, 4),
         ("place_citation", "https://maps.example/p", "Cafe", 1, 2),
     ]

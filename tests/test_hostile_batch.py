@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 from helpers import FIXTURES, peak_traced
-from ssewire import _batch_inputs, _batch_pool
 from ssewire._batch_inputs import DirectoryInput
 from ssewire._batch_items import INPUT_ERROR, TOO_LARGE, TableColumns, Unreadable
 from ssewire._batch_pool import parse_work, read_file
@@ -99,7 +98,7 @@ def test_a_file_that_grows_after_stat_is_read_no_further_than_the_limit_and_a_by
         found[6] = 10  # st_size
         return os.stat_result(found)
 
-    monkeypatch.setattr(_batch_pool.os, "fstat", small)
+    monkeypatch.setattr(os, "fstat", small)  # the module's os is this one
     got: list[Any] = []
     peak = peak_traced(lambda: got.append(read_file(str(path), MIB)))
     monkeypatch.undo()
@@ -212,7 +211,7 @@ def test_a_directory_that_cannot_be_listed_is_an_unreadable_input_row(
             raise PermissionError(13, "Permission denied", locked)
         return real(path)
 
-    monkeypatch.setattr(_batch_inputs.os, "scandir", scandir)
+    monkeypatch.setattr(os, "scandir", scandir)  # the module's os is this one
     rows = _run(tmp_path, str(folder))
     assert [row["source"] for row in rows] == [str(folder / "a.sse"), locked]
     _is_error(rows[1], INPUT_ERROR, "Permission denied", "locked")

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from ssewire.batch import result_row
 HUGE = "9" * 5000  # past the default int_max_str_digits (4300)
 
 #: One stream per API whose text deltas the fast paths read, each delta carrying a huge integer member.
-STREAMS = {
+STREAMS: dict[str, list[dict[str, Any]]] = {
     "openai": [
         {"type": "response.created", "response": {"id": "r", "model": "m", "status": "in_progress", "n": 1}},
         {"type": "response.output_text.delta", "delta": "Hi", "item_id": "x", "extra": "HUGE"},
@@ -59,7 +60,7 @@ STREAMS = {
 
 
 def _body(provider: str, named_first: bool = True) -> bytes:
-    events = STREAMS[provider]
+    events: list[dict[str, Any]] = STREAMS[provider]
     if not named_first:  # the stream never says its id and model
         if provider == "openai-chat":
             events = [{k: v for k, v in event.items() if k not in ("id", "model")} for event in events]

@@ -171,7 +171,7 @@ def test_a_citation_gives_one_citation_per_source_with_its_url_and_title() -> No
     ]
     cited = ev("citation-start", {"citations": {"start": 0, "end": 5, "text": "Paris", "sources": sources}}, index=0)
     events = feed(CohereNormalizer(), START, cited, end())
-    assert [(c.url, c.title, c.cited_text, c.start, c.end) for c in events[1].citations] == [
+    assert [(c.url, c.title, c.cited_text, c.start, c.end) for c in events[1].citations or []] == [
         ("https://x.example/p", "Paris", "Paris", 0, 5),
         (None, "search", "Paris", 0, 5),
     ]

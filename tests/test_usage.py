@@ -119,9 +119,11 @@ def test_xai_cost_in_usd_ticks_is_the_streams_cost_in_usd() -> None:
     checked = 0
     for path in sorted((CORPUS / "xai").glob("chat-*.sse")):
         result = collect(iter_unified([path.read_bytes()], "xai"))
-        ticks = result.usage.raw.get("cost_in_usd_ticks") if result.usage is not None else None
+        raw = result.usage.raw if result.usage is not None else None
+        ticks = raw.get("cost_in_usd_ticks") if raw is not None else None
         if isinstance(ticks, int):
-            assert result.cost == pytest.approx(ticks / 1e10) and 0 < result.cost < 1
+            cost = result.cost
+            assert cost is not None and cost == pytest.approx(ticks / 1e10) and 0 < cost < 1
             checked += 1
     if CORPUS.is_dir():
         assert checked >= 3
