@@ -193,7 +193,10 @@ class StreamDecoder:
         does, without making the events it does not need (see :meth:`Normalizer.normalize_into`)."""
         if isinstance(chunk, dict):
             self._head = None
-            accumulator.take(self.normalizer.frame(chunk))
+            normalizer = self.normalizer
+            accumulator.adopt_meta(None, None)  # as for bytes: the id and model are the normaliser's
+            accumulator.take(normalizer.frame(chunk))
+            accumulator.adopt_meta(normalizer.response_id, normalizer.model)
             return
         if self._body is not None:
             for piece in self._inflate(chunk):
