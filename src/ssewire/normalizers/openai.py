@@ -151,7 +151,7 @@ def citation_of(annotation: Any) -> Optional[Citation]:
     if type(annotation) is not dict:
         return None
     kind = annotation.get("type")
-    if kind not in _CITATION_KINDS:
+    if type(kind) is not str or kind not in _CITATION_KINDS:
         return None
     title = str_or(annotation.get("title"), None) or str_or(annotation.get("filename"), None)
     start, end = _index(annotation.get("start_index")), _index(annotation.get("end_index"))
@@ -196,7 +196,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
         #: The names of the custom tools the request declared (``response.tools`` of ``response.created``), None
         #: until a response names its tools: a ``custom_tool_call`` of any other name is a provider's own tool.
-        self._declared: Optional[frozenset[Any]] = None
+        self._declared: Optional[frozenset[str]] = None
         self._event_kind: Optional[str] = None
         self._take = typed.take_deltas  # None: every event takes the full decode
         self._delta_rule = typed.own_rule(_DELTA_RULE)  # this stream's: it learns the payloads' shapes
@@ -344,7 +344,8 @@ class OpenAINormalizer(DelegatingNormalizer):
         if kind == "tool_search_call":
             return item.get("execution") != "client"
         if kind == "custom_tool_call" and self._declared is not None:
-            return item.get("name") not in self._declared  # not a custom tool of the request: a provider's own
+            name = item.get("name")
+            return type(name) is not str or name not in self._declared  # not the request's: a provider's own tool
         return kind not in self.client_items
 
     def _open(self, key: str, kind: str, item: dict[str, Any], output_index: Any = None) -> OpenCall:
@@ -583,7 +584,9 @@ class OpenAINormalizer(DelegatingNormalizer):
         tools = self._meta(obj).get("tools")
         if type(tools) is list and self._declared is None:
             self._declared = frozenset(
-                tool.get("name") for tool in tools if type(tool) is dict and tool.get("type") == "custom"
+                tool["name"]
+                for tool in tools
+                if type(tool) is dict and tool.get("type") == "custom" and type(tool.get("name")) is str
             )
         return [new_event("raw", obj, "", seq)]
 
