@@ -126,19 +126,7 @@ def _query(stream: Stream) -> dict[str, Any]:
 
 def summary(result: StreamResult) -> dict[str, Any]:
     """Everything a record's result says, comparable with ``==``."""
-    return {
-        "text": result.text,
-        "reasoning": result.reasoning,
-        "tool_calls": [c.to_dict() for c in result.tool_calls],
-        "incomplete_tool_calls": [c.to_dict() for c in result.incomplete_tool_calls],
-        "stop_reason": result.stop_reason,
-        "raw_stop_reason": result.raw_stop_reason,
-        "usage": None if result.usage is None else result.usage.to_dict(),
-        "usage_provenance": result.usage_provenance,
-        "error": result.error,
-        "response_id": result.response_id,
-        "model": result.model,
-    }
+    return result.to_dict()
 
 
 # ------------------------------------------------------------------------------------------------------ servers
