@@ -1,7 +1,10 @@
-"""Build the compiled scanner when possible; otherwise install the pure-Python package and say so.
+"""Build the compiled scanner when possible; otherwise build the pure-Python package and say so.
 
-``SSEWIRE_NO_EXTENSIONS=1`` skips compiling. Without Cython or a working C compiler the build does not fail:
-the pure-Python twin is installed and a clear line is printed.
+``SSEWIRE_NO_EXTENSIONS=1`` skips compiling. Without Cython or a working C compiler the build does not fail: the
+pure-Python twin is installed, a line saying so is written to the build's output (pip shows it with ``-v``), and
+the wheel is tagged ``py3-none-any``, as any build with no extension is. With ``SSEWIRE_REQUIRE_EXTENSIONS=1`` a
+build whose compiling failed stops with an error instead. Release builds carry no debug information (``-g0``,
+stripped at link on Linux and macOS); ``SSEWIRE_DEBUG_SYMBOLS=1`` keeps it, for a debugger.
 """
 
 from __future__ import annotations
@@ -10,11 +13,12 @@ import os
 import sys
 
 from setuptools import setup
+from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_ext import build_ext
 
 
 def _flag(name: str) -> bool:
-    """An environment switch: on unless unset, empty, 0, false, no or off (as ssewire._env.env_flag)."""
+    """An environment switch: on unless unset, empty, 0, false, no or off (as ssewire._config.env_flag)."""
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
@@ -29,8 +33,28 @@ CYTHON_DIRECTIVES = {
 }
 
 
-def _skip(reason: str) -> None:
+def _skip(reason: str, failed: bool = True) -> None:
+    """Say that the compiled scanner is not built; a build that ``failed`` fails with ``SSEWIRE_REQUIRE_EXTENSIONS``."""
+    if failed and _flag("SSEWIRE_REQUIRE_EXTENSIONS"):
+        raise SystemExit(f"ssewire: compiled scanner not built ({reason}) and SSEWIRE_REQUIRE_EXTENSIONS is set")
     sys.stderr.write(f"\n*** ssewire: compiled scanner SKIPPED ({reason}); installing the pure-Python twin ***\n\n")
+
+
+def _flags() -> tuple[list[str], list[str]]:
+    """Compile and link flags: optimised, and with no debug information unless ``SSEWIRE_DEBUG_SYMBOLS`` is set.
+
+    Python's own CFLAGS usually carry ``-g``, which makes the two modules ~3.8 MB instead of ~0.4 MB; ``-g0`` comes
+    after them and wins, and the linker strips what is left (symbols a debugger would use; the exported module init
+    functions stay, as they are dynamic symbols)."""
+    if os.name == "nt":
+        return [], []
+    if _flag("SSEWIRE_DEBUG_SYMBOLS"):
+        return ["-O3", "-g"], []
+    if sys.platform == "darwin":
+        return ["-O3", "-g0"], ["-Wl,-S,-x"]  # ld64: no debug map, no local symbols
+    if sys.platform.startswith("linux"):
+        return ["-O3", "-g0"], ["-Wl,--strip-all"]
+    return ["-O3", "-g0"], []
 
 
 class OptionalBuildExt(build_ext):
@@ -48,12 +72,27 @@ class OptionalBuildExt(build_ext):
         except Exception as exc:
             _skip(f"could not compile {ext.name}: {exc}")
 
+    def built(self) -> list[str]:
+        """The extensions whose module file exists after the build (compiled now or up to date)."""
+        return [ext.name for ext in self.extensions if os.path.exists(self.get_ext_fullpath(ext.name))]
+
+
+class TruthfulBdistWheel(bdist_wheel):
+    """bdist_wheel whose tag follows what was built: ``py3-none-any`` (pure) when no extension was compiled."""
+
+    def run_command(self, command: str) -> None:
+        super().run_command(command)
+        if command == "build" and self.distribution.has_ext_modules():
+            if not self.get_finalized_command("build_ext").built():  # every extension failed: the pure package
+                self.distribution.ext_modules = []
+                self.root_is_pure = True
+
 
 def _extensions() -> list:  # type: ignore[type-arg]
     if NO_EXTENSIONS:
-        _skip("SSEWIRE_NO_EXTENSIONS is set" if _flag("SSEWIRE_NO_EXTENSIONS") else "not CPython")
+        _skip("SSEWIRE_NO_EXTENSIONS is set" if _flag("SSEWIRE_NO_EXTENSIONS") else "not CPython", failed=False)
         return []
-    source = os.path.join("src", "ssewire", "_scanner_c.pyx")
+    source = os.path.join("src", "ssewire", "_scan", "scanner_c.pyx")
     if not os.path.exists(source):
         return []
     try:
@@ -65,19 +104,27 @@ def _extensions() -> list:  # type: ignore[type-arg]
 
     here = os.path.join("src", "ssewire")
     kernels = [os.path.join(here, "_c", name) for name in ("sw_kernels.h", "sw_events.h", "sw_crc32.h")]
-    flags = ["-O3"] if os.name != "nt" else []
+    compile_flags, link_flags = _flags()
     exts = [
         Extension(
-            "ssewire._scanner_c",
+            "ssewire._scan.scanner_c",
             [source],
-            depends=[*kernels, os.path.join(here, "_kernels.pxd")],  # the C lives in these headers
-            extra_compile_args=flags,
+            depends=[*kernels, os.path.join(here, "_scan", "kernels.pxd")],  # the C lives in these headers
+            include_dirs=[here],  # the .pxd files name the headers as "_c/..."
+            extra_compile_args=compile_flags,
+            extra_link_args=link_flags,
         ),
         Extension(
-            "ssewire._deltas_c",
-            [os.path.join(here, "_deltas_c.pyx")],
-            depends=[os.path.join(here, "_c", "sw_json.h"), os.path.join(here, "_json_fields.pxd")],
-            extra_compile_args=flags,
+            "ssewire.normalizers._fast.deltas_c",
+            [os.path.join(here, "normalizers", "_fast", "deltas_c.pyx")],
+            depends=[
+                os.path.join(here, "_c", "sw_json.h"),
+                os.path.join(here, "_c", "sw_slots.h"),
+                os.path.join(here, "normalizers", "_fast", "json_fields.pxd"),
+            ],
+            include_dirs=[here],
+            extra_compile_args=compile_flags,
+            extra_link_args=link_flags,
         ),
     ]
     try:
@@ -87,4 +134,4 @@ def _extensions() -> list:  # type: ignore[type-arg]
         return []
 
 
-setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})
+setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt, "bdist_wheel": TruthfulBdistWheel})

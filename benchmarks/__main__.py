@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             progress.step()
             del case
         if settings.memory:
-            from ssewire import _scanner_py
+            from ssewire._scan import scanner_py as _scanner_py
 
             module, impl = (compiled, "cython") if compiled is not None else (_scanner_py, "python")
             for name in args.names:

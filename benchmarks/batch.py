@@ -466,8 +466,8 @@ def baseline_row(data: bytes, source: str) -> dict[str, Any]:
 
 def cli_available() -> Optional[str]:
     """None when ``python -m ssewire batch`` exists here, else why not."""
-    if importlib.util.find_spec("ssewire.batch_cli") is None:
-        return "ssewire.batch_cli is not there (the `ssewire batch` command is not built yet)"
+    if importlib.util.find_spec("ssewire.batch.command") is None:
+        return "ssewire.batch.command is not there (the `ssewire batch` command is not built yet)"
     return None
 
 

@@ -36,7 +36,7 @@ def spark_vs_cli(parquet: Path, repeats: int, workdir: Path) -> dict[str, Any]:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    import ssewire.spark
+    import ssewire.batch.spark
 
     n = cores()
     # the CLI first: once started, Spark's JVM lives as long as this process
@@ -58,7 +58,7 @@ def spark_vs_cli(parquet: Path, repeats: int, workdir: Path) -> dict[str, Any]:
             out = workdir / f"spark-{i}"
             start = time.perf_counter()
             archive = spark.read.parquet(str(parquet)).select("source", "body")
-            ssewire.spark.parse(archive).drop("body").write.parquet(str(out))
+            ssewire.batch.spark.parse(archive).drop("body").write.parquet(str(out))
             spark_times.append(time.perf_counter() - start)
             shutil.rmtree(out, ignore_errors=True)
     finally:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import pytest
 
-from ssewire import _scanner_py
+from ssewire._scan import scanner_py as _scanner_py
 
 from .contenders import CHUNK_SIZE, Case, Outcome, compiled_scanner, prepare
 from .generate import STREAMS, load
@@ -46,7 +46,7 @@ def stream_case(request: pytest.FixtureRequest) -> tuple[Case, Reference]:
 
 @pytest.fixture(params=IMPLEMENTATIONS)
 def scanner_module(request: pytest.FixtureRequest) -> ModuleType:
-    """The scanner implementation under test: ``ssewire._scanner_c`` or ``ssewire._scanner_py``."""
+    """The scanner implementation under test: ``ssewire._scan.scanner_c`` or ``ssewire._scan.scanner_py``."""
     return COMPILED if request.param == "cython" else _scanner_py  # type: ignore[return-value]
 
 

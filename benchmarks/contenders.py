@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator, Optional
 
-from ssewire._env import env_flag
+from ssewire._config import env_flag
 
 from .generate import Stream
 
@@ -107,12 +107,12 @@ class Contender:
 
 
 def compiled_scanner() -> tuple[Optional[ModuleType], Optional[str]]:
-    """``(ssewire._scanner_c, None)``, or ``(None, reason)`` when the compiled module is not built (or
+    """``(ssewire._scan.scanner_c, None)``, or ``(None, reason)`` when the compiled module is not built (or
     ``SSEWIRE_NO_EXTENSIONS`` asks for the pure twin only)."""
     if env_flag("SSEWIRE_NO_EXTENSIONS"):
         return None, "compiled scanner disabled by SSEWIRE_NO_EXTENSIONS"
     try:
-        return importlib.import_module("ssewire._scanner_c"), None
+        return importlib.import_module("ssewire._scan.scanner_c"), None
     except ImportError as exc:
         return None, f"compiled scanner not built ({exc})"
 
@@ -498,7 +498,7 @@ def contenders() -> list[Contender]:
     import msgspec
     import orjson
 
-    from ssewire import _scanner_py
+    from ssewire._scan import scanner_py as _scanner_py
 
     compiled, why = compiled_scanner()
     sse, arr, lines, both = ("sse",), ("json_array",), ("ndjson",), ("sse", "json_array", "ndjson")

@@ -86,7 +86,7 @@ class Row:
 
 def reference(case: Case) -> Reference:
     """Frame ``case`` with the pure twin (fills ``case.payloads``) and run its end-to-end pipeline once."""
-    from ssewire import _scanner_py
+    from ssewire._scan import scanner_py as _scanner_py
 
     from .contenders import scanner_for
 

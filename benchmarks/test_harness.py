@@ -172,7 +172,7 @@ def test_event_stream_bodies_read_the_same_with_botocore(name: str) -> None:
     payloads as ssewire's twin, fed the same chunks."""
     from botocore.eventstream import EventStreamBuffer
 
-    from ssewire._scanner_py import EventStreamMessage, EventStreamParser
+    from ssewire._scan.scanner_py import EventStreamMessage, EventStreamParser
 
     stream = generate(name, SMALL)
     chunks = [stream.data[i : i + 16384] for i in range(0, stream.size, 16384)]

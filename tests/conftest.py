@@ -1,8 +1,9 @@
 """Fixtures only (shared helpers live in the ``helpers`` package): the scanner implementations every scanner
-test runs on, and the hypothesis profile."""
+test runs on, and the hypothesis profiles."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -10,11 +11,15 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from helpers import COMPILED
-from ssewire import _scanner_py
+from ssewire._scan import scanner_py as _scanner_py
 
-# The implementation fixtures hold no state, so function-scoped fixtures are safe under hypothesis.
-settings.register_profile("ssewire", suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
-settings.load_profile("ssewire")
+# The default profile runs a quarter of each property test's examples (``helpers.examples``); ``ci``, selected by
+# ``SSEWIRE_HYPOTHESIS_PROFILE=ci`` (``.ci/run``), runs them all.
+settings.register_profile(
+    "ssewire", suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None, max_examples=25
+)
+settings.register_profile("ci", settings.get_profile("ssewire"), max_examples=100)
+settings.load_profile(os.environ.get("SSEWIRE_HYPOTHESIS_PROFILE") or "ssewire")
 
 NO_COMPILED = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
 IMPLEMENTATIONS = [
@@ -47,7 +52,7 @@ def scanner(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
 @pytest.fixture
 def typed_decoding_off() -> Iterator[None]:
     """Typed decoding (the compiled delta reader and msgspec's structs) off for one test, then on again."""
-    from ssewire.normalizers import typed
+    from ssewire.normalizers._fast import typed
 
     typed.set_enabled(False)
     try:

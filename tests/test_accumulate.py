@@ -14,7 +14,7 @@ from helpers import chunked
 from helpers.streams import all_streams
 from ssewire import Accumulator, StreamResult, StreamTap, collect, iter_unified
 from ssewire.errors import ChunkTypeError
-from ssewire.normalizers import typed
+from ssewire.normalizers._fast import typed
 
 STREAMS = all_streams()
 

@@ -18,10 +18,10 @@ from ssewire.adapters import (
     ERROR_BODY_LIMIT,
     aiter_response,
     aiter_response_events,
-    framing_for_content_type,
     iter_response,
     iter_response_events,
 )
+from ssewire.framing import framing_for_content_type
 
 httpx = pytest.importorskip("httpx")  # typed as Any: the classes below subclass httpx types
 aiohttp = pytest.importorskip("aiohttp")

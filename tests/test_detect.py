@@ -9,9 +9,9 @@ import pytest
 from helpers import CORPUS, FIXTURES, chunked, load_manifest
 from helpers.corpus import framing_for, provider_for
 from ssewire import DetectionError, collect, iter_unified
+from ssewire.framing import AutoScanner
 from ssewire.names import ProviderName
 from ssewire.normalizers.auto import AutoNormalizer, detect_provider
-from ssewire.stream import AutoScanner
 
 CAPTURES = load_manifest()
 

@@ -83,7 +83,7 @@ def test_unknown_provider_lists_the_names_and_suggests_the_closest(name: str, hi
         assert "openai-chat" in str(info.value) and "gemini" in str(info.value)
 
 
-@pytest.mark.parametrize(("name", "hint"), [("SSE", "sse"), ("json-array", "json_array"), ("jsonarray", "json_array")])
+@pytest.mark.parametrize(("name", "hint"), [("SSE", "sse"), ("json array", "json_array"), ("jsonarray", "json_array")])
 def test_unknown_framing_lists_the_names_and_suggests_the_closest(name: str, hint: str) -> None:
     for call in (
         lambda: list(ssewire.iter_unified([BODY], "openai-chat", name)),  # type: ignore[arg-type]
@@ -115,9 +115,34 @@ def test_an_object_that_is_no_response_is_an_unsupported_response_error() -> Non
 
 def test_error_types_for_error_fields() -> None:
     assert errors.error_type(errors.FramingError("x")) == "framing_error"
+    assert errors.error_type(errors.SSEBufferOverflowError("x")) == "buffer_overflow"
     assert errors.error_type(errors.SSEBufferOverflow("x")) == "buffer_overflow"
+    assert errors.error_type(errors.StreamTruncatedError("x")) == "stream_truncated"
     assert errors.error_type(errors.DetectionError("x")) == "detection_error"
     assert errors.error_type(ValueError("x")) == "parse_error"
+
+
+def test_the_error_suffixed_names_and_the_old_names_are_the_same_classes(scanner: ModuleType) -> None:
+    assert errors.SSEBufferOverflow is errors.SSEBufferOverflowError is ssewire.SSEBufferOverflowError
+    assert errors.StreamTruncated is errors.StreamTruncatedError is ssewire.StreamTruncatedError
+    assert ssewire.SSEBufferOverflow is errors.SSEBufferOverflowError
+    assert ssewire.StreamTruncated is errors.StreamTruncatedError
+    with pytest.raises(errors.SSEBufferOverflow) as overflow:
+        scanner.SSEParser(8).feed(b"data: " + b"x" * 20)
+    assert type(overflow.value) is errors.SSEBufferOverflowError
+    parser = scanner.JSONArrayStreamParser()
+    parser.feed(b'[{"a": 1}')
+    with pytest.raises(errors.StreamTruncated) as cut:
+        parser.close()
+    assert type(cut.value) is errors.StreamTruncatedError
+
+
+def test_every_error_class_a_user_meets_is_exported_from_the_package() -> None:
+    from ssewire.content_encoding import UnsupportedEncodingError
+
+    raised = [obj for _, obj in inspect.getmembers(errors, inspect.isclass) if issubclass(obj, BaseException)]
+    for cls in {*raised, UnsupportedEncodingError}:
+        assert getattr(ssewire, cls.__name__) is cls and cls.__name__ in ssewire.__all__, cls
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,16 @@
-"""Unified and the pure-Python SSEEvent value types."""
+"""Unified and the SSEEvent value types."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from types import ModuleType
+
+import pytest
+
+import ssewire
+from helpers import COMPILED
 from ssewire import UNIFIED_TYPES, Unified
 from ssewire.events import SSEEvent
 
@@ -38,14 +47,15 @@ def test_unified_equality_and_repr() -> None:
     assert "raw" in UNIFIED_TYPES and len(UNIFIED_TYPES) == 9
 
 
-def test_python_sse_event() -> None:
-    e = SSEEvent()
+def test_sse_event_values(scanner: ModuleType) -> None:
+    event = scanner.SSEEvent
+    e = event()
     assert (e.event, e.data, e.id, e.retry) == ("message", "", None, None)
-    assert SSEEvent("x", "1") == SSEEvent("x", "1")
-    assert SSEEvent("x", "1") != SSEEvent("x", "2")
-    assert SSEEvent("x", "1") != "x"
-    assert SSEEvent("x", '{"a": 1}').json() == {"a": 1}
-    assert SSEEvent("x", "{").json() is None
+    assert event("x", "1") == event("x", "1")
+    assert event("x", "1") != event("x", "2")
+    assert event("x", "1") != "x"
+    assert event("x", '{"a": 1}').json() == {"a": 1}
+    assert event("x", "{").json() is None
 
 
 def test_fast_constructors_match_the_keyword_constructor() -> None:
@@ -61,3 +71,32 @@ def test_fast_constructors_match_the_keyword_constructor() -> None:
     delta = new_tool_event("tool_call_delta", "c1", None, raw, '{"x"')
     assert delta == Unified("tool_call_delta", tool_call_id="c1", arguments_delta='{"x"', raw=raw)
     assert type(delta) is Unified and all(hasattr(delta, name) for name in Unified.__slots__)
+
+
+_EVENT_CLASS = """
+import ssewire, ssewire.events
+events = list(ssewire.iter_events([b"data: a\\n\\n[", b"x"], "sse")) + ssewire.parse_sse_bytes(b"data: b\\n\\n")
+events += ssewire.framing.make_scanner("json-array").feed(b'[{"c": 1},')
+assert len(events) == 3, events
+assert all(isinstance(event, ssewire.events.SSEEvent) for event in events), [type(e) for e in events]
+assert ssewire.events.SSEEvent is ssewire.SSEEvent
+print(ssewire.IMPLEMENTATION, ssewire.events.SSEEvent.__module__)
+"""
+
+
+@pytest.mark.parametrize(
+    ("switch", "implementation"), [("1", "python"), ("", "python" if COMPILED is None else "cython")]
+)
+def test_events_owns_the_class_the_active_scanner_yields(switch: str, implementation: str) -> None:
+    """``isinstance(event, ssewire.events.SSEEvent)`` holds for every framed event, compiled or twin."""
+    env = {**os.environ, "SSEWIRE_NO_EXTENSIONS": switch}
+    done = subprocess.run([sys.executable, "-c", _EVENT_CLASS], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    module = "ssewire._scan.scanner_py" if implementation == "python" else "ssewire._scan.scanner_c"
+    assert done.stdout.split() == [implementation, module]
+
+
+def test_the_active_scanner_events_are_events_sse_events() -> None:
+    event = ssewire.SSEParser().feed(b"data: x\n\n")[0]
+    assert isinstance(event, SSEEvent) and type(event) is SSEEvent is ssewire.SSEEvent
+    assert SSEEvent("message", "x") == event

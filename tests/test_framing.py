@@ -8,14 +8,59 @@ from typing import Any
 
 import pytest
 
-from ssewire import SSEBufferOverflow, framing
+from ssewire import SSEBufferOverflowError, UnknownFramingError, framing
 from ssewire.names import FramingName, literal_values
-from ssewire.stream import FRAMINGS as STREAM_FRAMINGS
 
 
 def test_the_literal_type_names_exactly_the_registered_framings() -> None:
     assert set(literal_values(FramingName)) == set(framing.FRAMINGS)
-    assert framing.FRAMINGS[0] == "auto" and STREAM_FRAMINGS == framing.FRAMINGS
+    assert framing.FRAMINGS[0] == "auto"
+
+
+def test_the_registry_and_its_functions_have_one_home() -> None:
+    """framing.py is where framings are named and built: the glue imports them from it, and re-exports none."""
+    import ssewire
+    from ssewire import adapters, stream
+
+    for name in ("FRAMINGS", "FRAMINGS_BY_NAME", "AutoScanner", "make_scanner", "framing_for_content_type"):
+        assert name in framing.__all__
+        for module in (ssewire, stream, adapters):
+            assert name not in module.__all__, (module.__name__, name)
+    assert not hasattr(ssewire, "FRAMINGS") and not hasattr(stream, "AutoScanner")
+
+
+@pytest.mark.parametrize(
+    ("given", "name"),
+    [
+        ("json_array", "json_array"),
+        ("json-array", "json_array"),
+        ("aws-eventstream", "aws-eventstream"),
+        ("aws_eventstream", "aws-eventstream"),
+        ("sse", "sse"),
+        ("ndjson", "ndjson"),
+        ("auto", "auto"),
+    ],
+)
+def test_a_framing_name_is_taken_in_either_spelling(given: str, name: str) -> None:
+    assert framing.framing_name(given) == name
+    if name != "auto":
+        assert type(framing.make_scanner(given)) is framing.FRAMINGS_BY_NAME[name].scanner  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("given", ["SSE", "json array", "jsonarray", "", None, 1, ["sse"]])
+def test_other_framing_names_are_refused(given: object) -> None:
+    with pytest.raises(UnknownFramingError, match="unknown framing"):
+        framing.framing_name(given)
+    with pytest.raises(UnknownFramingError):
+        framing.make_scanner(given)  # type: ignore[arg-type]
+
+
+def test_make_scanner_takes_max_buffer_by_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        framing.make_scanner("sse", 10)  # type: ignore[misc]
+    scanner = framing.make_scanner("json-array", max_buffer=10)  # type: ignore[arg-type]
+    with pytest.raises(SSEBufferOverflowError):
+        scanner.feed(b'[{"a": "' + b"x" * 20)
 
 
 def test_make_scanner_builds_each_registered_framing() -> None:
@@ -41,9 +86,6 @@ def test_make_scanner_builds_each_registered_framing() -> None:
 )
 def test_content_type_to_framing(content_type: object, expected: str) -> None:
     assert framing.framing_for_content_type(content_type) == expected  # type: ignore[arg-type]
-    from ssewire.adapters import framing_for_content_type
-
-    assert framing_for_content_type(content_type) == expected  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -70,7 +112,7 @@ def test_auto_scanner_recognises_the_framing_at_any_chunking(body: bytes, expect
 def test_auto_scanner_holds_only_the_start_and_bounds_it() -> None:
     scanner = framing.AutoScanner(max_buffer=16)
     assert scanner.feed(b" " * 16) == []
-    with pytest.raises(SSEBufferOverflow):
+    with pytest.raises(SSEBufferOverflowError):
         scanner.feed(b" ")
 
 

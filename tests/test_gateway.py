@@ -103,7 +103,12 @@ needs_corpus = pytest.mark.skipif(not CORPUS_STREAMS, reason="../shared/corpus i
 
 #: The streams each SDK call reads: what its API (or a compatible one: xAI, Groq, OpenRouter) sends.
 SDK_STREAMS: dict[str, list[Stream]] = {api: [s for s in STREAMS if s.api == api] for api in APIS}
-SDK_CASES = [pytest.param(api, stream, id=f"{api}-{stream.name}") for api in APIS for stream in SDK_STREAMS[api]]
+#: Every (API, stream) pair: the first stream of each API in the default run, the rest of the matrix ``slow``.
+SDK_CASES = [
+    pytest.param(api, stream, id=f"{api}-{stream.name}", marks=[pytest.mark.slow] if i else [])
+    for api in APIS
+    for i, stream in enumerate(SDK_STREAMS[api])
+]
 
 # Routes of the gateway under test: /as/<provider> reads the stream as that provider (a route per provider),
 # then the default table (the SDKs' paths).
@@ -535,6 +540,7 @@ def test_load_latency_matches_each_write_to_the_read_that_completes_it() -> None
     assert _latencies(sends, tally) == [0.5, 0.25, 0.5, 0.5]
 
 
+@pytest.mark.slow  # ~13 s, most of it starting processes; .ci/run's benchmark gate also runs the load run --check
 def test_load_run_quick_form(tmp_path: Path) -> None:
     # The load run end to end at a small size: every count it checks holds (the ratios are for the benchmark).
     from examples.gateway import load

@@ -351,3 +351,14 @@ def test_documented_differences_from_httpx_sse(server: StreamServer, name: str) 
     assert _read_async(aconnect_sse, url) == expected
     if reference is not None:
         assert _read_sync(reference.connect_sse, url) != expected  # httpx-sse does differ here
+
+
+def test_the_drop_in_exports_what_httpx_sse_exports_and_reports_its_version() -> None:
+    """``__version__`` is the httpx-sse release whose API the module mirrors, not ssewire's own version."""
+    import ssewire
+    import ssewire.httpx_sse as dropin
+
+    assert dropin.__version__ == "0.4.3" != ssewire.__version__
+    if reference is not None:
+        assert set(reference.__all__) <= set(dropin.__all__)
+        assert reference.__version__.split(".")[:2] == dropin.__version__.split(".")[:2]

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import examples
 from ssewire import PartialJSON, parse_partial_json
 from ssewire.partial_json import parse_arguments
 
@@ -45,7 +46,7 @@ def test_parse_partial_json(text: str, expected: Any) -> None:
     assert parse_partial_json(text) == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     value=st.recursive(
         st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text()),
@@ -104,7 +105,7 @@ _json_docs = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(value=_json_docs, ascii_only=st.booleans(), data=st.data())
 def test_incremental_preview_equals_reparsing_every_prefix(value: Any, ascii_only: bool, data: st.DataObject) -> None:
     from ssewire import IncrementalJSON

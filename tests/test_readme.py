@@ -3,7 +3,8 @@
 The preamble below is all the examples get: ``url`` (a fixture of the provider the example names), ``body``,
 ``headers``, ``run_tool``, ``chunks`` (that fixture's bytes in pieces), ``log``, and for the gateway example an
 ``upstream`` (gzip-compressed, as ``aiter_raw()`` gives it) and a ``downstream``. Examples with ``async``/``await``
-at top level run inside ``asyncio.run``.
+at top level run inside ``asyncio.run``, all of them from the repository's root (the OpenTelemetry example opens a
+fixture; it must print what its comments say).
 """
 
 from __future__ import annotations
@@ -112,7 +113,10 @@ def test_the_readme_has_examples_of_every_entry_point() -> None:
 
 
 @pytest.mark.parametrize(("line", "code"), BLOCKS, ids=[f"line-{line}" for line, _ in BLOCKS])
-def test_readme_example_runs(server: StreamServer, line: int, code: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_readme_example_runs(
+    server: StreamServer, line: int, code: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(FIXTURES.parent)  # examples that open a fixture name it from the repository's root
     if "aclosing" in code and sys.version_info < (3, 10):
         pytest.skip("contextlib.aclosing is Python 3.10+, as the example says")
     for client in ("httpx", "aiohttp", "requests"):
@@ -120,7 +124,9 @@ def test_readme_example_runs(server: StreamServer, line: int, code: str, capsys:
             pytest.importorskip(client)  # the examples' HTTP clients are extras
     if "ssewire.otel" in code:
         pytest.importorskip("opentelemetry")  # the otel extra
-    if "ssewire.arrow" in code:
+    if "opentelemetry.sdk" in code:
+        pytest.importorskip("opentelemetry.sdk")  # what the OpenTelemetry example shows its output with
+    if "ssewire.batch.arrow" in code:
         pytest.importorskip("pyarrow")  # the arrow extra
     namespace = _preamble(server, code)
     if _ASYNC.search(code):
@@ -132,6 +138,15 @@ def test_readme_example_runs(server: StreamServer, line: int, code: str, capsys:
     if "run_tool(" in code:  # the example reached its tool call, with whole arguments
         assert namespace["tool_calls_run"], "run_tool was never called"
         assert all(isinstance(arguments, dict) for _, arguments in namespace["tool_calls_run"])
+    if "InMemorySpanExporter" in code:  # the OpenTelemetry example prints what it recorded, as its comments say
+        printed = capsys.readouterr().out.splitlines()
+        assert printed[0] == "412 ('tool_use',)"
+        assert printed[1:] == [
+            "gen_ai.client.token.usage {token}",
+            "gen_ai.client.operation.duration s",
+            "gen_ai.client.operation.time_to_first_chunk s",
+            "gen_ai.client.operation.time_per_output_chunk s",
+        ]
     if "downstream.send" in code:
         assert bytes(namespace["downstream"].sent) == namespace["upstream"].raw  # forwarded untouched
         assert namespace["result"].stop_reason is not None  # the tap parsed the compressed upstream to its end

@@ -77,3 +77,23 @@ def test_collected_text_costs_about_its_length_not_an_object_per_delta() -> None
     tracemalloc.stop()
     assert len(result.text) == 400_000
     assert peak < 12 * len(result.text), peak  # a list of 200k two-character strings alone is ~12 MB
+
+
+def test_events_without_their_normaliser_are_recognised_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain list of events (no normaliser to ask) is read for the id and model by the provider that claims the
+    first payload: recognition is not run again for every event until the id shows."""
+    from ssewire.normalizers.providers import ENTRIES
+
+    events = list(iter_unified(_responses(2_000, False), "openai"))
+    asked: list[str] = []
+    for rules in {entry.cls.rules for entry in ENTRIES}:
+        claims = rules.claims.__func__  # type: ignore[attr-defined]
+
+        def counting(cls: Any, obj: dict[str, Any], event: Any = None, _claims: Any = claims) -> bool:
+            asked.append(cls.__name__)
+            return bool(_claims(cls, obj, event))
+
+        monkeypatch.setattr(rules, "claims", classmethod(counting))
+    result = collect(events)
+    assert (result.response_id, result.model) == ("r1", "m")  # named by the last event only
+    assert len(events) > 2_000 and 0 < len(asked) <= len(ENTRIES), asked

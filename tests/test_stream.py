@@ -10,16 +10,17 @@ from ssewire import (
     DetectionError,
     FramingError,
     Normalizer,
-    SSEBufferOverflow,
-    StreamTruncated,
+    SSEBufferOverflowError,
+    StreamTruncatedError,
     Unified,
     collect_text,
     iter_events,
     iter_unified,
     parse_sse_bytes,
 )
+from ssewire.framing import make_scanner
 from ssewire.names import ProviderName
-from ssewire.stream import make_scanner
+from ssewire.stream import StreamDecoder
 
 
 class Echo(Normalizer):
@@ -73,7 +74,7 @@ def test_json_array_without_closing_bracket_after_terminal_is_tolerated() -> Non
 def test_framing_errors_raise() -> None:
     with pytest.raises(FramingError):
         list(iter_unified([b"<html>oops</html>"], Echo(), "json_array"))
-    with pytest.raises(SSEBufferOverflow):
+    with pytest.raises(SSEBufferOverflowError):
         list(iter_unified([b"data: " + b"x" * 100 + b"\n\n"], Echo(), max_buffer=10))
 
 
@@ -99,8 +100,31 @@ def test_iter_events_and_parse_sse_bytes() -> None:
     assert [(e.event, e.data) for e in iter_events([body])] == [("a", "1"), ("message", "2")]
     assert [(e.event, e.data) for e in parse_sse_bytes(body, 3)] == [("a", "1"), ("message", "2")]
     assert parse_sse_bytes(body) == parse_sse_bytes(body, 1)
-    with pytest.raises(StreamTruncated):
+    with pytest.raises(StreamTruncatedError):
         list(iter_events([b"[{}"], "json_array"))
+    with pytest.raises(StreamTruncatedError):  # either spelling of the name
+        list(iter_events([b"[{}"], "json-array"))  # type: ignore[arg-type]
+
+
+def test_max_buffer_is_keyword_only_in_the_glue() -> None:
+    body = [b"data: " + b"x" * 100 + b"\n\n"]
+    with pytest.raises(TypeError):
+        list(iter_events(body, "sse", 10))  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        StreamDecoder("openai", "sse", 10)  # type: ignore[misc]
+    with pytest.raises(SSEBufferOverflowError):
+        list(iter_events(body, "sse", max_buffer=10))
+    with pytest.raises(SSEBufferOverflowError):
+        StreamDecoder("openai", "sse", max_buffer=10).feed(body[0])
+
+
+def test_the_decoder_takes_either_spelling_and_keeps_one() -> None:
+    body = b'[{"candidates": [{"content": {"parts": [{"text": "hi"}]}, "finishReason": "STOP"}]}]'
+    for name in ("json_array", "json-array"):
+        decoder = StreamDecoder("gemini", name)  # type: ignore[arg-type]
+        events = decoder.feed(body) + decoder.close()
+        assert collect_text(events) == "hi" and events[-1].type == "done", name
+        assert decoder.reconnect() is not None and type(decoder.scanner).__name__ == "JSONArrayStreamParser"
 
 
 def test_unknown_framing_and_provider() -> None:

@@ -130,3 +130,16 @@ def test_xai_cost_in_usd_ticks_is_the_streams_cost_in_usd() -> None:
     assert Usage.from_raw({"prompt_tokens": 1, "completion_tokens": 2, "cost_in_usd_ticks": 25}).cost == 25e-10
     assert Usage.from_raw({"prompt_tokens": 1, "completion_tokens": 2, "cost": 0.5}).cost == 0.5  # OpenRouter
     assert Usage.from_raw({"prompt_tokens": 1, "completion_tokens": 2}).cost is None
+
+
+def test_usage_objects_are_read_by_the_registry_without_a_registration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Usage.from_raw`` finds the provider registry itself the first time it reads an object: nothing has to
+    register by being imported (the registry is looked up once, then kept)."""
+    import ssewire.usage as usage_module
+    from ssewire.normalizers.providers import usage_from
+
+    monkeypatch.setattr(usage_module, "_READER", None)
+    usage = Usage.from_raw({"prompt_tokens": 12, "completion_tokens": 34, "total_tokens": 46})
+    assert (usage.source, usage.input_tokens, usage.output_tokens) == ("openai-chat", 12, 34)
+    assert usage_module._READER is usage_from
+    assert Usage.from_raw({"hello": 1}).source is None

@@ -12,9 +12,28 @@ usage and timings, optionally exported through :mod:`ssewire.otel`.
 - ``python -m examples.gateway --upstream URL --port N`` runs it.
 """
 
-from .app import HOP_BY_HOP, PATH_PROVIDERS, create_app, provider_for_path
-from .limits import DEFAULT_LIMITS, Limits
-from .record import Record, RecordCallback, Recorder
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .app import HOP_BY_HOP, PATH_PROVIDERS, create_app, provider_for_path
+    from .limits import DEFAULT_LIMITS, Limits
+    from .record import Record, RecordCallback, Recorder
+
+#: Where each name lives: imported when first used, so that ``examples.gateway.replay`` needs no Starlette.
+_HOMES = {
+    "HOP_BY_HOP": "app",
+    "PATH_PROVIDERS": "app",
+    "create_app": "app",
+    "provider_for_path": "app",
+    "DEFAULT_LIMITS": "limits",
+    "Limits": "limits",
+    "Record": "record",
+    "RecordCallback": "record",
+    "Recorder": "record",
+}
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -27,3 +46,10 @@ __all__ = [
     "create_app",
     "provider_for_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{home}", __name__), name)

@@ -685,17 +685,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from benchmarks.readme import replace_block  # the repository's README blocks (run from the repository)
-
-    p = argparse.ArgumentParser(prog="python -m examples.gateway.load", description=__doc__.split("\n")[0])
-    p.add_argument("--streams", type=int, help="concurrent clients (default 200; --quick 40)")
-    p.add_argument("--duration", type=float, help="seconds per phase (default 60; --quick 8)")
-    p.add_argument("--delay", type=float, default=0.25, help="longest pause after an event upstream (default 0.25 s)")
-    p.add_argument("--disconnect", type=float, default=0.05, help="share of requests abandoned mid-stream")
+    p = argparse.ArgumentParser(
+        prog="python -m examples.gateway.load",
+        description="The gateway under load, on loopback only: concurrent clients straight to a replaying upstream "
+        "(the baseline), through the gateway, and through two gateways side by side (tap off / on). Reports streams "
+        "completed and failed, bytes altered, the latency the gateway adds per chunk, CPU per MB (tap on vs off), "
+        "RSS over each phase and what abandoned streams leave behind.",
+        epilog="Writes benchmarks/results/load.json and a chart (load.svg / load.png, with matplotlib), and the "
+        "README's load block at the default size (--quick: load-quick.*; other sizes: load-custom.*, the README "
+        "untouched). Run it from the repository's root.",
+    )
+    p.add_argument("--streams", type=int, metavar="N", help="concurrent clients (default 200; --quick 40)")
+    p.add_argument("--duration", type=float, metavar="S", help="seconds per phase (default 60; --quick 8)")
+    p.add_argument(
+        "--delay", type=float, default=0.25, metavar="S", help="longest pause after an event upstream (default 0.25)"
+    )
+    p.add_argument(
+        "--disconnect",
+        type=float,
+        default=0.05,
+        metavar="SHARE",
+        help="share of requests abandoned mid-stream (default 0.05)",
+    )
     p.add_argument("--quick", action="store_true", help="the CI form: fewer clients, shorter phases")
     p.add_argument("--check", action="store_true", help="exit 1 when a count is wrong or a ratio misses its floor")
-    p.add_argument("--no-chart", action="store_true")
+    p.add_argument("--no-chart", action="store_true", help="do not draw the chart")
     args = p.parse_args(argv)
+    from benchmarks.readme import replace_block  # the repository's README blocks (run from the repository)
+
     default = not args.quick and args.streams is None and args.duration is None  # the README's run
     args.streams = args.streams or (40 if args.quick else 200)
     args.duration = args.duration or (8.0 if args.quick else 60.0)

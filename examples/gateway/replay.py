@@ -2,8 +2,9 @@
 
 ``with ReplayServer({"fixtures": path, ...}) as upstream`` serves on 127.0.0.1 (a free port, ``upstream.url``)
 from its own asyncio loop in a background thread; ``python -m examples.gateway.replay --root fixtures=fixtures``
-serves in the foreground. Written on raw asyncio streams (as ``tests/helpers/http_server.py``) so that what goes
-on the wire is under control: every write is one HTTP chunk, flushed, and the pauses are real.
+serves in the foreground. Written on raw asyncio streams (:class:`LoopServer`, which the tests' server in
+``tests/helpers/http_server.py`` is built on too) so that what goes on the wire is under control: every write is
+one HTTP chunk, flushed, and the pauses are real.
 
 Any method and path (``POST /v1/chat/completions``, ``/v1/responses``, ``/v1/messages`` ...) answers with the
 stream named by the query; the request body is read and kept, not interpreted (the SDKs add the query through
@@ -41,15 +42,16 @@ import json
 import random
 import re
 import socket
+import struct
 import threading
 import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-__all__ = ["CONTENT_TYPES", "ReplayRequest", "ReplayServer", "content_type_for"]
+__all__ = ["CONTENT_TYPES", "REASONS", "LoopServer", "ReplayRequest", "ReplayServer", "content_type_for"]
 
 #: The Content-Type a replayed file announces, by suffix (anything else: ``text/event-stream``).
 CONTENT_TYPES = {
@@ -60,9 +62,11 @@ CONTENT_TYPES = {
     ".eventstream": "application/vnd.amazon.eventstream",
 }
 
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests"}
-_REASONS.update({500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"})
+#: The reason phrase of each status the servers send.
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests"}
+REASONS.update({500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"})
 _GONE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+_Server = TypeVar("_Server", bound="LoopServer")
 
 
 def content_type_for(path: Path) -> str:
@@ -78,6 +82,7 @@ class ReplayRequest:
     target: str
     headers: dict[str, str]
     body: bytes
+    number: int = 0  #: its place among the server's requests (1 for the first)
     path: str = field(init=False)
     query: dict[str, str] = field(init=False)
 
@@ -87,19 +92,23 @@ class ReplayRequest:
         self.query = dict(parse_qsl(parts.query))
 
 
-class ReplayServer:
-    """The replay upstream (see the module docstring). ``roots`` maps the first part of ``file=`` to a folder."""
+class LoopServer:
+    """An HTTP/1.1 server on raw asyncio streams, so that what goes on the wire is under control: in its own asyncio
+    loop in a background thread (``with server:``, bound to a free port unless ``port`` says) or in the foreground
+    (:meth:`serve_forever`). Every request is read whole (body included) and kept in :attr:`requests`; a subclass
+    answers it in :meth:`_respond`. How each response ended is recorded by token (:meth:`_record`,
+    :meth:`wait_outcome`); :attr:`connections` counts the open client connections. The replay upstream below and
+    the tests' ``StreamServer`` (``tests/helpers/http_server.py``) are the two."""
 
-    def __init__(
-        self, roots: dict[str, Path], *, host: str = "127.0.0.1", port: int = 0, log_sends: bool = False
-    ) -> None:
-        self.roots = {name: Path(folder).resolve() for name, folder in roots.items()}
+    thread_name = "loop-server"
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, backlog: int = 100) -> None:
         self.host = host
         self.port = port
+        self.backlog = backlog
         self.requests: list[ReplayRequest] = []
         self.outcomes: dict[str, str] = {}
-        self.log_sends = log_sends
-        self._sends: dict[str, list[tuple[int, float]]] = {}
+        self.connections = 0  # currently open client connections
         self._cond = threading.Condition()
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._server: Optional[asyncio.base_events.Server] = None
@@ -113,12 +122,12 @@ class ReplayServer:
 
     # ---------------------------------------------------------------------------------------------- lifecycle
 
-    def __enter__(self) -> ReplayServer:
+    def __enter__(self: _Server) -> _Server:
         ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(ready,), name="gateway-replay", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(ready,), name=self.thread_name, daemon=True)
         self._thread.start()
         if not ready.wait(10):
-            raise RuntimeError("the replay server did not start")
+            raise RuntimeError(f"{type(self).__name__} did not start")
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -131,7 +140,8 @@ class ReplayServer:
     def _run(self, ready: threading.Event) -> None:
         loop = asyncio.new_event_loop()
         self._loop = loop
-        self._server = loop.run_until_complete(asyncio.start_server(self._handle, self.host, self.port))
+        start = asyncio.start_server(self._handle, self.host, self.port, backlog=self.backlog)
+        self._server = loop.run_until_complete(start)
         self.port = self._server.sockets[0].getsockname()[1]
         ready.set()
         try:
@@ -141,7 +151,7 @@ class ReplayServer:
 
     async def serve_forever(self) -> None:
         """Serve in the running loop until cancelled (the foreground server of ``main``)."""
-        self._server = await asyncio.start_server(self._handle, self.host, self.port)
+        self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=self.backlog)
         self.port = self._server.sockets[0].getsockname()[1]
         print(f"replaying on {self.url}", flush=True)
         async with self._server:
@@ -162,22 +172,28 @@ class ReplayServer:
             self._cond.wait_for(lambda: token in self.outcomes, timeout)
             return self.outcomes.get(token)
 
-    def take_sends(self) -> dict[str, list[tuple[int, float]]]:
-        """The send log so far (``log_sends=True``): token -> ``(body bytes sent, time.monotonic())`` after each
-        write; handed over and forgotten."""
-        with self._cond:
-            sends, self._sends = self._sends, {}
-            return sends
-
     def take_outcomes(self) -> dict[str, str]:
         """:attr:`outcomes` so far, handed over and forgotten (a long run keeps them bounded)."""
         with self._cond:
             outcomes, self.outcomes = self.outcomes, {}
             return outcomes
 
-    def _record(self, token: str, outcome: str) -> None:
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """True once no client connection is open."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.connections == 0, timeout)
+
+    def _record(self, token: Optional[str], outcome: str) -> None:
+        """Note how the response of ``token`` ended (the first note stays; no token: nothing noted)."""
+        if token is None:
+            return
         with self._cond:
             self.outcomes.setdefault(token, outcome)
+            self._cond.notify_all()
+
+    def _count(self, delta: int) -> None:
+        with self._cond:
+            self.connections += delta
             self._cond.notify_all()
 
     # ------------------------------------------------------------------------------------------------ serving
@@ -186,9 +202,11 @@ class ReplayServer:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        self._count(1)
         sock = writer.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        abort = False
         try:
             while True:
                 request = await _read_request(reader)
@@ -196,18 +214,56 @@ class ReplayServer:
                     return
                 with self._cond:
                     self.requests.append(request)
-                    token = request.query.get("token") or str(len(self.requests))
-                if not await self._respond(request, token, reader, writer):
+                    request.number = len(self.requests)
+                keep, abort = await self._respond(request, reader, writer)
+                if not keep:
                     return
-        except (*_GONE, asyncio.IncompleteReadError):
+        except (*_GONE, ConnectionError, asyncio.IncompleteReadError):
             pass
         except asyncio.CancelledError:  # shutting down: end quietly (Python 3.11 logs a handler that was cancelled)
             pass
         finally:
             self._tasks.discard(task)
-            writer.close()
+            if abort and sock is not None:  # SO_LINGER 0: closing sends a reset instead of a FIN
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                writer.transport.abort()
+            else:
+                writer.close()
+            self._count(-1)
 
     async def _respond(
+        self, req: ReplayRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[bool, bool]:
+        """Answer one request; returns (the connection may carry another, reset it)."""
+        raise NotImplementedError
+
+
+class ReplayServer(LoopServer):
+    """The replay upstream (see the module docstring). ``roots`` maps the first part of ``file=`` to a folder."""
+
+    thread_name = "gateway-replay"
+
+    def __init__(
+        self, roots: dict[str, Path], *, host: str = "127.0.0.1", port: int = 0, log_sends: bool = False
+    ) -> None:
+        super().__init__(host, port)
+        self.roots = {name: Path(folder).resolve() for name, folder in roots.items()}
+        self.log_sends = log_sends
+        self._sends: dict[str, list[tuple[int, float]]] = {}
+
+    def take_sends(self) -> dict[str, list[tuple[int, float]]]:
+        """The send log so far (``log_sends=True``): token -> ``(body bytes sent, time.monotonic())`` after each
+        write; handed over and forgotten."""
+        with self._cond:
+            sends, self._sends = self._sends, {}
+            return sends
+
+    async def _respond(
+        self, req: ReplayRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[bool, bool]:
+        return await self._answer(req, req.query.get("token") or str(req.number), reader, writer), False
+
+    async def _answer(
         self, req: ReplayRequest, token: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> bool:
         """Serve one request; returns whether the connection may carry another."""
@@ -368,7 +424,7 @@ async def _read_request(reader: asyncio.StreamReader) -> Optional[ReplayRequest]
 
 
 def _head(status: int, ctype: str, extra: str = "") -> bytes:
-    reason = _REASONS.get(status, "Status")
+    reason = REASONS.get(status, "Status")
     head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}\r\nTransfer-Encoding: chunked\r\n{extra}\r\n"
     return head.encode("latin-1")
 

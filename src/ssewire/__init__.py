@@ -2,53 +2,72 @@
 
 Scanners frame bytes into events (Server-Sent Events, Gemini's streamed JSON array, JSON lines, AWS event-stream);
 normalisers turn each provider's events into one vocabulary (:class:`Unified`). See README.md.
+
+``__all__`` is the core: the entry points, the result and event types, every error a user meets, the ``Literal``
+names. The rest has its home in a module -- the normalisers in :mod:`ssewire.normalizers`, the HTTP readers in
+:mod:`ssewire.adapters`, the scanners' registry in :mod:`ssewire.framing`, partial JSON in
+:mod:`ssewire.partial_json` -- and the names this package exported before 0.2 stay importable from here (the
+``from .module import name as name`` lines).
 """
 
-from ._scanner import (
-    IMPLEMENTATION,
-    EventStreamMessage,
-    EventStreamParser,
-    JSONArrayStreamParser,
-    NDJSONParser,
-    SSEEvent,
-    SSEParser,
-)
-from .adapters import aiter_response, aiter_response_events, iter_response, iter_response_events
+from ._scan import IMPLEMENTATION, SSEEvent
+from ._scan import EventStreamMessage as EventStreamMessage
+from ._scan import EventStreamParser as EventStreamParser
+from ._scan import JSONArrayStreamParser as JSONArrayStreamParser
+from ._scan import NDJSONParser as NDJSONParser
+from ._scan import SSEParser as SSEParser
+from ._version import __version__
+from .adapters import aiter_response as aiter_response
+from .adapters import aiter_response_events as aiter_response_events
+from .adapters import iter_response as iter_response
+from .adapters import iter_response_events as iter_response_events
 from .citations import Citation
+from .content_encoding import UnsupportedEncodingError
 from .errors import (
     BodyTooLarge,
+    ChunkTypeError,
     DetectionError,
     FramingError,
+    ParserBusyError,
     ResponseStatusError,
-    SSEBufferOverflow,
+    SSEBufferOverflowError,
     SSEwireError,
-    StreamTruncated,
+    StreamTruncatedError,
+    UnknownFramingError,
+    UnknownProviderError,
+    UnsupportedResponseError,
 )
-from .events import UNIFIED_TYPES, Unified
-from .normalizers import (
-    PROVIDERS,
-    AnthropicNormalizer,
-    BedrockAnthropicNormalizer,
-    BedrockConverseNormalizer,
-    ChatCompletionsNormalizer,
-    CohereNormalizer,
-    GeminiInteractionsNormalizer,
-    GeminiLiveNormalizer,
-    GeminiNormalizer,
-    MistralNormalizer,
-    Normalizer,
-    OllamaNormalizer,
-    OpenAINormalizer,
-    OpenAIRealtimeNormalizer,
-    XAINormalizer,
-    normalizer_for,
-)
-from .partial_json import IncrementalJSON, PartialJSON, parse_partial_json
-from .result import Accumulator, StreamResult, ToolCall, collect
-from .resume import ResumeCursor
+from .errors import SSEBufferOverflow as SSEBufferOverflow
+from .errors import StreamTruncated as StreamTruncated
+from .events import UNIFIED_TYPES as UNIFIED_TYPES
+from .events import Unified
+from .names import FramingName, ProviderName, UnifiedType
+from .normalizers import PROVIDERS as PROVIDERS
+from .normalizers import AnthropicNormalizer as AnthropicNormalizer
+from .normalizers import BedrockAnthropicNormalizer as BedrockAnthropicNormalizer
+from .normalizers import BedrockConverseNormalizer as BedrockConverseNormalizer
+from .normalizers import ChatCompletionsNormalizer as ChatCompletionsNormalizer
+from .normalizers import CohereNormalizer as CohereNormalizer
+from .normalizers import GeminiInteractionsNormalizer as GeminiInteractionsNormalizer
+from .normalizers import GeminiLiveNormalizer as GeminiLiveNormalizer
+from .normalizers import GeminiNormalizer as GeminiNormalizer
+from .normalizers import MistralNormalizer as MistralNormalizer
+from .normalizers import Normalizer as Normalizer
+from .normalizers import OllamaNormalizer as OllamaNormalizer
+from .normalizers import OpenAINormalizer as OpenAINormalizer
+from .normalizers import OpenAIRealtimeNormalizer as OpenAIRealtimeNormalizer
+from .normalizers import XAINormalizer as XAINormalizer
+from .normalizers import normalizer_for
+from .partial_json import IncrementalJSON as IncrementalJSON
+from .partial_json import PartialJSON as PartialJSON
+from .partial_json import parse_partial_json as parse_partial_json
+from .result import Accumulator as Accumulator
+from .result import StreamResult, ToolCall, collect
+from .resume import ResumeCursor as ResumeCursor
+from .stream import StreamDecoder as StreamDecoder
 from .stream import (
-    StreamDecoder,
     aiter_events,
+    aiter_resumable,
     aiter_unified,
     collect_text,
     iter_events,
@@ -56,67 +75,49 @@ from .stream import (
     iter_unified,
     parse_sse_bytes,
 )
-from .tap import StreamTap, TapMetrics
+from .tap import StreamTap
+from .tap import TapMetrics as TapMetrics
 from .usage import Usage
 
-__version__ = "0.1.0"
-
 __all__ = [
-    "IMPLEMENTATION",
-    "PROVIDERS",
-    "UNIFIED_TYPES",
-    "Accumulator",
-    "AnthropicNormalizer",
-    "BedrockAnthropicNormalizer",
-    "BedrockConverseNormalizer",
-    "ChatCompletionsNormalizer",
-    "CohereNormalizer",
-    "DetectionError",
-    "EventStreamMessage",
-    "EventStreamParser",
-    "FramingError",
-    "GeminiInteractionsNormalizer",
-    "GeminiLiveNormalizer",
-    "GeminiNormalizer",
-    "IncrementalJSON",
-    "JSONArrayStreamParser",
-    "MistralNormalizer",
-    "NDJSONParser",
-    "Normalizer",
-    "OllamaNormalizer",
-    "OpenAINormalizer",
-    "OpenAIRealtimeNormalizer",
-    "PartialJSON",
-    "ResumeCursor",
-    "ResponseStatusError",
-    "BodyTooLarge",
-    "Citation",
-    "SSEBufferOverflow",
-    "SSEEvent",
-    "SSEParser",
-    "SSEwireError",
-    "StreamResult",
-    "StreamTap",
-    "StreamTruncated",
-    "TapMetrics",
-    "ToolCall",
-    "Unified",
-    "Usage",
-    "XAINormalizer",
-    "__version__",
-    "StreamDecoder",
+    # entry points
     "aiter_events",
-    "aiter_response",
-    "aiter_response_events",
+    "aiter_resumable",
     "aiter_unified",
     "collect",
     "collect_text",
     "iter_events",
-    "iter_response",
-    "iter_response_events",
     "iter_resumable",
     "iter_unified",
     "normalizer_for",
-    "parse_partial_json",
     "parse_sse_bytes",
+    "StreamTap",
+    # what they give
+    "Citation",
+    "SSEEvent",
+    "StreamResult",
+    "ToolCall",
+    "Unified",
+    "Usage",
+    # every error ssewire raises (all are SSEwireError, a ValueError)
+    "BodyTooLarge",
+    "ChunkTypeError",
+    "DetectionError",
+    "FramingError",
+    "ParserBusyError",
+    "ResponseStatusError",
+    "SSEBufferOverflowError",
+    "SSEwireError",
+    "StreamTruncatedError",
+    "UnknownFramingError",
+    "UnknownProviderError",
+    "UnsupportedEncodingError",
+    "UnsupportedResponseError",
+    # the names users type
+    "FramingName",
+    "ProviderName",
+    "UnifiedType",
+    # what is installed
+    "IMPLEMENTATION",
+    "__version__",
 ]

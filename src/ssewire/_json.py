@@ -14,7 +14,7 @@ import json
 import threading
 from typing import Any, Callable, Optional
 
-from ._env import env_flag
+from ._config import no_fast_json, no_msgspec
 
 __all__ = ["BACKEND", "FIRST_ERRORS", "loads", "loads_exact", "loads_first", "loads_retry"]
 
@@ -90,9 +90,9 @@ def _make_loads() -> tuple[
     of the document where orjson allocates ~13x), else orjson, else the standard library. What the fast decoder
     rejects that the standard library accepts (``NaN``, ``1e400``, lone surrogates) is retried with it."""
     std: tuple[type[BaseException], ...] = (ValueError, RecursionError)
-    if env_flag("SSEWIRE_NO_FAST_JSON") or env_flag("SSEWIRE_NO_ORJSON"):  # the old name means the same
+    if no_fast_json():
         return _std_loads, json.loads, _std_loads, "json", std
-    if not env_flag("SSEWIRE_NO_MSGSPEC"):
+    if not no_msgspec():
         try:
             import msgspec
         except ImportError:

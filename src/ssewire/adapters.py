@@ -28,7 +28,7 @@ Contract:
 - A connection lost mid-body (the client's transport errors) is never a silent end: unified iteration ends
   with the ``stream_truncated`` error event (its message names the transport error; the event being read is
   discarded) unless the terminal event had already arrived; framed iteration raises
-  :class:`~ssewire.StreamTruncated` from the transport error.
+  :class:`~ssewire.StreamTruncatedError` from the transport error.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ import contextlib
 import importlib
 from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Optional, Union
 
-from ._scanner import SSEEvent, SSEParser
-from .errors import ResponseStatusError, StreamTruncated, UnsupportedResponseError
+from ._scan import SSEEvent, SSEParser
+from .errors import ResponseStatusError, StreamTruncatedError, UnsupportedResponseError
 from .events import Unified
 from .framing import framing_for_content_type, make_scanner
 from .limits import DEFAULT_MAX_BUFFER
@@ -60,7 +60,6 @@ __all__ = [
     "ERROR_BODY_LIMIT",
     "aiter_response",
     "aiter_response_events",
-    "framing_for_content_type",
     "iter_response",
     "iter_response_events",
 ]
@@ -374,8 +373,8 @@ def _connection_lost(decoder: StreamDecoder, exc: BaseException) -> list[Unified
     return events
 
 
-def _truncated(exc: BaseException) -> StreamTruncated:
-    return StreamTruncated(f"connection lost mid-stream ({_describe(exc)})")
+def _truncated(exc: BaseException) -> StreamTruncatedError:
+    return StreamTruncatedError(f"connection lost mid-stream ({_describe(exc)})")
 
 
 def iter_response(
@@ -397,7 +396,7 @@ def iter_response(
         error = source.status_error()
         if error is not None:
             raise error
-        decoder = StreamDecoder(provider, _resolve_framing(response, framing), max_buffer)
+        decoder = StreamDecoder(provider, _resolve_framing(response, framing), max_buffer=max_buffer)
         feed = decoder.feed
         try:
             for chunk in source.body():
@@ -425,7 +424,7 @@ async def aiter_response(
         error = await source.status_error()
         if error is not None:
             raise error
-        decoder = StreamDecoder(provider, _resolve_framing(response, framing), max_buffer)
+        decoder = StreamDecoder(provider, _resolve_framing(response, framing), max_buffer=max_buffer)
         next_chunk, feed = source.next_chunk, decoder.feed
         try:
             while chunk := await next_chunk():
@@ -450,7 +449,7 @@ def iter_response_events(
 ) -> Generator[SSEEvent, None, None]:
     """Framed events (:class:`~ssewire.SSEEvent`) from a streaming sync response, not normalised.
 
-    Raises :class:`~ssewire.ResponseStatusError` for a non-2xx response and :class:`~ssewire.StreamTruncated`
+    Raises :class:`~ssewire.ResponseStatusError` for a non-2xx response and :class:`~ssewire.StreamTruncatedError`
     when the connection drops mid-body (or a JSON-array body ends early).
     """
     source = _SyncSource(response)
@@ -458,7 +457,7 @@ def iter_response_events(
         error = source.status_error()
         if error is not None:
             raise error
-        scanner = make_scanner(_resolve_framing(response, framing), max_buffer)
+        scanner = make_scanner(_resolve_framing(response, framing), max_buffer=max_buffer)
         feed = scanner.feed
         try:
             for chunk in source.body():
@@ -483,7 +482,7 @@ async def aiter_response_events(
         error = await source.status_error()
         if error is not None:
             raise error
-        scanner = make_scanner(_resolve_framing(response, framing), max_buffer)
+        scanner = make_scanner(_resolve_framing(response, framing), max_buffer=max_buffer)
         next_chunk, feed = source.next_chunk, scanner.feed
         try:
             while chunk := await next_chunk():

@@ -20,8 +20,10 @@ __all__ = [
     "ParserBusyError",
     "ResponseStatusError",
     "SSEBufferOverflow",
+    "SSEBufferOverflowError",
     "SSEwireError",
     "StreamTruncated",
+    "StreamTruncatedError",
     "UnknownFramingError",
     "UnknownProviderError",
     "UnsupportedResponseError",
@@ -36,8 +38,12 @@ class SSEwireError(ValueError):
     """Base class of every error ssewire raises."""
 
 
-class SSEBufferOverflow(SSEwireError):
+class SSEBufferOverflowError(SSEwireError):
     """One pending event (a line, or the data of one event, or one JSON-array element) exceeds ``max_buffer``."""
+
+
+#: The name before 0.2 (the same class).
+SSEBufferOverflow = SSEBufferOverflowError
 
 
 class BodyTooLarge(SSEwireError):
@@ -50,8 +56,12 @@ class FramingError(SSEwireError):
     array, holds a non-object element or has data after its closing ``]``)."""
 
 
-class StreamTruncated(SSEwireError):
+class StreamTruncatedError(SSEwireError):
     """The stream ended before its framing was complete (inside a JSON-array element or before the closing ``]``)."""
+
+
+#: The name before 0.2 (the same class).
+StreamTruncated = StreamTruncatedError
 
 
 class ResponseStatusError(SSEwireError):
@@ -132,10 +142,10 @@ def unknown_name(kind: str, name: Any, known: Iterable[str]) -> str:
 
 _ERROR_TYPES = {
     "FramingError": "framing_error",
-    "SSEBufferOverflow": "buffer_overflow",
+    "SSEBufferOverflowError": "buffer_overflow",
     "BodyTooLarge": "body_too_large",
     "UnsupportedEncodingError": "unsupported_encoding",
-    "StreamTruncated": "stream_truncated",
+    "StreamTruncatedError": "stream_truncated",
     "DetectionError": "detection_error",
     "ResponseStatusError": "http_status",
 }

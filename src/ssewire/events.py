@@ -1,8 +1,9 @@
 """Event types: :class:`Unified` (one normalised event) and :class:`SSEEvent` (one framed event).
 
-Both use ``__slots__``: one of each is created per event on the hot path. Each scanner implementation defines
-its own ``SSEEvent`` (same attributes, equality, repr and ``json()``): the pure-Python one, re-exported here, lives
-in ``_scanner_py``; ``ssewire.SSEEvent`` is whichever the active scanner produces.
+Both use ``__slots__``: one of each is created per event on the hot path. :data:`SSEEvent` is the class of the
+events the active scanner yields -- the compiled one where it is built, else the pure-Python twin's (the two have
+the same attributes, equality, repr and ``json()``) -- so ``isinstance(event, ssewire.events.SSEEvent)`` holds for
+every event ``ssewire`` frames, and ``ssewire.SSEEvent`` is this same class.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ._json import loads
-from ._scanner_py import SSEEvent  # lives with the twin that builds it; re-exported for the normalisers
+from ._scan import SSEEvent  # the active implementation's class (see the module docstring)
 from .names import UnifiedType, literal_values
 
 __all__ = ["LazyPayload", "SSEEvent", "Unified", "UNIFIED_TYPES", "UnifiedType", "new_event", "new_tool_event"]

@@ -5,7 +5,12 @@ Every scanner follows :class:`Scanner`: ``feed(chunk)`` returns the events the c
 rest at the end of the stream; memory is bounded by one event (``max_buffer``). An entry (:class:`Framing`) names
 the framing, builds its scanner, lists the ``Content-Type`` media types that announce it, and says whether the
 first bytes of a body are its own (``recognise``). :func:`make_scanner`, :class:`AutoScanner`,
-:func:`framing_for_content_type` (the HTTP adapters) and the command line's ``--framing`` all come from here.
+:func:`framing_for_content_type` (the HTTP adapters) and the command line's ``--framing`` all come from here: this
+module is their one home (no other module re-exports them).
+
+A framing has one name (the one :data:`FRAMINGS` lists and a scanner's ``framing`` reports); wherever a name is
+taken, ``-`` and ``_`` are the same letter (``json-array`` is ``json_array``, ``aws_eventstream`` is
+``aws-eventstream``): :func:`framing_name` gives the one spelling, and is the only place that normalises it.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ from __future__ import annotations
 import zlib
 from typing import Callable, NamedTuple, Optional, Protocol, Union
 
-from ._scanner import EventStreamParser, JSONArrayStreamParser, NDJSONParser, SSEEvent, SSEParser
-from .errors import SSEBufferOverflow, UnknownFramingError, chunk_type_error, unknown_name
+from ._scan import EventStreamParser, JSONArrayStreamParser, NDJSONParser, SSEEvent, SSEParser
+from ._scan.messages import start_overflow
+from .errors import SSEBufferOverflowError, UnknownFramingError, chunk_type_error, unknown_name
 from .limits import BOM, DEFAULT_MAX_BUFFER
 from .names import FramingName
 
@@ -25,6 +31,7 @@ __all__ = [
     "Framing",
     "Scanner",
     "framing_for_content_type",
+    "framing_name",
     "make_scanner",
 ]
 
@@ -144,7 +151,7 @@ class AutoScanner:
     """Recognises the framing from the first bytes that are not whitespace (after a BOM), asking each registered
     framing in order, then behaves as that framing's scanner, which is then given every byte held so far, as they
     came (so the events and errors are those of that framing named). Until then the start of the body is held,
-    bounded by ``max_buffer`` (:class:`~ssewire.SSEBufferOverflow` past it, leading whitespace included), and read
+    bounded by ``max_buffer`` (:class:`~ssewire.SSEBufferOverflowError` past it, leading whitespace included), and read
     in time linear in its size: each chunk's bytes are looked at once to find where the head starts and whether a
     line's content started or ended; the recognisers are asked again only when a chunk does one of those (or
     while the head is under :data:`_SHORT_HEAD` bytes), see :class:`Framing`. An error is kept: every later call
@@ -158,7 +165,7 @@ class AutoScanner:
         self._body = -1  # where the body starts in _held: 3 past a BOM, else 0 (-1: the BOM check needs more)
         self._head = -1  # where the head (the first byte that is not whitespace) is in _held (-1: not yet)
         self._in_line = True  # the last line of the head has content (not only whitespace) so far
-        self._error: Optional[SSEBufferOverflow] = None
+        self._error: Optional[SSEBufferOverflowError] = None
         self.inner: Optional[Scanner] = None
         #: The framing recognised (None until it is).
         self.framing: Optional[str] = None
@@ -187,7 +194,7 @@ class AutoScanner:
             if name is not None:
                 return self._start(name)
         if len(held) > self._max_buffer:
-            self._error = SSEBufferOverflow(f"the start of the body exceeds max_buffer ({self._max_buffer} bytes)")
+            self._error = start_overflow(self._max_buffer)
             self._held = bytearray()
             raise self._error
         return []
@@ -249,12 +256,25 @@ class AutoScanner:
         return self.inner.close()
 
 
-def make_scanner(framing: FramingName = "sse", max_buffer: int = DEFAULT_MAX_BUFFER) -> Scanner:
-    """A scanner for ``framing`` (a name of :data:`FRAMINGS`; ``"auto"`` recognises it from the first bytes);
-    :class:`~ssewire.errors.UnknownFramingError` (a ``ValueError``) for anything else."""
-    entry = FRAMINGS_BY_NAME.get(framing) if isinstance(framing, str) else None
-    if entry is not None:
-        return entry.scanner(max_buffer)
-    if framing == "auto":
+def framing_name(name: object) -> FramingName:
+    """The one spelling of the framing ``name`` names: ``auto`` or a registered name, with ``-`` and ``_`` taken as
+    the same (``"json-array"`` gives ``"json_array"``); :class:`~ssewire.errors.UnknownFramingError` (a
+    ``ValueError``) for anything else."""
+    if isinstance(name, str):
+        if name == "auto" or name in FRAMINGS_BY_NAME:
+            return name  # type: ignore[return-value]
+        folded = name.replace("_", "-")
+        for known in FRAMINGS_BY_NAME:
+            if known.replace("_", "-") == folded:
+                return known  # type: ignore[return-value]
+    raise UnknownFramingError(unknown_name("framing", name, FRAMINGS))
+
+
+def make_scanner(framing: FramingName = "sse", *, max_buffer: int = DEFAULT_MAX_BUFFER) -> Scanner:
+    """A scanner for ``framing`` (a name of :data:`FRAMINGS`, spelt either way: see :func:`framing_name`;
+    ``"auto"`` recognises it from the first bytes); :class:`~ssewire.errors.UnknownFramingError` (a
+    ``ValueError``) for anything else."""
+    name = framing_name(framing)
+    if name == "auto":
         return AutoScanner(max_buffer)
-    raise UnknownFramingError(unknown_name("framing", framing, FRAMINGS))
+    return FRAMINGS_BY_NAME[name].scanner(max_buffer)

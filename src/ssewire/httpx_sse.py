@@ -41,7 +41,7 @@ Where httpx-sse and httpx2 depart from the SSE specification (WHATWG HTML 9.2.6)
 
 Other differences: ``Content-Type`` must contain ``text/event-stream`` as for httpx-sse (httpx2 wants exactly
 that), in any letter case (httpx-sse's check is case-sensitive); one event is always bounded by ``max_buffer``
-too (keyword-only, 64 MiB by default; larger raises :class:`ssewire.SSEBufferOverflow`); stopping an iteration
+too (keyword-only, 64 MiB by default; larger raises :class:`ssewire.SSEBufferOverflowError`); stopping an iteration
 early (``break``, ``close()``/``aclose()``, cancellation) or an error closes the response at once instead of when
 the ``with`` block exits; ``connect_sse`` does not modify the caller's ``headers`` mapping. A last event without
 its blank line is discarded, as in httpx-sse, httpx2 and the specification.
@@ -54,9 +54,8 @@ import json
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Iterable, Iterator, Optional, Union
 
-from . import __version__
-from ._scanner import SSEEvent, SSEParser
-from .errors import SSEBufferOverflow
+from ._scan import SSEEvent, SSEParser
+from .errors import SSEBufferOverflowError
 from .limits import DEFAULT_MAX_BUFFER
 
 if TYPE_CHECKING:
@@ -78,6 +77,10 @@ __all__ = [
     "client_sse",
     "connect_sse",
 ]
+
+#: The httpx-sse release whose API this module mirrors (what ``httpx_sse.__version__`` says there), so code that
+#: checks the drop-in's version reads the API it gets; ssewire's own version is :data:`ssewire.__version__`.
+__version__ = "0.4.3"
 
 #: httpx2's default ``max_event_size`` (1 MiB), used for httpx2 responses.
 DEFAULT_MAX_EVENT_SIZE = 1024 * 1024
@@ -230,7 +233,7 @@ class EventSource:
 
     ``max_event_size`` bounds one event (larger raises :class:`SSEError`; default: 1 MiB for an httpx2 response,
     none for an httpx one; ``None``: none; else positive) and ``max_buffer`` always does (larger raises
-    :class:`ssewire.SSEBufferOverflow`); see the module docs.
+    :class:`ssewire.SSEBufferOverflowError`); see the module docs.
     """
 
     def __init__(
@@ -275,10 +278,11 @@ class EventSource:
 
     def _decode(self, parser: SSEParser, chunk: Optional[bytes]) -> list[SSEEvent]:
         """The events ``chunk`` completes (``None``: the end of the body); an event over ``max_event_size``
-        raises :class:`SSEError` (from the scanner's ``SSEBufferOverflow``), one over ``max_buffer`` the overflow."""
+        raises :class:`SSEError` (from the scanner's ``SSEBufferOverflowError``), one over ``max_buffer`` the
+        overflow."""
         try:
             return parser.close() if chunk is None else parser.feed(chunk)
-        except SSEBufferOverflow as exc:
+        except SSEBufferOverflowError as exc:
             limit = self._max_event_size
             if limit is None or limit > self._max_buffer:
                 raise

@@ -34,9 +34,14 @@ from __future__ import annotations
 
 from typing import Optional, Sequence, Union
 
-from opentelemetry.metrics import Histogram, Meter
-from opentelemetry.trace import Span, Status, StatusCode
-from opentelemetry.util.types import Attributes, AttributeValue
+try:
+    from opentelemetry.metrics import Histogram, Meter
+    from opentelemetry.trace import Span, Status, StatusCode
+    from opentelemetry.util.types import Attributes, AttributeValue
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess without it
+    raise ImportError(
+        "ssewire.otel needs opentelemetry-api: install it with pip install 'ssewire[otel]'", name="opentelemetry"
+    ) from exc
 
 from .result import StreamResult
 from .tap import StreamTap, TapMetrics

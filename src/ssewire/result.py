@@ -2,6 +2,11 @@
 
 ``Accumulator().add(event)`` for each :class:`~ssewire.Unified` event, then ``.result`` gives a
 :class:`StreamResult`. Building is linear in the stream: text parts and argument fragments are joined once.
+
+The response id and model are the normaliser's (:meth:`Accumulator.adopt_meta`: ``collect(iter_unified(...))``, the
+tap and the batch rows read them so). Events handed over without their normaliser (a plain list) are read for them
+instead, by the provider whose payload the first recognised one is: recognition runs until a provider claims a
+payload, then only that provider's ``meta_from`` reads the next ones, until the id and model are known.
 """
 
 from __future__ import annotations
@@ -10,10 +15,11 @@ from typing import Any, Iterable, Optional
 
 from .citations import Citation
 from .events import Unified
-from .normalizers.providers import meta_from
+from .normalizers._fast.typed import TextSink
+from .normalizers._fast.typed import take_texts as _take_texts
+from .normalizers.contract import Normalizer
+from .normalizers.providers import ENTRIES
 from .normalizers.tool_calls import decode_arguments
-from .normalizers.typed import TextSink
-from .normalizers.typed import take_texts as _take_texts
 from .usage import Usage
 
 __all__ = ["DELTA_KINDS", "Accumulator", "StreamResult", "ToolCall", "collect"]
@@ -194,6 +200,7 @@ class Accumulator:
         "_calls",
         "_done",
         "_meta_found",
+        "_meta_reader",
         "_order",
         "_parts",
         "_reasoning",
@@ -217,6 +224,7 @@ class Accumulator:
         self._usage: Optional[dict[str, Any]] = None  # the provider's latest usage object
         self._done = False
         self._meta_found = False
+        self._meta_reader: Optional[type[Normalizer]] = None  # the provider whose payloads name the id and model
         self._sink: Any = None if TextSink is None else TextSink(self._text, self._reasoning)
         #: How many events were taken, and how many of them were deltas (text, reasoning, a tool call's start or
         #: arguments), counting the ones a normaliser handed over as text only (:meth:`text_sink`).
@@ -375,17 +383,23 @@ class Accumulator:
                     self._compact()
 
     def _meta(self, raw: Any) -> None:
-        """Response id and model from the first payloads that name them, as their provider reads them."""
+        """Response id and model from the first payloads that name them, as their provider reads them (events
+        taken without their normaliser: see the module docstring)."""
         if not isinstance(raw, dict):
             return
+        reader = self._meta_reader
+        if reader is None:
+            reader = self._meta_reader = _claimant(raw)
+            if reader is None:  # a payload no provider claims (a bare error): it names nothing
+                return
         result = self._result
-        meta = meta_from(raw)
-        if result.response_id is None and meta.response_id is not None:
-            result.response_id = meta.response_id
-        if result.model is None and meta.model is not None:
-            result.model = meta.model
-        self._meta_found = (result.response_id is not None or not meta.names_response_id) and (
-            result.model is not None or not meta.names_model
+        response_id, model = reader.rules.meta_from(raw)
+        if result.response_id is None and response_id is not None:
+            result.response_id = response_id
+        if result.model is None and model is not None:
+            result.model = model
+        self._meta_found = (result.response_id is not None or not reader.names_response_id) and (
+            result.model is not None or not reader.names_model
         )
 
     @property
@@ -410,6 +424,18 @@ class Accumulator:
         if self._usage is not None:
             result.usage = Usage.from_raw(self._usage, partial=not self._done or result.error is not None)
         return result
+
+
+def _claimant(obj: dict[str, Any]) -> Optional[type[Normalizer]]:
+    """The normaliser class that claims payload ``obj`` (the detectable providers, in the registry's order), as
+    :func:`ssewire.normalizers.providers.meta_from` picks it; None when none does."""
+    for entry in _DETECTABLE:
+        if entry.cls.rules.claims(obj):
+            return entry.cls
+    return None
+
+
+_DETECTABLE = tuple(entry for entry in ENTRIES if entry.detect)
 
 
 def collect(events: Iterable[Unified]) -> StreamResult:

@@ -21,27 +21,24 @@ from typing import (
 )
 
 from ._json import loads
-from ._scanner import SSEEvent, SSEParser
+from ._scan import SSEEvent, SSEParser
+from ._scan.sniff import describe_body, starts_a_stream
 from .content_encoding import BodyDecoder
-from .errors import BodyTooLarge, StreamTruncated, chunk_type_error, not_one_chunk
-from .events import SSEEvent as PySSEEvent
+from .errors import BodyTooLarge, StreamTruncatedError, chunk_type_error, not_one_chunk
 from .events import Unified
-from .framing import FRAMINGS, AutoScanner, Chunk, make_scanner
+from .framing import Chunk, framing_name, make_scanner
 from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
 from .normalizers.providers import wrong_provider
 from .normalizers.registry import normalizer_for
 from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
-from .sniff import describe_body, starts_a_stream
 from .transport import is_transport_error
 
 if TYPE_CHECKING:
     from .result import Accumulator
 
 __all__ = [
-    "FRAMINGS",  # re-exported from .framing, where framings are registered
-    "AutoScanner",
     "StreamDecoder",
     "UnifiedEvents",
     "aiter_events",
@@ -51,7 +48,6 @@ __all__ = [
     "iter_events",
     "iter_resumable",
     "iter_unified",
-    "make_scanner",
     "parse_sse_bytes",
 ]
 
@@ -77,12 +73,12 @@ def parse_sse_bytes(data: bytes, chunk_size: Optional[int] = None) -> list[SSEEv
 
 
 def iter_events(
-    chunks: Iterable[Chunk], framing: FramingName = "auto", max_buffer: int = DEFAULT_MAX_BUFFER
+    chunks: Iterable[Chunk], framing: FramingName = "auto", *, max_buffer: int = DEFAULT_MAX_BUFFER
 ) -> Iterator[SSEEvent]:
-    """Framed events from byte chunks. Raises the scanner's typed errors (``StreamTruncated`` for a JSON-array
-    body that ends early, ``FramingError``, ``SSEBufferOverflow``)."""
+    """Framed events from byte chunks. Raises the scanner's typed errors (``StreamTruncatedError`` for a JSON-array
+    body that ends early, ``FramingError``, ``SSEBufferOverflowError``)."""
     not_one_chunk(chunks, "iter_events")
-    scanner = make_scanner(framing, max_buffer)
+    scanner = make_scanner(framing, max_buffer=max_buffer)
     for chunk in chunks:
         yield from scanner.feed(chunk)
     yield from scanner.close()
@@ -124,14 +120,14 @@ class StreamDecoder:
         self,
         provider: Union[ProviderName, Normalizer],
         framing: FramingName = "auto",
-        max_buffer: int = DEFAULT_MAX_BUFFER,
         *,
+        max_buffer: int = DEFAULT_MAX_BUFFER,
         content_encoding: Optional[str] = None,
         max_inflated: int = DEFAULT_MAX_INFLATED,
     ) -> None:
         self.normalizer = normalizer_for(provider) if isinstance(provider, str) else provider
-        self.scanner = make_scanner(framing, max_buffer)
-        self._framing = framing
+        self._framing = framing_name(framing)
+        self.scanner = make_scanner(self._framing, max_buffer=max_buffer)
         self._max_buffer = max_buffer
         self._sequence: Optional[int] = None  # last sequence number delivered
         self._ids: list[str] = []  # recent non-numeric event ids, for replay detection after a reconnect
@@ -274,7 +270,7 @@ class StreamDecoder:
         tool calls and usage carry on), and the events the new connection replays dropped. Returns the cursor
         to resume from."""
         cursor = self.cursor()
-        self.scanner = make_scanner(self._framing, self._max_buffer)
+        self.scanner = make_scanner(self._framing, max_buffer=self._max_buffer)
         self._replay = ReplayFilter(cursor, self._ids)
         if not self._replay.armed:
             self._replay = None
@@ -293,7 +289,7 @@ class StreamDecoder:
         framing = getattr(self.scanner, "framing", None) if self._framing == "auto" else self._framing
         try:
             tail = self.scanner.close()  # (auto: reads a body whose framing never showed as SSE)
-        except StreamTruncated as exc:
+        except StreamTruncatedError as exc:
             return self._told_apart(out + normalizer.finish(str(exc)))
         if not tail and self._head is not None:
             return self._no_events(bytes(self._head), framing)
@@ -339,7 +335,7 @@ class StreamDecoder:
             obj = None
         out = []
         if type(obj) is dict and obj.get("error") is not None:
-            out = normalizer(PySSEEvent("message", text))
+            out = normalizer(SSEEvent("message", text))
             if normalizer.done:
                 return out + normalizer.finish()
         out += normalizer.finish()  # what the normaliser still owes (auto: the error payloads it held)
@@ -402,7 +398,7 @@ class UnifiedEvents(Iterator[Unified]):
         chunks, provider, framing, max_buffer, content_encoding, max_inflated = self._args
         not_one_chunk(chunks, "iter_unified")
         return StreamDecoder(
-            provider, framing, max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
+            provider, framing, max_buffer=max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
         )
 
     def _generate(self) -> Generator[Unified, None, None]:
@@ -470,7 +466,7 @@ def iter_resumable(
     ``ChunkedEncodingError``) unless ``reconnect_on`` names the exception types instead. When the stream cannot
     be resumed it ends with the ``stream_truncated`` error, as :func:`iter_unified`.
     """
-    decoder = StreamDecoder(provider, framing, max_buffer)
+    decoder = StreamDecoder(provider, framing, max_buffer=max_buffer)
     cursor: Optional[ResumeCursor] = None
     reconnects = 0
     while True:
@@ -500,7 +496,7 @@ async def aiter_resumable(
 ) -> AsyncIterator[Unified]:
     """The async twin of :func:`iter_resumable`: ``open_stream(cursor)`` returns an async iterable of byte chunks
     (e.g. an async generator reading an httpx ``AsyncClient`` or aiohttp response)."""
-    decoder = StreamDecoder(provider, framing, max_buffer)
+    decoder = StreamDecoder(provider, framing, max_buffer=max_buffer)
     cursor: Optional[ResumeCursor] = None
     reconnects = 0
     while True:
@@ -530,7 +526,9 @@ async def aiter_unified(
 ) -> AsyncIterator[Unified]:
     """The async twin of :func:`iter_unified`: the same events from an async iterable of byte chunks."""
     not_one_chunk(chunks, "aiter_unified")
-    decoder = StreamDecoder(provider, framing, max_buffer, content_encoding=content_encoding, max_inflated=max_inflated)
+    decoder = StreamDecoder(
+        provider, framing, max_buffer=max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
+    )
     feed = decoder.feed
     async for chunk in chunks:
         for event in feed(chunk):
@@ -540,11 +538,11 @@ async def aiter_unified(
 
 
 async def aiter_events(
-    chunks: AsyncIterable[Chunk], framing: FramingName = "auto", max_buffer: int = DEFAULT_MAX_BUFFER
+    chunks: AsyncIterable[Chunk], framing: FramingName = "auto", *, max_buffer: int = DEFAULT_MAX_BUFFER
 ) -> AsyncIterator[SSEEvent]:
     """The async twin of :func:`iter_events`."""
     not_one_chunk(chunks, "aiter_events")
-    scanner = make_scanner(framing, max_buffer)
+    scanner = make_scanner(framing, max_buffer=max_buffer)
     async for chunk in chunks:
         for event in scanner.feed(chunk):
             yield event

@@ -146,7 +146,7 @@ class StreamTap:
         self._decoder: Optional[StreamDecoder] = None
         try:
             self._decoder = StreamDecoder(
-                provider, framing, max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
+                provider, framing, max_buffer=max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
             )
         except UnsupportedEncodingError as exc:  # an encoding it cannot read: forwarding goes on, parsing does not
             self._fail(exc)

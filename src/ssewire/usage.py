@@ -15,26 +15,35 @@ Whatever the provider counts, the fields mean the same thing:
 - ``cost``: a cost the provider put in its usage object, in USD: an OpenAI-compatible router's ``usage.cost``
   (OpenRouter), xAI's ``cost_in_usd_ticks`` (1 tick = 1e-10 USD); else None.
 
-Each provider's module says how its usage object maps onto these fields (``Normalizer.usage_from``);
-:meth:`Usage.from_raw` asks them in the registry's order. ``source`` names the provider whose shape it was; an
-object no provider recognises keeps ``raw``, has ``source`` ``None`` and every count ``None``, never zeros that
-look like a real answer.
+Each provider's module says how its usage object maps onto these fields (its rules' ``Recognition.usage_from``);
+:meth:`Usage.from_raw` asks them in the registry's order (``ssewire.normalizers.providers``, looked up the first
+time a usage object is read: this module names no provider, and nothing registers itself by being imported).
+``source`` names the provider whose shape it was; an object no provider recognises keeps ``raw``, has ``source``
+``None`` and every count ``None``, never zeros that look like a real answer.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-__all__ = ["Usage", "count", "detail", "read_usage_with"]
+__all__ = ["Usage", "count", "detail"]
 
-#: Who reads usage objects: the provider registry registers itself (this module knows no provider).
-_READERS: list[Callable[[dict[str, Any], bool], Optional[Usage]]] = []
+UsageReader = Callable[[dict[str, Any], bool], Optional["Usage"]]
+
+#: Who reads usage objects: the provider registry's ``usage_from``, looked up on first use (see :func:`_reader`).
+_READER: Optional[UsageReader] = None
 
 
-def read_usage_with(reader: Callable[[dict[str, Any], bool], Optional[Usage]]) -> None:
-    """Make :meth:`Usage.from_raw` ask ``reader(raw, partial)`` (the provider registry does, when it loads)."""
-    if reader not in _READERS:
-        _READERS.append(reader)
+def _reader() -> UsageReader:
+    """The function that turns a provider's usage object into a :class:`Usage` (``reader(raw, partial)``, None for
+    a shape no provider has): the registry's ``usage_from``, imported the first time it is needed (the registry
+    imports this module, so not at import)."""
+    global _READER
+    if _READER is None:
+        from .normalizers.providers import usage_from
+
+        _READER = usage_from
+    return _READER
 
 
 _TICKS_PER_USD = 10_000_000_000  # xAI: 1 tick = 1e-10 USD
@@ -105,10 +114,9 @@ class Usage:
         that recognises its shape builds it. An unrecognised object keeps ``raw`` with ``source`` None and
         every count None."""
         if isinstance(raw, dict):
-            for reader in _READERS:
-                usage = reader(raw, partial)
-                if usage is not None:
-                    return usage
+            usage = _reader()(raw, partial)
+            if usage is not None:
+                return usage
         return cls(
             None,
             None,

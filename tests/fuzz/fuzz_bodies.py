@@ -49,7 +49,7 @@ def test_one_input(buffer: bytes) -> None:
     framing = _FRAMINGS[data.ConsumeIntInRange(0, len(_FRAMINGS) - 1)]
     size = data.ConsumeIntInRange(1, 512)
     body = _body(data)
-    decoder = StreamDecoder(provider, framing, _MAX_BUFFER, max_inflated=_MAX_INFLATED)  # type: ignore[arg-type]
+    decoder = StreamDecoder(provider, framing, max_buffer=_MAX_BUFFER, max_inflated=_MAX_INFLATED)  # type: ignore[arg-type]
     accumulator = Accumulator()
     try:
         for start in range(0, max(len(body), 1), size):

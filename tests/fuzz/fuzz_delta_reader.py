@@ -1,5 +1,5 @@
-"""Differential fuzzing of the compiled delta reader (``ssewire._deltas_c``) against the full decode (run by hand,
-or for a bounded time in CI: libFuzzer prints the seed first, ``INFO: Seed: N``; give ``-seed=N`` to replay a run).
+"""Differential fuzzing of the compiled delta reader (``normalizers._fast.deltas_c``) against the full decode (run by
+hand, or for a bounded time in CI: libFuzzer prints the seed first, ``INFO: Seed: N``; ``-seed=N`` replays a run).
 
     python tests/fuzz/fuzz_delta_reader.py -max_total_time=60 -seed=1 -timeout=10 -rss_limit_mb=2048
 
@@ -27,8 +27,10 @@ from typing import Any, Optional
 import atheris
 
 with atheris.instrument_imports():
-    from ssewire import Accumulator, _scanner_c
-    from ssewire.normalizers import normalizer_for, typed
+    from ssewire import Accumulator
+    from ssewire._scan import scanner_c as _scanner_c
+    from ssewire.normalizers import normalizer_for
+    from ssewire.normalizers._fast import typed
 
 PROVIDERS = ("openai", "anthropic", "openai-chat", "xai", "gemini", "bedrock-converse")
 NAMES = (

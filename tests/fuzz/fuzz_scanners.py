@@ -27,7 +27,9 @@ import atheris
 # ssewire first, under instrumentation: the helpers import ssewire too, and a module imported before this block is
 # not instrumented (the fuzzer then runs without coverage guidance: "no interesting inputs were found")
 with atheris.instrument_imports(include=["ssewire"]):
-    from ssewire import _scanner_c, _scanner_py, framing
+    from ssewire import framing
+    from ssewire._scan import scanner_c as _scanner_c
+    from ssewire._scan import scanner_py as _scanner_py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: the shared trace helpers
 from helpers.trace import CLOSE, as_buffer_type, event_key, run_calls

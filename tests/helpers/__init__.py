@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 
 import pytest
 
-from ssewire._env import env_flag
+from ssewire._config import env_flag
 
 __all__ = [
     "CHUNK_SIZES",
@@ -27,6 +27,7 @@ __all__ = [
     "FIXTURES",
     "ROOT",
     "chunked",
+    "examples",
     "framed_at_every_split",
     "framed_data",
     "load_manifest",
@@ -42,7 +43,7 @@ CHUNK_SIZES = (1, 7, 13, 17, 29, 33, 41, 50, 64, 4096, None)  # None: the whole 
 
 def _compiled() -> Optional[ModuleType]:
     try:
-        return importlib.import_module("ssewire._scanner_c")
+        return importlib.import_module("ssewire._scan.scanner_c")
     except ImportError:
         return None
 
@@ -80,6 +81,16 @@ def framed_at_every_split(make: Callable[[], Any], data: bytes) -> list[str]:
         assert [e.data for e in got] == whole, f"split at {cut}"
     assert framed_data(make(), data, 1) == whole
     return whole
+
+
+def examples(n: int) -> int:
+    """A property test's example count: ``n`` under the ``ci`` hypothesis profile (``SSEWIRE_HYPOTHESIS_PROFILE=ci``,
+    set by ``.ci/run``), a quarter of it (at least 10) under the default one (``tests/conftest.py``)."""
+    from hypothesis import settings
+
+    profile = settings.default
+    assert profile is not None  # tests/conftest.py loaded one
+    return max(10, n * profile.max_examples // 100)
 
 
 def peak_traced(fn: Callable[[], Any]) -> int:

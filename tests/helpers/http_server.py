@@ -1,8 +1,10 @@
 """A small HTTP/1.1 test server on 127.0.0.1 that streams recorded bodies the way real servers do.
 
 It runs its own asyncio loop in a background thread (``with StreamServer() as server``) or in a subprocess
-(``python tests/http_server.py`` prints ``PORT <n>`` and serves until its stdin closes). Written on raw asyncio
-streams so the tests control the wire: chunk sizes, pauses, framing and where the connection is cut.
+(``python tests/helpers/http_server.py`` prints ``PORT <n>`` and serves until its stdin closes). Written on raw
+asyncio streams so the tests control the wire: chunk sizes, pauses, framing and where the connection is cut. The
+server plumbing is one with the gateway example's replay upstream (:class:`examples.gateway.replay.LoopServer`):
+this module adds the tests' routes.
 
 Routes (GET or POST; a request body is read and ignored):
 
@@ -31,23 +33,21 @@ import importlib.util
 import json
 import os
 import random
-import socket
-import struct
 import sys
-import threading
 import zlib
 from pathlib import Path
 from typing import Any, Optional
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+from urllib.parse import urlencode
 
 from ssewire.names import FramingName
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURES = ROOT / "fixtures"
 CORPUS = Path(os.environ.get("SSEWIRE_CORPUS", ROOT.parent / "shared" / "corpus"))
+if str(ROOT) not in sys.path:  # examples/ is at the repository's root (also when this file runs as a script)
+    sys.path.append(str(ROOT))
 
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests"}
-_REASONS.update({500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"})
+from examples.gateway.replay import REASONS, LoopServer, ReplayRequest, content_type_for  # noqa: E402
 
 
 def synthetic_text(events: int, size: int) -> str:
@@ -76,81 +76,26 @@ def _synthetic_pieces(events: int, size: int) -> Any:
     yield b"data: [DONE]\n\n"
 
 
-class _Request:
-    __slots__ = ("headers", "method", "path", "query")
+class StreamServer(LoopServer):
+    """The test server. ``url(path, **query)`` builds a URL; every socket is bound to 127.0.0.1. The plumbing
+    (the loop in its thread, reading requests, recording how each ended, counting connections) is the gateway
+    example's :class:`~examples.gateway.replay.LoopServer`, as the replay upstream's; the routes are the tests'."""
 
-    def __init__(self, method: str, target: str, headers: dict[str, str]) -> None:
-        parts = urlsplit(target)
-        self.method = method
-        self.path = unquote(parts.path)
-        self.query = dict(parse_qsl(parts.query))
-        self.headers = headers
-
-
-#: The Content-Type a served file announces, by suffix (anything else: text/event-stream).
-_CONTENT_TYPES = {
-    ".json": "application/json",
-    ".ndjson": "application/x-ndjson",
-    ".jsonl": "application/x-ndjson",
-    ".eventstream": "application/vnd.amazon.eventstream",
-}
-
-
-class StreamServer:
-    """The test server. ``url(path, **query)`` builds a URL; every socket is bound to 127.0.0.1."""
+    thread_name = "ssewire-test-http"
 
     def __init__(self) -> None:
-        self.port = 0
+        super().__init__("127.0.0.1", 0, backlog=1024)
         self.bodies: dict[str, tuple[bytes, str]] = {}
-        self.disconnects: dict[str, str] = {}
-        self.connections = 0  # currently open client connections
-        self._cond = threading.Condition()
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._server: Optional[asyncio.base_events.Server] = None
-        self._thread: Optional[threading.Thread] = None
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._resume_seen: set[str] = set()
         self._cut_seen: set[str] = set()
         self.resumes: dict[str, list[str]] = {}  # /resumable token -> Last-Event-ID of each request
 
-    # ---------------------------------------------------------------------------------------------- lifecycle
+    @property
+    def disconnects(self) -> dict[str, str]:
+        """How the client of each token went away (``"eof"``, ``"ConnectionResetError"`` ...)."""
+        return self.outcomes
 
-    def __enter__(self) -> StreamServer:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(ready,), name="ssewire-test-http", daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            raise RuntimeError("test server did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        loop = self._loop
-        if loop is not None and self._thread is not None:
-            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(10)
-            loop.call_soon_threadsafe(loop.stop)
-            self._thread.join(10)
-
-    def _run(self, ready: threading.Event) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        self._server = loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=1024))
-        self.port = self._server.sockets[0].getsockname()[1]
-        ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            loop.close()
-
-    async def _shutdown(self) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    # ------------------------------------------------------------------------------------------------ helpers
-
-    def url(self, path: str, **query: Any) -> str:
+    def url(self, path: str, **query: Any) -> str:  # type: ignore[override]  # a method here, a property there
         q = urlencode({k: v for k, v in query.items() if v is not None})
         return f"http://127.0.0.1:{self.port}{path}" + (f"?{q}" if q else "")
 
@@ -161,71 +106,12 @@ class StreamServer:
 
     def wait_disconnect(self, token: str, timeout: float = 5.0) -> Optional[str]:
         """How the client of ``token`` went away (``"eof"``, ``"ConnectionResetError"`` ...), or None on timeout."""
-        with self._cond:
-            self._cond.wait_for(lambda: token in self.disconnects, timeout)
-            return self.disconnects.get(token)
-
-    def wait_idle(self, timeout: float = 5.0) -> bool:
-        """True once no client connection is open."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self.connections == 0, timeout)
-
-    def _record(self, token: Optional[str], how: str) -> None:
-        if token is None:
-            return
-        with self._cond:
-            self.disconnects.setdefault(token, how)
-            self._cond.notify_all()
-
-    def _count(self, delta: int) -> None:
-        with self._cond:
-            self.connections += delta
-            self._cond.notify_all()
+        return self.wait_outcome(token, timeout)
 
     # ------------------------------------------------------------------------------------------------ serving
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        self._count(1)
-        sock = writer.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        abort = False
-        try:
-            while True:
-                try:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-                    return
-                lines = head.decode("latin-1").split("\r\n")
-                method, target, _ = lines[0].split(" ", 2)
-                headers = {}
-                for line in lines[1:]:
-                    if line:
-                        name, _, value = line.partition(":")
-                        headers[name.strip().lower()] = value.strip()
-                length = int(headers.get("content-length") or 0)
-                if length:
-                    await reader.readexactly(length)
-                keep, abort = await self._respond(_Request(method, target, headers), reader, writer)
-                if not keep:
-                    return
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            self._tasks.discard(task)
-            if abort:  # SO_LINGER 0: close() sends a reset instead of a FIN
-                if sock is not None:
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                writer.transport.abort()
-            else:
-                writer.close()
-            self._count(-1)
-
     async def _respond(
-        self, req: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self, req: ReplayRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> tuple[bool, bool]:
         """Serve one request; returns (keep the connection, reset it)."""
         path, q = req.path, req.query
@@ -235,7 +121,7 @@ class StreamServer:
             file = (base / rel).resolve()
             if base.resolve() not in file.parents or not file.is_file():
                 return await self._simple(writer, 404, b'{"error": "no such file"}', "application/json")
-            ctype = _CONTENT_TYPES.get(file.suffix, "text/event-stream")
+            ctype = content_type_for(file)
             return await self._stream(writer, file.read_bytes(), q.get("ctype", ctype), q)
         if path.startswith("/body/"):
             name = path[len("/body/") :]
@@ -270,7 +156,7 @@ class StreamServer:
     async def _head(
         self, writer: asyncio.StreamWriter, status: int, ctype: str, extra: str = "", length: Optional[int] = None
     ) -> None:
-        head = f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\nContent-Type: {ctype}\r\n"
+        head = f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}\r\nContent-Type: {ctype}\r\n"
         if length is not None:
             head += f"Content-Length: {length}\r\n"
         elif "Connection: close" not in extra:
@@ -341,7 +227,7 @@ class StreamServer:
         return mode != "close", False
 
     async def _endless(
-        self, req: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stall: bool
+        self, req: ReplayRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stall: bool
     ) -> tuple[bool, bool]:
         token = req.query.get("token")
         interval = float(req.query.get("interval", 0.005))
@@ -374,7 +260,7 @@ class StreamServer:
         finally:
             eof.cancel()
 
-    async def _resumable(self, req: _Request, writer: asyncio.StreamWriter) -> tuple[bool, bool]:
+    async def _resumable(self, req: ReplayRequest, writer: asyncio.StreamWriter) -> tuple[bool, bool]:
         token = req.query.get("token", "")
         total = int(req.query.get("total", 10))
         drop_after = int(req.query.get("drop_after", 3))

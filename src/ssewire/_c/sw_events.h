@@ -1,23 +1,15 @@
 /* ssewire event objects: the compiled SSEEvent type gets plain member descriptors (what __slots__ gives a
- * Python class) and a C constructor with a small free list. Included by _scanner_c.pyx through _kernels.pxd. */
+ * Python class; through sw_slots.h, the one home of field offsets) and a C constructor with a small free list.
+ * Included by _scan/scanner_c.pyx through _scan/kernels.pxd. */
 #ifndef SSEWIRE_EVENTS_H
 #define SSEWIRE_EVENTS_H
 
 #include <Python.h>
 
-#ifndef Py_T_OBJECT_EX
-#include "structmember.h"
-#define Py_T_OBJECT_EX T_OBJECT_EX
-#endif
-#define SSEWIRE_EVENT_FIELDS 4
-static PyMemberDef ssewire_event_members[SSEWIRE_EVENT_FIELDS + 1];
-static const char *const ssewire_event_field_names[SSEWIRE_EVENT_FIELDS] = {"event", "data", "id", "retry"};
+#include "sw_slots.h"
 
-/* Give the event type plain member descriptors (what __slots__ gives a Python class) in place of Cython's
-   property-style ones, and the generic attribute lookup, so the interpreter's specialised attribute loads
-   apply to ev.data and friends. The field offsets are found in `sample`, whose fields hold the distinct
-   objects `values` (in field order). Returns 1, or 0 when the layout is not as expected (nothing changed). */
-static Py_ssize_t ssewire_event_offsets[SSEWIRE_EVENT_FIELDS];
+#define SSEWIRE_EVENT_FIELDS 4 /* event, data, id, retry: the order of ssewire_event_new's arguments */
+static sw_slots ssewire_event_slots;
 static PyTypeObject *ssewire_event_type = NULL;
 
 /* Free list of event objects (not in free-threaded builds, where it would need a lock). */
@@ -36,7 +28,7 @@ static void ssewire_event_dealloc(PyObject *o) {
     char *base = (char *)o;
     int f;
     for (f = 0; f < SSEWIRE_EVENT_FIELDS; f++)
-        Py_CLEAR(*(PyObject **)(base + ssewire_event_offsets[f]));
+        Py_CLEAR(*(PyObject **)(base + ssewire_event_slots.offsets[f]));
 #if SSEWIRE_FREE_EVENTS
     if (t == ssewire_event_type && ssewire_free_count < SSEWIRE_FREE_EVENTS)
         ssewire_free_events[ssewire_free_count++] = o;
@@ -47,38 +39,18 @@ static void ssewire_event_dealloc(PyObject *o) {
         Py_DECREF(t); /* a heap type's objects hold a reference to it (PyObject_Init takes it again) */
 }
 
-static int ssewire_use_member_fields(PyTypeObject *t, PyObject *sample, PyObject *values) {
-    PyObject **words = (PyObject **)sample;
-    Py_ssize_t nwords = t->tp_basicsize / (Py_ssize_t)sizeof(PyObject *), *offsets = ssewire_event_offsets, i;
-    int f;
-    for (f = 0; f < SSEWIRE_EVENT_FIELDS; f++) {
-        PyObject *value = PyTuple_GET_ITEM(values, f);
-        offsets[f] = -1;
-        for (i = (Py_ssize_t)(sizeof(PyObject) / sizeof(PyObject *)); i < nwords; i++) {
-            if (words[i] == value) {
-                offsets[f] = i * (Py_ssize_t)sizeof(PyObject *);
-                break;
-            }
-        }
-        if (offsets[f] < 0)
-            return 0;
-    }
-    for (f = 0; f < SSEWIRE_EVENT_FIELDS; f++) {
-        PyObject *descr;
-        ssewire_event_members[f].name = ssewire_event_field_names[f];
-        ssewire_event_members[f].type = Py_T_OBJECT_EX;
-        ssewire_event_members[f].offset = offsets[f];
-        ssewire_event_members[f].flags = 0;
-        ssewire_event_members[f].doc = NULL;
-        descr = PyDescr_NewMember(t, &ssewire_event_members[f]);
-        if (descr == NULL)
-            return -1;
-        if (PyDict_SetItemString(t->tp_dict, ssewire_event_field_names[f], descr) < 0) {
-            Py_DECREF(descr);
-            return -1;
-        }
-        Py_DECREF(descr);
-    }
+/* Give the event type plain member descriptors (what __slots__ gives a Python class) in place of Cython's
+   property-style ones, and the generic attribute lookup, so the interpreter's specialised attribute loads
+   apply to ev.data and friends: sw_slots_install over `names` (the four fields, in ssewire_event_new's order),
+   found in `sample`, whose fields hold the distinct objects `values`. Returns 1, or 0 when the layout is not as
+   expected (nothing changed), -1 with an exception. */
+static int ssewire_use_member_fields(PyTypeObject *t, PyObject *sample, PyObject *names, PyObject *values) {
+    int done;
+    if (PyTuple_Check(names) && PyTuple_GET_SIZE(names) != SSEWIRE_EVENT_FIELDS)
+        return 0;
+    done = sw_slots_install(&ssewire_event_slots, (PyObject *)t, sample, names, values);
+    if (done != 1)
+        return done;
     t->tp_getattro = PyObject_GenericGetAttr;
     t->tp_dealloc = ssewire_event_dealloc;
     ssewire_event_type = t;
@@ -104,13 +76,13 @@ static PyObject *ssewire_event_new(PyObject *event, PyObject *data, PyObject *id
     }
     base = (char *)o;
     Py_INCREF(event);
-    *(PyObject **)(base + ssewire_event_offsets[0]) = event;
+    *(PyObject **)(base + ssewire_event_slots.offsets[0]) = event;
     Py_INCREF(data);
-    *(PyObject **)(base + ssewire_event_offsets[1]) = data;
+    *(PyObject **)(base + ssewire_event_slots.offsets[1]) = data;
     Py_INCREF(id);
-    *(PyObject **)(base + ssewire_event_offsets[2]) = id;
+    *(PyObject **)(base + ssewire_event_slots.offsets[2]) = id;
     Py_INCREF(retry);
-    *(PyObject **)(base + ssewire_event_offsets[3]) = retry;
+    *(PyObject **)(base + ssewire_event_slots.offsets[3]) = retry;
     return o;
 }
 

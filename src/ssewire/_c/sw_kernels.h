@@ -463,7 +463,8 @@ SSEWIRE_KERNELS(avx2, SSEWIRE_TARGET_AVX2)
 #endif /* SSEWIRE_SIMD */
 
 /* Offset of the first CR or LF in p[pos:n] (n if none), both found in one pass, which also takes the
-   decoder's statistics of the line: its largest byte (*maxb) and its UTF-8 continuation bytes (*cont). */
+   decoder's statistics of the line: its largest byte (*maxb: exact when the line holds a byte of 0x80 or more;
+   for an ASCII line, some value below 0x80) and its UTF-8 continuation bytes (*cont). */
 static inline Py_ssize_t ssewire_eol(const char *s, Py_ssize_t pos, Py_ssize_t n, unsigned *maxb, Py_ssize_t *cont) {
     const unsigned char *p = (const unsigned char *)s;
     unsigned mx = 0, ch;

@@ -42,7 +42,7 @@ Contract (one instance per stream; every event made from a payload carries ``raw
   share index 0.
 - Usage: ``message_start.message.usage`` updated key by key with each ``message_delta.usage``; every
   ``message_delta`` with usage -> a ``usage`` event carrying a fresh dict. ``self.usage`` is the merge so far.
-  :meth:`AnthropicNormalizer.usage_from` gives the billed counts: with ``usage.iterations`` (compaction, advisor,
+  :meth:`AnthropicRules.usage_from` gives the billed counts: with ``usage.iterations`` (compaction, advisor,
   server-tool sampling loops; the top-level counts leave compaction out) each count is the sum over the
   iterations, else the top-level one; ``cache_creation.ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens``
   -> ``cache_write_5m_tokens`` / ``cache_write_1h_tokens`` (None without a ``cache_creation`` object).
@@ -56,17 +56,17 @@ Contract (one instance per stream; every event made from a payload carries ``raw
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, ClassVar, Optional
 
 from ..citations import Citation
-from ..events import SSEEvent, Unified, new_event
+from ..events import Unified, new_event
 from ..usage import Usage, count
-from . import typed
-from .common import client_stop, id_and_model, str_or, with_incomplete
-from .contract import Normalizer
-from .tool_calls import OpenCall, done_event
+from ._fast import typed
+from .common import id_and_model, str_or, with_incomplete
+from .contract import Normalizer, Recognition
+from .tool_calls import CallIds, CallTable, OpenCall, done_event
 
-__all__ = ["ANTHROPIC_STOP", "MESSAGE_EVENTS", "AnthropicNormalizer", "citation_from"]
+__all__ = ["ANTHROPIC_STOP", "MESSAGE_EVENTS", "AnthropicNormalizer", "AnthropicRules", "citation_from"]
 
 #: Anthropic ``stop_reason`` -> unified stop reason (anything else maps to ``other``).
 ANTHROPIC_STOP: dict[str, str] = {
@@ -174,31 +174,10 @@ def _cited(obj: Any, citations: Any) -> list[Unified]:
     return [event]
 
 
-class AnthropicNormalizer(Normalizer):
-    """Messages API events -> Unified (see the module docstring for the full contract)."""
+class AnthropicRules(Recognition):
+    """How the registry recognises Messages API payloads, usage objects and metadata."""
 
     provider = "anthropic"
-    terminal = "message_stop"
-
-    def __init__(self) -> None:
-        super().__init__()
-        #: The provider's ``stop_reason`` from the last ``message_delta``.
-        self.stop_reason: Optional[str] = None
-        self._calls: dict[Any, OpenCall] = {}  # open tool calls by block index
-        self._waiting: list[tuple[OpenCall, Any]] = []  # client calls whose block stopped, done not yet given
-        self._open: set[Any] = set()  # indexes of the blocks started and not stopped
-        self._current: Any = None  # index of the block started last
-        self._count = 0
-        self._started = False  # a message_start was seen
-        self._client_calls: set[str] = set()  # ids of the client calls made (none with a result in the stream)
-        self._server_ids: set[str] = set()  # ids named by a provider's result block
-        self._take = typed.take_deltas  # None: every event takes the full decode
-        self._delta_rule = typed.own_rule(_DELTA_RULE)  # this stream's: it learns the payloads' shapes
-
-    @property
-    def message_id(self) -> Optional[str]:
-        """The message id (the contract's ``response_id``; kept under its old name)."""
-        return self.response_id
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -247,13 +226,34 @@ class AnthropicNormalizer(Normalizer):
         """``message_start.message``'s ``id`` and ``model``."""
         return id_and_model(obj.get("message"))
 
-    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
-        """Text, thinking and tool argument deltas and pings (named by their SSE event) through the compiled delta
-        reader when it is there (see :mod:`.typed`), every other event through :meth:`decoded`."""
-        take = self._take
-        if take is None or self._delta_rule is None:
-            return super().normalize(events)
-        return self.normalize_reading(events, take, self._delta_rule, calls=self._calls)
+
+class AnthropicNormalizer(Normalizer):
+    """Messages API events -> Unified (see the module docstring for the full contract)."""
+
+    provider = "anthropic"
+    terminal = "message_stop"
+    rules: ClassVar[type[Recognition]] = AnthropicRules  # bedrock-anthropic reads its events with its own rules
+    stops = ANTHROPIC_STOP
+    delta_rule = _DELTA_RULE  # text, thinking and tool argument deltas and pings, named by their SSE event
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The provider's ``stop_reason`` from the last ``message_delta``.
+        self.stop_reason: Optional[str] = None
+        self._calls = CallTable()  # open tool calls by block index
+        self._waiting: list[tuple[OpenCall, Any]] = []  # client calls whose block stopped, done not yet given
+        self._open: set[Any] = set()  # indexes of the blocks started and not stopped
+        self._current: Any = None  # index of the block started last
+        self._ids = CallIds()
+        self._started = False  # a message_start was seen
+        self._client_calls: set[str] = set()  # ids of the client calls made (none with a result in the stream)
+        self._server_ids: set[str] = set()  # ids named by a provider's result block
+        self._reader_calls = self._calls.open
+
+    @property
+    def message_id(self) -> Optional[str]:
+        """The message id (the contract's ``response_id``; kept under its old name)."""
+        return self.response_id
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""
@@ -286,7 +286,7 @@ class AnthropicNormalizer(Normalizer):
         """A provider's result block names ``call_id``: that call is the provider's own, never the client's."""
         self._server_ids.add(call_id)
         self._client_calls.discard(call_id)
-        for call in [*self._calls.values(), *(call for call, _ in self._waiting)]:
+        for call in [*self._calls, *(call for call, _ in self._waiting)]:
             if call.id == call_id:
                 call.server = True
 
@@ -294,11 +294,7 @@ class AnthropicNormalizer(Normalizer):
         """The call of a tool block (its id, else a synthetic one); a client call is counted as made."""
         given_id = block.get("id")
         provided = type(given_id) is str and bool(given_id)
-        if provided:
-            call_id = str(given_id)
-        else:
-            self._count += 1
-            call_id = f"{self.response_id or 'msg'}-tool-{self._count}"
+        call_id = self._ids.take(given_id)
         server = server or call_id in self._server_ids
         name = block.get("name")
         if not server:
@@ -329,7 +325,7 @@ class AnthropicNormalizer(Normalizer):
     def _second_message(self, obj: dict[str, Any]) -> Unified:
         """The ``protocol_error`` of a ``message_start`` that came while blocks of the message were open."""
         incomplete = self.incomplete_tool_calls()
-        blocks = sorted(str(index) for index in self._open | set(self._calls))
+        blocks = sorted(str(index) for index in self._open | set(self._calls.open))
         self._calls.clear()
         self._open.clear()
         self._current = None
@@ -379,9 +375,7 @@ class AnthropicNormalizer(Normalizer):
         if target is not None:
             self._server_result(target)
         out = self._release() if server is None and target is None else []
-        previous = self._calls.pop(index, None)
-        if previous is not None:  # a new block at an index whose call is still open: close it, never merge
-            out.append(previous.close(obj))
+        out += self._calls.close_at(index, obj)  # a new block at an index whose call is still open
         self._current = index
         self._open.add(index)
         if type(block) is not dict or server is None:
@@ -393,8 +387,7 @@ class AnthropicNormalizer(Normalizer):
         given = block.get("input")
         if type(given) is dict and given:
             call.fallback = given
-        self._calls[index] = call
-        out.append(call.start(obj))
+        out.append(self._calls.start(index, call, obj))
         return out
 
     def _block_delta(self, obj: dict[str, Any]) -> list[Unified]:
@@ -429,7 +422,7 @@ class AnthropicNormalizer(Normalizer):
         index = _index(obj)
         key = self._current if index is _NO_INDEX else index
         self._open.discard(key)
-        call = self._calls.pop(key, None)
+        call = self._calls.pop(key)
         if call is None:
             return [new_event("raw", obj)]
         if call.server:
@@ -460,15 +453,14 @@ class AnthropicNormalizer(Normalizer):
         out = self._release()
         self._open.clear()
         raw_stop = self.stop_reason
-        stop = "end" if raw_stop is None else ANTHROPIC_STOP.get(raw_stop, "other")
-        return out + self.done_events(obj, client_stop(stop, bool(self._client_calls)), raw_stop, self._calls)
+        return out + self.done_events(obj, self.stop_for(raw_stop, bool(self._client_calls)), raw_stop, self._calls)
 
     def _error(self, obj: dict[str, Any]) -> list[Unified]:
         return self._release() + self.error_events(obj)
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
         """The tool calls without a ``tool_call_done``: blocks still open, and client calls whose done waited."""
-        return [call.incomplete() for call in (*self._calls.values(), *(call for call, _ in self._waiting))]
+        return self._calls.incomplete() + [call.incomplete() for call, _ in self._waiting]
 
 
 #: Event type -> handler (the dispatch of :meth:`AnthropicNormalizer.payload`).

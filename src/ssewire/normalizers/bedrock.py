@@ -44,22 +44,24 @@ import binascii
 from typing import Any, Callable, Optional, Sequence, Union
 
 from .._json import loads
-from .._scanner import SSEEvent as _Event
+from .._scan import SSEEvent as _Event
 from ..citations import Citation
 from ..events import SSEEvent, Unified, new_event
 from ..usage import Usage, count
-from . import typed
-from .anthropic import AnthropicNormalizer
-from .common import client_stop, error_payload, key_of, with_incomplete
-from .contract import Normalizer
-from .tool_calls import OpenCall
+from ._fast import typed
+from .anthropic import AnthropicNormalizer, AnthropicRules
+from .common import error_payload, key_of, with_incomplete
+from .contract import Normalizer, Recognition
+from .tool_calls import CallIds, CallTable, OpenCall
 
 __all__ = [
     "CONVERSE_EVENTS",
     "CONVERSE_STOP",
     "SERVER_TOOL_USE",
     "BedrockAnthropicNormalizer",
+    "BedrockAnthropicRules",
     "BedrockConverseNormalizer",
+    "ConverseRules",
     "converse_citation",
 ]
 
@@ -186,7 +188,7 @@ def _unwrap_chunks(
     ``make_event(type, text)`` in ``out`` (``text``: the decoded event, ``type``: what its text opens
     ``{"type":"...`` with, else None). Stops at the first event that is not such a chunk, an exception or error
     message, bytes that are not base64, or an event naming ``amazon-bedrock-invocationMetrics``; returns its
-    index. (``ssewire._deltas_c.unwrap_chunks`` is its compiled twin.)"""
+    index. (``ssewire.normalizers._fast.deltas_c.unwrap_chunks`` is its compiled twin.)"""
     index, end, size = start, len(events), len(_CHUNK_PREFIX)
     a2b = binascii.a2b_base64
     while index < end:
@@ -261,26 +263,10 @@ class _Bedrock(Normalizer):
             self.invocation_metrics = metrics
 
 
-class BedrockConverseNormalizer(_Bedrock):
-    """ConverseStream events -> Unified (see the module docstring for the full contract)."""
+class ConverseRules(Recognition):
+    """How the registry recognises ConverseStream payloads, usage objects and metadata."""
 
     provider = "bedrock-converse"
-    terminal = "metadata"
-    names_response_id = False
-    names_model = False
-
-    def __init__(self) -> None:
-        super().__init__()
-        #: The provider's ``stopReason`` from ``messageStop``.
-        self.stop_reason: Optional[str] = None
-        #: ``amazon-bedrock-invocationMetrics`` (InvokeModel streams).
-        self.invocation_metrics: Optional[dict[str, Any]] = None
-        self._calls: dict[Any, OpenCall] = {}  # open tool calls by content block index
-        self._client_calls = False
-        self._stopped = False  # messageStop seen
-        self._reported = False  # metadata seen
-        self._take = typed.take_deltas
-        self._delta_rule = typed.own_rule(_DELTA_RULE)  # this stream's: it learns the payloads' shapes
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -307,20 +293,37 @@ class BedrockConverseNormalizer(_Bedrock):
             raw, partial, count(raw.get("inputTokens")) + read + written, count(raw.get("outputTokens")), read, written
         )
 
+
+class BedrockConverseNormalizer(_Bedrock):
+    """ConverseStream events -> Unified (see the module docstring for the full contract)."""
+
+    provider = "bedrock-converse"
+    terminal = "metadata"
+    rules = ConverseRules
+    stops = CONVERSE_STOP
+    delta_rule = _DELTA_RULE  # text, reasoning and tool argument deltas
+    names_response_id = False
+    names_model = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The provider's ``stopReason`` from ``messageStop``.
+        self.stop_reason: Optional[str] = None
+        #: ``amazon-bedrock-invocationMetrics`` (InvokeModel streams).
+        self.invocation_metrics: Optional[dict[str, Any]] = None
+        self._calls = CallTable()  # open tool calls by content block index
+        self._ids = CallIds()
+        self._client_calls = False
+        self._stopped = False  # messageStop seen
+        self._reported = False  # metadata seen
+        self._reader_calls = self._calls.open
+
     def frame(self, message: Union[str, bytes, bytearray, dict[str, Any]]) -> list[Unified]:
         """One event boto3 decoded (``{"contentBlockDelta": {...}}``, ``{"chunk": {"bytes": ...}}``), or one
         Converse event's JSON."""
         if isinstance(message, dict):
             return self._keyed(message)
         return super().frame(message)
-
-    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
-        """Text, reasoning and tool argument deltas through the compiled delta reader when it is there (see
-        :mod:`.typed`), every other event through :meth:`decoded`."""
-        take = self._take
-        if take is None or self._delta_rule is None:
-            return super().normalize(events)
-        return self.normalize_reading(events, take, self._delta_rule, calls=self._calls)
 
     def decoded(self, ev: SSEEvent) -> list[Unified]:
         """Exception and error messages become ``error``; events are decoded."""
@@ -359,18 +362,14 @@ class BedrockConverseNormalizer(_Bedrock):
         if type(tool) is not dict:
             return [new_event("raw", obj)]
         index = key_of(obj.get("contentBlockIndex"))
-        out: list[Unified] = []
-        previous = self._calls.pop(index, None)
-        if previous is not None:  # a new block at an index whose call is still open: close it, never merge
-            out.append(previous.close(obj))
+        out: list[Unified] = self._calls.close_at(index, obj)  # a new block at an index whose call is still open
         given_id, name = tool.get("toolUseId"), tool.get("name")
         provided = type(given_id) is str and bool(given_id)
-        call_id = str(given_id) if provided else f"tooluse-{index}"
+        call_id = self._ids.take(given_id)
         server = tool.get("type") == SERVER_TOOL_USE
         call = OpenCall(call_id, name if type(name) is str else None, server, provided)
-        self._calls[index] = call
         self._client_calls = self._client_calls or not server
-        out.append(call.start(obj))
+        out.append(self._calls.start(index, call, obj))
         return out
 
     def _block_delta(self, obj: dict[str, Any]) -> list[Unified]:
@@ -402,7 +401,7 @@ class BedrockConverseNormalizer(_Bedrock):
         return [new_event("raw", obj)]
 
     def _block_stop(self, obj: dict[str, Any]) -> list[Unified]:
-        call = self._calls.pop(key_of(obj.get("contentBlockIndex")), None)
+        call = self._calls.pop(key_of(obj.get("contentBlockIndex")))
         return [new_event("raw", obj)] if call is None else [call.close(obj)]
 
     def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:
@@ -428,8 +427,7 @@ class BedrockConverseNormalizer(_Bedrock):
         if self.finished or not (self._stopped and self._reported):
             return out or [new_event("raw", obj)]
         raw_stop = self.stop_reason
-        stop = client_stop("end" if raw_stop is None else CONVERSE_STOP.get(raw_stop, "other"), self._client_calls)
-        return out + self.done_events(obj, stop, raw_stop, self._calls)
+        return out + self.done_events(obj, self.stop_for(raw_stop, self._client_calls), raw_stop, self._calls)
 
     def expected_terminal(self) -> str:
         """``metadata`` until it arrived, then ``messageStop`` (the stream needs both)."""
@@ -437,7 +435,7 @@ class BedrockConverseNormalizer(_Bedrock):
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
         """The tool blocks still open (never stopped)."""
-        return [call.incomplete() for call in self._calls.values()]
+        return self._calls.incomplete()
 
 
 _HANDLERS: dict[str, Callable[[BedrockConverseNormalizer, dict[str, Any]], list[Unified]]] = {
@@ -449,17 +447,11 @@ _HANDLERS: dict[str, Callable[[BedrockConverseNormalizer, dict[str, Any]], list[
 }
 
 
-class BedrockAnthropicNormalizer(_Bedrock, AnthropicNormalizer):
-    """InvokeModelWithResponseStream for Anthropic models -> Unified: :class:`.AnthropicNormalizer` on the events
-    inside the ``chunk`` messages (see the module docstring)."""
+class BedrockAnthropicRules(Recognition):
+    """How the registry recognises InvokeModelWithResponseStream (Anthropic) payloads and metadata (the usage
+    objects and bare errors inside are Anthropic's, recognised by :class:`.AnthropicRules`)."""
 
     provider = "bedrock-anthropic"
-
-    def __init__(self) -> None:
-        super().__init__()
-        #: ``amazon-bedrock-invocationMetrics`` of the ``message_stop`` event.
-        self.invocation_metrics: Optional[dict[str, Any]] = None
-        self._unwrap = typed.unwrap_chunks or _unwrap_chunks
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -467,21 +459,27 @@ class BedrockAnthropicNormalizer(_Bedrock, AnthropicNormalizer):
         if event != "chunk":
             return False
         inner = _keyed_inner(obj)
-        return inner is not None and AnthropicNormalizer.claims(inner)
-
-    @classmethod
-    def claims_error(cls, obj: dict[str, Any]) -> bool:
-        return False
-
-    @classmethod
-    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
-        return None  # Anthropic's usage objects: read by AnthropicNormalizer
+        return inner is not None and AnthropicRules.claims(inner)
 
     @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
         """The ``message_start`` inside a ``chunk``."""
         inner = _keyed_inner(obj)
-        return (None, None) if inner is None else AnthropicNormalizer.meta_from(inner)
+        return (None, None) if inner is None else AnthropicRules.meta_from(inner)
+
+
+class BedrockAnthropicNormalizer(_Bedrock, AnthropicNormalizer):
+    """InvokeModelWithResponseStream for Anthropic models -> Unified: :class:`.AnthropicNormalizer` on the events
+    inside the ``chunk`` messages (see the module docstring)."""
+
+    provider = "bedrock-anthropic"
+    rules = BedrockAnthropicRules
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: ``amazon-bedrock-invocationMetrics`` of the ``message_stop`` event.
+        self.invocation_metrics: Optional[dict[str, Any]] = None
+        self._unwrap = typed.unwrap_chunks or _unwrap_chunks
 
     def frame(self, message: Union[str, bytes, bytearray, dict[str, Any]]) -> list[Unified]:
         """One event boto3 decoded (``{"chunk": {"bytes": b"..."}}``, ``{"throttlingException": {...}}``), or one

@@ -60,19 +60,19 @@ Contract (one instance per stream):
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Optional, Sequence
+from typing import Any, Callable, Optional
 
 from .._json import loads_exact
 from ..citations import Citation
 from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
-from . import typed
-from .common import client_stop, error_object, error_payload, str_or, with_incomplete
-from .contract import Normalizer
-from .tool_calls import OpenCall, closes_calls, compact_json
+from ._fast import typed
+from .common import error_object, error_payload, str_or, with_incomplete
+from .contract import Normalizer, Recognition
+from .tool_calls import CallIds, CallTable, OpenCall, closes_calls, compact_json
 
-__all__ = ["CHAT_STOP", "ChatCompletionsNormalizer", "unified_chat_stop"]
+__all__ = ["CHAT_STOP", "ChatCompletionsNormalizer", "ChatRules"]
 
 #: Chat ``finish_reason`` -> unified stop reason (anything else maps to ``other``): OpenAI's values and those of the
 #: compatible servers that have their own (one table, so auto-detection reads them as the named provider does).
@@ -195,40 +195,10 @@ def _unwrapped(text: str) -> Optional[list[tuple[str, Any]]]:
     return out
 
 
-def unified_chat_stop(finish_reason: Optional[str], client_calls: bool, stops: dict[str, str] = CHAT_STOP) -> str:
-    """The unified stop reason for a chat ``finish_reason`` (``None``: the stream ended without one), by ``stops``."""
-    return client_stop("end" if finish_reason is None else stops.get(finish_reason, "other"), client_calls)
-
-
-class ChatCompletionsNormalizer(Normalizer):
-    """Chat Completions chunks -> Unified (see the module docstring for the full contract)."""
+class ChatRules(Recognition):
+    """How the registry recognises Chat Completions payloads, usage objects and metadata."""
 
     provider = "openai-chat"
-    #: ``finish_reason`` -> unified stop reason (a server with its own values extends it).
-    stops: ClassVar[dict[str, str]] = CHAT_STOP
-    terminal = "data: [DONE]"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._typed = typed.chat_chunk  # None: every chunk takes the full decode
-        self._take = typed.take_deltas  # the compiled delta reader, or None
-        self._delta_rule = typed.own_rule(CHAT_DELTA_RULE)  # this stream's: it learns the chunks' shapes
-        #: The last ``finish_reason`` seen (the provider's own value).
-        self.finish_reason: Optional[str] = None
-        self._calls: dict[tuple[int, int], OpenCall] = {}
-        self._count = 0
-        self._client_calls = False
-        self._closed_ids: set[str] = set()  # provider ids of the calls closed so far (ids never repeat)
-        self._wrappers: set[str] = set()  # ids of the open multi_tool_use.parallel calls (held, not announced)
-        self._cited: set[str] = set()  # the URLs cited so far (Perplexity repeats its sources on every chunk)
-        self._cite_counts = (0, 0)  # the lengths of the last search_results / citations lists read
-        #: llama.cpp's latest ``timings`` object (None until one arrives).
-        self.timings: Optional[dict[str, Any]] = None
-
-    @property
-    def chat_id(self) -> Optional[str]:
-        """The chunks' ``id`` (the contract's ``response_id``; kept under its old name)."""
-        return self.response_id
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -273,6 +243,36 @@ class ChatCompletionsNormalizer(Normalizer):
         """The chunk's ``id`` and ``model``."""
         return str_or(obj.get("id"), None), str_or(obj.get("model"), None)
 
+
+class ChatCompletionsNormalizer(Normalizer):
+    """Chat Completions chunks -> Unified (see the module docstring for the full contract)."""
+
+    provider = "openai-chat"
+    stops = CHAT_STOP
+    delta_rule = CHAT_DELTA_RULE
+    terminal = "data: [DONE]"
+    rules = ChatRules
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._typed = typed.chat_chunk  # None: every chunk takes the full decode
+        #: The last ``finish_reason`` seen (the provider's own value).
+        self.finish_reason: Optional[str] = None
+        self._calls = CallTable()  # open calls by (choice index, tool call index)
+        self._ids = CallIds()
+        self._client_calls = False
+        self._closed_ids: set[str] = set()  # provider ids of the calls closed so far (ids never repeat)
+        self._wrappers: set[str] = set()  # ids of the open multi_tool_use.parallel calls (held, not announced)
+        self._cited: set[str] = set()  # the URLs cited so far (Perplexity repeats its sources on every chunk)
+        self._cite_counts = (0, 0)  # the lengths of the last search_results / citations lists read
+        #: llama.cpp's latest ``timings`` object (None until one arrives).
+        self.timings: Optional[dict[str, Any]] = None
+
+    @property
+    def chat_id(self) -> Optional[str]:
+        """The chunks' ``id`` (the contract's ``response_id``; kept under its old name)."""
+        return self.response_id
+
     def reads_deltas(self) -> bool:
         """Whether the compiled delta reader takes this stream's text chunks now: it is there and the stream's id
         and model are known (so a chunk it takes changes nothing but the events)."""
@@ -282,13 +282,6 @@ class ChatCompletionsNormalizer(Normalizer):
             and self.response_id is not None
             and self.model is not None
         )
-
-    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
-        """Text and reasoning chunks through the compiled delta reader once it can take them (see
-        :meth:`reads_deltas`), else the typed fast path; every other chunk through :meth:`decoded`."""
-        if not self.reads_deltas():
-            return super().normalize(events)
-        return self.normalize_reading(events, self._take, self._delta_rule)  # type: ignore[arg-type]
 
     @property
     def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
@@ -413,8 +406,8 @@ class ChatCompletionsNormalizer(Normalizer):
             self.finish_reason = finish
             if self._calls and closes_calls(self.stops.get(finish, "other")):
                 index = _choice_index(choice)
-                for key in [k for k in self._calls if k[0] == index]:
-                    self._close(self._calls.pop(key), obj, out)
+                for key in [k for k in self._calls.open if k[0] == index]:
+                    self._close(self._calls.open.pop(key), obj, out)
 
     def _delta(self, index: int, delta: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
         """Append the events of the delta of choice ``index``: reasoning, content, refusal, tool call fragments; a
@@ -473,7 +466,7 @@ class ChatCompletionsNormalizer(Normalizer):
         name = function.get("name")
         if type(name) is not str or not name:
             name = None
-        calls = self._calls
+        calls = self._calls.open
         call = calls.get(key)
         first = len(out)
         if call_id is not None:
@@ -488,11 +481,8 @@ class ChatCompletionsNormalizer(Normalizer):
             self._close(calls.pop(key), obj, out)  # no index: each named fragment is a whole call
             call = None
         if call is None:
-            self._count += 1
-            if call_id is None or call_id in self._closed_ids:
-                call = OpenCall(f"{self.response_id or 'chatcmpl'}-call-{self._count}", name, provider_id=False)
-            else:
-                call = OpenCall(call_id, name)
+            given = None if call_id in self._closed_ids else call_id  # ids never repeat
+            call = OpenCall(self._ids.take(given), name, provider_id=given is not None)
             calls[key] = call
             self._client_calls = True
             if name == PARALLEL_WRAPPER:
@@ -556,10 +546,10 @@ class ChatCompletionsNormalizer(Normalizer):
         raw: dict[str, Any] = {"event": ev.event, "data": ev.data}
         if self.timings is not None:
             raw["timings"] = self.timings
-        stop = unified_chat_stop(self.finish_reason, self._client_calls, self.stops)
+        stop = self.stop_for(self.finish_reason, self._client_calls)
         out: list[Unified] = []
         if closes_calls(stop):
-            for call in self._calls.values():
+            for call in self._calls:
                 self._close(call, raw, out)
             self._calls.clear()
         self.finished = self.done = True
@@ -568,4 +558,4 @@ class ChatCompletionsNormalizer(Normalizer):
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
         """The calls still open (never closed by a finish reason or ``[DONE]``)."""
-        return [call.incomplete() for call in self._calls.values()]
+        return self._calls.incomplete()

@@ -33,11 +33,11 @@ from typing import Any, Optional
 from ..citations import Citation
 from ..events import Unified, new_event
 from ..usage import Usage, count
-from .common import client_stop, key_of, str_or
-from .contract import Normalizer
-from .tool_calls import OpenCall
+from .common import key_of, str_or
+from .contract import Normalizer, Recognition
+from .tool_calls import CallIds, CallTable, OpenCall
 
-__all__ = ["COHERE_EVENTS", "COHERE_STOP", "CohereNormalizer", "cohere_citations"]
+__all__ = ["COHERE_EVENTS", "COHERE_STOP", "CohereNormalizer", "CohereRules", "cohere_citations"]
 
 #: Cohere ``finish_reason`` -> unified stop reason (anything else maps to ``other``).
 COHERE_STOP: dict[str, str] = {
@@ -105,18 +105,10 @@ def cohere_citations(citation: dict[str, Any]) -> list[Citation]:
     return out or [Citation("citation", None, None, text, start, end, citation)]
 
 
-class CohereNormalizer(Normalizer):
-    """v2 chat events -> Unified (see the module docstring for the full contract)."""
+class CohereRules(Recognition):
+    """How the registry recognises Cohere v2 chat payloads, usage objects and metadata."""
 
     provider = "cohere"
-    terminal = "message-end"
-    names_model = False  # the stream never names its model: nothing waits for it
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._calls: dict[Any, OpenCall] = {}  # open tool calls by index
-        self._client_calls = False
-        self._count = 0
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -139,6 +131,22 @@ class CohereNormalizer(Normalizer):
         """``message-start``'s ``id``; no model is named."""
         return str_or(obj.get("id"), None) if obj.get("type") == "message-start" else None, None
 
+
+class CohereNormalizer(Normalizer):
+    """v2 chat events -> Unified (see the module docstring for the full contract)."""
+
+    provider = "cohere"
+    terminal = "message-end"
+    rules = CohereRules
+    stops = COHERE_STOP
+    names_model = False  # the stream never names its model: nothing waits for it
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._calls = CallTable()  # open tool calls by index
+        self._client_calls = False
+        self._ids = CallIds()
+
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""
         kind = obj.get("type")
@@ -159,7 +167,7 @@ class CohereNormalizer(Normalizer):
         if kind == "tool-call-delta":
             return self._call_delta(obj)
         if kind == "tool-call-end":
-            call = self._calls.pop(key_of(obj.get("index")), None)
+            call = self._calls.pop(key_of(obj.get("index")))
             return [new_event("raw", obj)] if call is None else [call.close(obj)]
         if kind == "citation-start":
             cited = _message(obj).get("citations")  # one citation object (a list of them is read too)
@@ -183,26 +191,17 @@ class CohereNormalizer(Normalizer):
 
     def _call_start(self, obj: dict[str, Any]) -> list[Unified]:
         index = key_of(obj.get("index"))
-        out: list[Unified] = []
-        previous = self._calls.pop(index, None)
-        if previous is not None:  # a new call at an index whose call is still open: close it, never merge
-            out.append(previous.close(obj))
+        out = self._calls.close_at(index, obj)  # a new call at an index whose call is still open
         call_obj = _message(obj).get("tool_calls")
         if type(call_obj) is not dict:
             out.append(new_event("raw", obj))
             return out
         function = call_obj.get("function")
         function = function if type(function) is dict else {}
-        given = call_obj.get("id")
-        if type(given) is str and given:
-            call_id = given
-        else:
-            self._count += 1
-            call_id = f"{self.response_id or 'cohere'}-tool-{self._count}"
         name = function.get("name")
-        call = self._calls[index] = OpenCall(call_id, name if type(name) is str else None)
+        call = OpenCall(self._ids.take(call_obj.get("id")), name if type(name) is str else None)
         self._client_calls = True
-        out.append(call.start(obj))
+        out.append(self._calls.start(index, call, obj))
         arguments = function.get("arguments")
         if type(arguments) is str and arguments:
             out.append(call.delta(arguments, obj))
@@ -229,9 +228,8 @@ class CohereNormalizer(Normalizer):
             out.append(Unified("usage", usage=usage, raw=obj))
         reason = delta.get("finish_reason")
         raw_stop = reason if type(reason) is str else None
-        stop = client_stop("end" if raw_stop is None else COHERE_STOP.get(raw_stop, "other"), self._client_calls)
-        return out + self.done_events(obj, stop, raw_stop, self._calls)
+        return out + self.done_events(obj, self.stop_for(raw_stop, self._client_calls), raw_stop, self._calls)
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
         """The calls still open (never ended)."""
-        return [call.incomplete() for call in self._calls.values()]
+        return self._calls.incomplete()

@@ -6,17 +6,25 @@ A normaliser turns one stream's framed events into :class:`~ssewire.Unified` eve
 glue calls it once per chunk), and calling it on one event is ``normalize((ev,))``; the stream glue
 (:class:`~ssewire.StreamDecoder`), the tap, resume and the result builder read only what this contract names.
 
-Class attributes (one per provider module):
+What a provider module writes: :meth:`Normalizer.payload` (one decoded payload -> its events) and these class
+attributes; everything else here is machinery it inherits.
 
-- ``provider``: the registry name (``"openai"``, ``"anthropic"`` ...); ``terminal``: the name of the event that
-  ends a complete stream, for the truncation message.
-- :meth:`Normalizer.claims` -- whether a decoded payload is this provider's (auto-detection and the routing of
-  xAI / OpenAI streams consult it, in the registry's order); :meth:`Normalizer.claims_error` -- the same for a
-  bare error payload, which any provider could have sent; :meth:`Normalizer.usage_from` -- the provider's usage
-  object as a :class:`~ssewire.Usage` (``None`` when the object is not this provider's shape);
-  :meth:`Normalizer.meta_from` -- the response id and model a payload names; ``names_response_id`` /
-  ``names_model``: False for a provider that never names one (Ollama no id, Cohere no model), so nothing waits
-  for it.
+- ``provider``: the registry name (``"openai"``, ``"anthropic"`` ...; the registry takes it from the class);
+  ``terminal``: the name of the event that ends a complete stream, for the truncation message.
+- ``rules``: its :class:`Recognition` subclass, the rules the registry asks before any stream exists, apart from
+  the stream behaviour: :meth:`Recognition.claims` -- whether a decoded payload is this provider's
+  (auto-detection and the routing of xAI / OpenAI streams consult it, in the registry's order);
+  :meth:`Recognition.claims_error` -- the same for a bare error payload, which any provider could have sent;
+  :meth:`Recognition.usage_from` -- the provider's usage object as a :class:`~ssewire.Usage` (``None`` when the
+  object is not this provider's shape); :meth:`Recognition.meta_from` -- the response id and model a payload
+  names. ``names_response_id`` / ``names_model``: False for a provider that never names one (Ollama no id, Cohere
+  no model), so nothing waits for it.
+- ``stops``: the provider's stop reasons -> unified ones, read by :meth:`Normalizer.stop_for` (with the one
+  client-call rule, :func:`.common.client_stop`).
+- ``delta_rule`` (optional, for speed): the compiled delta reader's rule for the plainest payloads; the shared
+  :meth:`Normalizer.normalize` reads by each instance's own copy while :meth:`Normalizer.reads_deltas`, with
+  ``delta_notes`` / :meth:`Normalizer.absorb` for the state those payloads set and ``_reader_calls`` (the
+  ``open`` dict of its :class:`~.tool_calls.CallTable`) for argument deltas.
 
 State (read by the glue; written only by the normaliser itself):
 
@@ -36,24 +44,26 @@ End of stream: :meth:`Normalizer.finish` returns what the stream still owes: not
 
 Delegation: a :class:`DelegatingNormalizer` may set ``delegate`` to another normaliser (xAI per endpoint,
 OpenAI to its Chat Completions twin, Gemini to the Interactions normaliser, ``auto`` once detected). From then on
-every piece of state above is the delegate's, so the glue always sees one state.
+every piece of state above is the delegate's, so the glue always sees one state; while the delegate is a
+``fast_delegate``, its fast paths read the events the delegating normaliser would only route to it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Optional, Sequence, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Mapping, Optional, Sequence, TypeVar, Union
 
 from .._json import FIRST_ERRORS, loads_first, loads_retry
 from ..events import SSEEvent, Unified, new_event
 from ..usage import Usage
-from .common import error_object, error_payload, truncated_event, with_incomplete
-from .tool_calls import OpenCall, closes_calls
+from ._fast import typed
+from .common import client_stop, error_object, error_payload, truncated_event, with_incomplete
+from .tool_calls import CallTable, OpenCall, closes_calls
 
 if TYPE_CHECKING:
     from ..result import Accumulator as Sink
-    from .typed import TakeDeltas
+    from ._fast.typed import TakeDeltas
 
-__all__ = ["DelegatingNormalizer", "Normalizer"]
+__all__ = ["DelegatingNormalizer", "Normalizer", "Recognition"]
 
 _NOT_JSON = object()
 
@@ -69,30 +79,14 @@ def _retry_loads(data: str) -> Any:
         return _NOT_JSON
 
 
-class Normalizer:
-    """Base class of every provider normaliser (see the module docstring for the contract).
+class Recognition:
+    """A provider's recognition rules: how the registry (auto-detection, bare errors, ``Usage.from_raw``, the result
+    builder's metadata) recognises its payloads before any stream of it exists. Class methods only, no state; each
+    provider module writes one subclass, which its normaliser names as ``rules`` (a provider with the same rules
+    names the same class, one without any names none: every rule then recognises nothing)."""
 
-    Decodes each event's JSON and hands dicts to :meth:`payload`; non-JSON data becomes ``raw`` (never an
-    exception) and ``[DONE]`` goes to :meth:`sentinel`.
-    """
-
+    #: The registry name of the provider the rules recognise (the ``source`` of the usage they read).
     provider: ClassVar[str] = ""
-    #: Human name of the terminal event, for the truncation message.
-    terminal: ClassVar[str] = "terminal event"
-    #: Whether the provider's payloads name a response id, and a model (False: never).
-    names_response_id: ClassVar[bool] = True
-    names_model: ClassVar[bool] = True
-
-    def __init__(self) -> None:
-        self.done = False
-        self.finished = False
-        self.usage: Optional[dict[str, Any]] = None
-        self.response_id: Optional[str] = None
-        self.model: Optional[str] = None
-        self.last_sequence: Optional[int] = None
-        self._into: Optional[Sink] = None  # the accumulator normalize_into() is feeding, for normalize_reading()
-
-    # -- what a provider module declares ----------------------------------------------------------------------
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -137,6 +131,49 @@ class Normalizer:
         """``(response id, model)`` named by one payload of this provider (``None`` where it names none)."""
         return None, None
 
+
+class Normalizer:
+    """Base class of every provider normaliser (see the module docstring for the contract).
+
+    Decodes each event's JSON and hands dicts to :meth:`payload`; non-JSON data becomes ``raw`` (never an
+    exception) and ``[DONE]`` goes to :meth:`sentinel`.
+    """
+
+    provider: ClassVar[str] = ""
+    #: Human name of the terminal event, for the truncation message.
+    terminal: ClassVar[str] = "terminal event"
+    #: Whether the provider's payloads name a response id, and a model (False: never).
+    names_response_id: ClassVar[bool] = True
+    names_model: ClassVar[bool] = True
+    #: The provider's stop reasons -> unified stop reasons, read by :meth:`stop_for` (a value not in it: ``other``).
+    stops: ClassVar[Mapping[str, str]] = {}
+    #: The compiled delta reader's rule for the provider's plainest payloads (:func:`._fast.typed.delta_rule`; None:
+    #: every payload is decoded); :meth:`normalize` reads by the instance's own copy, ``_delta_rule``, so that what
+    #: the reader learns of one stream stays with that stream.
+    delta_rule: ClassVar[Any] = None
+    #: How many notes the rule reports (its ``notes``): the reader reports them in ``_notes`` (two items per note),
+    #: which :meth:`absorb` reads after each run of payloads the reader took.
+    delta_notes: ClassVar[int] = 0
+    #: Whether :meth:`reads_deltas` can turn False within a batch (it is then asked after each decoded event).
+    reading_can_stop: ClassVar[bool] = False
+    #: The provider's recognition rules (:class:`Recognition`), apart from its stream behaviour.
+    rules: ClassVar[type[Recognition]] = Recognition
+
+    def __init__(self) -> None:
+        self.done = False
+        self.finished = False
+        self.usage: Optional[dict[str, Any]] = None
+        self.response_id: Optional[str] = None
+        self.model: Optional[str] = None
+        self.last_sequence: Optional[int] = None
+        self._into: Optional[Sink] = None  # the accumulator normalize_into() is feeding, for normalize_reading()
+        self._take: Optional[TakeDeltas] = typed.take_deltas  # the compiled delta reader, or None
+        rule, notes = self.delta_rule, self.delta_notes
+        self._delta_rule: Any = None if rule is None else typed.own_rule(rule)
+        self._notes: Optional[list[Any]] = [None, None] * notes if notes else None
+        #: The open tool calls by key, for a rule that reads argument deltas (None: it reads none).
+        self._reader_calls: Optional[dict[Any, OpenCall]] = None
+
     # -- per event --------------------------------------------------------------------------------------------
 
     @property
@@ -161,9 +198,34 @@ class Normalizer:
 
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
         """The events of several framed events, in order: what :class:`~ssewire.StreamDecoder` calls once per
-        chunk (the hot path). Each event takes the typed fast path when it owns the payload, else
-        :meth:`decoded`. A provider may override this to handle its hottest events inline; the result must stay
-        the concatenation of :meth:`decoded` over the events."""
+        chunk (the hot path). While :meth:`reads_deltas`, the payloads the :attr:`delta_rule` describes are read by
+        the compiled delta reader (:meth:`normalize_reading`); every other event takes the typed fast path when it
+        owns the payload, else :meth:`decoded`. The result is always the concatenation of :meth:`decoded` over the
+        events."""
+        take, rule = self._take, self._delta_rule
+        if take is None or rule is None or not self.reads_deltas():
+            return self._normalize_decoding(events)
+        return self.normalize_reading(
+            events,
+            take,
+            rule,
+            None if self._notes is None else self.absorb,
+            self.reads_deltas if self.reading_can_stop else None,
+            self._reader_calls,
+            self._notes,
+        )
+
+    def reads_deltas(self) -> bool:
+        """Whether the compiled delta reader may take the stream's payloads now (a payload it takes must change no
+        state but what its notes and ``_reader_calls`` carry). Always, unless a provider says otherwise."""
+        return True
+
+    def absorb(self) -> None:
+        """Keep the state the payloads the reader took set, from ``_notes`` (called after each run of them)."""
+
+    def _normalize_decoding(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """:meth:`normalize` without the delta reader: the typed fast path where it owns a payload, else
+        :meth:`decoded`."""
         out: list[Unified] = []
         fast = self.fast
         decoded = self.decoded
@@ -227,7 +289,7 @@ class Normalizer:
             out += decoded(batch[index]) if got is None else got
             index += 1
             if still_reading is not None and not still_reading():
-                out += Normalizer.normalize(self, batch[index:])
+                out += self._normalize_decoding(batch[index:])
                 index = end
             if into is not None:
                 into.take(out)
@@ -235,15 +297,20 @@ class Normalizer:
             if index >= end:
                 return out
 
+    def stop_for(self, raw_stop: Optional[str], client_calls: bool) -> str:
+        """The unified stop reason of a response the provider stopped with ``raw_stop``: its value in :attr:`stops`
+        (``other`` when not there; ``end`` when ``None``, the provider named none), ``tool_use`` when that is
+        ``end`` after client calls (:func:`.common.client_stop`)."""
+        return client_stop("end" if raw_stop is None else self.stops.get(raw_stop, "other"), client_calls)
+
     def done_events(
-        self, obj: Any, stop: str, raw_stop: Optional[str], calls: Optional[dict[Any, OpenCall]] = None
+        self, obj: Any, stop: str, raw_stop: Optional[str], calls: Optional[CallTable] = None
     ) -> list[Unified]:
         """The stream's one ``done`` (``stop`` unified, ``raw_stop`` the provider's), after closing the ``calls``
         still open unless ``stop`` cut the response off; the stream is finished."""
         out: list[Unified] = []
         if calls and closes_calls(stop):
-            out += [call.close(obj) for call in calls.values()]
-            calls.clear()
+            out += calls.close_all(obj)
         self.finished = self.done = True
         out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
         return out
@@ -344,7 +411,17 @@ class DelegatingNormalizer(Normalizer):
     """A normaliser that may hand its stream to another one (``delegate``). Until it does, its state is its own
     (subclasses write ``_done``, ``_usage`` ... directly on hot paths); once a delegate is set, ``done``,
     ``finished``, ``usage``, ``response_id``, ``model``, ``last_sequence``, the open calls and the expected
-    terminal event are the delegate's."""
+    terminal event are the delegate's.
+
+    While the delegate is an instance of :attr:`fast_delegate`, its fast paths (typed fast path, compiled delta
+    reader) read this normaliser's events, the rest go through this normaliser's :meth:`payload` (its routing);
+    before, its own."""
+
+    #: The delegate class whose fast paths take this normaliser's events while one of it is the delegate (the
+    #: payloads those paths own need no routing); None: only this normaliser's own.
+    fast_delegate: ClassVar[Optional[type[Normalizer]]] = None
+    #: Whether the delegate can change within a stream: each event then checks it is still one to follow.
+    delegate_changes: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.delegate: Optional[Normalizer] = None
@@ -362,6 +439,52 @@ class DelegatingNormalizer(Normalizer):
     response_id = _Delegated[Optional[str]]("The response (message, interaction) id.")
     model = _Delegated[Optional[str]]("The model the stream names.")
     last_sequence = _Delegated[Optional[int]]("The last ordering cursor seen.")
+
+    def _followed(self) -> Optional[Normalizer]:
+        """The delegate, when its fast paths read this normaliser's events."""
+        delegate = self.delegate
+        return delegate if delegate is not None and type(delegate) is self.fast_delegate else None
+
+    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
+        """:meth:`Normalizer.normalize` by the followed delegate's delta reader and typed fast path (see
+        :attr:`fast_delegate`), routing every other event through this normaliser; else by its own."""
+        delegate = self._followed()
+        if delegate is None:
+            return super().normalize(events)
+        take, rule = delegate._take, delegate._delta_rule
+        if take is None or rule is None or not delegate.reads_deltas():
+            return self._normalize_decoding(events)
+        notes = delegate._notes
+        return self.normalize_reading(
+            events,
+            take,
+            rule,
+            None if notes is None else delegate.absorb,
+            self._followed_yet if self.delegate_changes else None,
+            delegate._reader_calls,
+            notes,
+        )
+
+    def _followed_yet(self) -> bool:
+        return self._followed() is not None
+
+    @property
+    def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
+        """The followed delegate's typed fast path (see :attr:`fast_delegate`); checked per event when the delegate
+        can change (:attr:`delegate_changes`)."""
+        if self.fast_delegate is None:
+            return None
+        if self.delegate_changes:
+            return self._fast_if_followed
+        delegate = self._followed()
+        return None if delegate is None else delegate.fast
+
+    def _fast_if_followed(self, ev: SSEEvent) -> Optional[list[Unified]]:
+        delegate = self.delegate
+        if delegate is None or type(delegate) is not self.fast_delegate:
+            return None
+        fast = delegate.fast
+        return None if fast is None else fast(ev)
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
         """The delegate's open calls."""

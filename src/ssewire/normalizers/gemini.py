@@ -39,21 +39,33 @@ Unknown or malformed shapes become ``raw`` (never an exception); every event mad
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Optional, Sequence
+from typing import Any, Callable, ClassVar, Optional
 
 from .._json import loads
 from ..citations import Citation
 from ..events import LazyPayload, SSEEvent, Unified, new_event, new_tool_event
 from ..names import UnifiedType
 from ..usage import Usage
-from . import typed
-from .common import client_stop, error_payload, str_or, with_incomplete
-from .contract import DelegatingNormalizer
-from .gemini_interactions import GeminiInteractionsNormalizer, is_interaction_event, thought_usage
+from ._fast import typed
+from .common import error_payload, str_or, with_incomplete
+from .contract import DelegatingNormalizer, Recognition
+from .gemini_interactions import (
+    GeminiInteractionsNormalizer,
+    GeminiInteractionsRules,
+    is_interaction_event,
+    thought_usage,
+)
 from .tool_calls import CallIds, closes_calls, compact_json, done_event, incomplete_entry
 from .vertex_args import StreamedCall, parse_json_path
 
-__all__ = ["GeminiNormalizer", "gemini_stop_reason", "grounding_citations", "parse_json_path", "recitation_citations"]
+__all__ = [
+    "GEMINI_STOP",
+    "GeminiNormalizer",
+    "GeminiRules",
+    "grounding_citations",
+    "parse_json_path",
+    "recitation_citations",
+]
 
 _CHUNK_KEYS = ("candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId")
 _PART = ("candidates", 0, "content", "parts", 0)
@@ -94,19 +106,20 @@ _LOOKED_AT = 16 * 1024
 #: Where the arguments of a chunk's one function call are, read as text by ``typed.compact_member``.
 _ARGS_PATH = typed.member_path((*_PART, "functionCall", "args"))
 
-_REFUSAL = frozenset(
-    {
-        "SAFETY",
-        "RECITATION",
-        "BLOCKLIST",
-        "PROHIBITED_CONTENT",
-        "SPII",
-        "IMAGE_SAFETY",
-        "IMAGE_PROHIBITED_CONTENT",
-        "IMAGE_RECITATION",
-        "LANGUAGE",
-    }
-)
+#: ``finishReason`` -> unified stop reason (anything else maps to ``other``).
+GEMINI_STOP: dict[str, str] = {
+    "STOP": "end",
+    "MAX_TOKENS": "max_tokens",
+    "SAFETY": "refusal",
+    "RECITATION": "refusal",
+    "BLOCKLIST": "refusal",
+    "PROHIBITED_CONTENT": "refusal",
+    "SPII": "refusal",
+    "IMAGE_SAFETY": "refusal",
+    "IMAGE_PROHIBITED_CONTENT": "refusal",
+    "IMAGE_RECITATION": "refusal",
+    "LANGUAGE": "refusal",
+}
 
 
 #: The name a code-execution call gets: the tool's name in the request (``tools: [{"codeExecution": {}}]``).
@@ -184,54 +197,16 @@ def recitation_citations(metadata: Any) -> list[Citation]:
     return out
 
 
-def gemini_stop_reason(finish_reason: str, client_calls: bool) -> str:
-    """The unified stop reason for a Gemini ``finishReason`` (``STOP`` is ``tool_use`` after client calls)."""
-    if finish_reason == "STOP":
-        return client_stop("end", client_calls)
-    if finish_reason == "MAX_TOKENS":
-        return "max_tokens"
-    if finish_reason in _REFUSAL:
-        return "refusal"
-    return "other"
+class GeminiRules(Recognition):
+    """How the registry recognises Gemini generateContent and Interactions payloads, usage objects and metadata."""
 
-
-class GeminiNormalizer(DelegatingNormalizer):
-    """Gemini generateContent stream (SSE or JSON array) -> unified events; Interactions payloads are delegated.
-
-    Attributes: ``response_id``, ``model_version``, ``last_signature`` (the latest ``thoughtSignature``),
-    ``interaction_id`` / ``last_event_index`` / ``last_event_id`` (Interactions, for resume), ``usage`` (the last
-    ``usageMetadata``) and ``done``.
-    """
-
-    provider: ClassVar[str] = "gemini"
-    terminal: ClassVar[str] = "a chunk with finishReason"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._interactions: Optional[GeminiInteractionsNormalizer] = None  # the delegate, typed
-        self._last_signature: Optional[str] = None
-        self.finish_reason: Optional[str] = None
-        self._sent_usage: Optional[dict[str, Any]] = None
-        self._client_calls = False
-        self._ids = CallIds()
-        self._open: Optional[StreamedCall] = None
-        self._typed = typed.gemini_chunk  # None: every chunk takes the full decode
-        self._take = typed.take_deltas  # the compiled delta reader, or None
-        self._delta_rule = typed.own_rule(_DELTA_RULE)  # this stream's: it learns the chunks' shapes
-        self._usage_payload: Optional[str] = None  # a payload whose usageMetadata is the usage, not decoded yet
-        self._usage_value: Optional[dict[str, Any]] = None
-        self._compact = typed.compact_member  # the compiled compact-JSON writer, or None
-        self._data: Optional[str] = None  # the text of the payload being decoded (for _compact)
-        self._notes: list[Any] = [None] * 6  # what the reader's chunks set (see _DELTA_RULE and take_deltas)
-        self._cited: set[tuple[Any, ...]] = set()  # the citations given so far (streams repeat their metadata)
-
-    # -- what this provider declares ------------------------------------------------------------------------------
+    provider = "gemini"
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
         """Interactions events (``event_type`` or an Interactions SSE event name) and generateContent chunks
         (``candidates``, ``usageMetadata``, ``promptFeedback``, ``modelVersion`` or ``responseId``)."""
-        if GeminiInteractionsNormalizer.claims(obj, event):
+        if GeminiInteractionsRules.claims(obj, event):
             return True
         return any(key in obj for key in _CHUNK_KEYS)
 
@@ -247,7 +222,7 @@ class GeminiNormalizer(DelegatingNormalizer):
         ``responseTokenCount`` where generateContent sends ``candidatesTokenCount``; Interactions usage is read by
         its own normaliser."""
         if "promptTokenCount" not in raw and "candidatesTokenCount" not in raw and "totalTokenCount" not in raw:
-            return GeminiInteractionsNormalizer.usage_from(raw, partial)
+            return GeminiInteractionsRules.usage_from(raw, partial)
         candidates = "candidatesTokenCount" if "candidatesTokenCount" in raw else "responseTokenCount"  # Live
         keys = ("promptTokenCount", "toolUsePromptTokenCount", candidates, "thoughtsTokenCount")
         return thought_usage(raw, partial, cls.provider, *keys, "cachedContentTokenCount")
@@ -255,9 +230,42 @@ class GeminiNormalizer(DelegatingNormalizer):
     @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
         """``responseId`` and ``modelVersion`` (an Interactions payload's interaction ``id`` and ``model``)."""
-        if GeminiInteractionsNormalizer.claims(obj):
-            return GeminiInteractionsNormalizer.meta_from(obj)
+        if GeminiInteractionsRules.claims(obj):
+            return GeminiInteractionsRules.meta_from(obj)
         return str_or(obj.get("responseId"), None), str_or(obj.get("modelVersion"), None)
+
+
+class GeminiNormalizer(DelegatingNormalizer):
+    """Gemini generateContent stream (SSE or JSON array) -> unified events; Interactions payloads are delegated.
+
+    Attributes: ``response_id``, ``model_version``, ``last_signature`` (the latest ``thoughtSignature``),
+    ``interaction_id`` / ``last_event_index`` / ``last_event_id`` (Interactions, for resume), ``usage`` (the last
+    ``usageMetadata``) and ``done``.
+    """
+
+    provider: ClassVar[str] = "gemini"
+    terminal: ClassVar[str] = "a chunk with finishReason"
+    rules = GeminiRules
+    stops = GEMINI_STOP
+    delta_rule = _DELTA_RULE  # chunks of one text or thought part, while the stream is generateContent
+    delta_notes = 3  # what the reader's chunks set: usageMetadata, responseId, modelVersion (see _DELTA_RULE)
+    reading_can_stop = True  # a finishReason, or the first Interactions payload
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._interactions: Optional[GeminiInteractionsNormalizer] = None  # the delegate, typed
+        self._last_signature: Optional[str] = None
+        self.finish_reason: Optional[str] = None
+        self._sent_usage: Optional[dict[str, Any]] = None
+        self._client_calls = False
+        self._ids = CallIds()
+        self._open: Optional[StreamedCall] = None
+        self._typed = typed.gemini_chunk  # None: every chunk takes the full decode
+        self._usage_payload: Optional[str] = None  # a payload whose usageMetadata is the usage, not decoded yet
+        self._usage_value: Optional[dict[str, Any]] = None
+        self._compact = typed.compact_member  # the compiled compact-JSON writer, or None
+        self._data: Optional[str] = None  # the text of the payload being decoded (for _compact)
+        self._cited: set[tuple[Any, ...]] = set()  # the citations given so far (streams repeat their metadata)
 
     # -- state shared with the Interactions delegate ------------------------------------------------------------
 
@@ -290,21 +298,16 @@ class GeminiNormalizer(DelegatingNormalizer):
 
     # -- dispatch -----------------------------------------------------------------------------------------------
 
-    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
-        """Chunks of one text or thought part through the compiled delta reader while the stream is generateContent
-        and not finished (see :mod:`.typed`), else the typed fast path; every other chunk through :meth:`decoded`."""
-        take = self._take
-        if take is None or self._delta_rule is None or not self._reading():
-            return super().normalize(events)
-        return self.normalize_reading(events, take, self._delta_rule, self._absorb, self._reading, notes=self._notes)
-
-    def _reading(self) -> bool:
+    def reads_deltas(self) -> bool:
+        """While the stream is generateContent and not finished."""
         return self._interactions is None and not self._finished
 
-    def _absorb(self) -> None:
+    def absorb(self) -> None:
         """What the chunks the reader took set, from its notes: the last ``usageMetadata`` object (kept as the text
         of its payload until the usage is read), ``responseId`` and ``modelVersion`` strings."""
         notes = self._notes
+        if notes is None:
+            return
         payload, response_id, model = notes[:3]
         if payload is not None:
             self._usage_payload = payload
@@ -458,7 +461,7 @@ class GeminiNormalizer(DelegatingNormalizer):
                 return out
 
         if finish is not None and not self._finished:
-            stop = gemini_stop_reason(finish, self._client_calls)
+            stop = self.stop_for(finish, self._client_calls)
             if closes_calls(stop):
                 out += self._close_open(obj)
             self._terminate(obj, finish, stop, out)

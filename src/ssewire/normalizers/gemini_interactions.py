@@ -40,15 +40,16 @@ from typing import Any, ClassVar, Optional, Union
 from ..citations import Citation
 from ..events import Unified, new_event
 from ..usage import Usage, count
-from .common import client_stop, error_payload, id_and_model, str_or, with_incomplete
-from .contract import Normalizer
+from .common import error_payload, id_and_model, str_or, with_incomplete
+from .contract import Normalizer, Recognition
 from .tool_calls import CallIds, closes_calls, compact_json, done_event, incomplete_entry
 
 __all__ = [
+    "INTERACTION_STOP",
     "STEP_EVENTS",
     "GeminiInteractionsNormalizer",
+    "GeminiInteractionsRules",
     "annotation_citations",
-    "interactions_stop_reason",
     "is_interaction_event",
     "thought_usage",
 ]
@@ -70,7 +71,8 @@ _ALIASES = {
     "interaction.complete": "interaction.completed",
 }
 _META_EVENTS = frozenset({"interaction.created", "interaction.status_update", "interaction.in_progress"})
-_STATUS = {
+#: Interaction ``status`` -> unified stop reason (anything else maps to ``other``).
+INTERACTION_STOP: dict[str, str] = {
     "completed": "end",
     "requires_action": "tool_use",
     "incomplete": "incomplete",
@@ -81,11 +83,6 @@ _STATUS = {
 _CLIENT, _SERVER, _OTHER = 0, 1, 2
 
 StepKey = Union[int, str]
-
-
-def interactions_stop_reason(status: Optional[str], client_calls: bool) -> str:
-    """The unified stop reason for an interaction ``status`` (``completed`` is ``tool_use`` after client calls)."""
-    return client_stop("end" if status is None else _STATUS.get(status, "other"), client_calls)
 
 
 def thought_usage(
@@ -170,11 +167,42 @@ class _Step:
         self.arguments = arguments
 
 
+class GeminiInteractionsRules(Recognition):
+    """How the registry recognises Gemini Interactions payloads, usage objects and metadata."""
+
+    provider = "gemini"
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """Interactions events: an ``event_type`` field, or an Interactions SSE event name."""
+        return "event_type" in obj or is_interaction_event(event)
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        """``interaction.usage``: ``total_*_tokens`` counts, tool-use input and thoughts output as for Gemini."""
+        if "total_input_tokens" not in raw and "total_output_tokens" not in raw:
+            return None
+        return thought_usage(
+            raw, partial, cls.provider, "total_input_tokens", "total_tool_use_tokens", "total_output_tokens",
+            "total_thought_tokens", "total_cached_tokens",
+        )  # fmt: skip
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """The ``interaction``'s ``id`` and ``model``."""
+        interaction = obj.get("interaction")
+        if type(interaction) is not dict:
+            return str_or(obj.get("interaction_id"), None), None
+        return id_and_model(interaction)
+
+
 class GeminiInteractionsNormalizer(Normalizer):
     """Gemini Interactions API events -> unified events (one instance per stream)."""
 
     provider: ClassVar[str] = "gemini"
     terminal: ClassVar[str] = "interaction.completed"
+    rules = GeminiInteractionsRules
+    stops = INTERACTION_STOP
 
     def __init__(self) -> None:
         super().__init__()
@@ -199,29 +227,6 @@ class GeminiInteractionsNormalizer(Normalizer):
     def model_version(self) -> Optional[str]:
         """The interaction's ``model`` (the contract's ``model``; kept under Gemini's name)."""
         return self.model
-
-    @classmethod
-    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
-        """Interactions events: an ``event_type`` field, or an Interactions SSE event name."""
-        return "event_type" in obj or is_interaction_event(event)
-
-    @classmethod
-    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
-        """``interaction.usage``: ``total_*_tokens`` counts, tool-use input and thoughts output as for Gemini."""
-        if "total_input_tokens" not in raw and "total_output_tokens" not in raw:
-            return None
-        return thought_usage(
-            raw, partial, cls.provider, "total_input_tokens", "total_tool_use_tokens", "total_output_tokens",
-            "total_thought_tokens", "total_cached_tokens",
-        )  # fmt: skip
-
-    @classmethod
-    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
-        """The ``interaction``'s ``id`` and ``model``."""
-        interaction = obj.get("interaction")
-        if type(interaction) is not dict:
-            return str_or(obj.get("interaction_id"), None), None
-        return id_and_model(interaction)
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Interactions event payload."""
@@ -475,7 +480,7 @@ class GeminiInteractionsNormalizer(Normalizer):
         interaction = obj.get("interaction")
         status = interaction.get("status") if isinstance(interaction, dict) else None
         status = status if type(status) is str else None
-        stop = interactions_stop_reason(status, self._client_calls)
+        stop = self.stop_for(status, self._client_calls)
         out = self._close_all(obj) if closes_calls(stop) else []
         usage = interaction.get("usage") if isinstance(interaction, dict) else None
         if isinstance(usage, dict):

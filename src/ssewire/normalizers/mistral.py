@@ -7,19 +7,24 @@ gives the same result (the same events and stop table); ``provider="mistral"`` o
 
 from __future__ import annotations
 
-from typing import ClassVar
+from .chat import CHAT_STOP, ChatCompletionsNormalizer, ChatRules
 
-from .chat import CHAT_STOP, ChatCompletionsNormalizer
-
-__all__ = ["MISTRAL_STOP", "MistralNormalizer"]
+__all__ = ["MISTRAL_STOP", "MistralNormalizer", "MistralRules"]
 
 #: Mistral ``finish_reason`` -> unified stop reason: the chat table, which holds Mistral's own values
 #: (``model_length``, ``error``) so that auto-detection maps them alike.
 MISTRAL_STOP: dict[str, str] = CHAT_STOP
 
 
+class MistralRules(ChatRules):
+    """The Chat Completions rules, under Mistral's name (auto-detection reads a Mistral stream as Chat Completions)."""
+
+    provider = "mistral"
+
+
 class MistralNormalizer(ChatCompletionsNormalizer):
     """Mistral chat chunks -> Unified (see the module docstring)."""
 
     provider = "mistral"
-    stops: ClassVar[dict[str, str]] = MISTRAL_STOP
+    rules = MistralRules
+    stops = MISTRAL_STOP

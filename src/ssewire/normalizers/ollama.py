@@ -19,16 +19,16 @@ response id):
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
-from ..events import SSEEvent, Unified, new_event, new_tool_event
+from ..events import Unified, new_event, new_tool_event
 from ..usage import Usage
-from . import typed
-from .common import client_stop, error_payload, str_or
-from .contract import Normalizer
+from ._fast import typed
+from .common import error_payload, str_or
+from .contract import Normalizer, Recognition
 from .tool_calls import CallIds, compact_json, done_event
 
-__all__ = ["OLLAMA_STOP", "USAGE_FIELDS", "OllamaNormalizer"]
+__all__ = ["OLLAMA_STOP", "USAGE_FIELDS", "OllamaNormalizer", "OllamaRules"]
 
 #: Ollama ``done_reason`` -> unified stop reason (anything else maps to ``other``; none to ``end``).
 OLLAMA_STOP: dict[str, str] = {"stop": "end", "length": "max_tokens"}
@@ -73,20 +73,10 @@ _GENERATE_RULE = typed.delta_rule(
 )
 
 
-class OllamaNormalizer(Normalizer):
-    """``/api/chat`` and ``/api/generate`` lines -> Unified (see the module docstring for the full contract)."""
+class OllamaRules(Recognition):
+    """How the registry recognises Ollama payloads, usage objects and metadata."""
 
     provider = "ollama"
-    terminal = "a line with done: true"
-    names_response_id = False
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._ids = CallIds()
-        self._client_calls = False
-        self._take = typed.take_deltas  # the compiled delta reader, or None
-        self._rule: Any = None  # the endpoint's rule, once a line showed it
-        self._notes: list[Any] = [None, None]  # the model the reader saw (see take_deltas)
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -113,17 +103,26 @@ class OllamaNormalizer(Normalizer):
         """No response id; the ``model``."""
         return None, str_or(obj.get("model"), None)
 
-    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
-        """Thinking and text lines through the compiled delta reader once a line showed the endpoint (see
-        :mod:`.typed`), every other line through :meth:`decoded`."""
-        rule, take = self._rule, self._take
-        if rule is None or take is None:
-            return super().normalize(events)
-        return self.normalize_reading(events, take, rule, self._noted_model, notes=self._notes)
 
-    def _noted_model(self) -> None:
+class OllamaNormalizer(Normalizer):
+    """``/api/chat`` and ``/api/generate`` lines -> Unified (see the module docstring for the full contract)."""
+
+    provider = "ollama"
+    terminal = "a line with done: true"
+    rules = OllamaRules
+    stops = OLLAMA_STOP
+    delta_notes = 1  # the model the reader saw; the rule is the endpoint's, chosen by the first line
+    names_response_id = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ids = CallIds()
+        self._client_calls = False
+
+    def absorb(self) -> None:
+        """The model the reader noted."""
         notes = self._notes
-        if notes[0] is not None:
+        if notes is not None and notes[0] is not None:
             self.model = notes[0]
             notes[0] = None
 
@@ -134,8 +133,8 @@ class OllamaNormalizer(Normalizer):
             return self._error(obj, error)
         self.model = str_or(obj.get("model"), self.model)
         message = obj.get("message")
-        if self._rule is None:
-            self._rule = typed.own_rule(_CHAT_RULE if type(message) is dict else _GENERATE_RULE)  # this stream's
+        if self._delta_rule is None:  # the endpoint's rule, once a line showed it (this stream's own)
+            self._delta_rule = typed.own_rule(_CHAT_RULE if type(message) is dict else _GENERATE_RULE)
         holder = message if type(message) is dict else obj
         out: list[Unified] = []
         thinking = holder.get("thinking")
@@ -184,7 +183,7 @@ class OllamaNormalizer(Normalizer):
             out.append(Unified("usage", usage=dict(usage), raw=obj))
         reason = obj.get("done_reason")
         raw_stop = reason if type(reason) is str else None
-        stop = client_stop("end" if raw_stop is None else OLLAMA_STOP.get(raw_stop, "other"), self._client_calls)
+        stop = self.stop_for(raw_stop, self._client_calls)
         self.finished = self.done = True
         out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
 

@@ -63,19 +63,19 @@ Contract (one instance per stream; every event made from a payload carries ``raw
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Optional, Sequence
+from typing import Any, Callable, ClassVar, Optional
 
 from ..citations import Citation
 from ..events import SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
-from . import typed
-from .chat import ChatCompletionsNormalizer
-from .common import client_stop, error_object, error_payload, id_and_model, key_of, str_or, with_incomplete
-from .contract import DelegatingNormalizer
-from .tool_calls import OpenCall, closes_calls
+from ._fast import typed
+from .chat import ChatCompletionsNormalizer, ChatRules
+from .common import error_object, error_payload, id_and_model, key_of, str_or, with_incomplete
+from .contract import DelegatingNormalizer, Recognition
+from .tool_calls import CallTable, OpenCall, closes_calls
 
-__all__ = ["CLIENT_CALL_ITEMS", "OpenAINormalizer", "citation_of"]
+__all__ = ["CLIENT_CALL_ITEMS", "OpenAINormalizer", "ResponsesRules", "citation_of"]
 
 #: Output item types the client executes (``mcp_approval_request``: the client answers it); every other call item
 #: is run by the provider. ``shell_call`` and ``tool_search_call`` say so in the item itself (see ``_runs_on_server``).
@@ -94,7 +94,13 @@ CLIENT_CALL_ITEMS = frozenset(
 _OTHER_CALL_ITEMS = frozenset({"mcp_list_tools", "mcp_approval_request"})
 #: The annotation types that cite a source (``file_path`` annotations only point at a file and are no citation).
 _CITATION_KINDS = frozenset({"url_citation", "file_citation", "container_file_citation"})
-_TERMINAL_STOP = {"completed": "end", "failed": "failed", "cancelled": "cancelled", "incomplete": "incomplete"}
+#: ``response.status`` -> unified stop reason (anything else maps to ``other``).
+RESPONSES_STOP: dict[str, str] = {
+    "completed": "end",
+    "failed": "failed",
+    "cancelled": "cancelled",
+    "incomplete": "incomplete",
+}
 _INCOMPLETE_STOP = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
 _NAMED_ITEMS = frozenset({"function_call", "custom_tool_call", "mcp_call", "mcp_approval_request"})  # the tool's name
 _EMPTY: dict[str, Any] = {}
@@ -173,36 +179,10 @@ def _remarked(done: Unified, raw: Any, sequence: Optional[int]) -> Unified:
     )
 
 
-class OpenAINormalizer(DelegatingNormalizer):
-    """Responses API events -> Unified (see the module docstring for the full contract)."""
+class ResponsesRules(Recognition):
+    """How the registry recognises OpenAI Responses API payloads, usage objects and metadata."""
 
     provider = "openai"
-    terminal = "response.completed"
-    #: The call item types the client runs (a subclass for another provider's Responses API sets its own).
-    client_items: ClassVar[frozenset[str]] = CLIENT_CALL_ITEMS
-
-    def __init__(self) -> None:
-        super().__init__()
-        #: The final ``response.status`` once the terminal event arrived.
-        self.status: Optional[str] = None
-        #: The Chat Completions delegate, created when the first chat chunk arrives.
-        self.chat: Optional[ChatCompletionsNormalizer] = None
-        self._calls: dict[str, OpenCall] = {}  # open calls by item key
-        self._closed: set[str] = set()  # item keys whose tool_call_done was emitted
-        self._keys: dict[int, str] = {}  # output_index -> item key
-        self._client_open: dict[str, OpenCall] = {}  # client calls still open, by call id
-        self._client_done: dict[str, Unified] = {}  # closed client calls' tool_call_done, by call id (re-marking)
-        self._cited: dict[tuple[Any, Any], set[int]] = {}  # (item id, content index) -> annotation indexes taken
-        self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
-        #: The names of the custom tools the request declared (``response.tools`` of ``response.created``), None
-        #: until a response names its tools: a ``custom_tool_call`` of any other name is a provider's own tool.
-        self._declared: Optional[frozenset[str]] = None
-        self._event_kind: Optional[str] = None
-        self._take = typed.take_deltas  # None: every event takes the full decode
-        self._delta_rule = typed.own_rule(_DELTA_RULE)  # this stream's: it learns the payloads' shapes
-        self._notes: list[Any] = [None, None]  # the last sequence_number the reader saw (see _DELTA_RULE)
-
-    # -- what this provider declares --------------------------------------------------------------------------
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -247,29 +227,46 @@ class OpenAINormalizer(DelegatingNormalizer):
         """``response``'s ``id`` and ``model`` (``response.created`` and the terminal events carry it)."""
         return id_and_model(obj.get("response"))
 
+
+class OpenAINormalizer(DelegatingNormalizer):
+    """Responses API events -> Unified (see the module docstring for the full contract)."""
+
+    provider = "openai"
+    terminal = "response.completed"
+    rules = ResponsesRules
+    stops = RESPONSES_STOP
+    delta_rule = _DELTA_RULE  # text, reasoning and open calls' argument deltas, named by their SSE event
+    delta_notes = 1  # the last sequence_number the reader saw (see _DELTA_RULE)
+    #: Once the stream turned out to be Chat Completions, its text chunks take the chat delegate's fast paths.
+    fast_delegate = ChatCompletionsNormalizer
+    #: The call item types the client runs (a subclass for another provider's Responses API sets its own).
+    client_items: ClassVar[frozenset[str]] = CLIENT_CALL_ITEMS
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The final ``response.status`` once the terminal event arrived.
+        self.status: Optional[str] = None
+        #: The Chat Completions delegate, created when the first chat chunk arrives.
+        self.chat: Optional[ChatCompletionsNormalizer] = None
+        self._calls = CallTable()  # open calls by item key
+        self._closed: set[str] = set()  # item keys whose tool_call_done was emitted
+        self._keys: dict[int, str] = {}  # output_index -> item key
+        self._client_open: dict[str, OpenCall] = {}  # client calls still open, by call id
+        self._client_done: dict[str, Unified] = {}  # closed client calls' tool_call_done, by call id (re-marking)
+        self._cited: dict[tuple[Any, Any], set[int]] = {}  # (item id, content index) -> annotation indexes taken
+        self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
+        #: The names of the custom tools the request declared (``response.tools`` of ``response.created``), None
+        #: until a response names its tools: a ``custom_tool_call`` of any other name is a provider's own tool.
+        self._declared: Optional[frozenset[str]] = None
+        self._event_kind: Optional[str] = None
+        self._reader_calls = self._calls.open
+
     # -- dispatch ---------------------------------------------------------------------------------------------
 
-    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
-        """Text, reasoning and open calls' argument deltas (named by their SSE event) through the compiled delta
-        reader when it is there (see :mod:`.typed`), every other event through :meth:`decoded`. Once the stream
-        turned out to be Chat Completions, its text chunks take the chat delegate's fast paths, the rest this
-        normaliser's routing."""
-        chat = self.chat
-        if chat is not None:
-            if self.delegate is chat and chat.reads_deltas():
-                return self.normalize_reading(events, chat._take, chat._delta_rule)  # type: ignore[arg-type]
-            return super().normalize(events)  # the chat typed fast path (fast), else the routing
-        take = self._take
-        if take is None or self._delta_rule is None:
-            return super().normalize(events)
-        return self.normalize_reading(
-            events, take, self._delta_rule, self._follow_sequence, calls=self._calls, notes=self._notes
-        )
-
-    def _follow_sequence(self) -> None:
+    def absorb(self) -> None:
         """The last ``sequence_number`` the reader noted is the cursor."""
         notes = self._notes
-        if notes[0] is not None:
+        if notes is not None and notes[0] is not None:
             self._last_sequence = notes[0]
             notes[0] = None
 
@@ -277,7 +274,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         """Normalise one Responses event (or, via the delegate, one chat chunk)."""
         kind = obj.get("type")
         if type(kind) is not str:
-            if ChatCompletionsNormalizer.claims(obj) or "error" in obj:
+            if ChatRules.claims(obj) or "error" in obj:
                 return self._to_chat(obj, event)
             kind = self._event_kind = event  # data without "type": the SSE event name decides
         seq = obj.get("sequence_number")
@@ -300,12 +297,6 @@ class OpenAINormalizer(DelegatingNormalizer):
             return [new_event("raw", obj, "", seq)]
         return handler(self, obj, seq)
 
-    @property
-    def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
-        """Once the stream turned out to be Chat Completions: the chat delegate's typed fast path."""
-        chat = self.chat
-        return None if chat is None else chat.fast
-
     def _to_chat(self, obj: dict[str, Any], event: Optional[str]) -> list[Unified]:
         chat = self.chat
         if chat is None:
@@ -324,7 +315,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         """The key of the item an event refers to: its id; the output index only for events or items without one
         (an id never resolves to another item's call, so items that share an output index still never merge)."""
         if type(item_id) is str and item_id:
-            if item_id not in self._calls and item_id not in self._closed and type(output_index) is int:
+            if item_id not in self._calls.open and item_id not in self._closed and type(output_index) is int:
                 known = self._keys.get(output_index)
                 if known is not None and known[0] == "#":  # that call was opened without an id
                     return known
@@ -363,7 +354,7 @@ class OpenAINormalizer(DelegatingNormalizer):
             # "web_search_call" -> "web_search"; "mcp_list_tools" keeps its type
             name = None if kind in _NAMED_ITEMS else kind[:-5] if kind.endswith("_call") else kind
         call = OpenCall(ident, name, server, provided)
-        self._calls[key] = call
+        self._calls.open[key] = call
         if type(output_index) is int:
             self._keys[output_index] = key
         if not server:
@@ -423,7 +414,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         if found is None:
             return self._other_item(obj, seq, False)
         item, kind, key = found
-        if key in self._calls or key in self._closed:
+        if key in self._calls.open or key in self._closed:
             return [new_event("raw", obj, "", seq)]  # a repeated announcement
         return [self._open(key, kind, item, obj.get("output_index")).start(obj, seq)]
 
@@ -455,12 +446,12 @@ class OpenAINormalizer(DelegatingNormalizer):
     def _args_done(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         key = self._item_key(obj.get("item_id"), obj.get("output_index"))
         out: list[Unified] = []
-        call = self._calls.pop(key, None)
+        call = self._calls.pop(key)
         if call is None:
             if key in self._closed:
                 return [new_event("raw", obj, "", seq)]
             call = self._implicit(key, obj, seq, out)
-            del self._calls[key]
+            self._calls.pop(key)
         if call.name is None:
             name = obj.get("name")
             if type(name) is str and name:
@@ -493,12 +484,12 @@ class OpenAINormalizer(DelegatingNormalizer):
             return self._other_item(obj, seq, True)
         item, kind, key = found
         out: list[Unified] = []
-        call = self._calls.pop(key, None)
+        call = self._calls.pop(key)
         if call is None:
             if key in self._closed:
                 return [new_event("raw", obj, "", seq)]  # already closed by the *.done event
             call = self._open(key, kind, item, obj.get("output_index"))
-            del self._calls[key]
+            self._calls.pop(key)
             out.append(call.start(obj, seq))
         elif not call.server and self._runs_on_server(kind, item):
             call.server = True  # the finished item says where it ran (e.g. a shell_call's environment)
@@ -513,7 +504,7 @@ class OpenAINormalizer(DelegatingNormalizer):
                 if type(item) is dict and type(item.get("id")) is str:
                     items[item["id"]] = item
         out = []
-        for key, call in self._calls.items():
+        for key, call in self._calls.open.items():
             item = items.get(key)
             done = self._finish_item(call, item, obj, seq) if item is not None else call.done(obj, None, seq)
             out.append(self._close(key, call, done))
@@ -600,14 +591,12 @@ class OpenAINormalizer(DelegatingNormalizer):
             if type(kind) is not str:
                 kind = self._event_kind or "response.completed"
             status = kind[9:]  # "response.completed" -> "completed"
-        stop = _TERMINAL_STOP.get(status, "other")
+        stop = self.stop_for(status, bool(self._client_open or self._client_done))
         if stop == "incomplete":
             details = response.get("incomplete_details")
             reason = details.get("reason") if type(details) is dict else None
             if type(reason) is str:
                 stop = _INCOMPLETE_STOP.get(reason, "incomplete")
-        else:
-            stop = client_stop(stop, bool(self._client_open or self._client_done))
         out = self._close_open(obj, seq, response.get("output")) if self._calls and closes_calls(stop) else []
         if status == "failed" and not self._error_sent:
             error = response.get("error")
@@ -637,7 +626,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         """The calls still open (Responses items, or the chat delegate's)."""
         if self.delegate is not None:
             return self.delegate.incomplete_tool_calls()
-        return [call.incomplete() for call in self._calls.values()]
+        return self._calls.incomplete()
 
 
 #: Event type -> handler (the dispatch of :meth:`OpenAINormalizer.payload`).

@@ -1,8 +1,9 @@
 """The one ordered list of providers: adding a provider is one module and one entry here.
 
-Each entry names a provider and its normaliser class. The order is the order in which auto-detection, usage
-recognition and metadata lookup consult the classes' own rules (``claims``, ``claims_error``, ``usage_from``,
-``meta_from``; see :mod:`.contract`): the first class that recognises a payload wins. ``detect=False`` entries are
+Each entry is a normaliser class (the provider's name is its ``provider``). The order is the order in which
+auto-detection, usage recognition and metadata lookup consult the classes' recognition ``rules`` (``claims``,
+``claims_error``, ``usage_from``, ``meta_from``; see :class:`.contract.Recognition`): the first that recognises a
+payload wins. ``detect=False`` entries are
 never chosen by auto-detection (their payloads look like another provider's, or they have no byte stream).
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Optional
 
 from ..errors import DetectionError
-from ..usage import Usage, read_usage_with
+from ..usage import Usage
 from .anthropic import AnthropicNormalizer
 from .bedrock import BedrockAnthropicNormalizer, BedrockConverseNormalizer
 from .chat import ChatCompletionsNormalizer
@@ -29,29 +30,34 @@ __all__ = ["ENTRIES", "Entry", "Meta", "detect_provider", "error_provider", "met
 
 
 class Entry(NamedTuple):
-    """One provider: its name (what ``provider=`` takes), its normaliser class, whether auto-detection may
-    choose it, and the other providers whose streams its normaliser also reads (by delegation)."""
+    """One provider: its normaliser class, whether auto-detection may choose it, and the other providers whose
+    streams its normaliser also reads (by delegation). Its name (what ``provider=`` takes) is the class's
+    ``provider``."""
 
-    name: str
     cls: type[Normalizer]
     detect: bool = True
     also_reads: tuple[str, ...] = ()
 
+    @property
+    def name(self) -> str:
+        """The provider's name: its normaliser's ``provider``."""
+        return self.cls.provider
+
 
 ENTRIES: tuple[Entry, ...] = (
-    Entry("gemini", GeminiNormalizer),  # first: Interactions events are told apart by event_type / event name
-    Entry("openai-realtime", OpenAIRealtimeNormalizer),  # before openai: event_id, never a sequence_number
-    Entry("openai", OpenAINormalizer, also_reads=("openai-chat",)),  # one instance for either OpenAI API
-    Entry("anthropic", AnthropicNormalizer),
-    Entry("openai-chat", ChatCompletionsNormalizer),  # after the typed event streams: "choices" is its mark
-    Entry("ollama", OllamaNormalizer),  # a boolean "done" beside "message" or "response"
-    Entry("cohere", CohereNormalizer),  # hyphenated event types (message-start, content-delta ...)
-    Entry("bedrock-converse", BedrockConverseNormalizer),  # camelCase event names (contentBlockDelta ...)
-    Entry("bedrock-anthropic", BedrockAnthropicNormalizer),  # chunk events holding base64 Anthropic events
+    Entry(GeminiNormalizer),  # first: Interactions events are told apart by event_type / event name
+    Entry(OpenAIRealtimeNormalizer),  # before openai: event_id, never a sequence_number
+    Entry(OpenAINormalizer, also_reads=("openai-chat",)),  # one instance for either OpenAI API
+    Entry(AnthropicNormalizer),
+    Entry(ChatCompletionsNormalizer),  # after the typed event streams: "choices" is its mark
+    Entry(OllamaNormalizer),  # a boolean "done" beside "message" or "response"
+    Entry(CohereNormalizer),  # hyphenated event types (message-start, content-delta ...)
+    Entry(BedrockConverseNormalizer),  # camelCase event names (contentBlockDelta ...)
+    Entry(BedrockAnthropicNormalizer),  # chunk events holding base64 Anthropic events
     # xAI sends OpenAI's and Anthropic's shapes
-    Entry("xai", XAINormalizer, detect=False, also_reads=("openai", "openai-chat", "anthropic")),
-    Entry("mistral", MistralNormalizer, detect=False, also_reads=("openai-chat",)),  # chat chunks, typed content
-    Entry("gemini-live", GeminiLiveNormalizer, detect=False),  # WebSocket frames, fed one by one
+    Entry(XAINormalizer, detect=False, also_reads=("openai", "openai-chat", "anthropic")),
+    Entry(MistralNormalizer, detect=False, also_reads=("openai-chat",)),  # chat chunks, typed content
+    Entry(GeminiLiveNormalizer, detect=False),  # WebSocket frames, fed one by one
 )
 
 _DETECTABLE = tuple(entry for entry in ENTRIES if entry.detect)
@@ -61,7 +67,7 @@ def detect_provider(obj: dict[str, Any], event: Optional[str] = None) -> Optiona
     """The name of the provider whose normaliser claims ``obj``; ``None`` for a bare error payload (any provider
     could have sent it); :class:`~ssewire.DetectionError` for a payload no provider sends (never a guess)."""
     for entry in _DETECTABLE:
-        if entry.cls.claims(obj, event):
+        if entry.cls.rules.claims(obj, event):
             return entry.name
     if obj.get("type") == "error" or "error" in obj:
         return None
@@ -72,7 +78,7 @@ def detect_provider(obj: dict[str, Any], event: Optional[str] = None) -> Optiona
 def error_provider(obj: dict[str, Any]) -> str:
     """The provider whose error shape a bare error payload has (a tie-breaker: any of them reports it)."""
     for entry in _DETECTABLE:
-        if entry.cls.claims_error(obj):
+        if entry.cls.rules.claims_error(obj):
             return entry.name
     return "openai-chat"
 
@@ -80,7 +86,7 @@ def error_provider(obj: dict[str, Any]) -> str:
 def usage_from(raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
     """The first provider's reading of a usage object, in registry order (``None`` when none recognises it)."""
     for entry in _DETECTABLE:
-        usage = entry.cls.usage_from(raw, partial)
+        usage = entry.cls.rules.usage_from(raw, partial)
         if usage is not None:
             return usage
     return None
@@ -97,7 +103,7 @@ def wrong_provider(provider: str, obj: dict[str, Any], event: Optional[str] = No
     if reads is None:  # "auto", or a normaliser instance of the caller's own
         return None
     for entry in _DETECTABLE:
-        if entry.cls.claims(obj, event):
+        if entry.cls.rules.claims(obj, event):
             return None if entry.name in reads else entry.name
     return None
 
@@ -116,9 +122,6 @@ def meta_from(obj: dict[str, Any]) -> Meta:
     """The :class:`Meta` of a payload, read by the provider that claims it."""
     for entry in _DETECTABLE:
         cls = entry.cls
-        if cls.claims(obj):
-            return Meta(*cls.meta_from(obj), cls.names_response_id, cls.names_model)
+        if cls.rules.claims(obj):
+            return Meta(*cls.rules.meta_from(obj), cls.names_response_id, cls.names_model)
     return Meta(None, None)
-
-
-read_usage_with(usage_from)  # Usage.from_raw asks the providers, in this order

@@ -29,11 +29,11 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..events import Unified, new_event
-from .common import client_stop, error_object, error_payload, str_or
-from .contract import Normalizer
-from .tool_calls import OpenCall, closes_calls
+from .common import error_object, error_payload, str_or
+from .contract import Normalizer, Recognition
+from .tool_calls import CallTable, OpenCall, closes_calls
 
-__all__ = ["REALTIME_STOP", "OpenAIRealtimeNormalizer"]
+__all__ = ["REALTIME_STOP", "OpenAIRealtimeNormalizer", "RealtimeRules"]
 
 #: ``response.status`` -> unified stop reason (anything else maps to ``other``).
 REALTIME_STOP: dict[str, str] = {
@@ -62,22 +62,10 @@ def _key(item_id: Any, call_id: Any) -> Optional[str]:
     return call_id if type(call_id) is str else None
 
 
-class OpenAIRealtimeNormalizer(Normalizer):
-    """One Realtime session's server events -> Unified (see the module docstring)."""
+class RealtimeRules(Recognition):
+    """How the registry recognises OpenAI Realtime payloads, usage objects and metadata."""
 
     provider = "openai-realtime"
-    terminal = "response.done"
-
-    def __init__(self, transcripts_as_text: bool = False) -> None:
-        super().__init__()
-        self.done = True  # no response is open before the model answers
-        self.transcripts_as_text = transcripts_as_text
-        #: ``status_details`` of the last ``response.done``.
-        self.status_details: Any = None
-        #: The id of the response the session is on (``response_id`` names the session by its first response).
-        self.current_response_id: Optional[str] = None
-        self._calls: dict[str, OpenCall] = {}  # open calls by item id
-        self._client_calls = False  # the open response made client calls
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
@@ -96,6 +84,26 @@ class OpenAIRealtimeNormalizer(Normalizer):
         response, session = obj.get("response"), obj.get("session")
         model = session.get("model") if type(session) is dict else None
         return str_or(response.get("id") if type(response) is dict else None, None), str_or(model, None)
+
+
+class OpenAIRealtimeNormalizer(Normalizer):
+    """One Realtime session's server events -> Unified (see the module docstring)."""
+
+    provider = "openai-realtime"
+    terminal = "response.done"
+    rules = RealtimeRules
+    stops = REALTIME_STOP
+
+    def __init__(self, transcripts_as_text: bool = False) -> None:
+        super().__init__()
+        self.done = True  # no response is open before the model answers
+        self.transcripts_as_text = transcripts_as_text
+        #: ``status_details`` of the last ``response.done``.
+        self.status_details: Any = None
+        #: The id of the response the session is on (``response_id`` names the session by its first response).
+        self.current_response_id: Optional[str] = None
+        self._calls = CallTable()  # open calls by item id
+        self._client_calls = False  # the open response made client calls
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one server event."""
@@ -136,10 +144,10 @@ class OpenAIRealtimeNormalizer(Normalizer):
             return call, []
         provided = type(call_id) is str and bool(call_id)
         call = OpenCall(call_id if provided else key, name if type(name) is str else None, False, provided)
-        self._calls[key] = call
+        start = self._calls.start(key, call, obj)
         self._client_calls = True
         self.done = self.finished = False
-        return call, [call.start(obj)]
+        return call, [start]
 
     def _item_added(self, obj: dict[str, Any]) -> list[Unified]:
         item = obj.get("item")
@@ -161,7 +169,7 @@ class OpenAIRealtimeNormalizer(Normalizer):
         call, out = self._call(obj, obj.get("item_id"), obj.get("call_id"), obj.get("name"))
         if call is None or key is None:
             return [new_event("raw", obj)]
-        del self._calls[key]
+        self._calls.pop(key)
         name = obj.get("name")
         if call.name is None and type(name) is str:
             call.name = name
@@ -174,7 +182,7 @@ class OpenAIRealtimeNormalizer(Normalizer):
         if type(item) is not dict or item.get("type") != "function_call":
             return [new_event("raw", obj)]
         key = _key(item.get("id"), item.get("call_id"))
-        call = self._calls.pop(key, None) if key is not None else None
+        call = self._calls.pop(key) if key is not None else None
         if call is None:  # closed by function_call_arguments.done
             return [new_event("raw", obj)]
         final = item.get("arguments")
@@ -192,14 +200,12 @@ class OpenAIRealtimeNormalizer(Normalizer):
         status = response.get("status")
         details = response.get("status_details")
         self.status_details = details
-        stop = REALTIME_STOP.get(status, "other") if type(status) is str else "end"
+        stop = self.stop_for(status if type(status) is str else None, self._client_calls)
         reason = details.get("reason") if type(details) is dict else None
         if stop == "max_tokens" and reason == "content_filter":
             stop = "refusal"
-        stop = client_stop(stop, self._client_calls)
         if closes_calls(stop):
-            out += [call.close(obj) for call in self._calls.values()]
-            self._calls.clear()
+            out += self._calls.close_all(obj)
         self._client_calls = False
         self.finished = self.done = True
         out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=status if type(status) is str else None))
@@ -210,7 +216,7 @@ class OpenAIRealtimeNormalizer(Normalizer):
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
         """The function calls still open."""
-        return [call.incomplete() for call in self._calls.values()]
+        return self._calls.incomplete()
 
 
 _HANDLERS: dict[str, Callable[[OpenAIRealtimeNormalizer, dict[str, Any]], list[Unified]]] = {

@@ -10,9 +10,11 @@ from .providers import ENTRIES, detect_provider, usage_from
 
 __all__ = ["PROVIDERS", "detect_provider", "normalizer_for", "usage_from"]
 
-#: Every provider name ``normalizer_for`` accepts, with the class it builds.
-PROVIDERS: dict[str, type[Normalizer]] = {entry.name: entry.cls for entry in ENTRIES}
-PROVIDERS["auto"] = AutoNormalizer
+#: Every provider name ``normalizer_for`` accepts (each class's ``provider``), with the class it builds.
+_CLASSES: tuple[type[Normalizer], ...] = (*(entry.cls for entry in ENTRIES), AutoNormalizer)
+PROVIDERS: dict[str, type[Normalizer]] = {cls.provider: cls for cls in _CLASSES}
+if len(PROVIDERS) != len(ENTRIES) + 1:  # two classes naming one provider: a mistake in ENTRIES
+    raise RuntimeError(f"provider names repeat in the registry: {[entry.name for entry in ENTRIES]}")
 
 
 def normalizer_for(provider: str) -> Normalizer:

@@ -14,7 +14,7 @@ JSON object, ``arguments=None`` with ``arguments_error`` saying why.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from .._json import loads_exact
 from ..events import Unified, new_tool_event
@@ -22,6 +22,7 @@ from ..events import Unified, new_tool_event
 __all__ = [
     "CUT_OFF_STOPS",
     "CallIds",
+    "CallTable",
     "OpenCall",
     "compact_json",
     "decode_arguments",
@@ -174,3 +175,54 @@ class CallIds:
             self._count += 1
             if candidate not in self._seen:
                 return candidate
+
+
+class CallTable:
+    """The open tool calls of one stream by the provider's key (a block index, an item id ...): opened at a key,
+    closed when the provider says (:meth:`close_all` at the end of a response that was not cut off), else reported
+    as incomplete. ``open`` is the plain dict the compiled delta reader reads argument deltas into."""
+
+    __slots__ = ("open",)
+
+    def __init__(self) -> None:
+        self.open: dict[Any, OpenCall] = {}
+
+    def __len__(self) -> int:
+        return len(self.open)
+
+    def __iter__(self) -> Iterator[OpenCall]:
+        """The open calls, in the order they were opened."""
+        return iter(self.open.values())
+
+    def get(self, key: Any) -> Optional[OpenCall]:
+        """The call open at ``key``, if any."""
+        return self.open.get(key)
+
+    def pop(self, key: Any) -> Optional[OpenCall]:
+        """Remove and return the call open at ``key`` (None when there is none)."""
+        return self.open.pop(key, None)
+
+    def start(self, key: Any, call: OpenCall, raw: Any, sequence: Optional[int] = None) -> Unified:
+        """Open ``call`` at ``key``; its ``tool_call_start``."""
+        self.open[key] = call
+        return call.start(raw, sequence)
+
+    def close_at(self, key: Any, raw: Any) -> list[Unified]:
+        """A new call comes at ``key``: the ``tool_call_done`` of the call still open there (calls never merge), or
+        nothing."""
+        previous = self.open.pop(key, None)
+        return [] if previous is None else [previous.close(raw)]
+
+    def close_all(self, raw: Any) -> list[Unified]:
+        """The ``tool_call_done`` of every open call (the response ended without cutting them off); none is left."""
+        out = [call.close(raw) for call in self.open.values()]
+        self.open.clear()
+        return out
+
+    def clear(self) -> None:
+        """Forget every open call (a protocol error ended them: they were reported as incomplete)."""
+        self.open.clear()
+
+    def incomplete(self) -> list[dict[str, Any]]:
+        """The open calls, reported as incomplete (see :func:`incomplete_entry`)."""
+        return [call.incomplete() for call in self.open.values()]

@@ -19,14 +19,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional
 
 from ..events import SSEEvent, Unified
-from . import typed
-from .anthropic import AnthropicNormalizer
-from .chat import ChatCompletionsNormalizer
+from .anthropic import AnthropicNormalizer, AnthropicRules
+from .chat import ChatCompletionsNormalizer, ChatRules
 from .contract import DelegatingNormalizer, Normalizer
-from .openai import OpenAINormalizer
+from .openai import OpenAINormalizer, ResponsesRules
 
 __all__ = ["XAINormalizer", "XAIResponsesNormalizer"]
 
@@ -46,6 +45,10 @@ class XAINormalizer(DelegatingNormalizer):
 
     provider = "xai"
     terminal = "terminal event ([DONE], response.completed or message_stop)"
+    #: A chat stream's text chunks take the chat delegate's fast paths while chat is the delegate (it changes with
+    #: the payloads' shapes); everything else is routed by :meth:`payload`.
+    fast_delegate = ChatCompletionsNormalizer
+    delegate_changes = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -69,40 +72,14 @@ class XAINormalizer(DelegatingNormalizer):
             self.messages = AnthropicNormalizer()
         return self.messages
 
-    def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
-        """A chat stream's text chunks through the chat delegate's compiled delta reader (while chat is the
-        delegate) or typed fast path; everything else routed by :meth:`payload`."""
-        chat = self.chat
-        if chat is not None and self.delegate is chat and chat.reads_deltas():
-            return self.normalize_reading(
-                events,
-                chat._take,  # type: ignore[arg-type]
-                chat._delta_rule,
-                still_reading=self._chat_delegate,
-            )
-        return super().normalize(events)
-
-    def _chat_delegate(self) -> bool:
-        return self.chat is not None and self.delegate is self.chat
-
-    @property
-    def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
-        """:meth:`_fast_event` when typed decoding is on (a chat stream's chunks: the chat fast path)."""
-        return None if typed.chat_chunk is None else self._fast_event
-
-    def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
-        """A chat stream's chunks take the chat delegate's typed fast path (None: route as usual)."""
-        chat = self.chat
-        return chat.fast_chunk(ev) if chat is not None and self.delegate is chat else None
-
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Route one payload to the delegate whose provider claims it (see the module docstring)."""
         delegate: Optional[Normalizer]
-        if ChatCompletionsNormalizer.claims(obj):
+        if ChatRules.claims(obj):
             delegate = self.chat or self._chat()  # the bulk of a chat stream: no call once it exists
-        elif OpenAINormalizer.claims(obj, event):
+        elif ResponsesRules.claims(obj, event):
             delegate = self._responses()
-        elif AnthropicNormalizer.claims(obj, event):
+        elif AnthropicRules.claims(obj, event):
             delegate = self._messages()
         elif obj.get("type") == "error" or (type(obj.get("type")) is not str and event == "error"):
             delegate = self.delegate if self.delegate is not None else self._responses()

@@ -1,0 +1,195 @@
+"""Result rows out to a file, Parquet (needs pyarrow), JSONL or CSV, as they come: never all held.
+
+Columns: ``source``, the kept input columns, then :data:`ssewire.batch.COLUMNS`. Rows are written to a hidden
+``.NAME.partial`` beside the output, renamed to the output by :meth:`Writer.finish`; :meth:`Writer.abort` (an
+interrupted batch) closes it as it is, readable (a Parquet file gets its footer). Parquet holds up to
+:data:`ROW_GROUP_ROWS` rows before writing them as one row group. In CSV a null is an empty cell, a boolean
+``true``/``false`` and a list (``tool_call_names``) its JSON text. A lone surrogate in a string (a JSON
+``"\\ud800"`` the body held) is written as its escape: JSONL reads it back as it was.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import json
+import os
+from typing import Any, Optional, Sequence
+
+from . import COLUMNS
+from .errors import UsageError
+
+__all__ = ["FORMATS", "ROW_GROUP_ROWS", "Writer", "format_for", "open_writer", "partial_path", "require_format"]
+
+#: The output formats, ``--format``'s choices.
+FORMATS = ("parquet", "jsonl", "csv")
+#: Rows per Parquet row group (what the Parquet writer holds at most).
+ROW_GROUP_ROWS = 16 * 1024  # held before a row group is written: a few MB of rows, never the archive
+_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+_NAMES = [name for name, _ in COLUMNS]
+
+
+def format_for(path: str, given: Optional[str]) -> str:
+    """``given``, else the format the suffix of ``path`` names; :class:`UsageError` when it names none."""
+    if given is not None:
+        return given
+    found = _SUFFIXES.get(os.path.splitext(path)[1].lower())
+    if found is None:
+        raise UsageError(f"cannot tell the format of {path} from its suffix: name it --format {'/'.join(FORMATS)}")
+    return found
+
+
+def partial_path(path: str) -> str:
+    """Where the output is written until it is complete: ``.NAME.partial`` beside it (hidden)."""
+    folder, name = os.path.split(path)
+    return os.path.join(folder, f".{name}.partial")
+
+
+class Writer:
+    """Writes rows to :func:`partial_path` of ``path``; ``kept`` names the kept columns with their Arrow types
+    (None: strings)."""
+
+    def __init__(self, path: str, kept: Sequence[tuple[str, Any]]) -> None:
+        self.path = path
+        self.partial = partial_path(path)
+        self.columns = ["source", *(name for name, _ in kept), *_NAMES]
+
+    def write(self, sources: list[str], kept: list[tuple[Any, ...]], rows: list[tuple[Any, ...]]) -> None:
+        """One row per source: the source, its kept values, its result row (values of ``COLUMNS``)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """Close, and move the complete output into place."""
+        self.close()
+        os.replace(self.partial, self.path)
+
+    def abort(self) -> str:
+        """Close, leaving the rows written so far in the partial file; returns its path."""
+        self.close()
+        return self.partial
+
+
+class _Jsonl(Writer):
+    def __init__(self, path: str, kept: Sequence[tuple[str, Any]]) -> None:
+        super().__init__(path, kept)
+        self.file = open(self.partial, "w", encoding="utf-8", errors="backslashreplace", newline="\n")  # noqa: SIM115
+
+    def write(self, sources: list[str], kept: list[tuple[Any, ...]], rows: list[tuple[Any, ...]]) -> None:
+        columns = self.columns
+        for source, values, row in zip(sources, kept, rows):
+            line = dict(zip(columns, (source, *values, *row)))
+            self.file.write(json.dumps(line, ensure_ascii=False, default=_json_value) + "\n")
+
+    def close(self) -> None:
+        self.file.close()
+
+
+class _Csv(Writer):
+    def __init__(self, path: str, kept: Sequence[tuple[str, Any]]) -> None:
+        super().__init__(path, kept)
+        self.file = open(self.partial, "w", encoding="utf-8", errors="backslashreplace", newline="")  # noqa: SIM115
+        self.csv = csv.writer(self.file, lineterminator="\n")
+        self.csv.writerow(self.columns)
+
+    def write(self, sources: list[str], kept: list[tuple[Any, ...]], rows: list[tuple[Any, ...]]) -> None:
+        for source, values, row in zip(sources, kept, rows):
+            self.csv.writerow([source, *map(_cell, values), *map(_cell, row)])
+
+    def close(self) -> None:
+        self.file.close()
+
+
+class _Parquet(Writer):
+    def __init__(self, path: str, kept: Sequence[tuple[str, Any]]) -> None:
+        super().__init__(path, kept)
+        pa, pq, result_schema = _pyarrow()
+        self.pa = pa
+        fields = [pa.field("source", pa.string())]
+        fields += [pa.field(name, pa.string() if kind is None else kind) for name, kind in kept]
+        self.schema = pa.schema([*fields, *result_schema], metadata=result_schema.metadata)
+        self.writer = pq.ParquetWriter(self.partial, self.schema)
+        self.batches: list[Any] = []
+        self.held = 0
+
+    def write(self, sources: list[str], kept: list[tuple[Any, ...]], rows: list[tuple[Any, ...]]) -> None:
+        columns: list[Sequence[Any]] = [sources, *zip(*kept), *zip(*rows)]
+        try:
+            arrays = [self.pa.array(column, type=field.type) for column, field in zip(columns, self.schema)]
+        except UnicodeEncodeError:  # a lone surrogate (a JSON "\\ud800" in a name or a message): escaped
+            columns = [[_escaped(value) for value in column] for column in columns]
+            arrays = [self.pa.array(column, type=field.type) for column, field in zip(columns, self.schema)]
+        self.batches.append(self.pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        self.held += len(sources)
+        if self.held >= ROW_GROUP_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.batches:
+            self.writer.write_table(self.pa.Table.from_batches(self.batches, schema=self.schema))
+        self.batches, self.held = [], 0
+
+    def close(self) -> None:
+        self._flush()
+        self.writer.close()
+
+
+def open_writer(path: str, fmt: str, kept: Sequence[tuple[str, Any]] = ()) -> Writer:
+    """A writer of ``fmt`` (one of :data:`FORMATS`) for ``path``. :class:`UsageError` when Parquet needs a pyarrow
+    that is not installed, or the partial file cannot be created."""
+    kinds = {"parquet": _Parquet, "jsonl": _Jsonl, "csv": _Csv}
+    try:
+        return kinds[fmt](path, kept)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def require_format(fmt: str) -> None:
+    """:class:`UsageError` when writing ``fmt`` needs a library that is not installed (pyarrow for Parquet)."""
+    if fmt == "parquet":
+        _pyarrow()
+
+
+def _pyarrow() -> tuple[Any, Any, Any]:
+    try:
+        import pyarrow as pa  # type: ignore[import-untyped,import-not-found,unused-ignore]  # no stubs
+        import pyarrow.parquet as pq  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        from .arrow import SCHEMA
+    except ImportError:
+        raise UsageError(
+            "writing Parquet needs pyarrow: pip install 'ssewire[arrow]', or write JSONL or CSV instead "
+            "(--format jsonl or --format csv, or an --out ending in .jsonl or .csv)"
+        ) from None
+    return pa, pq, SCHEMA
+
+
+def _escaped(value: Any) -> Any:
+    """``value`` with every string in it valid UTF-8 (a lone surrogate written as its escape, as JSONL and CSV do)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [_escaped(item) for item in value]
+    return value
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell: empty for None, ``true``/``false``, JSON for lists and objects, base64 for bytes."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False, default=_json_value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def _json_value(value: Any) -> Any:
+    """What JSON cannot say (kept Parquet values): bytes as base64, anything else (dates, decimals) as text."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return str(value)

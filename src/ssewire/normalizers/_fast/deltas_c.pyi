@@ -1,0 +1,86 @@
+"""Type stub of the compiled delta reader (``_deltas_c.pyx``); it has no pure-Python twin: without it the normalisers
+decode every payload and the accumulator takes every event in Python (see ``ssewire.normalizers._fast.typed``)."""
+
+from typing import Any, Mapping, Optional, Union
+
+from typing_extensions import TypeAlias, disjoint_base
+
+__all__ = [
+    "MAX_PATHS",
+    "MAX_SLOTS",
+    "MAX_STEPS",
+    "DeltaRule",
+    "MemberPath",
+    "TextSink",
+    "compact_member",
+    "take_deltas",
+    "take_texts",
+    "unwrap_chunks",
+    "use_types",
+]
+
+MAX_PATHS: int
+MAX_STEPS: int
+MAX_SLOTS: int
+
+_Path: TypeAlias = tuple[Union[str, int], ...]
+_Variant: TypeAlias = tuple[Union[str, bool, None], tuple[tuple[int, str], ...]]  # (tag, ((text path, kind), ...))
+
+def use_types(
+    unified: type,
+    fields: tuple[str, ...],
+    defaults: tuple[Any, ...],
+    lazy: type,
+    undecoded: object,
+    event: type,
+    call: type,
+) -> bool: ...
+
+@disjoint_base
+class TextSink:
+    texts: list[str]
+    reasonings: list[str]
+    taken: int
+    sequence: Any
+    def __init__(self, texts: list[str], reasonings: list[str]) -> None: ...
+
+@disjoint_base
+class DeltaRule:
+    def __init__(
+        self,
+        paths: tuple[_Path, ...],
+        cases: Mapping[Optional[str], tuple[Optional[str], tuple[_Variant, ...]]],
+        type_path: int,
+        tag_path: int = -1,
+        seq_path: int = -1,
+        nulls: tuple[int, ...] = (),
+        absent: tuple[int, ...] = (),
+        key_path: int = -1,
+        notes: tuple[tuple[int, str], ...] = (),
+        not_true: tuple[int, ...] = (),
+    ) -> None: ...
+    def fresh(self) -> DeltaRule: ...
+    def __copy__(self) -> DeltaRule: ...
+    def __deepcopy__(self, memo: Any) -> DeltaRule: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
+    @property
+    def learns(self) -> bool: ...
+    @property
+    def learned(self) -> int: ...
+
+@disjoint_base
+class MemberPath:
+    def __init__(self, path: _Path) -> None: ...
+
+def compact_member(data: str, path: MemberPath) -> Optional[str]: ...
+def take_deltas(
+    events: list[Any],
+    start: int,
+    rule: DeltaRule,
+    out: list[Any],
+    calls: Optional[dict[Any, Any]] = None,
+    notes: Optional[list[Any]] = None,
+    sink: Optional[TextSink] = None,
+) -> int: ...
+def take_texts(events: list[Any], start: int, texts: list[str], reasonings: list[str]) -> tuple[int, Any]: ...
+def unwrap_chunks(events: list[Any], start: int, out: list[Any], make_event: Any) -> int: ...

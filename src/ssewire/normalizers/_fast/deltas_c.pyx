@@ -1,0 +1,828 @@
+# cython: language_level=3, auto_pickle=False
+"""The compiled hot path of the normalisers: a batch's text and reasoning delta events, read from each payload's
+JSON text without decoding it (strict JSON validation and member lookup in C, ``_c/sw_json.h``) and built in C
+(``_c/sw_slots.h``: the ``Unified`` and ``LazyPayload`` classes' own ``__slots__``, filled through their member
+descriptors, so the objects are exactly those the Python factories make).
+
+``take_deltas(events, start, rule, out)`` appends to ``out`` the delta events of ``events[start:]`` that ``rule``
+describes, in order, and returns the index of the first event it did not take (``len(events)`` when it took them
+all). It stops at the first event that is not such a delta, or that the full decode might read differently:
+anything but strict JSON, a key spelled with an escape, a lone surrogate, an unexpected type; and at payloads
+over 64 Ki characters (no delta is that large). The caller
+normalises that event the slow way and calls again. The events it makes equal the slow path's, field for field
+(tests/normalizers/test_delta_reader.py proves it on every recording and on generated adversarial payloads).
+"""
+
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF, Py_INCREF
+from libc.string cimport memcmp, memcpy
+
+from .json_fields cimport (
+    SW_J_ABSENT,
+    SW_J_INT,
+    SW_J_NULL,
+    SW_J_OBJECT,
+    SW_J_OTHER,
+    SW_J_STRING,
+    SW_J_TRUE,
+    SW_JSON_MAX_PATHS,
+    SW_JSON_MAX_STEPS,
+    SW_JSON_ONLY,
+    SW_JSON_COMPACT_ROOM,
+    SW_JSON_SHAPE_MAX,
+    SW_JSON_SHAPE_SIZE,
+    SW_SLOTS_MAX,
+    sw_json_compact,
+    sw_json_learn,
+    sw_json_locate,
+    sw_json_match,
+    sw_json_shape,
+    sw_json_paths,
+    sw_json_prepare,
+    sw_json_string,
+    sw_json_val,
+    sw_slots,
+    sw_slots_get,
+    sw_slots_init,
+    sw_slots_is,
+    sw_slots_new,
+)
+from cpython.mem cimport PyMem_Realloc
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except? NULL
+    bint PyUnicode_IS_COMPACT_ASCII(object s)
+    void* PyUnicode_DATA(object s)
+    Py_ssize_t PyUnicode_GET_LENGTH(object s)
+    PyObject* PyErr_Occurred()
+    PyObject* PyDict_GetItem(object d, object key)
+    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+    long PyLong_AsLong(object o) noexcept  # only on the small ints DeltaRule stores
+    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
+    object PyLong_FromString(const char* s, char** end, int base)
+
+__all__ = [
+    "MAX_PATHS",
+    "MAX_SLOTS",
+    "MAX_STEPS",
+    "DeltaRule",
+    "MemberPath",
+    "TextSink",
+    "compact_member",
+    "take_deltas",
+    "take_texts",
+    "unwrap_chunks",
+    "use_types",
+]
+
+#: The limits of the C structures, from the headers' macros (``_c/sw_json.h``, ``_c/sw_slots.h``): the paths a
+#: ``DeltaRule`` reads, the steps of one path, the ``__slots__`` of a type the reader builds.
+MAX_PATHS: int = SW_JSON_MAX_PATHS
+MAX_STEPS: int = SW_JSON_MAX_STEPS
+MAX_SLOTS: int = SW_SLOTS_MAX
+
+# -- the objects it reads and makes -------------------------------------------------------------------------------
+
+cdef sw_slots _unified, _lazy, _event, _call
+cdef object _types = None  # keeps the types and the defaults alive; None until use_types() succeeded
+cdef PyObject* _defaults[SW_SLOTS_MAX]
+cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0
+cdef Py_ssize_t _id_at = 0, _name_at = 0, _fragment_at = 0, _server_at = 0, _signature_at = 0
+cdef object _undecoded = None
+_TOOL_DELTA = "tool_call_delta"
+cdef str _TEXT = "text_delta", _REASONING = "reasoning_delta"
+
+
+def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event, call):
+    """Tell the reader what to build: ``unified`` (``Unified``: its ``__slots__`` ``fields``, each starting as the
+    matching one of ``defaults``) and ``lazy`` (``LazyPayload``: ``text``, and ``_value`` starting as
+    ``undecoded``); ``event``, the compiled scanners' event type, whose ``event`` and ``data`` it reads
+    directly; and ``call`` (``OpenCall``), whose ``id``, ``name``, ``server`` and ``parts`` a tool argument delta
+    reads and extends. Returns whether every type has the fields named as plain slots (False: the reader stays
+    off)."""
+    global _types, _type_at, _text_at, _sequence_at, _raw_at, _id_at, _name_at, _fragment_at, _server_at
+    global _signature_at, _undecoded
+    cdef Py_ssize_t i
+    if len(fields) != len(defaults) or len(fields) > SW_SLOTS_MAX:  # refused before anything changes
+        raise ValueError(f"one default per field, at most {SW_SLOTS_MAX} fields (SW_SLOTS_MAX), not {len(fields)}")
+    _types = None
+    if (sw_slots_init(&_unified, unified, fields) != 1 or sw_slots_init(&_lazy, lazy, ("text", "_value")) != 1
+            or sw_slots_init(&_event, event, ("event", "data")) != 1
+            or sw_slots_init(&_call, call, ("id", "name", "server", "parts")) != 1):
+        return False
+    _type_at, _text_at = fields.index("type"), fields.index("text")
+    _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
+    _id_at, _name_at = fields.index("tool_call_id"), fields.index("tool_name")
+    _fragment_at, _server_at = fields.index("arguments_delta"), fields.index("server")
+    _signature_at = fields.index("signature")
+    for i in range(len(defaults)):
+        _defaults[i] = <PyObject*>defaults[i]
+    _undecoded = undecoded
+    _types = (unified, lazy, event, call, defaults)
+    return True
+
+
+cdef object _new_event(object kind, object data, object text, object sequence, object call):
+    """``Unified(kind, text=text, sequence=sequence)`` whose ``raw`` is ``LazyPayload(data)``; for a tool argument
+    delta (``call`` not None) ``text`` is the ``arguments_delta`` and the call's id, name and server are set."""
+    cdef PyObject* values[SW_SLOTS_MAX]
+    cdef PyObject* lazy_values[2]
+    lazy_values[0] = <PyObject*>data
+    lazy_values[1] = <PyObject*>_undecoded
+    lazy = sw_slots_new(&_lazy, lazy_values)
+    memcpy(values, _defaults, _unified.n * sizeof(PyObject*))
+    values[_type_at] = <PyObject*>kind
+    values[_sequence_at] = <PyObject*>sequence
+    values[_raw_at] = <PyObject*>lazy
+    if call is None:
+        values[_text_at] = <PyObject*>text
+    else:
+        values[_fragment_at] = <PyObject*>text
+        values[_id_at] = sw_slots_get(&_call, call, 0)
+        values[_name_at] = sw_slots_get(&_call, call, 1)
+        values[_server_at] = sw_slots_get(&_call, call, 2)
+    return sw_slots_new(&_unified, values)
+
+
+# -- where the text of a run can go instead of events --------------------------------------------------------------
+
+cdef class TextSink:
+    """Where :func:`take_deltas` puts the text of the text and reasoning deltas it takes, instead of making their
+    events (what an accumulator that only joins them needs): ``texts`` and ``reasonings`` get each delta's text in
+    order, ``taken`` counts them, and ``sequence`` is the last sequence number of any event taken (None: none had
+    one). The reader of the sink resets ``taken`` and ``sequence``."""
+
+    cdef public list texts, reasonings
+    cdef public Py_ssize_t taken
+    cdef public object sequence
+
+    def __init__(self, list texts, list reasonings):
+        self.texts, self.reasonings = texts, reasonings
+        self.taken = 0
+        self.sequence = None
+
+
+# -- the rules ----------------------------------------------------------------------------------------------------
+
+cdef enum:
+    MAX_CASES = 16
+    MAX_VARIANTS = 8
+    MAX_CANDIDATES = 4
+    MAX_NOTES = 4
+
+cdef enum:
+    TAG_ANY = 0
+    TAG_TRUE = 1
+    TAG_STRING = 2
+
+cdef struct Candidate:
+    int path
+    int kind  # index into DeltaRule.kinds
+
+cdef struct Variant:
+    int tag  # TAG_*
+    const char* tag_text
+    Py_ssize_t tag_len
+    int n
+    Candidate candidates[MAX_CANDIDATES]
+
+cdef struct Case:
+    const char* expected  # NULL: absent or null
+    Py_ssize_t expected_len
+    int n
+    Variant variants[MAX_VARIANTS]
+
+
+cdef class _Spec:
+    """What a :class:`DeltaRule` says, compiled (see there); never changed once built, so any number of rules and
+    threads share one."""
+
+    cdef tuple args  # what DeltaRule() was given (for copies and pickles)
+    cdef sw_json_paths c_paths
+    cdef tuple keep  # the bytes and str objects the C structures point into or name
+    cdef tuple kinds  # the event kinds candidates name, by index
+    cdef dict case_at  # SSE event name -> index into c_cases
+    cdef Case c_cases[MAX_CASES]
+    cdef int n_cases
+    cdef int n_nulls, n_absent, n_not_true
+    cdef int c_not_true[SW_JSON_MAX_PATHS]
+    cdef int c_nulls[SW_JSON_MAX_PATHS]
+    cdef int c_absent[SW_JSON_MAX_PATHS]
+    cdef int type_path, tag_path, seq_path, key_path
+    cdef int tool_kind  # the index of tool_call_delta in kinds, or -1
+    cdef int text_kind, reasoning_kind  # the indexes of text_delta and reasoning_delta in kinds, or -1
+    cdef int n_notes
+    cdef int c_notes[MAX_NOTES]
+    cdef int c_note_kinds[MAX_NOTES]  # SW_J_STRING, SW_J_INT or SW_J_OBJECT
+
+
+cdef class DeltaRule:
+    """Which events of a stream are plain deltas, and how to read one (built by ``ssewire.normalizers._fast.typed``).
+
+    A rule as built only reads: it is safe to share (a module's rule, any thread). :meth:`fresh` gives a copy for
+    one stream that also learns the shape of the payloads it takes (see ``sw_json_learn`` in ``_c/sw_json.h``) and
+    reads the next ones by it; the copy shares the compiled rule and owns only what it learned (at most two shapes
+    per case, each as large as the payload it came from, at most ``SW_JSON_SHAPE_MAX`` characters). A copy is for
+    one stream at a time: what it learned is the only state :func:`take_deltas` changes on a rule.
+
+    ``paths``: up to ``MAX_PATHS`` paths into the payload object, each 1 to ``MAX_STEPS`` steps: a member key, or 0
+    for the one element of an array (an array with more elements there is not this shape). ``cases``: SSE event name
+    (None for an event without one) -> ``(type, variants)``: the payload's ``paths[type_path]`` must be the string
+    ``type`` (``type`` None: absent or null). The first variant ``(tag, candidates)`` whose tag matches
+    ``paths[tag_path]`` applies: a string tag matches that string, ``True`` the JSON ``true``, None anything (with
+    ``tag_path`` -1 the first variant applies). Its candidates ``(text_path, kind)`` must each be a string, null or
+    absent; the first non-empty string is the event's text and kind, and any other non-empty one must be of the same
+    kind. A variant without candidates makes a ``raw`` event. A candidate of kind ``tool_call_delta`` is a tool
+    call's argument fragment: ``paths[key_path]`` (a non-empty string without escapes, or an integer) must name an
+    open call in the ``calls`` given to :func:`take_deltas`; the fragment joins the call's parts and the event
+    carries its id, name and server flag.
+    ``nulls``: paths that must be absent or null; ``absent``: paths that must not be there at all; ``not_true``:
+    paths that must not be the JSON ``true``.
+    ``seq_path``: an integer member (absent or null: None) that becomes the event's ``sequence``, or -1.
+    ``notes``: up to 4 ``(path, kind)`` whose values a taken payload reports in the ``notes`` list given to
+    :func:`take_deltas` (the latest one wins) when the value is of that kind: ``"string"`` as its str, ``"int"``
+    as its int, ``"object"`` as the payload's whole text (decode it when it is needed); a value of another kind
+    leaves its note as it was.
+    """
+
+    cdef _Spec spec
+    cdef bint c_learns  # a copy made by fresh(): learns shapes
+    cdef sw_json_shape* shapes[MAX_CASES][2]  # per case, the shapes of the last payloads taken (NULL: none yet)
+    cdef unsigned char next_shape[MAX_CASES]  # per case, the one to learn into next
+
+    def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=(),
+                 int key_path=-1, notes=(), not_true=()):
+        if self.spec is not None:
+            raise TypeError("a DeltaRule is built once")
+        self.spec = _compile(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true)
+        self.spec.args = (paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true)
+
+    def fresh(self):
+        """A copy of this rule for one stream: the same compiled rule (shared, not copied), nothing learned yet,
+        and it learns."""
+        cdef DeltaRule copy = DeltaRule.__new__(DeltaRule)
+        copy.spec = self.spec
+        copy.c_learns = True
+        return copy
+
+    def __copy__(self):
+        """A rule that only reads is shared; a copy of one that learns is :meth:`fresh` (what it learned is a
+        cache: the copy relearns it)."""
+        return self.fresh() if self.c_learns else self
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce__(self):
+        return _rebuilt, (self.spec.args, self.c_learns)
+
+    @property
+    def learns(self):
+        """Whether the rule learns payload shapes (a copy made by :meth:`fresh`)."""
+        return self.c_learns
+
+    @property
+    def learned(self):
+        """How many payload shapes the rule holds now (0 for a rule that does not learn)."""
+        cdef int i, j, n = 0
+        for i in range(MAX_CASES):
+            for j in range(2):
+                if self.shapes[i][j] is not NULL and self.shapes[i][j].len > 0:
+                    n += 1
+        return n
+
+    def __dealloc__(self):
+        cdef int i
+        for i in range(MAX_CASES):
+            PyMem_Free(self.shapes[i][0])
+            PyMem_Free(self.shapes[i][1])
+
+
+def _rebuilt(tuple args, bint learns):
+    """A pickled :class:`DeltaRule` built again (nothing learned)."""
+    rule = DeltaRule(*args)
+    return rule.fresh() if learns else rule
+
+
+cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nulls, absent, int key_path, notes,
+                    not_true):
+    """A :class:`DeltaRule`'s arguments checked and compiled (ValueError naming the limit for any out of it)."""
+    cdef _Spec spec = _Spec.__new__(_Spec)
+    cdef list keys = [], keep = [], kinds = []
+    cdef int i, j, k
+    cdef Case* case
+    cdef Variant* variant
+    if not 0 < len(paths) <= SW_JSON_MAX_PATHS:
+        raise ValueError(f"a DeltaRule reads 1 to {SW_JSON_MAX_PATHS} paths, not {len(paths)}")
+    for path in paths:
+        if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+            not (type(step) is str or (type(step) is int and step == 0)) for step in path
+        ):
+            raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+        keys.append(tuple(None if type(step) is int else step.encode("utf-8") for step in path))
+    note_kinds = {"string": SW_J_STRING, "int": SW_J_INT, "object": SW_J_OBJECT}
+    if any(len(note) != 2 or note[1] not in note_kinds for note in notes):
+        raise ValueError("a note is (path index, 'string' | 'int' | 'object')")
+    note_paths = [note[0] for note in notes]
+    for index in (type_path, tag_path, seq_path, key_path, *nulls, *absent, *note_paths, *not_true):
+        if not -1 <= index < len(paths):
+            raise ValueError(f"path index {index} out of range")
+    if (len(nulls) > SW_JSON_MAX_PATHS or len(absent) > SW_JSON_MAX_PATHS or len(not_true) > SW_JSON_MAX_PATHS
+            or -1 in (*nulls, *absent, *note_paths, *not_true)):
+        raise ValueError("nulls, absent, not_true and notes name paths of the rule")
+    if len(notes) > MAX_NOTES:
+        raise ValueError(f"a DeltaRule has at most {MAX_NOTES} notes")
+    if len(cases) > MAX_CASES:
+        raise ValueError(f"a DeltaRule has at most {MAX_CASES} cases")
+    keep.append(tuple(keys))
+    spec.c_paths.n = len(keys)
+    for i in range(len(keys)):
+        spec.c_paths.steps[i] = len(keys[i])
+        for j in range(len(keys[i])):
+            step = keys[i][j]
+            if step is None:
+                spec.c_paths.key[i][j] = NULL
+                spec.c_paths.len[i][j] = SW_JSON_ONLY
+            else:
+                spec.c_paths.key[i][j] = step
+                spec.c_paths.len[i][j] = len(step)
+    sw_json_prepare(&spec.c_paths)
+    spec.case_at = {}
+    for i, (name, (expected, variants)) in enumerate(cases.items()):
+        case = &spec.c_cases[i]
+        spec.case_at[name] = i
+        if expected is not None and type_path < 0:
+            raise ValueError("a type to match needs a type path")
+        if len(variants) > MAX_VARIANTS:
+            raise ValueError(f"a case has at most {MAX_VARIANTS} variants")
+        case.expected, case.expected_len = NULL, 0
+        if expected is not None:
+            text = expected.encode("utf-8")
+            keep.append(text)
+            case.expected, case.expected_len = text, len(text)
+        case.n = len(variants)
+        for j, (tag, candidates) in enumerate(variants):
+            variant = &case.variants[j]
+            if not (tag is None or tag is True or type(tag) is str):
+                raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
+            if len(candidates) > MAX_CANDIDATES:
+                raise ValueError(f"a variant has at most {MAX_CANDIDATES} candidates")
+            variant.tag, variant.tag_text, variant.tag_len = TAG_ANY, NULL, 0
+            if tag is True:
+                variant.tag = TAG_TRUE
+            elif tag is not None:
+                text = tag.encode("utf-8")
+                keep.append(text)
+                variant.tag, variant.tag_text, variant.tag_len = TAG_STRING, text, len(text)
+            variant.n = len(candidates)
+            for k, (text_path, kind) in enumerate(candidates):
+                if not 0 <= text_path < len(paths):
+                    raise ValueError(f"text path index {text_path} out of range")
+                if kind == _TOOL_DELTA and key_path < 0:
+                    raise ValueError("a tool_call_delta candidate needs a key path")
+                if kind not in kinds:
+                    kinds.append(kind)
+                variant.candidates[k].path = text_path
+                variant.candidates[k].kind = kinds.index(kind)
+    spec.tool_kind = kinds.index(_TOOL_DELTA) if _TOOL_DELTA in kinds else -1
+    spec.text_kind = kinds.index(_TEXT) if _TEXT in kinds else -1
+    spec.reasoning_kind = kinds.index(_REASONING) if _REASONING in kinds else -1
+    kinds.append("raw")
+    spec.kinds = tuple(kinds)
+    spec.keep = tuple(keep)
+    spec.type_path, spec.tag_path, spec.seq_path, spec.key_path = type_path, tag_path, seq_path, key_path
+    spec.n_nulls, spec.n_absent = len(nulls), len(absent)
+    for i in range(spec.n_nulls):
+        spec.c_nulls[i] = nulls[i]
+    for i in range(spec.n_absent):
+        spec.c_absent[i] = absent[i]
+    spec.n_not_true = len(not_true)
+    for i in range(spec.n_not_true):
+        spec.c_not_true[i] = not_true[i]
+    spec.n_cases = len(cases)
+    spec.n_notes = len(notes)
+    for i in range(spec.n_notes):
+        spec.c_notes[i] = notes[i][0]
+        spec.c_note_kinds[i] = note_kinds[notes[i][1]]
+    return spec
+
+
+cdef inline bint _is(const sw_json_val* v, const char* want, Py_ssize_t n):
+    """The located value is the string ``want`` (spelled without escapes)."""
+    return v.kind == SW_J_STRING and not v.escaped and v.len == n and memcmp(v.start, want, n) == 0
+
+
+cdef inline bint _none(const sw_json_val* v):
+    return v.kind == SW_J_ABSENT or v.kind == SW_J_NULL
+
+
+cdef object _NOT_TAKEN = object()
+cdef object _SUNK = object()
+# Deltas are small; a larger payload goes to the full decode, so reading one never adds a UTF-8 copy of a large
+# non-ASCII payload to the memory an event costs.
+cdef Py_ssize_t _MAX_CHARS = 64 * 1024
+
+
+cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:
+    """A validated JSON integer of at most 18 characters."""
+    cdef long long value = 0
+    cdef Py_ssize_t i = 1 if p[0] == b'-' else 0
+    cdef bint negative = i == 1
+    while i < n:
+        value = value * 10 + (p[i] - 48)
+        i += 1
+    return -value if negative else value
+
+
+cdef object _integer(const sw_json_val* v):
+    """A located JSON integer as a Python int."""
+    cdef char digits[32]
+    if v.len <= 18:  # fits a long long
+        return _small_int(v.start, v.len)
+    if v.len >= 32:
+        return None
+    memcpy(digits, v.start, v.len)
+    digits[v.len] = 0
+    return PyLong_FromString(digits, NULL, 10)
+
+
+cdef void _learn(DeltaRule rule, int at, const char* text, Py_ssize_t size, int n_paths,
+                 const sw_json_val* vals) noexcept:
+    """Learn the shape of a payload of case ``at`` taken after no shape matched it, in place of the older of the
+    case's two; the shape grows to the payload's size (in steps of 256, at most SW_JSON_SHAPE_MAX: a longer
+    payload is never learned)."""
+    cdef int which = rule.next_shape[at]
+    cdef sw_json_shape* shape = rule.shapes[at][which]
+    cdef sw_json_shape* grown
+    cdef Py_ssize_t room = size if size < SW_JSON_SHAPE_MAX else SW_JSON_SHAPE_MAX  # what the trimmed text needs
+    if shape is NULL or shape.room < room:
+        room = (room + 255) & ~(<Py_ssize_t>255)
+        if room > SW_JSON_SHAPE_MAX:
+            room = SW_JSON_SHAPE_MAX
+        grown = <sw_json_shape*>PyMem_Realloc(shape, SW_JSON_SHAPE_SIZE(room))
+        if grown is NULL:
+            return  # no memory for a shape: payloads are located the full way (the old shape stays)
+        rule.shapes[at][which] = shape = grown
+        shape.room = room
+        shape.len = 0
+    if sw_json_learn(shape, text, size, n_paths, vals):
+        rule.next_shape[at] ^= 1
+
+
+cdef inline bint _spells(object text, const sw_json_val* v, bint ascii):
+    """``text`` is the str the located string spells (checked for an ASCII payload's strings without escapes)."""
+    return (ascii and not v.escaped and type(text) is str and PyUnicode_IS_COMPACT_ASCII(text)
+            and PyUnicode_GET_LENGTH(text) == v.len and memcmp(PyUnicode_DATA(text), v.start, v.len) == 0)
+
+
+cdef object _note(_Spec spec, int i, const sw_json_val* v, object data, bint ascii, list notes):
+    """What note ``i`` of a taken payload reports: None for nothing, _NOT_TAKEN for a string with a lone
+    surrogate. A string equal to the one the note decoded last is that str again (no new object)."""
+    cdef PyObject* found
+    if v.kind != spec.c_note_kinds[i]:
+        return None
+    if v.kind == SW_J_OBJECT:
+        return data
+    if v.kind == SW_J_INT:
+        return _integer(v)
+    last = notes[spec.n_notes + i]
+    if _spells(last, v, ascii):
+        return last
+    found = sw_json_string(v, ascii)
+    if found is NULL:
+        if PyErr_Occurred() is not NULL:
+            raise MemoryError()
+        return _NOT_TAKEN
+    value = <object>found
+    Py_DECREF(value)
+    return value
+
+
+cdef object _take(DeltaRule rule, object name, object data, object calls, object notes, TextSink sink):
+    """The event one payload makes, _SUNK when its text went to ``sink``, or _NOT_TAKEN."""
+    cdef sw_json_val vals[SW_JSON_MAX_PATHS]
+    cdef Py_ssize_t size
+    cdef const char* text
+    cdef const sw_json_val* v
+    cdef const sw_json_val* chosen_text = NULL
+    cdef Case* case
+    cdef bint matched = False
+    cdef const Variant* variant = NULL
+    cdef PyObject* found
+    cdef PyObject* parts = NULL
+    cdef int i, j, n_noted, kind = -1
+    cdef bint ascii
+    cdef PyObject* noted[MAX_NOTES]
+    cdef _Spec spec = rule.spec
+    cdef int at
+    found = PyDict_GetItem(spec.case_at, name)  # borrowed; never raises for str and None
+    if found is NULL or type(data) is not str or len(<str>data) > _MAX_CHARS:
+        return _NOT_TAKEN
+    ascii = PyUnicode_IS_COMPACT_ASCII(data)
+    at = PyLong_AsLong(<object>found)
+    case = &spec.c_cases[at]
+    if ascii:  # the usual payload: its characters are its UTF-8
+        text = <const char*>PyUnicode_DATA(data)
+        size = PyUnicode_GET_LENGTH(data)
+    else:
+        try:
+            text = PyUnicode_AsUTF8AndSize(data, &size)
+        except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
+            return _NOT_TAKEN
+    for i in range(2):
+        if rule.shapes[at][i] is not NULL and sw_json_match(rule.shapes[at][i], text, size, spec.c_paths.n, vals):
+            matched = True
+            break
+    if not matched and not sw_json_locate(text, size, &spec.c_paths, vals):
+        return _NOT_TAKEN
+    if spec.type_path >= 0:
+        if case.expected is NULL:
+            if not _none(&vals[spec.type_path]):
+                return _NOT_TAKEN
+        elif not _is(&vals[spec.type_path], case.expected, case.expected_len):
+            return _NOT_TAKEN
+    for i in range(spec.n_nulls):
+        if not _none(&vals[spec.c_nulls[i]]):
+            return _NOT_TAKEN
+    for i in range(spec.n_absent):
+        if vals[spec.c_absent[i]].kind != SW_J_ABSENT:
+            return _NOT_TAKEN
+    for i in range(spec.n_not_true):
+        if vals[spec.c_not_true[i]].kind == SW_J_TRUE:
+            return _NOT_TAKEN
+    for i in range(case.n):
+        variant = &case.variants[i]
+        if (spec.tag_path < 0 or variant.tag == TAG_ANY
+                or (variant.tag == TAG_TRUE and vals[spec.tag_path].kind == SW_J_TRUE)
+                or (variant.tag == TAG_STRING and _is(&vals[spec.tag_path], variant.tag_text, variant.tag_len))):
+            break
+        variant = NULL
+    if variant is NULL:
+        return _NOT_TAKEN
+    for i in range(variant.n):
+        v = &vals[variant.candidates[i].path]
+        if v.kind == SW_J_STRING:
+            if v.len == 0:
+                continue
+            if kind < 0:
+                kind = variant.candidates[i].kind
+                chosen_text = v
+            elif kind != variant.candidates[i].kind:
+                return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
+        elif not _none(v):
+            return _NOT_TAKEN
+    seq = None
+    if spec.seq_path >= 0:
+        v = &vals[spec.seq_path]
+        if v.kind == SW_J_INT:
+            seq = _integer(v)
+            if seq is None:
+                return _NOT_TAKEN
+        elif not _none(v):
+            return _NOT_TAKEN
+    if not matched and rule.c_learns:  # taken: read the next payloads of this case by their shape
+        _learn(rule, at, text, size, spec.c_paths.n, vals)
+    call = None
+    if variant.n == 0:  # an event that is only ever raw
+        kind = len(spec.kinds) - 1
+        delta = ""
+    elif kind < 0:
+        return _NOT_TAKEN
+    else:
+        if kind == spec.tool_kind:
+            v = &vals[spec.key_path]
+            if calls is None or not ((v.kind == SW_J_STRING and not v.escaped and v.len > 0) or v.kind == SW_J_INT):
+                return _NOT_TAKEN
+            key = _integer(v) if v.kind == SW_J_INT else PyUnicode_DecodeUTF8(v.start, v.len, NULL)
+            if key is None:
+                return _NOT_TAKEN
+            found = PyDict_GetItemWithError(<dict>calls, key)
+            if found is NULL or not sw_slots_is(&_call, <object>found):
+                return _NOT_TAKEN
+            call = <object>found
+            parts = sw_slots_get(&_call, call, 3)
+            if parts is NULL or type(<object>parts) is not list:
+                return _NOT_TAKEN
+        found = sw_json_string(chosen_text, ascii)
+        if found is NULL:
+            if PyErr_Occurred() is not NULL:
+                raise MemoryError()
+            return _NOT_TAKEN  # a lone surrogate
+        delta = <object>found
+        Py_DECREF(delta)
+    n_noted = spec.n_notes if notes is not None else 0
+    for i in range(n_noted):  # every note read before anything changes: one may refuse the payload
+        value = _note(spec, i, &vals[spec.c_notes[i]], data, ascii, notes)
+        if value is _NOT_TAKEN:
+            for j in range(i):
+                Py_DECREF(<object>noted[j])
+            return _NOT_TAKEN
+        Py_INCREF(value)
+        noted[i] = <PyObject*>value
+    # taken: nothing below can fail
+    if call is not None:
+        (<list><object>parts).append(delta)
+    for i in range(n_noted):
+        if noted[i] != <PyObject*>None:
+            notes[i] = <object>noted[i]
+            if spec.c_note_kinds[i] == SW_J_STRING:
+                notes[spec.n_notes + i] = <object>noted[i]
+        Py_DECREF(<object>noted[i])
+    if sink is not None:
+        if seq is not None:
+            sink.sequence = seq
+        if kind == spec.text_kind or kind == spec.reasoning_kind:
+            (sink.texts if kind == spec.text_kind else sink.reasonings).append(delta)
+            sink.taken += 1
+            return _SUNK
+    return _new_event(spec.kinds[kind], data, delta, seq, call)
+
+
+def take_deltas(list events, Py_ssize_t start, DeltaRule rule not None, list out, dict calls=None, list notes=None,
+                TextSink sink=None):
+    """Append the delta events of ``events[start:]`` to ``out`` until the first event that is not one; return
+    that event's index (``len(events)`` when every event was taken, ``start`` when ``use_types`` has not
+    succeeded). ``calls``: the open tool calls by key, for rules that read argument deltas; ``notes``: two items per
+    note of the rule: first the value each note reported last (set by each payload taken that reports it; the
+    caller clears it once read), then, for string notes, the str decoded last (kept: a payload that spells the same
+    string reports that str again); ``sink``: where the text of text and reasoning deltas
+    goes instead of their events (see :class:`TextSink`)."""
+    if notes is not None and len(notes) != 2 * rule.spec.n_notes:
+        raise ValueError(f"two items per note of the rule ({2 * rule.spec.n_notes}), not {len(notes)}")
+    cdef Py_ssize_t i = start, n = len(events)
+    cdef PyObject* name
+    cdef PyObject* data
+    if _types is None:
+        return start
+    while i < n:
+        event = events[i]
+        name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
+        data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
+        if data is not NULL:  # the compiled scanners' event: its fields read directly
+            made = _take(rule, <object>name, <object>data, calls, notes, sink)
+        else:
+            made = _take(rule, event.event, event.data, calls, notes, sink)
+        if made is _NOT_TAKEN:
+            break
+        if made is not _SUNK:
+            out.append(made)
+        i += 1
+    return i
+
+
+# -- one member's compact text -------------------------------------------------------------------------------------
+
+cdef class MemberPath:
+    """A path to one member of a payload object, for :func:`compact_member` (steps as a ``DeltaRule`` path)."""
+
+    cdef sw_json_paths c_paths
+    cdef tuple keys
+
+    def __init__(self, path):
+        if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
+            not (type(step) is str or (type(step) is int and step == 0)) for step in path
+        ):
+            raise ValueError(f"a path is 1 to {SW_JSON_MAX_STEPS} keys or 0 (the only element), not {path!r}")
+        self.keys = tuple(None if type(step) is int else step.encode("utf-8") for step in path)
+        self.c_paths.n = 1
+        self.c_paths.steps[0] = len(self.keys)
+        for j in range(len(self.keys)):
+            step = self.keys[j]
+            if step is None:
+                self.c_paths.key[0][j] = NULL
+                self.c_paths.len[0][j] = SW_JSON_ONLY
+            else:
+                self.c_paths.key[0][j] = step
+                self.c_paths.len[0][j] = len(step)
+        sw_json_prepare(&self.c_paths)
+
+
+def compact_member(str data, MemberPath path):
+    """``json.dumps(member, ensure_ascii=False, separators=(",", ":"))`` of the member of the JSON object ``data``
+    at ``path`` (an object or an array), written from the payload text without decoding it; None when the payload
+    is not strict JSON, the member is not there or is another kind of value, or its text cannot be promised (see
+    ``sw_json_compact`` in ``_c/sw_json.h``: a repeated key, a key with an escape ...)."""
+    cdef sw_json_val val
+    cdef Py_ssize_t size, n
+    cdef const char* text
+    cdef char* buffer
+    if len(data) > _MAX_CHARS:
+        return None
+    if PyUnicode_IS_COMPACT_ASCII(data):
+        text = <const char*>PyUnicode_DATA(data)
+        size = PyUnicode_GET_LENGTH(data)
+    else:
+        try:
+            text = PyUnicode_AsUTF8AndSize(data, &size)
+        except UnicodeEncodeError:
+            return None
+    if not sw_json_locate(text, size, &path.c_paths, &val):
+        return None
+    if not (val.kind == SW_J_OBJECT or (val.kind == SW_J_OTHER and val.start != NULL and val.start[0] == b'[')):
+        return None
+    buffer = <char*>PyMem_Malloc(SW_JSON_COMPACT_ROOM(val.len))
+    if buffer is NULL:
+        raise MemoryError()
+    try:
+        n = sw_json_compact(val.start, val.len, buffer)
+        if n < 0:
+            return None
+        return PyUnicode_DecodeUTF8(buffer, n, NULL)
+    finally:
+        PyMem_Free(buffer)
+
+
+# -- the accumulator's hot path -----------------------------------------------------------------------------------
+
+
+cdef inline bint _kind_is(PyObject* kind, str want):
+    return kind == <PyObject*>want or (type(<object>kind) is str and <str><object>kind == want)
+
+
+def take_texts(list events, Py_ssize_t start, list texts, list reasonings):
+    """``Accumulator``'s hot path: append the ``text`` of each ``text_delta`` (to ``texts``) and
+    ``reasoning_delta`` (to ``reasonings``) without a signature, from ``events[start]`` on, until the first other
+    event. Returns ``(index of that event, the last non-None sequence among them or None)``."""
+    cdef Py_ssize_t i = start, n = len(events)
+    cdef PyObject* kind
+    cdef PyObject* sequence = NULL
+    cdef PyObject* value
+    if _types is None:
+        return start, None
+    while i < n:
+        event = events[i]
+        if not sw_slots_is(&_unified, event):
+            break
+        if sw_slots_get(&_unified, event, _signature_at) != <PyObject*>None:
+            break
+        kind = sw_slots_get(&_unified, event, _type_at)
+        if kind is NULL:
+            break
+        if _kind_is(kind, _TEXT):
+            target = texts
+        elif _kind_is(kind, _REASONING):
+            target = reasonings
+        else:
+            break
+        value = sw_slots_get(&_unified, event, _text_at)
+        if value is NULL:
+            break
+        target.append(<object>value)
+        value = sw_slots_get(&_unified, event, _sequence_at)
+        if value is not NULL and value != <PyObject*>None:
+            sequence = value
+        i += 1
+    return i, (None if sequence is NULL else <object>sequence)
+
+
+# -- Bedrock's chunk messages ---------------------------------------------------------------------------------------
+
+from binascii import a2b_base64 as _a2b_base64
+
+cdef str _CHUNK = "chunk", _BYTES = '{"bytes":"', _TYPE_OPEN = '{"type":"'
+cdef str _METRICS = "amazon-bedrock-invocationMetrics"
+cdef tuple _FAILED = ("exception", "error")
+
+
+def unwrap_chunks(list events, Py_ssize_t start, list out, make_event):
+    """The compiled twin of ``ssewire.normalizers.bedrock._unwrap_chunks`` (same arguments, same result): from
+    ``events[start]`` on, each ``chunk`` message whose payload is ``{"bytes":"<base64>", ...}`` becomes
+    ``make_event(type, text)`` in ``out`` (``text``: the decoded event, ``type``: what its text opens
+    ``{"type":"...`` with, else None). Stops at the first event that is not such a chunk, an exception or error
+    message, bytes that are not base64, or an event naming ``amazon-bedrock-invocationMetrics``; returns its
+    index."""
+    cdef Py_ssize_t i = start, n = len(events), end, size = len(_BYTES), opened = len(_TYPE_OPEN)
+    cdef str data, text, tail
+    cdef bytes raw
+    while i < n:
+        ev = events[i]
+        if ev.event != _CHUNK or getattr(ev, "message_type", None) in _FAILED:
+            break
+        value = ev.data
+        if type(value) is not str:
+            break
+        data = <str>value
+        if not data.startswith(_BYTES):
+            break
+        end = data.find('"', size)
+        if end < 0:
+            break
+        tail = data[end + 1 : end + 2]
+        if tail != "," and tail != "}":
+            break
+        try:
+            raw = _a2b_base64(data[size:end])
+        except ValueError:
+            break
+        text = PyUnicode_DecodeUTF8(raw, len(raw), "replace")
+        if _METRICS in text:
+            break
+        kind = None
+        if text.startswith(_TYPE_OPEN):
+            end = text.find('"', opened)
+            if end > 0:
+                kind = text[opened:end]
+        out.append(make_event(kind, text))
+        i += 1
+    return i

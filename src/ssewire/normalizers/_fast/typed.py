@@ -1,0 +1,251 @@
+"""Typed decoding of the hot payloads: decode only the fields a normaliser needs and keep the rest as text for a
+lazy ``raw`` (:class:`~ssewire.events.LazyPayload`), two ways:
+
+- the compiled delta reader (:func:`take_deltas`, built with the scanners; no extra needed) reads the text and
+  reasoning deltas of the Responses and Messages APIs straight from the payload text, by a provider's
+  :func:`delta_rule`;
+- msgspec (the ``fast`` extra) decodes Chat Completions and Gemini chunks into small structs.
+
+A normaliser takes a fast path only when what it read shows the one shape that path handles (every field that
+could change the result is read, so an unexpected key or type is seen, never ignored); anything else, and every
+payload when the reader is not built and msgspec not installed, or typed decoding is switched off
+(``SSEWIRE_NO_TYPED_DECODE=1`` or :func:`set_enabled`; ``SSEWIRE_NO_FAST_JSON=1`` / ``SSEWIRE_NO_MSGSPEC=1`` leave
+msgspec out, ``SSEWIRE_NO_EXTENSIONS=1`` the compiled reader), takes the full decode and the same rules. The events
+are the same either way: tests compare them field for field, ``raw`` included.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Protocol, Union
+
+from ..._config import no_msgspec, no_typed_decode
+from ..._scan import NO_EXTENSIONS
+from ...events import LazyPayload, SSEEvent, Unified, unified_defaults
+from ...names import UnifiedType
+from ..tool_calls import OpenCall
+
+__all__ = [
+    "DECODE_ERRORS",
+    "chat_chunk",
+    "compact_member",
+    "delta_rule",
+    "enabled",
+    "gemini_chunk",
+    "member_path",
+    "own_rule",
+    "set_enabled",
+    "take_deltas",
+    "take_texts",
+    "TextSink",
+    "unwrap_chunks",
+    "MAX_PATHS",
+    "MAX_STEPS",
+]
+
+Decoder = Optional[Callable[[str], Any]]
+
+chat_chunk: Decoder = None
+gemini_chunk: Decoder = None
+DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError,)
+#: The value of a field whose key was absent (msgspec's UNSET), where presence matters.
+ABSENT: Any = object()
+
+try:
+    if no_msgspec():
+        raise ImportError("msgspec switched off")
+    import msgspec
+except ImportError:  # the fast extra is not installed (or is switched off): no typed structs
+    msgspec = None  # type: ignore[assignment]
+
+if msgspec is not None:
+
+    class ChatDelta(msgspec.Struct, gc=False):
+        content: Optional[str] = None
+        reasoning_content: Optional[str] = None
+        reasoning: Optional[str] = None
+        refusal: Any = None
+        tool_calls: Any = None
+        function_call: Any = None
+        role: Any = None
+        reasoning_details: Any = None  # OpenRouter's structured reasoning: never fast
+        extra_content: Any = None  # Gemini's thought signature: never fast
+
+    class ChatChoice(msgspec.Struct, gc=False):
+        delta: Optional[ChatDelta] = None
+        finish_reason: Any = None
+
+    class ChatChunk(msgspec.Struct, gc=False):
+        """A Chat Completions chunk."""
+
+        choices: Optional[list[ChatChoice]] = None
+        id: Any = None
+        model: Any = None
+        usage: Any = None
+        error: Any = None
+        type: Any = None  # a chunk with a "type" is routed by the Responses rules, never fast
+        citations: Any = None  # Perplexity's sources: never fast
+        search_results: Any = None
+
+    class GeminiPart(msgspec.Struct, gc=False):
+        text: Optional[str] = None
+        thought: Any = None
+        thoughtSignature: Any = None
+        functionCall: Any = msgspec.UNSET  # its presence matters (even as null): UNSET when the key is absent
+
+    class GeminiContent(msgspec.Struct, gc=False):
+        parts: Optional[list[GeminiPart]] = None
+
+    class GeminiCandidate(msgspec.Struct, gc=False):
+        content: Optional[GeminiContent] = None
+        finishReason: Any = None
+
+    class GeminiChunk(msgspec.Struct, gc=False):
+        """A generateContent chunk."""
+
+        candidates: Optional[list[GeminiCandidate]] = None
+        usageMetadata: Optional[dict[str, Any]] = None
+        responseId: Any = None
+        modelVersion: Any = None
+        promptFeedback: Any = None
+        error: Any = None
+        event_type: Any = msgspec.UNSET  # its presence matters (even as null): an Interactions payload
+
+    _DECODERS: dict[str, Callable[[str], Any]] = {
+        "chat_chunk": msgspec.json.Decoder(ChatChunk).decode,
+        "gemini_chunk": msgspec.json.Decoder(GeminiChunk).decode,
+    }
+    DECODE_ERRORS = (msgspec.MsgspecError, ValueError, RecursionError)
+    ABSENT = msgspec.UNSET
+else:  # pragma: no cover
+    _DECODERS = {}
+
+
+# -- the compiled delta reader ------------------------------------------------------------------------------------
+#
+# Where the compiled extension is built (and SSEWIRE_NO_EXTENSIONS is not set), the text and reasoning deltas -- the
+# bulk of a stream -- are read straight from the payload text in C (:mod:`.deltas_c`), by the rule each
+# provider module declares with :func:`delta_rule`: the JSON is validated strictly and only the members the rule
+# names are located, so a delta costs no decode at all; ``raw`` stays lazy. Whatever the reader cannot vouch for
+# takes the msgspec structs or the full decode.
+
+
+try:
+    if NO_EXTENSIONS:
+        raise ImportError("the compiled extensions are switched off")
+    from ..._scan.scanner_c import SSEEvent as _CompiledEvent
+    from . import deltas_c as _deltas_c
+except ImportError:  # the pure-Python install: the normalisers decode every payload
+    _deltas_c = None  # type: ignore[assignment]
+else:
+    if not _deltas_c.use_types(
+        Unified, Unified.__slots__, unified_defaults(), LazyPayload, LazyPayload(" ")._value, _CompiledEvent, OpenCall
+    ):  # pragma: no cover - a Python whose classes do not lay out __slots__ as plain members
+        _deltas_c = None  # type: ignore[assignment]
+
+
+#: The most paths a delta rule reads, and steps a path has: the compiled reader's own limits (``SW_JSON_MAX_PATHS`` /
+#: ``SW_JSON_MAX_STEPS`` in ``_c/sw_json.h``, which size its arrays); without the reader the same numbers, checked
+#: against the header by tests/normalizers/test_hostile_rules.py, so a rule is refused alike on every install.
+MAX_PATHS: int = 16 if _deltas_c is None else _deltas_c.MAX_PATHS
+MAX_STEPS: int = 8 if _deltas_c is None else _deltas_c.MAX_STEPS
+
+
+class TakeDeltas(Protocol):
+    def __call__(
+        self,
+        events: list[SSEEvent],
+        start: int,
+        rule: Any,
+        out: list[Unified],
+        calls: Optional[dict[Any, OpenCall]] = None,
+        notes: Optional[list[Any]] = None,
+        sink: Any = None,
+        /,
+    ) -> int: ...
+
+
+#: ``take_deltas(events, start, rule, out, calls=None, notes=None, sink=None) -> index`` (see
+#: :mod:`ssewire.normalizers._fast.deltas_c`), or None when typed decoding is off or the compiled reader is not built.
+take_deltas: Optional[TakeDeltas] = None
+
+
+Path = tuple[Union[str, int], ...]
+Variant = tuple[Union[str, bool, None], tuple[tuple[int, UnifiedType], ...]]
+
+
+#: ``TextSink(texts, reasonings)``: where ``take_deltas`` puts the text of the deltas it takes instead of making
+#: their events (see :mod:`.deltas_c`), or None where the compiled reader is not built.
+TextSink: Any = None if _deltas_c is None else _deltas_c.TextSink
+
+TakeTexts = Callable[[list[Unified], int, list[str], list[str]], tuple[int, Optional[int]]]
+#: ``take_texts(events, start, texts, reasonings) -> (index, last sequence)``: the accumulator's hot path (see
+#: :mod:`ssewire.normalizers._fast.deltas_c`), or None where the compiled reader is not built.
+take_texts: Optional[TakeTexts] = None if _deltas_c is None else _deltas_c.take_texts
+
+
+#: ``compact_member(data, path) -> str | None``: the compact JSON text of one member of a payload, written from its
+#: text (see :mod:`.deltas_c`); None where the compiled reader is not built (or typed decoding is off).
+compact_member: Optional[Callable[[str, Any], Optional[str]]] = None
+
+
+UnwrapChunks = Callable[[list[SSEEvent], int, list[SSEEvent], Callable[[Optional[str], str], SSEEvent]], int]
+#: ``unwrap_chunks(events, start, out, make_event) -> index``: Bedrock's ``chunk`` messages unwrapped in C (see
+#: :mod:`ssewire.normalizers._fast.deltas_c`), or None where the compiled reader is not built.
+unwrap_chunks: Optional[UnwrapChunks] = None if _deltas_c is None else _deltas_c.unwrap_chunks
+
+
+def member_path(path: Path) -> Any:
+    """A path for :func:`compact_member`, or None without the compiled reader."""
+    return None if _deltas_c is None else _deltas_c.MemberPath(path)
+
+
+def delta_rule(
+    paths: tuple[Path, ...],
+    cases: dict[Optional[str], tuple[Optional[str], tuple[Variant, ...]]],
+    type_path: int = -1,
+    tag_path: int = -1,
+    seq_path: int = -1,
+    nulls: tuple[int, ...] = (),
+    absent: tuple[int, ...] = (),
+    key_path: int = -1,
+    notes: tuple[tuple[int, str], ...] = (),
+    not_true: tuple[int, ...] = (),
+) -> Any:
+    """A provider's delta rule compiled for :func:`take_deltas` (see ``deltas_c.DeltaRule`` for what
+    each argument means), or None without the compiled reader. It only reads (shared by every stream and thread);
+    a normaliser takes :func:`own_rule` of it. ValueError for more than :data:`MAX_PATHS` paths or a path of more
+    than :data:`MAX_STEPS` steps, with or without the reader."""
+    if not 0 < len(paths) <= MAX_PATHS:
+        raise ValueError(f"a DeltaRule reads 1 to {MAX_PATHS} paths, not {len(paths)}")
+    for path in paths:
+        if not 1 <= len(path) <= MAX_STEPS:
+            raise ValueError(f"a path is 1 to {MAX_STEPS} keys or 0 (the only element), not {path!r}")
+    if _deltas_c is None:
+        return None
+    return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true)
+
+
+def own_rule(rule: Any) -> Any:
+    """A normaliser's own copy of a :func:`delta_rule` (None for None): it learns the shapes of the stream's
+    payloads, which the shared rule never does, so two streams (two threads) never write the same rule. One
+    small object, nothing copied; what it learns is freed with it."""
+    return None if rule is None else rule.fresh()
+
+
+def set_enabled(on: bool) -> bool:
+    """Switch typed decoding on (where msgspec or the compiled delta reader is there) or off; returns whether it
+    is on. Normalisers read the decoders when they are created."""
+    global chat_chunk, gemini_chunk, take_deltas, compact_member
+    chat_chunk = _DECODERS.get("chat_chunk") if on else None
+    gemini_chunk = _DECODERS.get("gemini_chunk") if on else None
+    take_deltas = _deltas_c.take_deltas if on and _deltas_c is not None else None
+    compact_member = _deltas_c.compact_member if on and _deltas_c is not None else None
+    return enabled()
+
+
+def enabled() -> bool:
+    """Whether typed decoding is on."""
+    return chat_chunk is not None or take_deltas is not None
+
+
+set_enabled(not no_typed_decode())
