@@ -126,7 +126,7 @@ def test_readme_example_runs(
         pytest.importorskip("opentelemetry")  # the otel extra
     if "opentelemetry.sdk" in code:
         pytest.importorskip("opentelemetry.sdk")  # what the OpenTelemetry example shows its output with
-    if "ssewire.batch.arrow" in code:
+    if re.search(r"ssewire(\.batch)?\.arrow|^import pyarrow", code, re.M):
         pytest.importorskip("pyarrow")  # the arrow extra
     namespace = _preamble(server, code)
     if _ASYNC.search(code):

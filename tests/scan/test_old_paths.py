@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import pickle
+from typing import Optional
 
 import pytest
 from pickles_v0_1 import PICKLES
@@ -49,9 +50,27 @@ def test_the_compiled_module_is_still_named_ssewire_scanner_c() -> None:
     assert old.SSEParser is new.SSEParser
 
 
-def test_public_module_paths_of_the_readme_import() -> None:
-    for name in ("adapters", "stream", "names", "usage", "otel", "httpx_sse", "tap", "batch", "cli"):
-        importlib.import_module(f"ssewire.{name}")
+@pytest.mark.parametrize(
+    ("name", "needs"),
+    [
+        ("adapters", None),
+        ("stream", None),
+        ("names", None),
+        ("usage", None),
+        ("tap", None),
+        ("batch", None),
+        ("cli", None),
+        ("otel", "opentelemetry"),
+        ("httpx_sse", "httpx"),
+    ],
+)
+def test_a_module_path_of_the_readme_imports(name: str, needs: Optional[str]) -> None:
+    if needs is not None:
+        pytest.importorskip(needs)  # its extra
+    assert importlib.import_module(f"ssewire.{name}").__name__ == f"ssewire.{name}"
+
+
+def test_the_entry_points_and_the_arrow_path() -> None:
     from ssewire.batch import result_row
     from ssewire.cli import main
 
