@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +69,7 @@ def test_a_stream_that_never_names_its_id_until_the_end_costs_what_one_that_does
 
 
 def test_collected_text_costs_about_its_length_not_an_object_per_delta() -> None:
+    tracemalloc = pytest.importorskip("tracemalloc")  # CPython's: PyPy has none (its module fails to import)
     chunks = _responses(200_000, True)
     tracemalloc.start()
     result = collect(iter_unified(chunks, "openai"))
