@@ -1,12 +1,8 @@
 """Where the pure-Python scanner lived before 0.2 (:mod:`ssewire._scan.scanner_py`): pickles of its objects made by
 earlier versions keep loading."""
 
-from ._scan.scanner_py import (  # noqa: F401
-    DEFAULT_MAX_BUFFER,
-    EventStreamMessage,
-    EventStreamParser,
-    JSONArrayStreamParser,
-    NDJSONParser,
-    SSEEvent,
-    SSEParser,
-)
+import sys
+
+from ._scan import scanner_py
+
+sys.modules[__name__] = scanner_py  # this name is the module itself: every attribute, now and later

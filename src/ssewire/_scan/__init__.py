@@ -6,6 +6,7 @@ than CPython always get it. ``IMPLEMENTATION`` says which one is active: ``"cyth
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .._config import no_extensions
@@ -23,7 +24,22 @@ __all__ = [
 
 NO_EXTENSIONS = no_extensions()
 
-if TYPE_CHECKING or NO_EXTENSIONS:
+
+def _active() -> tuple[ModuleType, str]:
+    """The compiled module when it is built and not switched off, else the twin (which behaves identically)."""
+    if not NO_EXTENSIONS:
+        try:
+            from . import scanner_c
+
+            return scanner_c, "cython"
+        except ImportError:  # no compiled module for this platform
+            pass
+    from . import scanner_py
+
+    return scanner_py, "python"
+
+
+if TYPE_CHECKING:  # what type checkers see: the twin's classes, whose stubs the compiled module matches
     from .scanner_py import (
         EventStreamMessage,
         EventStreamParser,
@@ -35,25 +51,7 @@ if TYPE_CHECKING or NO_EXTENSIONS:
 
     IMPLEMENTATION = "python"
 else:
-    try:
-        from .scanner_c import (
-            EventStreamMessage,
-            EventStreamParser,
-            JSONArrayStreamParser,
-            NDJSONParser,
-            SSEEvent,
-            SSEParser,
-        )
-
-        IMPLEMENTATION = "cython"
-    except ImportError:  # no compiled module for this platform: the twin behaves identically
-        from .scanner_py import (
-            EventStreamMessage,
-            EventStreamParser,
-            JSONArrayStreamParser,
-            NDJSONParser,
-            SSEEvent,
-            SSEParser,
-        )
-
-        IMPLEMENTATION = "python"
+    _module, IMPLEMENTATION = _active()
+    globals().update(
+        {name: getattr(_module, name) for name in __all__ if name not in ("IMPLEMENTATION", "NO_EXTENSIONS")}
+    )
