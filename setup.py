@@ -4,7 +4,8 @@
 pure-Python twin is installed, a line saying so is written to the build's output (pip shows it with ``-v``), and
 the wheel is tagged ``py3-none-any``, as any build with no extension is. With ``SSEWIRE_REQUIRE_EXTENSIONS=1`` a
 build whose compiling failed stops with an error instead. Release builds carry no debug information (``-g0``,
-stripped at link on Linux and macOS); ``SSEWIRE_DEBUG_SYMBOLS=1`` keeps it, for a debugger.
+stripped at link on Linux and macOS); ``SSEWIRE_DEBUG_SYMBOLS=1`` keeps it, for a debugger. A module written once in
+Python (``<name>_py.py``, C types in ``<name>_c.pxd``) is compiled from that one source as ``<name>_c``.
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ def _flags() -> tuple[list[str], list[str]]:
 class OptionalBuildExt(build_ext):
     """build_ext that falls back to pure Python when compiling fails."""
 
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if self.parallel is None:  # the extensions compile side by side, one per core (build_ext -j)
+            self.parallel = os.cpu_count() or 1
+
     def run(self) -> None:
         try:
             super().run()
@@ -88,6 +94,22 @@ class TruthfulBdistWheel(bdist_wheel):
                 self.root_is_pure = True
 
 
+def _compiled_copy(package: str, name: str) -> str:
+    """The pure-Python module ``<name>_py.py`` of ``package``, copied as ``<name>_c.py`` beside its ``<name>_c.pxd``
+    into ``build/cython/`` for Cython to compile as ``<name>_c`` (aiohttp's ``reader_c`` from ``reader_py``, with a
+    copy instead of a symlink, which Windows and sdists do not keep); returns the copy's path. The copies keep
+    their sources' times, so an unchanged module is not translated again; ``build/`` never ships."""
+    import shutil
+
+    source = os.path.join("src", *package.split("."))
+    target = os.path.join("build", "cython", *package.split("."))
+    os.makedirs(target, exist_ok=True)
+    shutil.copy2(os.path.join(source, f"{name}_c.pxd"), os.path.join(target, f"{name}_c.pxd"))
+    copy = os.path.join(target, f"{name}_c.py")
+    shutil.copy2(os.path.join(source, f"{name}_py.py"), copy)
+    return copy
+
+
 def _extensions() -> list:  # type: ignore[type-arg]
     if NO_EXTENSIONS:
         _skip("SSEWIRE_NO_EXTENSIONS is set" if _flag("SSEWIRE_NO_EXTENSIONS") else "not CPython", failed=False)
@@ -103,7 +125,10 @@ def _extensions() -> list:  # type: ignore[type-arg]
     from setuptools import Extension
 
     here = os.path.join("src", "ssewire")
-    kernels = [os.path.join(here, "_c", name) for name in ("sw_kernels.h", "sw_events.h", "sw_crc32.h")]
+    kernels = [
+        os.path.join(here, "_c", name)
+        for name in ("sw_types.h", "sw_kernels.h", "sw_kernels_py.h", "sw_events_py.h", "sw_slots_py.h", "sw_crc32.h")
+    ]
     compile_flags, link_flags = _flags()
     exts = [
         Extension(
@@ -118,8 +143,10 @@ def _extensions() -> list:  # type: ignore[type-arg]
             "ssewire.normalizers._fast.deltas_c",
             [os.path.join(here, "normalizers", "_fast", "deltas_c.pyx")],
             depends=[
-                os.path.join(here, "_c", "sw_json.h"),
-                os.path.join(here, "_c", "sw_slots.h"),
+                *(
+                    os.path.join(here, "_c", name)
+                    for name in ("sw_types.h", "sw_json.h", "sw_json_py.h", "sw_slots_py.h")
+                ),
                 os.path.join(here, "normalizers", "_fast", "json_fields.pxd"),
             ],
             include_dirs=[here],
@@ -128,10 +155,25 @@ def _extensions() -> list:  # type: ignore[type-arg]
         ),
     ]
     try:
-        return cythonize(exts, compiler_directives=CYTHON_DIRECTIVES, quiet=True)
+        exts = cythonize(exts, compiler_directives=CYTHON_DIRECTIVES, quiet=True)
     except Exception as exc:
         _skip(f"Cython could not translate {source}: {exc}")
         return []
+    fast = "ssewire.normalizers._fast"
+    try:  # the modules compiled from their pure-Python source (its .pxd declares the C types)
+        twins = [
+            Extension(
+                f"{fast}.bedrock_chunks_c",
+                [_compiled_copy(fast, "bedrock_chunks")],
+                extra_compile_args=compile_flags,
+                extra_link_args=link_flags,
+            )
+        ]
+        copies = os.path.join("build", "cython")  # where Cython finds each copy's .pxd (by its module name)
+        return exts + cythonize(twins, compiler_directives=CYTHON_DIRECTIVES, include_path=[copies], quiet=True)
+    except Exception as exc:
+        _skip(f"Cython could not translate {fast}.bedrock_chunks_py: {exc}")
+        return exts
 
 
 setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt, "bdist_wheel": TruthfulBdistWheel})

@@ -3,7 +3,8 @@
 Full run: ~10 MB streams, up to 7 timed runs per contender, memory scaling at 10 MB and 100 MB; writes
 ``benchmarks/results/results.json`` and ``throughput.png``/``.svg``. ``--quick``: ~2 MB streams, fewer runs,
 scaling at 1 MB and 5 MB; writes ``results-quick.json`` and ``throughput-quick.*``. ``--readme`` also rewrites the
-generated block of README.md (never without it). ``--check``: exit 1 when a CI floor (``check.FLOORS``) fails.
+generated block of README.md (never without it). ``--check``: exit 1 when a CI floor (``check.FLOORS``) fails,
+on the run and again on a longer run of that stream.
 Progress goes to stderr, tables to stdout.
 """
 
@@ -11,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
-from .check import evaluate
-from .contenders import CHUNK_SIZE, compiled_scanner, contenders, prepare
+from .check import Verdict, evaluate
+from .contenders import CHUNK_SIZE, Contender, compiled_scanner, contenders, prepare
 from .environment import describe
 from .generate import STREAMS, load
 from .measure import Settings, StreamResult, bench_stream, scaling
@@ -73,6 +75,37 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     return args
 
 
+def _remeasure_failures(
+    args: argparse.Namespace,
+    results: list[StreamResult],
+    verdicts: list[Verdict],
+    all_contenders: list[Contender],
+    settings: Settings,
+    size_mb: float,
+) -> list[str]:
+    """With ``--check``: measure again, longer, each stream where a measured ratio fell below its floor, and put
+    its new timings in ``results`` (the peaks traced first are kept). A quick run's few samples on a busy 2-core
+    runner can lose a scheduler slice; a real regression stays below the floor on the longer run too. Returns the
+    streams measured again."""
+    failing = {v.stream for v in verdicts if v.status == "fail" and v.ratio is not None and v.op == ">="}
+    names = [r.stream.name for r in results if r.stream.name in failing]
+    if not args.check or not names:
+        return []
+    longer = replace(settings, repeats=settings.repeats * 3, min_time=settings.min_time * 4, memory=False)
+    for index, result in enumerate(results):
+        if result.stream.name not in names:
+            continue
+        print(f"re-measuring {result.stream.name} (a ratio below its floor), {longer.repeats}+ runs", file=sys.stderr)
+        case = prepare(load(result.stream.name, int(size_mb * MB)), CHUNK_SIZE)
+        again = bench_stream(case, all_contenders, longer)
+        peaks = {(row.contender, row.group): row.peak for row in result.rows}
+        for row in again.rows:
+            row.peak = peaks.get((row.contender, row.group))
+        again.notes.append("re-measured: a ratio fell below its floor on the first, shorter run")
+        results[index] = again
+    return names
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Measure everything ``args`` asks for; return the results document."""
     quick = args.quick
@@ -107,6 +140,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         progress.close()
     verdicts = evaluate(results)
+    remeasured = _remeasure_failures(args, results, verdicts, all_contenders, settings, size_mb)
+    if remeasured:
+        verdicts = evaluate(results)
     info = {
         "mode": "quick" if quick else "full",
         "size_mb": size_mb,
@@ -117,6 +153,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "budget_s": settings.budget,
         "scaling_sizes": list(scale_sizes),
         "argv": sys.argv[1:],
+        "remeasured": remeasured,
     }
     return document(results, scales, verdicts, describe(), info)
 

@@ -258,3 +258,31 @@ def test_named_readme_block_is_replaced_between_its_own_markers(tmp_path: Path) 
     expected = "a\n<!-- x:start -->\nnew\nlines\n<!-- x:end -->\n<!-- y:start -->\nkept\n<!-- y:end -->\n"
     assert readme.read_text() == expected
     assert not replace_block("z", "nothing", readme) and not replace_block("x", "-", tmp_path / "none.md")
+
+
+def test_a_failing_ratio_is_measured_again_longer_and_only_with_check() -> None:
+    import argparse
+
+    from .__main__ import _remeasure_failures
+    from .check import Verdict
+
+    settings = Settings(repeats=1, budget=0.1, min_time=0.01, memory=False)
+    results = [
+        bench_stream(prepare(generate(name, SMALL)), contenders(), settings) for name in ("openai-chat", "xai-chat")
+    ]
+    for row in results[0].rows:
+        row.peak = 123
+    before = results[1]
+    failing = [
+        Verdict("a floor", "openai-chat", 0.1, 1.0, "fail"),
+        Verdict("b", "xai-chat", None, 1.0, "fail", "error"),
+    ]
+    size_mb = SMALL / 1_000_000
+    assert _remeasure_failures(argparse.Namespace(check=False), results, failing, contenders(), settings, size_mb) == []
+    names = _remeasure_failures(argparse.Namespace(check=True), results, failing, contenders(), settings, size_mb)
+    assert names == ["openai-chat"]  # the unmeasurable ratio is a failure as it stands: nothing to measure again
+    again = results[0]
+    assert any("re-measured" in note for note in again.notes)
+    assert results[1] is before
+    timed = [row for row in again.rows if row.status == "ok"]
+    assert timed and all(len(row.times) >= 3 and row.peak == 123 for row in timed)

@@ -49,7 +49,7 @@ def test_the_limits_python_checks_are_the_headers() -> None:
     paths, steps = _macro("sw_json.h", "SW_JSON_MAX_PATHS"), _macro("sw_json.h", "SW_JSON_MAX_STEPS")
     assert (paths, steps) == (typed.MAX_PATHS, typed.MAX_STEPS)
     if COMPILED is not None:
-        slots = _macro("sw_slots.h", "SW_SLOTS_MAX")
+        slots = _macro("sw_slots_py.h", "SW_SLOTS_MAX")
         assert (paths, steps, slots) == (COMPILED.MAX_PATHS, COMPILED.MAX_STEPS, COMPILED.MAX_SLOTS)
 
 

@@ -8,28 +8,22 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from helpers import CORPUS, FIXTURES, examples, load_manifest
+from helpers import CORPUS, FIXTURES, load_manifest
 from helpers.bedrock_fixtures import FIXTURE_MESSAGES, encoded
 from helpers.corpus import provider_for
 from helpers.events import types
 from helpers.eventstream import encode_message, event
 from ssewire import StreamResult, Unified, collect, iter_events, iter_unified
-from ssewire._scan import EventStreamMessage, SSEEvent
-from ssewire.normalizers._fast import typed
 from ssewire.normalizers.bedrock import (
     CONVERSE_STOP,
     BedrockAnthropicNormalizer,
     BedrockConverseNormalizer,
-    _unwrap_chunks,
 )
 from ssewire.normalizers.providers import detect_provider
 from ssewire.usage import Usage
 
 BEDROCK = [c for c in load_manifest() if c["framing"] == "aws-eventstream"]
-needs_unwrap = pytest.mark.skipif(typed.unwrap_chunks is None, reason="compiled reader not built")
 
 
 def converse(*messages: bytes, provider: str = "bedrock-converse") -> list[Unified]:
@@ -302,44 +296,3 @@ def test_boto3_style_exception_dicts_are_errors() -> None:
 def test_the_binary_fixtures_are_what_their_source_encodes() -> None:
     for name in FIXTURE_MESSAGES:
         assert (FIXTURES / name).read_bytes() == encoded(name), f"{name}: run python -m helpers.bedrock_fixtures"
-
-
-_pieces = st.sampled_from(
-    [
-        '{"bytes":"',
-        base64.b64encode(b'{"type":"content_block_delta","index":0}').decode(),
-        base64.b64encode('{"type":"x"} é'.encode()).decode(),
-        base64.b64encode(b'{"type":"message_stop","amazon-bedrock-invocationMetrics":{}}').decode(),
-        base64.b64encode(b'{"typ":1}').decode(),
-        base64.b64encode(b"\xff\xfe").decode(),
-        '"',
-        ",",
-        "}",
-        '"p":"ab"}',
-        "%%",
-        "é",
-        "=",
-    ]
-)
-
-
-@needs_unwrap
-@settings(max_examples=examples(400), deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.sampled_from(["chunk", "chunk", "chunk", "other", None]),
-            st.lists(_pieces, max_size=5).map("".join),
-            st.sampled_from(["event", "event", "exception", "error", None]),
-        ),
-        max_size=6,
-    ),
-    st.integers(0, 3),
-)
-def test_the_compiled_chunk_unwrapping_is_the_twins(items: list[tuple[Any, str, Any]], start: int) -> None:
-    events: list[SSEEvent] = [EventStreamMessage(name, data, {}, data.encode(), kind) for name, data, kind in items]
-    want: list[Any] = []
-    got: list[Any] = []
-    assert typed.unwrap_chunks is not None
-    assert typed.unwrap_chunks(events, start, got, SSEEvent) == _unwrap_chunks(events, start, want, SSEEvent)
-    assert got == want

@@ -7,16 +7,18 @@
  * the caller must take the full decode instead: the text is not strict JSON (NaN, trailing commas, control
  * characters in strings ...), is not an object, nests deeper than SW_JSON_MAX_DEPTH, spells a key with an escape
  * where a path looks, or has more than one element where a path wants the only one. It never allocates and never
- * raises. sw_json_string() decodes a located string to a Python str.
+ * raises. sw_json_unescape() gives a located string's UTF-8 with its escapes resolved.
+ *
+ * Pure C99 (no Python.h): sw_json_py.h makes Python objects with it; tests/c/test_kernels.c tests it as C.
  */
 #ifndef SW_JSON_H
 #define SW_JSON_H
 
-#include <Python.h>
 #include <stdint.h>
-#include <math.h>
 #include <stddef.h>
 #include <string.h>
+
+#include "sw_types.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -41,7 +43,7 @@ typedef struct {
     int kind;
     int escaped;       /* a string holding a backslash escape */
     const char *start; /* a string's bytes between its quotes, else the value's text (NULL: no text located) */
-    Py_ssize_t len;
+    sw_ssize len;
 } sw_json_val;
 
 /* A located value that is a number (its text starts like one). */
@@ -54,7 +56,7 @@ typedef struct {
     int n;
     int steps[SW_JSON_MAX_PATHS];
     const char *key[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS];
-    Py_ssize_t len[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS]; /* SW_JSON_ONLY: the one element of an array */
+    sw_ssize len[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS]; /* SW_JSON_ONLY: the one element of an array */
     unsigned longer[SW_JSON_MAX_STEPS + 1]; /* by depth: the paths with more steps than that (sw_json_prepare) */
 } sw_json_paths;
 
@@ -246,7 +248,7 @@ static const char *sw_json_skip_container(const char *p, const char *e, int dept
     }
 }
 
-static inline const char *sw_json_skip_literal(const char *p, const char *e, const char *word, Py_ssize_t n) {
+static inline const char *sw_json_skip_literal(const char *p, const char *e, const char *word, sw_ssize n) {
     return (e - p >= n && memcmp(p, word, (size_t)n) == 0) ? p + n : NULL;
 }
 
@@ -308,8 +310,8 @@ static const char *sw_json_take_value(const char *p, const char *e, int depth, s
     return end;
 }
 
-static inline int sw_json_key_is(const char *k, Py_ssize_t klen, const char *want, Py_ssize_t wlen) {
-    Py_ssize_t i;
+static inline int sw_json_key_is(const char *k, sw_ssize klen, const char *want, sw_ssize wlen) {
+    sw_ssize i;
     if (klen != wlen)
         return 0;
     for (i = 0; i < klen; i++) /* keys are short: a call to memcmp costs more than the comparison */
@@ -349,7 +351,7 @@ static const char *sw_json_at(const char *p, const char *e, const sw_json_paths 
 static const char *sw_json_node(const char *p, const char *e, const sw_json_paths *paths, sw_json_val *vals, int depth,
                                 unsigned mask, int *shape) {
     const char *key;
-    Py_ssize_t klen;
+    sw_ssize klen;
     int escaped, i, count = 0, closed = 0;
     unsigned here, bits;
     if (depth >= SW_JSON_MAX_STEPS)
@@ -409,7 +411,7 @@ static const char *sw_json_node(const char *p, const char *e, const sw_json_path
     }
 }
 
-static int sw_json_locate(const char *text, Py_ssize_t n, const sw_json_paths *paths, sw_json_val *vals) {
+static int sw_json_locate(const char *text, sw_ssize n, const sw_json_paths *paths, sw_json_val *vals) {
     const char *e = text + n;
     const char *p;
     int shape = 1;
@@ -425,7 +427,7 @@ static int sw_json_locate(const char *text, Py_ssize_t n, const sw_json_paths *p
 }
 
 /* text[0..n) without the whitespace around it (*n updated). */
-static inline const char *sw_json_trim(const char *text, Py_ssize_t *n) {
+static inline const char *sw_json_trim(const char *text, sw_ssize *n) {
     const char *e = text + *n;
     text = sw_json_ws(text, e);
     while (e > text && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\r' || e[-1] == '\t'))
@@ -452,8 +454,8 @@ static inline const char *sw_json_trim(const char *text, Py_ssize_t *n) {
 #endif
 
 typedef struct {
-    Py_ssize_t len;  /* of text; 0: nothing learned */
-    Py_ssize_t room; /* the bytes text has (SW_JSON_SHAPE_SIZE(room) were allocated) */
+    sw_ssize len;  /* of text; 0: nothing learned */
+    sw_ssize room; /* the bytes text has (SW_JSON_SHAPE_SIZE(room) were allocated) */
     int holes;
     int hole_at[SW_JSON_SHAPE_HOLES]; /* where each hole's token starts in text (a string: its quote) */
     int hole_len[SW_JSON_SHAPE_HOLES];
@@ -469,9 +471,9 @@ typedef struct {
 /* Learn the shape of text[0..n), which sw_json_locate() just read into vals (n_paths of them). 1 when learned, 0
  * when the text is too long (for SW_JSON_SHAPE_MAX or the shape's room) or has too many values for a shape
  * (shape->len is then 0). */
-static int sw_json_learn(sw_json_shape *shape, const char *text, Py_ssize_t n, int n_paths, const sw_json_val *vals) {
+static int sw_json_learn(sw_json_shape *shape, const char *text, sw_ssize n, int n_paths, const sw_json_val *vals) {
     const char *p = text, *e = text + n, *end, *after;
-    Py_ssize_t at;
+    sw_ssize at;
     int flag, k, i;
     shape->len = 0;
     text = sw_json_trim(text, &n);
@@ -530,10 +532,10 @@ static int sw_json_learn(sw_json_shape *shape, const char *text, Py_ssize_t n, i
 
 /* Read text[0..n) by a learned shape into vals (as sw_json_locate() would); 0 when the text is not of that shape
  * (vals are then undefined). */
-static int sw_json_match(const sw_json_shape *shape, const char *text, Py_ssize_t n, int n_paths, sw_json_val *vals) {
+static int sw_json_match(const sw_json_shape *shape, const char *text, sw_ssize n, int n_paths, sw_json_val *vals) {
     const char *q = text, *e = text + n, *end;
     const char *start[SW_JSON_SHAPE_HOLES];
-    Py_ssize_t len[SW_JSON_SHAPE_HOLES], at = 0, gap;
+    sw_ssize len[SW_JSON_SHAPE_HOLES], at = 0, gap;
     int flags[SW_JSON_SHAPE_HOLES], k, i;
     if (shape->len == 0)
         return 0;
@@ -611,25 +613,12 @@ static inline unsigned sw_json_u4(const char *p) {
                       sw_json_hex((unsigned char)p[2]) << 4 | sw_json_hex((unsigned char)p[3]));
 }
 
-/* A located (validated) string as a Python str (`ascii`: the text it was located in is ASCII); NULL without an
- * exception set when it holds a lone surrogate (the full decode keeps those), NULL with an exception on memory
- * errors. */
-static PyObject *sw_json_string(const sw_json_val *v, int ascii) {
+/* The UTF-8 of a located (validated) string that holds an escape, the escapes resolved, into out (room: v->len
+ * bytes, as resolving an escape never lengthens the UTF-8). Its length, or -1 when the string holds a lone surrogate
+ * (\uD800-\uDFFF not in a pair), which UTF-8 cannot spell (the full decode keeps those). */
+static sw_ssize sw_json_unescape(const sw_json_val *v, char *out) {
     const char *p = v->start, *e = v->start + v->len;
-    char *buf, *o;
-    PyObject *out;
-    if (!v->escaped && ascii) { /* its bytes are its characters */
-        out = PyUnicode_New(v->len, 127);
-        if (out)
-            memcpy(PyUnicode_1BYTE_DATA(out), p, (size_t)v->len);
-        return out;
-    }
-    if (!v->escaped)
-        return PyUnicode_DecodeUTF8(p, v->len, NULL);
-    buf = (char *)PyMem_Malloc((size_t)v->len + 1); /* unescaping never lengthens the UTF-8 */
-    if (!buf)
-        return PyErr_NoMemory();
-    o = buf;
+    char *o = out;
     while (p < e) {
         if (*p != '\\') {
             *o++ = *p++;
@@ -662,10 +651,8 @@ static PyObject *sw_json_string(const sw_json_val *v, int ascii) {
                     p += 6;
                 }
             }
-            if (cp >= 0xD800 && cp <= 0xDFFF) {
-                PyMem_Free(buf);
-                return NULL;
-            }
+            if (cp >= 0xD800 && cp <= 0xDFFF)
+                return -1;
             sw_json_utf8(&o, cp);
             break;
         }
@@ -675,19 +662,19 @@ static PyObject *sw_json_string(const sw_json_val *v, int ascii) {
         }
         p++;
     }
-    out = PyUnicode_DecodeUTF8(buf, o - buf, NULL);
-    PyMem_Free(buf);
-    return out;
+    return o - out;
 }
 
 /* -- compact text ------------------------------------------------------------------------------------------------
  *
- * sw_json_compact(p, n, out) writes the text json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
- * gives for the valid JSON value text p[0..n): no whitespace, strings escaped as json.dumps escapes them (", \\ and
- * control characters only, in its spelling), integers as their digits ("-0" as "0"), other numbers as Python's repr
- * of the double they round to. It returns the length written (at most SW_JSON_COMPACT_ROOM(n): out needs that
- * room), or -1 when it cannot promise that text: a key spelled with an escape or repeated in its object (json.loads
- * keeps the last value, at the first key's place), a number that is not finite as a double, an integer of more than
+ * sw_json_compact_with(p, n, out, float_text) writes the text json.dumps(json.loads(text), ensure_ascii=False,
+ * separators=(",", ":")) gives for the valid JSON value text p[0..n): no whitespace, strings escaped as json.dumps
+ * escapes them (", \\ and control characters only, in its spelling), integers as their digits ("-0" as "0"), other
+ * numbers as Python's repr of the double they round to, which the caller writes (sw_json_float_text: the compiled
+ * reader's is in sw_json_py.h). It returns the length written (at most SW_JSON_COMPACT_ROOM(n): out needs that room),
+ * or -1 when it cannot promise that text: a key spelled with an escape or repeated in its object (json.loads keeps the
+ * last value, at the first key's place), a number the caller's float_text refuses (Python's: not finite as a double),
+ * an integer of more than
  * SW_JSON_COMPACT_INT_DIGITS digits (what json.loads makes of one depends on int_max_str_digits: ssewire's decoder
  * reads it as a float), a lone surrogate, more than SW_JSON_COMPACT_KEYS keys in an object or nesting deeper than
  * SW_JSON_COMPACT_DEPTH. */
@@ -699,8 +686,14 @@ static PyObject *sw_json_string(const sw_json_val *v, int ascii) {
 /* Every token is written no longer than it is, except a number written as a repr of at most 24 characters (from 3). */
 #define SW_JSON_COMPACT_ROOM(n) (8 * (n) + 32)
 #define SW_JSON_COMPACT_DEPTH 64
+#define SW_JSON_FLOAT_TEXT_MAX 24 /* the longest text a sw_json_float_text may write */
 
-static const char *sw_json_compact_value(const char *p, const char *e, char **out, int depth);
+/* Writes to out the text of the JSON number `digits` (NUL-terminated; it has a fraction or an exponent) as the
+ * compact text spells it, at most SW_JSON_FLOAT_TEXT_MAX bytes; returns their count, or -1 to refuse the number. */
+typedef int (*sw_json_float_text)(const char *digits, char *out);
+
+static const char *sw_json_compact_value(const char *p, const char *e, char **out, int depth,
+                                         sw_json_float_text float_text);
 
 static const char *sw_json_compact_string(const char *p, const char *e, char **out) {
     static const char hex[] = "0123456789abcdef";
@@ -762,7 +755,7 @@ static const char *sw_json_compact_string(const char *p, const char *e, char **o
     return p + 1;
 }
 
-static const char *sw_json_compact_number(const char *p, const char *e, char **out) {
+static const char *sw_json_compact_number(const char *p, const char *e, char **out, sw_json_float_text float_text) {
     int is_int;
     const char *end = sw_json_skip_number(p, e, &is_int);
     char *o = *out;
@@ -778,39 +771,28 @@ static const char *sw_json_compact_number(const char *p, const char *e, char **o
             o += end - p;
         }
     } else {
-        char digits[400], *repr;
-        double value;
-        Py_ssize_t len = end - p;
-        if (len >= (Py_ssize_t)sizeof(digits))
+        char digits[400];
+        sw_ssize len = end - p;
+        int written;
+        if (len >= (sw_ssize)sizeof(digits))
             return NULL;
         memcpy(digits, p, (size_t)len);
         digits[len] = 0;
-        value = PyOS_string_to_double(digits, NULL, NULL);
-        if (value == -1.0 && PyErr_Occurred()) {
-            PyErr_Clear();
+        written = float_text(digits, o); /* at most 24 bytes, for a number of at least 3 */
+        if (written < 0)
             return NULL;
-        }
-        if (!isfinite(value))
-            return NULL;
-        repr = PyOS_double_to_string(value, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-        if (!repr) {
-            PyErr_Clear();
-            return NULL;
-        }
-        len = (Py_ssize_t)strlen(repr); /* at most 24 characters, for a number of at least 3 */
-        memcpy(o, repr, (size_t)len);
-        o += len;
-        PyMem_Free(repr);
+        o += written;
     }
     *out = o;
     return end;
 }
 
-static const char *sw_json_compact_container(const char *p, const char *e, char **out, int depth) {
+static const char *sw_json_compact_container(const char *p, const char *e, char **out, int depth,
+                                             sw_json_float_text float_text) {
     int object = *p == '{';
     char close = object ? '}' : ']';
     const char *keys[SW_JSON_COMPACT_KEYS];
-    Py_ssize_t lens[SW_JSON_COMPACT_KEYS];
+    sw_ssize lens[SW_JSON_COMPACT_KEYS];
     int count = 0, closed = 0, escaped, k;
     if (depth >= SW_JSON_COMPACT_DEPTH)
         return NULL;
@@ -835,7 +817,7 @@ static const char *sw_json_compact_container(const char *p, const char *e, char 
             *(*out)++ = ':';
             p = sw_json_ws(sw_json_ws(end, e) + 1, e); /* past the colon */
         }
-        p = sw_json_compact_value(p, e, out, depth + 1);
+        p = sw_json_compact_value(p, e, out, depth + 1, float_text);
         if (!p)
             return NULL;
         p = sw_json_next_item(p, e, close, &closed);
@@ -847,14 +829,15 @@ static const char *sw_json_compact_container(const char *p, const char *e, char 
     }
 }
 
-static const char *sw_json_compact_value(const char *p, const char *e, char **out, int depth) {
+static const char *sw_json_compact_value(const char *p, const char *e, char **out, int depth,
+                                         sw_json_float_text float_text) {
     const char *end;
     switch (*p) {
     case '"':
         return sw_json_compact_string(p, e, out);
     case '{':
     case '[':
-        return sw_json_compact_container(p, e, out, depth);
+        return sw_json_compact_container(p, e, out, depth, float_text);
     case 't':
     case 'f':
     case 'n':
@@ -863,15 +846,15 @@ static const char *sw_json_compact_value(const char *p, const char *e, char **ou
         *out += end - p;
         return end;
     default:
-        return sw_json_compact_number(p, e, out);
+        return sw_json_compact_number(p, e, out, float_text);
     }
 }
 
-static Py_ssize_t sw_json_compact(const char *p, Py_ssize_t n, char *out) {
+static sw_ssize sw_json_compact_with(const char *p, sw_ssize n, char *out, sw_json_float_text float_text) {
     char *o = out;
     const char *e = p + n;
     p = sw_json_ws(p, e);
-    if (p >= e || !sw_json_compact_value(p, e, &o, 0))
+    if (p >= e || !sw_json_compact_value(p, e, &o, 0, float_text))
         return -1;
     return o - out;
 }

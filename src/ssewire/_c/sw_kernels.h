@@ -1,12 +1,14 @@
-/* ssewire scanner kernels: line ends, JSON structure and UTF-8 decoding, written once over a small vector
- * vocabulary (SW_*) and built for SSE2 and AVX2 (the latter chosen at run time where the CPU has it); plain C
- * without either. Included by _scanner_c.pyx through _kernels.pxd; every function is static. */
+/* ssewire scanner kernels: line ends, JSON structure and UTF-8 validation/transcoding, written once over a small
+ * vector vocabulary (SW_*) and built for SSE2 and AVX2 (the latter chosen at run time where the CPU has it); plain
+ * C without either. Pure C99 (no Python.h): sw_kernels_py.h builds str objects with them, and scanner_c.pyx
+ * includes both through kernels.pxd; tests/c/test_kernels.c tests them as C. Every function is static. */
 #ifndef SSEWIRE_KERNELS_H
 #define SSEWIRE_KERNELS_H
 
-#include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "sw_types.h"
 
 #if defined(__SSE2__) && defined(__GNUC__)
 #include <emmintrin.h>
@@ -38,7 +40,7 @@ static int ssewire_select_simd(int allow_avx2) {
 }
 /* The valid UTF-8 sequence starting at non-ASCII byte *p: its length (code point in *cp), or 0 if invalid
    or truncated (CPython's strict rules: no overlongs, no surrogates, nothing above U+10FFFF). */
-static inline int ssewire_seq(const unsigned char *p, const unsigned char *end, Py_UCS4 *cp) {
+static inline int ssewire_seq(const unsigned char *p, const unsigned char *end, uint32_t *cp) {
     unsigned c = p[0], c1, c2, c3;
     if (c < 0xC2)
         return 0;
@@ -74,8 +76,8 @@ static inline int ssewire_seq(const unsigned char *p, const unsigned char *end, 
 }
 
 /* Offset of the first non-ASCII byte in p[0:n] (n if none). */
-static inline Py_ssize_t ssewire_ascii_run(const unsigned char *p, Py_ssize_t n) {
-    Py_ssize_t i = 0;
+static inline sw_ssize ssewire_ascii_run(const unsigned char *p, sw_ssize n) {
+    sw_ssize i = 0;
 #ifdef SSEWIRE_SIMD
     while (n - i >= 64) { /* 64 bytes per test while no non-ASCII byte is near */
         __m128i a = _mm_loadu_si128((const __m128i *)(p + i));
@@ -108,13 +110,19 @@ static inline Py_ssize_t ssewire_ascii_run(const unsigned char *p, Py_ssize_t n)
         (cont) += ((ch) & 0xC0) == 0x80; \
     } while (0)
 
+/* The code points a code unit of `width` bytes (1, 2 or 4) holds, and the largest one a string at that width may
+   stay below: CPython stores a str at the narrowest width that holds its largest code point, and one of code
+   points below U+0080 only (ASCII) is a kind of its own, never filled here. */
+#define SSEWIRE_WIDTH_MAX(width) ((width) == 1 ? 0xFFu : (width) == 2 ? 0xFFFFu : 0x10FFFFu)
+#define SSEWIRE_WIDTH_MIN(width) ((width) == 1 ? 0x7Fu : (width) == 2 ? 0xFFu : 0xFFFFu)
+
 /* The JSON-array element walk's state between blocks and calls. */
 typedef struct {
-    Py_ssize_t depth;  /* open braces/brackets outside strings */
+    sw_ssize depth;    /* open braces/brackets outside strings */
     int in_str;        /* inside a string */
     int esc;           /* inside a string, right after an unescaped backslash */
     unsigned max_byte; /* decoder statistics of the bytes walked (SSEWIRE_STAT) */
-    Py_ssize_t cont;
+    sw_ssize cont;
 } ssewire_walk;
 
 #ifdef SSEWIRE_SIMD
@@ -135,10 +143,10 @@ static inline uint64_t ssewire_prefix_xor(uint64_t x) {
    on past the block (state updated), k > 0 when it closes at byte k - 1, or -1 (state untouched) when a
    backslash stands outside a string: invalid JSON, where the masks and the byte-wise rules could differ. */
 static inline int ssewire_walk_block(uint64_t bs, uint64_t quotes, uint64_t open, uint64_t close, uint64_t *carry_str,
-                                     uint64_t *carry_esc, Py_ssize_t *depth) {
+                                     uint64_t *carry_esc, sw_ssize *depth) {
     const uint64_t odd = 0xAAAAAAAAAAAAAAAAULL;
     uint64_t escaped = *carry_esc, next_esc = 0, in_str, s;
-    Py_ssize_t d = *depth;
+    sw_ssize d = *depth;
     if (bs) { /* the bytes escaped by odd runs of backslashes */
         uint64_t potential = bs & ~*carry_esc;
         uint64_t code = (((potential << 1) | odd) - potential) ^ odd;
@@ -203,7 +211,7 @@ static inline int ssewire_walk_block(uint64_t bs, uint64_t quotes, uint64_t open
     const SW_VEC limit = SW_SET1((char)0xC0); /* as signed bytes, 0x80-0xBF are the ones below it */ \
     SW_VEC vmax = zero, counts = zero;                                                               \
     unsigned mx = 0, ch;                                                                             \
-    Py_ssize_t c = 0;                                                                                \
+    sw_ssize c = 0;                                                                                  \
     int j = 0, k;                                                                                    \
     while (n - pos >= 64) {                                                                          \
         SW_VEC x[SW_VN];                                                                             \
@@ -279,10 +287,7 @@ static inline int ssewire_walk_block(uint64_t bs, uint64_t quotes, uint64_t open
         w->max_byte = top;                                                                        \
     return pos;
 
-/* Body of ssewire_fill_*: the code points of UTF-8 p[0:end] into the data (out) of a new str of the given
-   kind and length (chars); 0, or -1 when the bytes are not valid UTF-8 of exactly that length, or their
-   largest code point does not need that kind (the str would not be canonical): whatever the statistics
-   said, a str is only ever returned as CPython would build it. SW_VB bytes at a time while they are ASCII:
+/* Body of ssewire_fill_*: see ssewire_fill. SW_VB bytes at a time while they are ASCII:
    all are stored widened, but only those before the first non-ASCII byte count (the rest is overwritten
    later; the room check keeps every store inside the string). */
 #define SSEWIRE_WRITE(T, STORE)                           \
@@ -316,45 +321,38 @@ static inline int ssewire_walk_block(uint64_t bs, uint64_t quotes, uint64_t open
             p += k;                                       \
         }                                                 \
     }
-#define SSEWIRE_FILL_BODY                                                \
-    const SW_VEC zero = SW_ZERO;                                         \
-    Py_ssize_t i = 0;                                                    \
-    Py_UCS4 cp = 0, top = 0,                                             \
-            maxc = kind == PyUnicode_1BYTE_KIND   ? 0xFF                 \
-                   : kind == PyUnicode_2BYTE_KIND ? 0xFFFF               \
-                                                  : 0x10FFFF;            \
-    int k;                                                               \
-    (void)zero;                                                          \
-    switch (kind) {                                                      \
-    case PyUnicode_1BYTE_KIND:                                           \
-        SSEWIRE_WRITE(Py_UCS1, SW_STORE1)                                \
-        break;                                                           \
-    case PyUnicode_2BYTE_KIND:                                           \
-        SSEWIRE_WRITE(Py_UCS2, SW_STORE2)                                \
-        break;                                                           \
-    default:                                                             \
-        SSEWIRE_WRITE(Py_UCS4, SW_STORE4)                                \
-    }                                                                    \
-    return i == chars && top > (kind == PyUnicode_1BYTE_KIND   ? 0x7F    \
-                                : kind == PyUnicode_2BYTE_KIND ? 0xFF    \
-                                                               : 0xFFFF) \
-               ? 0                                                       \
-               : -1;                                                     \
-    invalid:                                                             \
+#define SSEWIRE_FILL_BODY                                         \
+    const SW_VEC zero = SW_ZERO;                                  \
+    sw_ssize i = 0;                                               \
+    uint32_t cp = 0, top = 0, maxc = SSEWIRE_WIDTH_MAX(width);    \
+    int k;                                                        \
+    (void)zero;                                                   \
+    switch (width) {                                              \
+    case 1:                                                       \
+        SSEWIRE_WRITE(uint8_t, SW_STORE1)                         \
+        break;                                                    \
+    case 2:                                                       \
+        SSEWIRE_WRITE(uint16_t, SW_STORE2)                        \
+        break;                                                    \
+    default:                                                      \
+        SSEWIRE_WRITE(uint32_t, SW_STORE4)                        \
+    }                                                             \
+    return i == chars && top > SSEWIRE_WIDTH_MIN(width) ? 0 : -1; \
+    invalid:                                                      \
     return -1;
 
-#define SSEWIRE_KERNELS(SUFFIX, ATTR)                                                                                 \
-    ATTR static Py_ssize_t ssewire_eol_##SUFFIX(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, unsigned *maxb, \
-                                                Py_ssize_t *cont){                                                    \
-        SSEWIRE_EOL_BODY} ATTR static Py_ssize_t ssewire_walk64_##SUFFIX(const unsigned char *p, Py_ssize_t pos,      \
-                                                                         Py_ssize_t n, ssewire_walk *w, int *done){   \
-        SSEWIRE_WALK_BODY} ATTR static int ssewire_fill_##SUFFIX(int kind, void *out, const unsigned char *p,         \
-                                                                 const unsigned char *end, Py_ssize_t chars) {        \
-        SSEWIRE_FILL_BODY                                                                                             \
+#define SSEWIRE_KERNELS(SUFFIX, ATTR)                                                                           \
+    ATTR static sw_ssize ssewire_eol_##SUFFIX(const unsigned char *p, sw_ssize pos, sw_ssize n, unsigned *maxb, \
+                                              sw_ssize *cont){                                                  \
+        SSEWIRE_EOL_BODY} ATTR static sw_ssize ssewire_walk64_##SUFFIX(const unsigned char *p, sw_ssize pos,    \
+                                                                       sw_ssize n, ssewire_walk *w, int *done){ \
+        SSEWIRE_WALK_BODY} ATTR static int ssewire_fill_##SUFFIX(int width, void *out, const unsigned char *p,  \
+                                                                 const unsigned char *end, sw_ssize chars) {    \
+        SSEWIRE_FILL_BODY                                                                                       \
     }
 
 /* SSE2: 16-byte vectors */
-static inline Py_ssize_t sw_count_sse2(__m128i counts) {
+static inline sw_ssize sw_count_sse2(__m128i counts) {
     __m128i sums = _mm_sad_epu8(counts, _mm_setzero_si128());
     return _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
 }
@@ -399,7 +397,7 @@ SSEWIRE_KERNELS(sse2, )
 
 #ifdef SSEWIRE_AVX2
 /* AVX2: 32-byte vectors */
-SSEWIRE_TARGET_AVX2 static inline Py_ssize_t sw_count_avx2(__m256i counts) {
+SSEWIRE_TARGET_AVX2 static inline sw_ssize sw_count_avx2(__m256i counts) {
     __m256i sums = _mm256_sad_epu8(counts, _mm256_setzero_si256());
     return _mm256_extract_epi64(sums, 0) + _mm256_extract_epi64(sums, 1) + _mm256_extract_epi64(sums, 2) +
            _mm256_extract_epi64(sums, 3);
@@ -465,10 +463,10 @@ SSEWIRE_KERNELS(avx2, SSEWIRE_TARGET_AVX2)
 /* Offset of the first CR or LF in p[pos:n] (n if none), both found in one pass, which also takes the
    decoder's statistics of the line: its largest byte (*maxb: exact when the line holds a byte of 0x80 or more;
    for an ASCII line, some value below 0x80) and its UTF-8 continuation bytes (*cont). */
-static inline Py_ssize_t ssewire_eol(const char *s, Py_ssize_t pos, Py_ssize_t n, unsigned *maxb, Py_ssize_t *cont) {
+static inline sw_ssize ssewire_eol(const char *s, sw_ssize pos, sw_ssize n, unsigned *maxb, sw_ssize *cont) {
     const unsigned char *p = (const unsigned char *)s;
     unsigned mx = 0, ch;
-    Py_ssize_t c = 0;
+    sw_ssize c = 0;
 #ifdef SSEWIRE_AVX2
     if (ssewire_use_avx2)
         return ssewire_eol_avx2(p, pos, n, maxb, cont);
@@ -491,7 +489,7 @@ static inline Py_ssize_t ssewire_eol(const char *s, Py_ssize_t pos, Py_ssize_t n
    the element's closing byte (*done set), or the start of the first block not taken (fewer than 64 bytes
    left, or a backslash outside a string: the byte-wise walk takes it). The decoder statistics of every byte
    walked are added to w. Without vector instructions nothing is walked here. */
-static Py_ssize_t ssewire_walk64(const unsigned char *p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk *w, int *done) {
+static sw_ssize ssewire_walk64(const unsigned char *p, sw_ssize pos, sw_ssize n, ssewire_walk *w, int *done) {
 #ifdef SSEWIRE_AVX2
     if (ssewire_use_avx2)
         return ssewire_walk64_avx2(p, pos, n, w, done);
@@ -508,8 +506,8 @@ static Py_ssize_t ssewire_walk64(const unsigned char *p, Py_ssize_t pos, Py_ssiz
 }
 
 /* The statistics of p[0:n] (SSEWIRE_STAT): its largest byte, its continuation bytes in *continuations. */
-static inline unsigned ssewire_byte_stats(const unsigned char *p, Py_ssize_t n, Py_ssize_t *continuations) {
-    Py_ssize_t i = 0, cont = 0;
+static inline unsigned ssewire_byte_stats(const unsigned char *p, sw_ssize n, sw_ssize *continuations) {
+    sw_ssize i = 0, cont = 0;
     unsigned maxb = 0;
 #ifdef SSEWIRE_SIMD
     const __m128i limit = _mm_set1_epi8((char)0xC0), zero = _mm_setzero_si128();
@@ -534,103 +532,46 @@ static inline unsigned ssewire_byte_stats(const unsigned char *p, Py_ssize_t n, 
     return maxb;
 }
 
-/* Fill a new str of the given kind from valid UTF-8 (see SSEWIRE_FILL_BODY); 0, or -1 to fall back. */
-static int ssewire_fill(int kind, void *out, const unsigned char *p, const unsigned char *end, Py_ssize_t chars) {
+/* The code points of the UTF-8 p[0:end] as `chars` code units of `width` bytes (1, 2 or 4) at out, the
+   canonical width for them (SSEWIRE_WIDTH_MAX/MIN; ASCII is not filled). 0, or -1 when the bytes are not valid UTF-8
+   (CPython's strict rules, ssewire_seq) of exactly `chars` code points, or another width is canonical for them:
+   whatever statistics chose chars and width, only a canonical result is ever kept. out has room for chars
+   units; everything past the units written may be overwritten. */
+static int ssewire_fill(int width, void *out, const unsigned char *p, const unsigned char *end, sw_ssize chars) {
 #ifdef SSEWIRE_AVX2
     if (ssewire_use_avx2)
-        return ssewire_fill_avx2(kind, out, p, end, chars);
+        return ssewire_fill_avx2(width, out, p, end, chars);
 #endif
 #ifdef SSEWIRE_SIMD
-    return ssewire_fill_sse2(kind, out, p, end, chars);
+    return ssewire_fill_sse2(width, out, p, end, chars);
 #else
-    Py_ssize_t i = 0;
-    Py_UCS4 cp = 0, top = 0;
+    sw_ssize i = 0;
+    uint32_t cp = 0, top = 0, maxc = SSEWIRE_WIDTH_MAX(width);
     int k;
     while (p < end) {
         if (*p < 0x80) {
-            if (i >= chars)
+            cp = *p;
+            k = 1;
+        } else {
+            k = ssewire_seq(p, end, &cp);
+            if (!k || cp > maxc)
                 return -1;
-            PyUnicode_WRITE(kind, out, i, *p);
-            i++;
-            p++;
-            continue;
         }
-        k = ssewire_seq(p, end, &cp);
-        if (!k || i >= chars ||
-            cp > (kind == PyUnicode_1BYTE_KIND   ? 0xFF
-                  : kind == PyUnicode_2BYTE_KIND ? 0xFFFF
-                                                 : 0x10FFFF))
+        if (i >= chars)
             return -1;
         if (cp > top)
             top = cp;
-        PyUnicode_WRITE(kind, out, i, cp);
+        if (width == 1)
+            ((uint8_t *)out)[i] = (uint8_t)cp;
+        else if (width == 2)
+            ((uint16_t *)out)[i] = (uint16_t)cp;
+        else
+            ((uint32_t *)out)[i] = cp;
         i++;
         p += k;
     }
-    return i == chars && top > (kind == PyUnicode_1BYTE_KIND   ? 0x7F
-                                : kind == PyUnicode_2BYTE_KIND ? 0xFF
-                                                               : 0xFFFF)
-               ? 0
-               : -1;
+    return i == chars && top > SSEWIRE_WIDTH_MIN(width) ? 0 : -1;
 #endif
-}
-
-/* str(s[0:n], "utf-8", "replace"), exactly as PyUnicode_DecodeUTF8 builds it (same kind, same code points):
-   one vector pass sizes the str (code points, widest kind), a second validates the UTF-8 and writes the code
-   points straight into it (no widening copies). Invalid input goes to PyUnicode_DecodeUTF8, which makes the
-   replacements. */
-static PyObject *ssewire_decode_sized(const char *s, Py_ssize_t n, unsigned maxb, Py_ssize_t cont);
-
-static PyObject *ssewire_decode(const char *s, Py_ssize_t n) {
-    const unsigned char *p = (const unsigned char *)s;
-    Py_ssize_t cont, i;
-    unsigned maxb;
-    PyObject *u;
-    if (n < 32)
-        return PyUnicode_DecodeUTF8(s, n, "replace");
-    i = ssewire_ascii_run(p, n);
-    if (i == n) {
-        u = PyUnicode_New(n, 0x7F);
-        if (u != NULL)
-            memcpy(PyUnicode_DATA(u), s, (size_t)n);
-        return u;
-    }
-    maxb = ssewire_byte_stats(p + i, n - i, &cont); /* the ASCII prefix adds nothing */
-    return ssewire_decode_sized(s, n, maxb, cont);
-}
-
-/* ssewire_decode() for s[0:n] whose largest byte (maxb) and UTF-8 continuation bytes (cont) are known. */
-static PyObject *ssewire_decode_sized(const char *s, Py_ssize_t n, unsigned maxb, Py_ssize_t cont) {
-    const unsigned char *p = (const unsigned char *)s;
-    Py_ssize_t chars;
-    Py_UCS4 maxc;
-    PyObject *u;
-    int bad;
-    if (n < 32)
-        return PyUnicode_DecodeUTF8(s, n, "replace");
-    if (maxb < 0x80) {
-        u = PyUnicode_New(n, 0x7F);
-        if (u != NULL)
-            memcpy(PyUnicode_DATA(u), s, (size_t)n);
-        return u;
-    }
-    if (maxb < 0xC2 || maxb > 0xF4) /* continuation bytes without a lead, or bytes never valid */
-        return PyUnicode_DecodeUTF8(s, n, "replace");
-    if (maxb >= 0xF0)
-        maxc = 0x10FFFF;
-    else if (maxb >= 0xC4) /* two-byte sequences from 0xC4 and all three-byte ones are above U+00FF */
-        maxc = 0xFFFF;
-    else
-        maxc = 0xFF;
-    chars = n - cont;
-    u = PyUnicode_New(chars, maxc);
-    if (u == NULL)
-        return NULL;
-    bad = ssewire_fill(PyUnicode_KIND(u), PyUnicode_DATA(u), p, p + n, chars);
-    if (!bad)
-        return u;
-    Py_DECREF(u); /* invalid UTF-8: let CPython make the replacements */
-    return PyUnicode_DecodeUTF8(s, n, "replace");
 }
 
 #endif /* SSEWIRE_KERNELS_H */

@@ -1,15 +1,13 @@
-# The C side of the compiled scanners, declared for _scanner_c.pyx: the vector kernels (_c/sw_kernels.h), the
-# event type's member fields and constructor (_c/sw_events.h) and the event-stream CRC-32 (_c/sw_crc32.h). The C
-# is in those headers, formatted with clang-format (.clang-format) and checked by .ci/run; this file only says
-# what Cython may call.
+# The C side of the compiled scanners, declared for _scanner_c.pyx: the vector kernels (pure C, _c/sw_kernels.h) and
+# the str objects decoded with them (_c/sw_kernels_py.h), the event type's member fields and constructor
+# (_c/sw_events_py.h) and the event-stream CRC-32 (pure C, _c/sw_crc32.h). The C is in those headers, formatted with
+# clang-format (.clang-format) and checked by .ci/run; this file only says what Cython may call.
 
 from libc.stdint cimport uint32_t
 
 cdef extern from "_c/sw_kernels.h":
     int ssewire_select_simd(int allow_avx2)
     Py_ssize_t ssewire_eol(const char* p, Py_ssize_t pos, Py_ssize_t n, unsigned* maxb, Py_ssize_t* cont) noexcept nogil
-    object ssewire_decode(const char* s, Py_ssize_t n)
-    object ssewire_decode_sized(const char* s, Py_ssize_t n, unsigned maxb, Py_ssize_t cont)
 
     ctypedef struct ssewire_walk:
         Py_ssize_t depth
@@ -20,12 +18,16 @@ cdef extern from "_c/sw_kernels.h":
     Py_ssize_t ssewire_walk64(const unsigned char* p, Py_ssize_t pos, Py_ssize_t n, ssewire_walk* w,
                               int* done) noexcept nogil
 
-cdef extern from "_c/sw_slots.h":
+cdef extern from "_c/sw_kernels_py.h":
+    object ssewire_decode(const char* s, Py_ssize_t n)
+    object ssewire_decode_sized(const char* s, Py_ssize_t n, unsigned maxb, Py_ssize_t cont)
+
+cdef extern from "_c/sw_slots_py.h":
     ctypedef struct sw_slots:
         Py_ssize_t n
     int sw_slots_install(sw_slots* c, object type, object sample, object names, object values) except -1
 
-cdef extern from "_c/sw_events.h":
+cdef extern from "_c/sw_events_py.h":
     int ssewire_use_member_fields(type t, object sample, tuple names, tuple values) except -1
     object ssewire_event_new(object event, object data, object id, object retry)
 

@@ -33,6 +33,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.dict cimport PyDict_Copy
 from cpython.list cimport PyList_GET_ITEM
 from cpython.mem cimport PyMem_RawFree, PyMem_RawRealloc
+from cpython.object cimport Py_EQ, Py_NE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.math cimport floor
 from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
@@ -53,7 +54,7 @@ from .kernels cimport (
     ssewire_walk,
     ssewire_walk64,
 )
-# the vector kernels are in _c/sw_kernels.h, the event type's C side in _c/sw_events.h (both declared in
+# the vector kernels are in _c/sw_kernels.h, the event type's C side in _c/sw_events_py.h (both declared in
 # _kernels.pxd)
 
 import json as _json
@@ -209,20 +210,12 @@ cdef class SSEEvent:
     def _key(self):
         return _fields(self)
 
-    def __eq__(self, other):
-        try:
-            return _fields(self) == _fields(other)
-        except AttributeError:
-            return NotImplemented
-
-    def __ne__(self, other):
-        result = self.__eq__(other)
-        if result is NotImplemented:
-            return result
-        return not result
+    # == and != of SSEEvent and EventStreamMessage (which inherits both slots): see _equal and _hashed
+    def __richcmp__(self, other, int op):
+        return _equal(self, other, op)
 
     def __hash__(self):
-        return hash(_fields(self))
+        return hash(_hashed(self))
 
     def __repr__(self):
         event, data, id, retry = _fields(self)
@@ -236,7 +229,34 @@ cdef inline tuple _fields(object ev):
     return (ev.event, ev.data, ev.id, ev.retry)
 
 
-cdef tuple _EVENT_FIELDS = ("event", "data", "id", "retry")  # ssewire_event_new's order; kept alive (sw_slots.h)
+cdef inline tuple _message_fields(object msg):
+    return (msg.event, msg.data, msg.message_type, msg.content_type, msg.headers, msg.payload)
+
+
+cdef object _equal(object ev, object other, int op):
+    """``ev == other`` (or ``!=``) for both event types, as the twin's: a message compares its _message_key()
+    with the other's (either implementation's message has one), an event its four fields with the other's;
+    NotImplemented when the other lacks them, or for an ordering."""
+    if op != Py_EQ and op != Py_NE:
+        return NotImplemented
+    try:
+        if isinstance(ev, EventStreamMessage):
+            result = _message_fields(ev) == other._message_key()
+        else:
+            result = _fields(ev) == _fields(other)
+    except AttributeError:
+        return NotImplemented
+    return result if op == Py_EQ else not result
+
+
+cdef inline tuple _hashed(object ev):
+    """The fields an event's hash is of (a message's headers, a dict, are not among them)."""
+    if isinstance(ev, EventStreamMessage):
+        return (ev.event, ev.data, ev.message_type, ev.payload)
+    return _fields(ev)
+
+
+cdef tuple _EVENT_FIELDS = ("event", "data", "id", "retry")  # ssewire_event_new's order; kept alive (sw_slots_py.h)
 
 
 def _fast_event_fields():
@@ -1266,24 +1286,9 @@ cdef class EventStreamMessage(SSEEvent):
         o.content_type = content_type
 
     def _message_key(self):
-        cdef object o = self
-        return (o.event, o.data, o.message_type, o.content_type, o.headers, o.payload)
+        return _message_fields(self)
 
-    def __eq__(self, other):
-        try:  # either implementation's message (both have _message_key)
-            return self._message_key() == other._message_key()
-        except AttributeError:
-            return NotImplemented
-
-    def __ne__(self, other):
-        result = self.__eq__(other)
-        if result is NotImplemented:
-            return result
-        return not result
-
-    def __hash__(self):
-        cdef object o = self
-        return hash((o.event, o.data, o.message_type, o.payload))
+    # == != and hash: SSEEvent's slots (_equal, _hashed)
 
     def __repr__(self):
         cdef object o = self
@@ -1297,7 +1302,7 @@ cdef class EventStreamMessage(SSEEvent):
         return (type(self), (o.event, o.data, o.headers, o.payload, o.message_type, o.content_type))
 
 
-cdef sw_slots _message_slots  # the fields' member descriptors and offsets (_c/sw_slots.h): lives with the type
+cdef sw_slots _message_slots  # the fields' member descriptors and offsets (_c/sw_slots_py.h): lives with the type
 cdef tuple _MESSAGE_FIELDS = ("headers", "payload", "message_type", "content_type")
 
 

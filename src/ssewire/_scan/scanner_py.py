@@ -14,7 +14,8 @@ import json
 import re
 import struct
 import zlib
-from typing import Any, Optional, Sequence, Union
+from operator import attrgetter, methodcaller
+from typing import Any, Callable, ClassVar, Optional, Sequence, Union
 
 from ..errors import SSEwireError
 from ..limits import BOM as _BOM
@@ -75,19 +76,21 @@ class SSEEvent:
     def _key(self) -> tuple[Optional[str], str, Optional[str], Optional[int]]:
         return (self.event, self.data, self.id, self.retry)
 
+    # Equality and hash of this class and of EventStreamMessage, in one place: a class's _compared gives what == and
+    # != compare, taken from self and from the other object alike (AttributeError: NotImplemented), its _hashed what
+    # the hash is of.
+    _compared: ClassVar[Callable[[object], Any]] = attrgetter("event", "data", "id", "retry")
+    _hashed: ClassVar[Callable[[object], Any]] = _compared
+
     def __eq__(self, other: object) -> bool:
+        compared = type(self)._compared
         try:
-            return (self.event, self.data, self.id, self.retry) == (
-                other.event,  # type: ignore[attr-defined]
-                other.data,  # type: ignore[attr-defined]
-                other.id,  # type: ignore[attr-defined]
-                other.retry,  # type: ignore[attr-defined]
-            )
+            return compared(self) == compared(other)  # type: ignore[no-any-return]
         except AttributeError:
             return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        return hash(type(self)._hashed(self))
 
     def __repr__(self) -> str:
         return f"SSEEvent(event={self.event!r}, data={self.data!r}, id={self.id!r}, retry={self.retry!r})"
@@ -800,14 +803,9 @@ class EventStreamMessage(SSEEvent):
     def _message_key(self) -> tuple[Any, ...]:
         return (self.event, self.data, self.message_type, self.content_type, self.headers, self.payload)
 
-    def __eq__(self, other: object) -> bool:
-        try:  # either implementation's message (both have _message_key)
-            return self._message_key() == other._message_key()  # type: ignore[attr-defined, no-any-return]
-        except AttributeError:
-            return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.event, self.data, self.message_type, self.payload))
+    # either implementation's message has _message_key; headers (a dict) are not hashed
+    _compared: ClassVar[Callable[[object], Any]] = methodcaller("_message_key")
+    _hashed: ClassVar[Callable[[object], Any]] = attrgetter("event", "data", "message_type", "payload")
 
     def __repr__(self) -> str:
         return (

@@ -49,6 +49,10 @@ from ..citations import Citation
 from ..events import SSEEvent, Unified, new_event
 from ..usage import Usage, count
 from ._fast import typed
+from ._fast.bedrock_chunks import type_of, unwrap_chunks
+from ._fast.bedrock_chunks_py import CHUNK_PREFIX as _CHUNK_PREFIX
+from ._fast.bedrock_chunks_py import FAILED as _FAILED
+from ._fast.bedrock_chunks_py import METRICS as _METRICS
 from .anthropic import AnthropicNormalizer, AnthropicRules
 from .common import error_payload, key_of, with_incomplete
 from .contract import Normalizer, Recognition
@@ -82,10 +86,6 @@ CONVERSE_EVENTS = frozenset(
 #: ``toolUse.type`` of a call the service runs itself (Amazon Nova's system tools: ``nova_grounding``,
 #: ``nova_code_interpreter``); its ``toolResult`` block follows in the same stream.
 SERVER_TOOL_USE = "server_tool_use"
-_METRICS = "amazon-bedrock-invocationMetrics"
-_FAILED = ("exception", "error")  # the :message-type values of a failed stream
-_CHUNK_PREFIX = '{"bytes":"'
-_TYPE_PREFIX = '{"type":"'
 
 #: The events read without a decode: ``contentBlockDelta`` whose ``delta`` holds one non-empty string among
 #: ``text``, ``reasoningContent.text`` and ``toolUse.input`` (for the open call at ``contentBlockIndex``), and no
@@ -169,47 +169,6 @@ def _chunk_text(data: str) -> Optional[str]:
     except ValueError:
         return None
     return _chunk_bytes(obj)
-
-
-def _type_of(text: str) -> Optional[str]:
-    """The ``type`` an Anthropic event's text opens with (``{"type":"content_block_delta",...``: how Bedrock writes
-    them), as the SSE event name the Messages stream would carry; None for another layout (then it is decoded)."""
-    if text.startswith(_TYPE_PREFIX):
-        end = text.find('"', len(_TYPE_PREFIX))
-        if end > 0:
-            return text[len(_TYPE_PREFIX) : end]
-    return None
-
-
-def _unwrap_chunks(
-    events: list[SSEEvent], start: int, out: list[SSEEvent], make_event: Callable[[Optional[str], str], SSEEvent]
-) -> int:
-    """From ``events[start]`` on, each ``chunk`` message whose payload is ``{"bytes":"<base64>", ...}`` becomes
-    ``make_event(type, text)`` in ``out`` (``text``: the decoded event, ``type``: what its text opens
-    ``{"type":"...`` with, else None). Stops at the first event that is not such a chunk, an exception or error
-    message, bytes that are not base64, or an event naming ``amazon-bedrock-invocationMetrics``; returns its
-    index. (``ssewire.normalizers._fast.deltas_c.unwrap_chunks`` is its compiled twin.)"""
-    index, end, size = start, len(events), len(_CHUNK_PREFIX)
-    a2b = binascii.a2b_base64
-    while index < end:
-        ev = events[index]
-        if ev.event != "chunk" or getattr(ev, "message_type", None) in _FAILED:
-            break
-        data = ev.data
-        if type(data) is not str or not data.startswith(_CHUNK_PREFIX):
-            break
-        close = data.find('"', size)
-        if close < 0 or data[close + 1 : close + 2] not in (",", "}"):
-            break
-        try:
-            text = a2b(data[size:close]).decode("utf-8", "replace")
-        except ValueError:
-            break
-        if _METRICS in text:
-            break
-        out.append(make_event(_type_of(text), text))
-        index += 1
-    return index
 
 
 def _keyed_inner(obj: Any) -> Optional[dict[str, Any]]:
@@ -479,7 +438,6 @@ class BedrockAnthropicNormalizer(_Bedrock, AnthropicNormalizer):
         super().__init__()
         #: ``amazon-bedrock-invocationMetrics`` of the ``message_stop`` event.
         self.invocation_metrics: Optional[dict[str, Any]] = None
-        self._unwrap = typed.unwrap_chunks or _unwrap_chunks
 
     def frame(self, message: Union[str, bytes, bytearray, dict[str, Any]]) -> list[Unified]:
         """One event boto3 decoded (``{"chunk": {"bytes": b"..."}}``, ``{"throttlingException": {...}}``), or one
@@ -496,7 +454,7 @@ class BedrockAnthropicNormalizer(_Bedrock, AnthropicNormalizer):
         (and its delta reader), unwrapped a run at a time (in C where it is built); exceptions and other messages
         in their place."""
         batch = events if type(events) is list else list(events)
-        unwrap = self._unwrap
+        unwrap = unwrap_chunks
         out: list[Unified] = []
         index, end = 0, len(batch)
         while index < end:
@@ -520,7 +478,7 @@ class BedrockAnthropicNormalizer(_Bedrock, AnthropicNormalizer):
             return self.decoded(ev)
         if _METRICS in text:
             self._keep_metrics(text)
-        return AnthropicNormalizer.normalize(self, [_Event(_type_of(text), text)])
+        return AnthropicNormalizer.normalize(self, [_Event(type_of(text), text)])
 
     def decoded(self, ev: SSEEvent) -> list[Unified]:
         """Exception and error messages become ``error``; anything else is decoded."""

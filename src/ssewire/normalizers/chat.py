@@ -68,6 +68,7 @@ from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from ._fast import typed
+from ._fast.chat_shape import CHAT_SHAPE
 from .common import error_object, error_payload, str_or, with_incomplete
 from .contract import Normalizer, Recognition
 from .tool_calls import CallIds, CallTable, OpenCall, closes_calls, compact_json
@@ -90,34 +91,11 @@ CHAT_STOP: dict[str, str] = {
 PARALLEL_WRAPPER = "multi_tool_use.parallel"
 
 _EMPTY: dict[str, Any] = {}
-_TEXTS: tuple[tuple[int, UnifiedType], ...] = ((4, "text_delta"), (5, "reasoning_delta"), (6, "reasoning_delta"))
-#: The chunks read without a decode: one choice whose delta is text (``content``) or reasoning
-#: (``reasoning_content``, else ``reasoning``), never both, with no ``type``, usage, error, finish reason, role,
-#: refusal, tool call, ``reasoning_details``, ``extra_content`` (a signature), Perplexity ``citations`` or
-#: ``search_results`` (each absent or null). Used once the stream's id and model are known: such a chunk sets
-#: nothing else.
-CHAT_DELTA_RULE = typed.delta_rule(
-    (
-        ("type",),
-        ("usage",),
-        ("error",),
-        ("choices", 0, "finish_reason"),
-        ("choices", 0, "delta", "content"),
-        ("choices", 0, "delta", "reasoning_content"),
-        ("choices", 0, "delta", "reasoning"),
-        ("choices", 0, "delta", "refusal"),
-        ("choices", 0, "delta", "tool_calls"),
-        ("choices", 0, "delta", "function_call"),
-        ("choices", 0, "delta", "role"),
-        ("choices", 0, "delta", "reasoning_details"),
-        ("choices", 0, "delta", "extra_content"),
-        ("citations",),
-        ("search_results",),
-    ),
-    {"message": (None, ((None, _TEXTS),)), None: (None, ((None, _TEXTS),))},
-    type_path=0,
-    nulls=(1, 2, 3, 7, 8, 9, 10, 11, 12, 13, 14),
-)
+#: The chunks read without a decode (see :data:`~._fast.chat_shape.CHAT_SHAPE`, which the rule is made from), once
+#: the stream's id and model are known: such a chunk sets nothing else.
+CHAT_DELTA_RULE = typed.delta_rule(**CHAT_SHAPE.rule_args())
+#: ``(kind, text)`` of a decoded ``typed.chat_chunk`` of that shape, else None (:meth:`.DeltaShape.reader`).
+_DELTA_OF = CHAT_SHAPE.reader()
 #: The one key of a delta that is a single text or reasoning fragment -> the event it makes.
 _SINGLE_KEY: dict[Optional[str], UnifiedType] = {
     "content": "text_delta",
@@ -290,40 +268,20 @@ class ChatCompletionsNormalizer(Normalizer):
 
     def fast_chunk(self, ev: SSEEvent) -> Optional[list[Unified]]:
         """The events of a chunk that is one text or reasoning delta of one choice and nothing else, decoded with
-        only the fields that decide it (``raw`` stays lazy); None for any other chunk (see :mod:`.typed`)."""
+        only the fields that decide it (``raw`` stays lazy); None for any other chunk (see :mod:`.typed`): the shape
+        of :data:`~._fast.chat_shape.CHAT_SHAPE`, read by the struct and the reader made from it."""
         decode = self._typed
         data = ev.data
         if decode is None or data == "[DONE]":
             return None
         try:
-            chunk = decode(data)
+            chunk = decode(data)  # fails for a chunk with a type or a member that must be null
         except typed.DECODE_ERRORS:
             return None
-        choices = chunk.choices
-        if choices is None or len(choices) != 1 or chunk.usage is not None or chunk.error is not None:
+        found = _DELTA_OF(chunk)
+        if found is None:
             return None
-        if chunk.type is not None:  # an OpenAI normaliser routes a payload with a "type" by the Responses rules
-            return None
-        choice = choices[0]
-        delta = choice.delta
-        if delta is None or choice.finish_reason is not None or delta.tool_calls is not None:
-            return None
-        if delta.function_call is not None or delta.refusal is not None or delta.role is not None:
-            return None
-        if delta.reasoning_details is not None or delta.extra_content is not None:
-            return None
-        if chunk.citations is not None or chunk.search_results is not None:
-            return None
-        reasoning = delta.reasoning_content or delta.reasoning  # reasoning_content wins, never both counted
-        if delta.content:
-            if reasoning:
-                return None
-            kind: UnifiedType = "text_delta"
-            text = delta.content
-        elif reasoning:
-            kind, text = "reasoning_delta", reasoning
-        else:
-            return None
+        kind, text = found
         if self.response_id is None and type(chunk.id) is str:
             self.response_id = chunk.id
         if self.model is None and type(chunk.model) is str:

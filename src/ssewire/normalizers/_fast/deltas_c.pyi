@@ -15,7 +15,6 @@ __all__ = [
     "compact_member",
     "take_deltas",
     "take_texts",
-    "unwrap_chunks",
     "use_types",
 ]
 
@@ -83,4 +82,3 @@ def take_deltas(
     sink: Optional[TextSink] = None,
 ) -> int: ...
 def take_texts(events: list[Any], start: int, texts: list[str], reasonings: list[str]) -> tuple[int, Any]: ...
-def unwrap_chunks(events: list[Any], start: int, out: list[Any], make_event: Any) -> int: ...

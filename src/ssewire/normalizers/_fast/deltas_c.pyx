@@ -1,7 +1,7 @@
 # cython: language_level=3, auto_pickle=False
 """The compiled hot path of the normalisers: a batch's text and reasoning delta events, read from each payload's
 JSON text without decoding it (strict JSON validation and member lookup in C, ``_c/sw_json.h``) and built in C
-(``_c/sw_slots.h``: the ``Unified`` and ``LazyPayload`` classes' own ``__slots__``, filled through their member
+(``_c/sw_slots_py.h``: the ``Unified`` and ``LazyPayload`` classes' own ``__slots__``, filled through their member
 descriptors, so the objects are exactly those the Python factories make).
 
 ``take_deltas(events, start, rule, out)`` appends to ``out`` the delta events of ``events[start:]`` that ``rule``
@@ -72,11 +72,10 @@ __all__ = [
     "compact_member",
     "take_deltas",
     "take_texts",
-    "unwrap_chunks",
     "use_types",
 ]
 
-#: The limits of the C structures, from the headers' macros (``_c/sw_json.h``, ``_c/sw_slots.h``): the paths a
+#: The limits of the C structures, from the headers' macros (``_c/sw_json.h``, ``_c/sw_slots_py.h``): the paths a
 #: ``DeltaRule`` reads, the steps of one path, the ``__slots__`` of a type the reader builds.
 MAX_PATHS: int = SW_JSON_MAX_PATHS
 MAX_STEPS: int = SW_JSON_MAX_STEPS
@@ -774,55 +773,3 @@ def take_texts(list events, Py_ssize_t start, list texts, list reasonings):
             sequence = value
         i += 1
     return i, (None if sequence is NULL else <object>sequence)
-
-
-# -- Bedrock's chunk messages ---------------------------------------------------------------------------------------
-
-from binascii import a2b_base64 as _a2b_base64
-
-cdef str _CHUNK = "chunk", _BYTES = '{"bytes":"', _TYPE_OPEN = '{"type":"'
-cdef str _METRICS = "amazon-bedrock-invocationMetrics"
-cdef tuple _FAILED = ("exception", "error")
-
-
-def unwrap_chunks(list events, Py_ssize_t start, list out, make_event):
-    """The compiled twin of ``ssewire.normalizers.bedrock._unwrap_chunks`` (same arguments, same result): from
-    ``events[start]`` on, each ``chunk`` message whose payload is ``{"bytes":"<base64>", ...}`` becomes
-    ``make_event(type, text)`` in ``out`` (``text``: the decoded event, ``type``: what its text opens
-    ``{"type":"...`` with, else None). Stops at the first event that is not such a chunk, an exception or error
-    message, bytes that are not base64, or an event naming ``amazon-bedrock-invocationMetrics``; returns its
-    index."""
-    cdef Py_ssize_t i = start, n = len(events), end, size = len(_BYTES), opened = len(_TYPE_OPEN)
-    cdef str data, text, tail
-    cdef bytes raw
-    while i < n:
-        ev = events[i]
-        if ev.event != _CHUNK or getattr(ev, "message_type", None) in _FAILED:
-            break
-        value = ev.data
-        if type(value) is not str:
-            break
-        data = <str>value
-        if not data.startswith(_BYTES):
-            break
-        end = data.find('"', size)
-        if end < 0:
-            break
-        tail = data[end + 1 : end + 2]
-        if tail != "," and tail != "}":
-            break
-        try:
-            raw = _a2b_base64(data[size:end])
-        except ValueError:
-            break
-        text = PyUnicode_DecodeUTF8(raw, len(raw), "replace")
-        if _METRICS in text:
-            break
-        kind = None
-        if text.startswith(_TYPE_OPEN):
-            end = text.find('"', opened)
-            if end > 0:
-                kind = text[opened:end]
-        out.append(make_event(kind, text))
-        i += 1
-    return i

@@ -1,7 +1,8 @@
 # The C side of the compiled delta reader (_deltas_c.pyx): strict JSON validation that locates a few members of a
-# payload object without building it (_c/sw_json.h), and objects with __slots__ read and built through their
-# member descriptors (_c/sw_slots.h). Both formatted with clang-format and checked by .ci/run. Every array sized by a
-# limit is sized by the header's macro (declared here), never by a literal: raising a macro resizes them all.
+# payload object without building it (pure C, _c/sw_json.h; its strings and compact text as Python objects,
+# _c/sw_json_py.h), and objects with __slots__ read and built through their member descriptors (_c/sw_slots_py.h).
+# All formatted with clang-format and checked by .ci/run. Every array sized by a limit is sized by the header's
+# macro (declared here), never by a literal: raising a macro resizes them all.
 
 from cpython.object cimport PyObject
 
@@ -39,12 +40,14 @@ cdef extern from "_c/sw_json.h":
     int sw_json_match(const sw_json_shape* shape, const char* text, Py_ssize_t n, int n_paths,
                       sw_json_val* vals) noexcept
     Py_ssize_t SW_JSON_COMPACT_ROOM(Py_ssize_t n)
-    Py_ssize_t sw_json_compact(const char* p, Py_ssize_t n, char* out) noexcept
     int sw_json_locate(const char* text, Py_ssize_t n, const sw_json_paths* paths, sw_json_val* vals) noexcept
+
+cdef extern from "_c/sw_json_py.h":
+    Py_ssize_t sw_json_compact(const char* p, Py_ssize_t n, char* out) noexcept
     # a new reference; NULL with no exception set for a string the full decode must read (a lone surrogate)
     PyObject* sw_json_string(const sw_json_val* v, int ascii)
 
-cdef extern from "_c/sw_slots.h":
+cdef extern from "_c/sw_slots_py.h":
     enum:
         SW_SLOTS_MAX
     ctypedef struct sw_slots:

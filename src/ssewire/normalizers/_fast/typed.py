@@ -23,6 +23,7 @@ from ..._scan import NO_EXTENSIONS
 from ...events import LazyPayload, SSEEvent, Unified, unified_defaults
 from ...names import UnifiedType
 from ..tool_calls import OpenCall
+from .chat_shape import CHAT_SHAPE
 
 __all__ = [
     "DECODE_ERRORS",
@@ -37,7 +38,6 @@ __all__ = [
     "take_deltas",
     "take_texts",
     "TextSink",
-    "unwrap_chunks",
     "MAX_PATHS",
     "MAX_STEPS",
 ]
@@ -58,33 +58,9 @@ except ImportError:  # the fast extra is not installed (or is switched off): no 
     msgspec = None  # type: ignore[assignment]
 
 if msgspec is not None:
-
-    class ChatDelta(msgspec.Struct, gc=False):
-        content: Optional[str] = None
-        reasoning_content: Optional[str] = None
-        reasoning: Optional[str] = None
-        refusal: Any = None
-        tool_calls: Any = None
-        function_call: Any = None
-        role: Any = None
-        reasoning_details: Any = None  # OpenRouter's structured reasoning: never fast
-        extra_content: Any = None  # Gemini's thought signature: never fast
-
-    class ChatChoice(msgspec.Struct, gc=False):
-        delta: Optional[ChatDelta] = None
-        finish_reason: Any = None
-
-    class ChatChunk(msgspec.Struct, gc=False):
-        """A Chat Completions chunk."""
-
-        choices: Optional[list[ChatChoice]] = None
-        id: Any = None
-        model: Any = None
-        usage: Any = None
-        error: Any = None
-        type: Any = None  # a chunk with a "type" is routed by the Responses rules, never fast
-        citations: Any = None  # Perplexity's sources: never fast
-        search_results: Any = None
+    #: A Chat Completions chunk (see :mod:`.chat_shape`): a non-null ``type`` or member that must be null fails
+    #: its decode.
+    ChatChunk = CHAT_SHAPE.struct(msgspec)
 
     class GeminiPart(msgspec.Struct, gc=False):
         text: Optional[str] = None
@@ -186,12 +162,6 @@ take_texts: Optional[TakeTexts] = None if _deltas_c is None else _deltas_c.take_
 #: ``compact_member(data, path) -> str | None``: the compact JSON text of one member of a payload, written from its
 #: text (see :mod:`.deltas_c`); None where the compiled reader is not built (or typed decoding is off).
 compact_member: Optional[Callable[[str, Any], Optional[str]]] = None
-
-
-UnwrapChunks = Callable[[list[SSEEvent], int, list[SSEEvent], Callable[[Optional[str], str], SSEEvent]], int]
-#: ``unwrap_chunks(events, start, out, make_event) -> index``: Bedrock's ``chunk`` messages unwrapped in C (see
-#: :mod:`ssewire.normalizers._fast.deltas_c`), or None where the compiled reader is not built.
-unwrap_chunks: Optional[UnwrapChunks] = None if _deltas_c is None else _deltas_c.unwrap_chunks
 
 
 def member_path(path: Path) -> Any:

@@ -1,12 +1,12 @@
 /* ssewire event objects: the compiled SSEEvent type gets plain member descriptors (what __slots__ gives a
- * Python class; through sw_slots.h, the one home of field offsets) and a C constructor with a small free list.
+ * Python class; through sw_slots_py.h, the one home of field offsets) and a C constructor with a small free list.
  * Included by _scan/scanner_c.pyx through _scan/kernels.pxd. */
 #ifndef SSEWIRE_EVENTS_H
 #define SSEWIRE_EVENTS_H
 
 #include <Python.h>
 
-#include "sw_slots.h"
+#include "sw_slots_py.h"
 
 #define SSEWIRE_EVENT_FIELDS 4 /* event, data, id, retry: the order of ssewire_event_new's arguments */
 static sw_slots ssewire_event_slots;

@@ -1,0 +1,42 @@
+"""The Chat Completions chunk read without a full decode, written once (:data:`CHAT_SHAPE`): the compiled delta
+rule (``chat.CHAT_DELTA_RULE``), the msgspec struct (``typed.chat_chunk``) and ``ChatCompletionsNormalizer.fast_chunk``
+are all made from it."""
+
+from __future__ import annotations
+
+from .shape import DeltaShape
+
+__all__ = ["CHAT_SHAPE"]
+
+_DELTA = ("choices", 0, "delta")
+
+#: One choice whose delta is text (``content``) or reasoning (``reasoning_content``, else ``reasoning``), never
+#: both, with no ``type`` (a payload with one is routed by the Responses rules), usage, error, finish reason, role,
+#: refusal, tool call, ``reasoning_details`` (OpenRouter's structured reasoning), ``extra_content`` (Gemini's
+#: thought signature), Perplexity ``citations`` or ``search_results`` (each absent or null). The chunk's ``id`` and
+#: ``model`` are read, unchecked: the compiled reader takes such chunks once the stream's id and model are known (a
+#: chunk it takes sets nothing else); the Python fast path notes them.
+CHAT_SHAPE = DeltaShape(
+    name="ChatChunk",
+    type=("type",),
+    texts=(
+        ((*_DELTA, "content"), "text_delta"),
+        ((*_DELTA, "reasoning_content"), "reasoning_delta"),
+        ((*_DELTA, "reasoning"), "reasoning_delta"),
+    ),
+    nulls=(
+        ("usage",),
+        ("error",),
+        ("choices", 0, "finish_reason"),
+        (*_DELTA, "refusal"),
+        (*_DELTA, "tool_calls"),
+        (*_DELTA, "function_call"),
+        (*_DELTA, "role"),
+        (*_DELTA, "reasoning_details"),
+        (*_DELTA, "extra_content"),
+        ("citations",),
+        ("search_results",),
+    ),
+    reads=(("id",), ("model",)),
+    events=("message", None),
+)

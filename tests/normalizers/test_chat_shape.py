@@ -1,0 +1,202 @@
+"""The Chat Completions fast shape is written once (``_fast.chat_shape.CHAT_SHAPE``) and the three readers made from
+it agree with it and with the full decode: the compiled delta reader (``chat.CHAT_DELTA_RULE``), the msgspec struct
+with ``ChatCompletionsNormalizer.fast_chunk``, and the full decode. Every case is made from the description, so a
+member added to it is checked on all three."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from typing import Any, Optional
+
+import pytest
+
+from ssewire._scan import SSEEvent
+from ssewire.normalizers import chat
+from ssewire.normalizers._fast import typed
+from ssewire.normalizers._fast.chat_shape import CHAT_SHAPE
+from ssewire.normalizers._fast.shape import DeltaShape, Path
+from ssewire.normalizers.chat import ChatCompletionsNormalizer
+
+try:
+    from ssewire._scan import scanner_c
+except ImportError:  # the pure-Python install: the compiled reader is not built
+    scanner_c = None  # type: ignore[assignment]
+
+_BASE: dict[str, Any] = {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0}]}
+_TEXT_PATH = CHAT_SHAPE.texts[0][0]
+pytestmark = pytest.mark.skipif(
+    typed.take_deltas is None and typed.chat_chunk is None,
+    reason="no fast reader here (neither the compiled reader nor msgspec)",
+)
+
+#: Non-null values a member that must be null may carry: each makes the chunk something else.
+_NON_NULL = ["x", "", 0, False, {}, [], {"a": 1}]
+
+
+def _chunk(*members: tuple[Path, Any]) -> str:
+    """The JSON text of a chunk with one empty choice and each ``(path, value)`` set (objects made on the way)."""
+    obj = copy.deepcopy(_BASE)
+    for path, value in members:
+        node: Any = obj
+        for step, following in zip(path, path[1:]):
+            if type(step) is int:
+                node = node[step]
+            else:
+                node = node.setdefault(step, [{}] if type(following) is int else {})
+        node[path[-1]] = value
+    return json.dumps(obj)
+
+
+def _full(data: str) -> list[dict[str, Any]]:
+    """The events of one chunk by the full decode."""
+    typed.set_enabled(False)
+    try:
+        return [e.to_dict(with_raw=True) for e in ChatCompletionsNormalizer().normalize([SSEEvent("message", data)])]
+    finally:
+        typed.set_enabled(True)
+
+
+def _readers(data: str) -> dict[str, Optional[list[dict[str, Any]]]]:
+    """What each fast reader here makes of one chunk (None: it leaves the chunk to the full decode)."""
+    got: dict[str, Optional[list[dict[str, Any]]]] = {}
+    if typed.take_deltas is not None and scanner_c is not None:
+        out: list[Any] = []
+        events: list[Any] = [scanner_c.SSEEvent("message", data)]
+        taken = typed.take_deltas(events, 0, chat.CHAT_DELTA_RULE, out)
+        got["compiled reader"] = [e.to_dict(with_raw=True) for e in out] if taken else None
+    if typed.chat_chunk is not None:
+        fast = ChatCompletionsNormalizer().fast_chunk(SSEEvent("message", data))
+        got["fast_chunk"] = None if fast is None else [e.to_dict(with_raw=True) for e in fast]
+    return got
+
+
+def _texts_of(events: Optional[list[dict[str, Any]]]) -> Optional[list[tuple[str, str]]]:
+    return None if events is None else [(e["type"], e["text"]) for e in events]
+
+
+@pytest.mark.parametrize("path", [CHAT_SHAPE.type, *CHAT_SHAPE.nulls], ids=str)
+@pytest.mark.parametrize("value", _NON_NULL, ids=repr)
+def test_a_member_that_must_be_null_makes_the_chunk_something_else_on_every_reader(path: Path, value: Any) -> None:
+    data = _chunk((_TEXT_PATH, "a"), (path, value))
+    assert all(made is None for made in _readers(data).values()), _readers(data)
+    assert _full(data)  # the full decode makes the events
+
+
+@pytest.mark.parametrize("path", [CHAT_SHAPE.type, *CHAT_SHAPE.nulls], ids=str)
+def test_a_member_that_must_be_null_may_be_null(path: Path) -> None:
+    data = _chunk((_TEXT_PATH, "a"), (path, None))
+    want = _full(data)
+    assert _texts_of(want) == [(CHAT_SHAPE.texts[0][1], "a")]
+    assert all(made == want for made in _readers(data).values()), _readers(data)
+
+
+@pytest.mark.parametrize(("path", "kind"), CHAT_SHAPE.texts, ids=str)
+def test_each_text_makes_its_event_on_every_reader(path: Path, kind: str) -> None:
+    data = _chunk((path, "t"))
+    want = _full(data)
+    assert _texts_of(want) == [(kind, "t")]
+    assert all(made == want for made in _readers(data).values()), _readers(data)
+    for other in (1, ["t"], {"text": "t"}):  # a text that is not a string: not this shape
+        assert all(made is None for made in _readers(_chunk((path, other))).values())
+
+
+@pytest.mark.parametrize(("first", "second"), list(itertools.combinations(CHAT_SHAPE.texts, 2)), ids=str)
+def test_two_texts_follow_the_precedence_of_the_description(first: tuple[Path, str], second: tuple[Path, str]) -> None:
+    """An earlier text wins over a later one of its kind; two kinds at once are left to the full decode."""
+    (one, kind), (two, other) = first, second
+    data = _chunk((one, "a"), (two, "b"))
+    want = _full(data)
+    for made in _readers(data).values():
+        assert made == (want if kind == other else None)
+    if kind == other:
+        assert _texts_of(want) == [(kind, "a")]
+    later = _readers(_chunk((one, ""), (two, "b")))  # an empty text is no text
+    assert all(_texts_of(made) == [(other, "b")] for made in later.values()), later
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _chunk(),  # no text
+        _chunk((_TEXT_PATH, "")),
+        _chunk((CHAT_SHAPE.text_parent, None)),
+        json.dumps({**_BASE, "choices": []}),
+        json.dumps({**_BASE, "choices": None}),
+        json.dumps({**_BASE, "choices": [{"delta": {"content": "a"}}, {"delta": {"content": "b"}}]}),
+    ],
+)
+def test_a_chunk_without_one_text_of_one_choice_is_left_to_the_full_decode(data: str) -> None:
+    assert all(made is None for made in _readers(data).values()), _readers(data)
+
+
+def test_the_rule_and_the_struct_are_made_from_the_description() -> None:
+    args = CHAT_SHAPE.rule_args()
+    paths = args["paths"]
+    assert paths[args["type_path"]] == ("type",)
+    assert [paths[i] for i in args["nulls"]] == list(CHAT_SHAPE.nulls)
+    for event in ("message", None):
+        _, ((_, texts),) = args["cases"][event]
+        assert [(paths[i], kind) for i, kind in texts] == list(CHAT_SHAPE.texts)
+    if typed.chat_chunk is not None:
+        chunk = typed.chat_chunk(_chunk((_TEXT_PATH, "a")))
+        assert (chunk.id, chunk.model) == ("c1", "m")  # the members read, unchecked
+        assert typed.chat_chunk(_chunk((_TEXT_PATH, "a"), (("id",), 7))).id == 7
+
+
+def _shape(**changes: Any) -> DeltaShape:
+    args: dict[str, Any] = {
+        "name": "S",
+        "type": ("type",),
+        "texts": ((("d", "text"), "text_delta"),),
+        "nulls": (("error",),),
+    }
+    return DeltaShape(**{**args, **changes})
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"nulls": (("type",),)},  # written twice
+        {"nulls": (("d",),)},  # the prefix of a text
+        {"texts": ((("d", "text"), "text_delta"), (("e", "text"), "reasoning_delta"))},  # not one object
+        {"texts": ()},
+        {"nulls": ((0, "a"),)},  # not a key first
+        {"nulls": (("a", 0, 0),)},  # an array in an array
+        {"nulls": (("a", 1),)},  # only 0 is an element
+        {"nulls": (("a", False),)},
+        {"name": "a shape"},
+        {"nulls": (("not-a-field",),)},
+        {"reads": (("error",),)},
+    ],
+    ids=repr,
+)
+def test_a_description_that_breaks_the_rules_is_refused(changes: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        _shape(**changes)
+
+
+def test_the_reader_walks_to_the_texts_and_applies_the_precedence() -> None:
+    msgspec = pytest.importorskip("msgspec")
+    shape = _shape(
+        texts=(
+            (("c", 0, "d", "a"), "text_delta"),
+            (("c", 0, "d", "b"), "reasoning_delta"),
+            (("c", 0, "d", "c"), "reasoning_delta"),
+        )
+    )
+    decode, read = msgspec.json.Decoder(shape.struct(msgspec)).decode, shape.reader()
+    cases = {
+        '{"c": [{"d": {"a": "x"}}]}': ("text_delta", "x"),
+        '{"c": [{"d": {"b": "y", "c": "z"}}]}': ("reasoning_delta", "y"),
+        '{"c": [{"d": {"a": "", "c": "z"}}]}': ("reasoning_delta", "z"),
+        '{"c": [{"d": {"a": "x", "c": "z"}}]}': None,
+        '{"c": [{"d": {"a": "x"}}, {"d": {"a": "x"}}]}': None,
+        '{"c": [{"d": null}]}': None,
+        '{"c": []}': None,
+        "{}": None,
+    }
+    assert {data: read(decode(data)) for data in cases} == cases
+    with pytest.raises(msgspec.ValidationError):
+        decode('{"error": 1}')
