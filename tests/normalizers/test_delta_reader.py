@@ -534,7 +534,7 @@ _SOMETHING_ELSE = [
     (("choices", 0, "delta", "refusal"), "no"),
     (("choices", 0, "delta", "tool_calls"), [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{"}}]),
     (("choices", 0, "delta", "function_call"), {"name": "f"}),
-    (("choices", 0, "delta", "role"), "assistant"),
+    (("timings",), {"predicted_n": 3}),  # llama.cpp: the full decode keeps them
     (("choices", 0, "delta", "content"), ["a"]),
     (("choices", 0, "delta", "content"), ""),
     (("choices", 0, "delta"), "a"),
@@ -549,6 +549,10 @@ _STILL_TEXT = [
     (("choices", 0, "delta"), {"reasoning_content": "r", "reasoning": "s"}),  # reasoning_content wins
     (("object",), "chat.completion.chunk"),
     (("choices", 0, "logprobs"), {"content": []}),
+    (("choices", 0, "delta", "role"), "assistant"),  # on every delta (OpenRouter): what the full decode ignores too
+    (("service_tier",), "default"),
+    (("obfuscation",), "a1b2"),
+    (("usage",), None),
 ]
 
 

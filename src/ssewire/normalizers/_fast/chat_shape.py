@@ -11,11 +11,13 @@ __all__ = ["CHAT_SHAPE"]
 _DELTA = ("choices", 0, "delta")
 
 #: One choice whose delta is text (``content``) or reasoning (``reasoning_content``, else ``reasoning``), never
-#: both, with no ``type`` (a payload with one is routed by the Responses rules), usage, error, finish reason, role,
+#: both, with no ``type`` (a payload with one is routed by the Responses rules), usage, error, finish reason,
 #: refusal, tool call, ``reasoning_details`` (OpenRouter's structured reasoning), ``extra_content`` (Gemini's
-#: thought signature), Perplexity ``citations`` or ``search_results`` (each absent or null). The chunk's ``id`` and
-#: ``model`` are read, unchecked: the compiled reader takes such chunks once the stream's id and model are known (a
-#: chunk it takes sets nothing else); the Python fast path notes them.
+#: thought signature), Perplexity ``citations`` or ``search_results``, llama.cpp ``timings`` (each absent or null).
+#: The chunk's ``id`` and ``model`` are read, unchecked: the compiled reader takes such chunks once the stream's id
+#: and model are known (a chunk it takes sets nothing else); the Python fast path notes them. Every other member is
+#: ignored, as the full decode ignores it: ``role`` (OpenRouter and others repeat ``"role": "assistant"`` on every
+#: delta), ``logprobs``, ``object``, ``created``, ``system_fingerprint``, ``service_tier``, ``obfuscation``.
 CHAT_SHAPE = DeltaShape(
     name="ChatChunk",
     type=("type",),
@@ -31,11 +33,11 @@ CHAT_SHAPE = DeltaShape(
         (*_DELTA, "refusal"),
         (*_DELTA, "tool_calls"),
         (*_DELTA, "function_call"),
-        (*_DELTA, "role"),
         (*_DELTA, "reasoning_details"),
         (*_DELTA, "extra_content"),
         ("citations",),
         ("search_results",),
+        ("timings",),
     ),
     reads=(("id",), ("model",)),
     events=("message", None),

@@ -1,0 +1,236 @@
+"""``python -m benchmarks.shapes [--quick] [--readme]``: no fast path may depend on one payload shape.
+
+Each generated SSE stream of ``generate.py`` (OpenAI Chat Completions and Responses, Anthropic, xAI, Gemini) is
+rewritten payload by payload into variants that real servers send and a parser must read as fast: the members in
+the reverse order (``keys-reversed``); the optional members that do not change a payload's events dropped
+(``minimal``: ``logprobs``, ``obfuscation``, ``service_tier``, ``system_fingerprint``, ``created``, ``object``,
+``usage: null``); Chat Completions' ``"role": "assistant"`` on every delta (``role-every-delta``, as OpenRouter
+sends it); the payloads pretty-printed (``spaced``: ``json.dumps`` with its default separators). The events must not
+change: every variant is checked to give the plain stream's text and number of events. Each variant is timed end to end
+(``iter_unified``, the provider named) interleaved with the plain stream, and reported as its speed against the
+plain shape's in the same run (1.00x: as fast). Writes ``benchmarks/results/shapes[-quick].json``, prints a
+markdown table and, with ``--readme``, rewrites README.md's block between ``<!-- shapes:start -->`` and
+``<!-- shapes:end -->``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from .contenders import CHUNK_SIZE, MAX_BUFFER
+from .generate import generate
+from .readme import replace_block
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).resolve().parent / "results"
+
+#: Members that never change a payload's events (absent, null or any value): what ``minimal`` drops.
+OPTIONAL = ("logprobs", "obfuscation", "service_tier", "system_fingerprint", "created", "object")
+
+
+def _reversed(value: Any) -> Any:
+    if type(value) is dict:
+        return {key: _reversed(value[key]) for key in reversed(list(value))}
+    if type(value) is list:
+        return [_reversed(item) for item in value]
+    return value
+
+
+def _minimal(value: Any) -> Any:
+    if type(value) is dict:
+        return {
+            key: _minimal(item)
+            for key, item in value.items()
+            if key not in OPTIONAL and not (key == "usage" and item is None)
+        }
+    if type(value) is list:
+        return [_minimal(item) for item in value]
+    return value
+
+
+def _role_every_delta(value: Any) -> Any:
+    choices = value.get("choices") if type(value) is dict else None
+    for choice in choices if type(choices) is list else ():
+        delta = choice.get("delta") if type(choice) is dict else None
+        if type(delta) is dict:
+            choice["delta"] = {"role": "assistant", **delta}
+    return value
+
+
+Rewrite = Callable[[Any], str]
+VARIANTS: dict[str, Rewrite] = {
+    "keys-reversed": lambda obj: json.dumps(_reversed(obj), separators=(",", ":"), ensure_ascii=False),
+    "minimal": lambda obj: json.dumps(_minimal(obj), separators=(",", ":"), ensure_ascii=False),
+    "role-every-delta": lambda obj: json.dumps(_role_every_delta(obj), separators=(",", ":"), ensure_ascii=False),
+    "spaced": lambda obj: json.dumps(obj, ensure_ascii=False),
+}
+#: The generated streams rewritten, and the variants that apply to each (role: Chat Completions only).
+STREAMS: dict[str, tuple[str, ...]] = {
+    "openai-chat": ("keys-reversed", "minimal", "role-every-delta", "spaced"),
+    "xai-chat": ("keys-reversed", "minimal", "role-every-delta", "spaced"),
+    "openai-responses": ("keys-reversed", "minimal", "spaced"),
+    "anthropic-messages": ("keys-reversed", "spaced"),
+    "gemini-sse": ("keys-reversed", "spaced"),
+}
+
+
+def rewrite_sse(body: bytes, rewrite: Rewrite) -> bytes:
+    """``body`` (SSE whose events are one ``data:`` line each, any ``event:`` line kept) with each JSON payload
+    rewritten; ``[DONE]`` and anything not JSON kept as it is."""
+    out: list[bytes] = []
+    for line in body.splitlines(keepends=True):
+        if line.startswith(b"data: "):
+            text = line[6:].rstrip(b"\r\n")
+            ending = line[6 + len(text) :]
+            try:
+                obj = json.loads(text)
+            except ValueError:
+                out.append(line)
+                continue
+            out.append(b"data: " + rewrite(obj).encode() + ending)
+        else:
+            out.append(line)
+    return b"".join(out)
+
+
+def _chunks(data: bytes) -> list[bytes]:
+    return [data[i : i + CHUNK_SIZE] for i in range(0, len(data), CHUNK_SIZE)]
+
+
+def _read(chunks: list[bytes], provider: str) -> tuple[str, int]:
+    """The stream's text and event count, end to end."""
+    from ssewire import iter_unified
+
+    parts, n = [], 0
+    for ev in iter_unified(chunks, provider, "sse", max_buffer=MAX_BUFFER):
+        n += 1
+        if ev.type == "text_delta" and ev.text:
+            parts.append(ev.text)
+    return "".join(parts), n
+
+
+def _timed(chunks: list[bytes], provider: str, passes: int) -> float:
+    from ssewire import iter_unified
+
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        for _ in range(passes):
+            for _ev in iter_unified(chunks, provider, "sse", max_buffer=MAX_BUFFER):
+                pass
+        return (time.perf_counter() - start) / passes
+    finally:
+        gc.enable()
+
+
+def measure(name: str, size: int, samples: int, min_time: float) -> dict[str, Any]:
+    """The plain stream ``name`` and each of its variants: checked to read the same text, then timed in
+    ``samples`` interleaved samples; the speed of each variant against the plain shape (medians)."""
+    stream = generate(name, size)
+    plain = _chunks(stream.data)
+    provider = stream.provider
+    expected = _read(plain, provider)
+    bodies = {"plain": plain}
+    for variant in STREAMS[name]:
+        chunks = _chunks(rewrite_sse(stream.data, VARIANTS[variant]))
+        got = _read(chunks, provider)
+        if got != expected:
+            raise AssertionError(f"{name} {variant}: the events changed (text, count: {got[1]} vs {expected[1]})")
+        bodies[variant] = chunks
+    start = time.perf_counter()
+    _timed(plain, provider, 1)
+    passes = max(1, round(min_time / max(1e-6, time.perf_counter() - start)))
+    times: dict[str, list[float]] = {label: [] for label in bodies}
+    for _ in range(samples):
+        for label, chunks in bodies.items():
+            times[label].append(_timed(chunks, provider, passes))
+    medians = {label: statistics.median(values) for label, values in times.items()}
+    sizes = {label: sum(map(len, chunks)) for label, chunks in bodies.items()}
+    return {
+        "provider": provider,
+        "bytes": sizes,
+        "seconds": medians,
+        "mb_s": {label: sizes[label] / medians[label] / 1e6 for label in bodies},
+        # events per second against the plain shape's: the same events, so time(plain) / time(variant)
+        "speed_vs_plain": {label: medians["plain"] / medians[label] for label in bodies if label != "plain"},
+    }
+
+
+def format_table(doc: dict[str, Any]) -> str:
+    variants = list(VARIANTS)
+    lines = [
+        "| stream | plain MB/s | " + " | ".join(f"`{v}`" for v in variants) + " |",
+        "|---|---:|" + "---:|" * len(variants),
+    ]
+    for name, result in doc["streams"].items():
+        speed = result["speed_vs_plain"]
+        cells = [f"{speed[v]:.2f}x" if v in speed else "—" for v in variants]
+        lines.append(f"| {name} | {result['mb_s']['plain']:.0f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def readme_block(doc: dict[str, Any]) -> str:
+    env = doc["environment"]
+    return "\n".join(
+        [
+            "<!-- generated by `python -m benchmarks.shapes --readme`; do not edit by hand -->",
+            "Each variant's end-to-end speed (`iter_unified`, events per second) against the plain generated "
+            f"stream's, {doc['samples']} interleaved samples (medians), {doc['size_mb']:g} MB streams; "
+            f"{env['machine']}, Python {env['python']}, scanner {env['scanner']}. Every variant reads the same text "
+            "and events as the plain one.",
+            "",
+            format_table(doc),
+        ]
+    )
+
+
+def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.shapes", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="smaller streams, fewer samples")
+    p.add_argument("--readme", action="store_true", help="rewrite README.md's shapes block")
+    p.add_argument("--results", type=Path, default=RESULTS, help="output directory (default benchmarks/results)")
+    return p.parse_args(argv)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
+    import ssewire
+
+    size_mb = 0.5 if args.quick else 2.0
+    samples = 3 if args.quick else 7
+    results = {}
+    for name in STREAMS:
+        print(f"{name}: {len(STREAMS[name])} variant(s)", file=sys.stderr)
+        results[name] = measure(name, int(size_mb * 1e6), samples, 0.05 if args.quick else 0.2)
+    doc = {
+        "size_mb": size_mb,
+        "samples": samples,
+        "streams": results,
+        "environment": {
+            "machine": f"{platform.machine()} {os.cpu_count()} cores",
+            "python": platform.python_version(),
+            "scanner": ssewire.IMPLEMENTATION,
+        },
+    }
+    args.results.mkdir(parents=True, exist_ok=True)
+    out = args.results / f"shapes{'-quick' if args.quick else ''}.json"
+    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    print(format_table(doc))
+    if args.readme and not replace_block("shapes", readme_block(doc)):
+        print("README.md has no shapes markers", file=sys.stderr)
+    print(f"\nwrote: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

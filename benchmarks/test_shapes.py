@@ -1,0 +1,36 @@
+"""The shape-variants benchmark: each rewrite keeps the events and changes the bytes it says it changes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .generate import generate
+from .shapes import STREAMS, VARIANTS, _chunks, _read, measure, rewrite_sse
+
+SMALL = 60_000
+
+
+@pytest.mark.parametrize(("name", "variant"), [(n, v) for n, vs in STREAMS.items() for v in vs])
+def test_every_variant_reads_the_same_events_from_other_bytes(name: str, variant: str) -> None:
+    stream = generate(name, SMALL)
+    body = rewrite_sse(stream.data, VARIANTS[variant])
+    assert body != stream.data
+    assert _read(_chunks(body), stream.provider) == _read(_chunks(stream.data), stream.provider)
+
+
+def test_the_rewrites_do_what_they_say() -> None:
+    obj = {"id": "c", "object": "chunk", "usage": None, "choices": [{"delta": {"content": "a"}, "logprobs": None}]}
+    assert json.loads(VARIANTS["minimal"](obj)) == {"id": "c", "choices": [{"delta": {"content": "a"}}]}
+    assert list(json.loads(VARIANTS["keys-reversed"](obj))) == ["choices", "usage", "object", "id"]
+    assert json.loads(VARIANTS["role-every-delta"](obj))["choices"][0]["delta"] == {"role": "assistant", "content": "a"}
+    assert VARIANTS["spaced"]({"a": 1}) == '{"a": 1}'
+    body = b'event: x\ndata: {"a":1}\r\n\r\ndata: [DONE]\n\n'
+    assert rewrite_sse(body, VARIANTS["spaced"]) == b'event: x\ndata: {"a": 1}\r\n\r\ndata: [DONE]\n\n'
+
+
+def test_a_stream_is_measured_against_its_plain_shape() -> None:
+    result = measure("openai-chat", SMALL, samples=1, min_time=0.001)
+    assert set(result["speed_vs_plain"]) == set(STREAMS["openai-chat"])
+    assert all(speed > 0 for speed in result["speed_vs_plain"].values())
