@@ -521,6 +521,8 @@ def test_replay_send_log_counts_body_bytes_as_written() -> None:
     stream = FIXTURE_STREAMS[0]
     with ReplayServer({"fixtures": FIXTURES}, log_sends=True) as upstream:
         reply = Harness.raw(upstream.url, "/", {"file": stream.name, "token": "log", "maxchunk": 64})
+        # the client may read the last byte before the server thread notes its last write and the outcome
+        assert upstream.wait_outcome("log") == "complete"
         sends = upstream.take_sends()["log"]
         assert upstream.take_sends() == {} and upstream.take_outcomes() == {"log": "complete"}
     assert reply.content == stream.data
