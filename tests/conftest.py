@@ -21,6 +21,17 @@ settings.register_profile(
 settings.register_profile("ci", settings.get_profile("ssewire"), max_examples=100)
 settings.load_profile(os.environ.get("SSEWIRE_HYPOTHESIS_PROFILE") or "ssewire")
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite's markers, registered here so they hold wherever the suite runs (``.ci/check-packaging`` runs it
+    outside the tree, without ``pyproject.toml``); ``addopts`` there deselects ``slow`` by default."""
+    config.addinivalue_line("markers", "c_extension: needs the compiled scanner")
+    config.addinivalue_line(
+        "markers",
+        "slow: exhaustive sweeps and long runs, deselected by default (run them with -m slow, or everything with "
+        "-m '')",
+    )
+
+
 NO_COMPILED = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
 IMPLEMENTATIONS = [
     pytest.param((_scanner_py, True), id="python"),
