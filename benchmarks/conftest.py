@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 import pytest
+from tests.helpers.markers import register as register_markers
 
 from ssewire._scan import scanner_py as _scanner_py
 
@@ -29,6 +30,10 @@ IMPLEMENTATIONS = [
 ]
 
 _cases: dict[str, tuple[Case, Reference]] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    register_markers(config)  # the suite's markers (addopts deselects `slow`)
 
 
 def _case(name: str) -> tuple[Case, Reference]:

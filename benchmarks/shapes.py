@@ -1,16 +1,17 @@
-"""``python -m benchmarks.shapes [--quick] [--readme]``: no fast path may depend on one payload shape.
+"""``python -m benchmarks.shapes [--quick] [--check] [--readme]``: no fast path may depend on one payload shape.
 
 Each generated SSE stream of ``generate.py`` (OpenAI Chat Completions and Responses, Anthropic, xAI, Gemini) is
 rewritten payload by payload into variants that real servers send and a parser must read as fast: the members in
 the reverse order (``keys-reversed``); the optional members that do not change a payload's events dropped
 (``minimal``: ``logprobs``, ``obfuscation``, ``service_tier``, ``system_fingerprint``, ``created``, ``object``,
 ``usage: null``); Chat Completions' ``"role": "assistant"`` on every delta (``role-every-delta``, as OpenRouter
-sends it); the payloads pretty-printed (``spaced``: ``json.dumps`` with its default separators). The events must not
-change: every variant is checked to give the plain stream's text and number of events. Each variant is timed end to end
-(``iter_unified``, the provider named) interleaved with the plain stream, and reported as its speed against the
-plain shape's in the same run (1.00x: as fast). Writes ``benchmarks/results/shapes[-quick].json``, prints a
-markdown table and, with ``--readme``, rewrites README.md's block between ``<!-- shapes:start -->`` and
-``<!-- shapes:end -->``.
+sends it); the payloads pretty-printed (``spaced``: ``json.dumps`` with its default separators). The events must
+not change: every variant is checked to give the plain stream's text and number of events. Each variant is timed
+end to end (``iter_unified``, the provider named) interleaved with the plain stream, and reported as its speed
+against the plain shape's in the same run (1.00x: as fast). ``--check`` exits 1 when a variant reads below
+:data:`FLOOR` times the plain shape's speed (the goal is 0.9x; the floor leaves room for a noisy 2-core runner).
+Writes ``benchmarks/results/shapes[-quick].json``, prints a markdown table and, with ``--readme``, rewrites
+README.md's block between ``<!-- shapes:start -->`` and ``<!-- shapes:end -->``.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ def _role_every_delta(value: Any) -> Any:
             choice["delta"] = {"role": "assistant", **delta}
     return value
 
+
+#: The CI floor: a variant's speed against the plain shape's (same run); the goal is 0.9x.
+FLOOR = 0.75
 
 Rewrite = Callable[[Any], str]
 VARIANTS: dict[str, Rewrite] = {
@@ -197,6 +201,7 @@ def readme_block(doc: dict[str, Any]) -> str:
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m benchmarks.shapes", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="smaller streams, fewer samples")
+    p.add_argument("--check", action="store_true", help=f"exit 1 when a variant reads below {FLOOR}x the plain shape")
     p.add_argument("--readme", action="store_true", help="rewrite README.md's shapes block")
     p.add_argument("--results", type=Path, default=RESULTS, help="output directory (default benchmarks/results)")
     return p.parse_args(argv)
@@ -229,7 +234,20 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.readme and not replace_block("shapes", readme_block(doc)):
         print("README.md has no shapes markers", file=sys.stderr)
     print(f"\nwrote: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
-    return 0
+    slow = below_floor(doc)
+    for name, variant, speed in slow:
+        print(f"FAIL {name} {variant}: {speed:.2f}x the plain shape's speed < {FLOOR}x", file=sys.stderr)
+    return 1 if args.check and slow else 0
+
+
+def below_floor(doc: dict[str, Any], floor: float = FLOOR) -> list[tuple[str, str, float]]:
+    """``(stream, variant, speed)`` of each variant of ``doc`` slower than ``floor`` times the plain shape."""
+    return [
+        (name, variant, speed)
+        for name, result in doc["streams"].items()
+        for variant, speed in result["speed_vs_plain"].items()
+        if speed < floor
+    ]
 
 
 if __name__ == "__main__":

@@ -34,3 +34,11 @@ def test_a_stream_is_measured_against_its_plain_shape() -> None:
     result = measure("openai-chat", SMALL, samples=1, min_time=0.001)
     assert set(result["speed_vs_plain"]) == set(STREAMS["openai-chat"])
     assert all(speed > 0 for speed in result["speed_vs_plain"].values())
+
+
+def test_the_check_names_each_variant_below_the_floor() -> None:
+    from .shapes import below_floor
+
+    doc = {"streams": {"a": {"speed_vs_plain": {"spaced": 0.5, "minimal": 1.1}}, "b": {"speed_vs_plain": {}}}}
+    assert below_floor(doc) == [("a", "spaced", 0.5)]
+    assert below_floor(doc, floor=0.4) == []

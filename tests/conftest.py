@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from helpers import COMPILED
+from helpers.markers import register as register_markers
 from ssewire._scan import scanner_py as _scanner_py
 
 # The default profile runs a quarter of each property test's examples (``helpers.examples``); ``ci``, selected by
@@ -21,15 +22,9 @@ settings.register_profile(
 settings.register_profile("ci", settings.get_profile("ssewire"), max_examples=100)
 settings.load_profile(os.environ.get("SSEWIRE_HYPOTHESIS_PROFILE") or "ssewire")
 
+
 def pytest_configure(config: pytest.Config) -> None:
-    """The suite's markers, registered here so they hold wherever the suite runs (``.ci/check-packaging`` runs it
-    outside the tree, without ``pyproject.toml``); ``addopts`` there deselects ``slow`` by default."""
-    config.addinivalue_line("markers", "c_extension: needs the compiled scanner")
-    config.addinivalue_line(
-        "markers",
-        "slow: exhaustive sweeps and long runs, deselected by default (run them with -m slow, or everything with "
-        "-m '')",
-    )
+    register_markers(config)  # here, not in pyproject.toml: they hold where the suite runs outside the tree
 
 
 NO_COMPILED = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
