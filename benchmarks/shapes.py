@@ -9,7 +9,8 @@ sends it); the payloads pretty-printed (``spaced``: ``json.dumps`` with its defa
 not change: every variant is checked to give the plain stream's text and number of events. Each variant is timed
 end to end (``iter_unified``, the provider named) interleaved with the plain stream, and reported as its speed
 against the plain shape's in the same run (1.00x: as fast). ``--check`` exits 1 when a variant reads below
-:data:`FLOOR` times the plain shape's speed (the goal is 0.9x; the floor leaves room for a noisy 2-core runner).
+:data:`FLOOR` times the plain shape's speed, there and again on a longer run of its stream (the goal is 0.9x;
+the floor leaves room for a noisy 2-core runner).
 Writes ``benchmarks/results/shapes[-quick].json``, prints a markdown table and, with ``--readme``, rewrites
 README.md's block between ``<!-- shapes:start -->`` and ``<!-- shapes:end -->``.
 """
@@ -213,10 +214,15 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     size_mb = 0.5 if args.quick else 2.0
     samples = 3 if args.quick else 7
+    min_time = 0.05 if args.quick else 0.2
     results = {}
     for name in STREAMS:
         print(f"{name}: {len(STREAMS[name])} variant(s)", file=sys.stderr)
-        results[name] = measure(name, int(size_mb * 1e6), samples, 0.05 if args.quick else 0.2)
+        results[name] = measure(name, int(size_mb * 1e6), samples, min_time)
+    if args.check:  # a stream read below the floor is measured again, longer, before it fails
+        for name in sorted({name for name, _variant, _speed in below_floor({"streams": results})}):
+            print(f"{name}: a variant below {FLOOR}x, measured again (3x the samples, 4x the time)", file=sys.stderr)
+            results[name] = measure(name, int(size_mb * 1e6), samples * 3, min_time * 4)
     doc = {
         "size_mb": size_mb,
         "samples": samples,
