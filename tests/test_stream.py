@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Generator, Iterator, Optional, cast
+import gzip
+import zlib
+from typing import Any, Callable, Generator, Iterator, Optional, cast
 
 import pytest
 
@@ -13,11 +15,13 @@ from ssewire import (
     SSEBufferOverflowError,
     StreamTruncatedError,
     Unified,
+    collect,
     collect_text,
     iter_events,
     iter_unified,
     parse_sse_bytes,
 )
+from ssewire.errors import ChunkTypeError
 from ssewire.framing import make_scanner
 from ssewire.names import ProviderName
 from ssewire.stream import StreamDecoder
@@ -172,3 +176,48 @@ def test_pathological_nesting_becomes_raw_never_an_exception(payload: bytes, pro
         return
     assert events[-1].type == "error"  # the stream never finished
     assert all(e.type in ("raw", "error") for e in events)
+
+
+_CHAT = (
+    b'data: {"id":"c1","model":"m","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+    b'data: {"id":"c1","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    b"data: [DONE]\n\n"
+)
+
+
+def _pieces(body: bytes, first: int) -> list[bytes]:
+    """An empty chunk, the body's first ``first`` bytes, then the rest in 7-byte chunks."""
+    return [b"", body[:first], *(body[i : i + 7] for i in range(first, len(body), 7))]
+
+
+@pytest.mark.parametrize("first", [1, 2, 5])
+@pytest.mark.parametrize("encode", ["gzip", "zlib", "identity"])
+def test_a_body_of_no_stated_encoding_is_told_by_its_first_bytes_whatever_the_chunking(encode: str, first: int) -> None:
+    encoders: dict[str, Callable[[bytes], bytes]] = {"gzip": gzip.compress, "zlib": zlib.compress, "identity": bytes}
+    body = encoders[encode](_CHAT)
+    chunks = _pieces(body, first)
+    decoder = StreamDecoder("openai-chat", "sse")
+    events = [event for chunk in chunks for event in decoder.feed(chunk)] + decoder.close()
+    assert collect_text(events) == "hi"
+    assert [e.type for e in events][-1] == "done"
+    result = collect(iter_unified(chunks, "openai-chat", "sse"))
+    assert (result.text, result.stop_reason, result.response_id, result.model) == ("hi", "end", "c1", "m")
+
+
+def test_a_first_chunk_that_is_not_bytes_is_a_chunk_type_error_before_any_sniffing() -> None:
+    decoder = StreamDecoder("openai-chat")
+    with pytest.raises(ChunkTypeError):
+        decoder.feed(cast(Any, "data: x\n\n"))
+
+
+def test_collect_reads_an_unread_iterator_once_and_never_one_already_read_from() -> None:
+    fresh = iter_unified([_CHAT], "openai-chat")
+    assert collect(fresh).text == "hi"
+    assert list(fresh) == []  # read by collect(): spent
+    assert collect(fresh).text == ""
+    started = iter_unified([_CHAT], "openai-chat")
+    assert next(started).type == "text_delta"
+    assert collect(started).stop_reason == "end"  # the rest of the events, as they come
+    closed = iter_unified([_CHAT], "openai-chat")
+    closed.close()
+    assert list(closed) == [] and collect(closed).text == ""

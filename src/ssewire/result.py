@@ -210,6 +210,7 @@ class Accumulator:
         "_usage",
         "deltas",
         "events",
+        "has_meta",
     )
 
     def __init__(self) -> None:
@@ -225,7 +226,9 @@ class Accumulator:
         self._done = False
         self._meta_found = False
         self._meta_reader: Optional[type[Normalizer]] = None  # the provider whose payloads name the id and model
-        self._sink: Any = None if TextSink is None else TextSink(self._text, self._reasoning)
+        self._sink: Any = None  # the compiled reader's TextSink, made when a normaliser first asks (text_sink)
+        #: True once the result has both the response id and the model: :meth:`adopt_meta` has nothing left to take.
+        self.has_meta = False
         #: How many events were taken, and how many of them were deltas (text, reasoning, a tool call's start or
         #: arguments), counting the ones a normaliser handed over as text only (:meth:`text_sink`).
         self.events = 0
@@ -254,8 +257,12 @@ class Accumulator:
             result.last_sequence = event.sequence
         if kind == "text_delta":
             self._text.append(event.text)
+            if len(self._text) >= _JOIN_EVERY:
+                self._compact()
         elif kind == "reasoning_delta":
             self._reasoning.append(event.text)
+            if len(self._reasoning) >= _JOIN_EVERY:
+                self._compact()
         elif kind == "tool_call_start":
             self._call(event)
         elif kind == "tool_call_delta":
@@ -308,6 +315,10 @@ class Accumulator:
         """``add`` every event. Plain text and reasoning deltas (the bulk of a stream, once the response id and
         model are known) are taken inline, exactly as :meth:`add` takes them: in compiled code where it is
         built."""
+        if type(events) is list and len(events) <= 1:  # one event (a decoded one, in a run of the reader): add
+            if events:
+                self.add(events[0])
+            return
         add = self.add
         inline = 0
         if _take_texts is not None and type(events) is list:
@@ -360,17 +371,24 @@ class Accumulator:
         if result.model is None:
             result.model = model
         self._meta_found = True
+        self.has_meta = result.response_id is not None and result.model is not None
 
     def text_sink(self) -> Any:
         """Where a normaliser may put the text of plain text and reasoning deltas instead of making their events
         (a ``TextSink`` of the compiled delta reader), once the response id and model are known; None before, and
         where the reader is not built. What it put there is counted by :meth:`take_run`."""
-        return self._sink if self._meta_found else None
+        if not self._meta_found or TextSink is None:
+            return None
+        sink = self._sink
+        if sink is None:
+            sink = self._sink = TextSink(self._text, self._reasoning)
+        return sink
 
     def take_run(self, events: list[Unified], sink: Any) -> None:
         """:meth:`take` the events a run of the delta reader made, then what it put in ``sink`` (its text is in
         place already: its count, and its last sequence number, the latest of the run)."""
-        self.take(events)
+        if events:
+            self.take(events)
         if sink is not None:
             if sink.sequence is not None:
                 self._result.last_sequence = sink.sequence
@@ -398,6 +416,7 @@ class Accumulator:
             result.response_id = response_id
         if result.model is None and model is not None:
             result.model = model
+        self.has_meta = result.response_id is not None and result.model is not None
         self._meta_found = (result.response_id is not None or not reader.names_response_id) and (
             result.model is not None or not reader.names_model
         )
@@ -416,11 +435,15 @@ class Accumulator:
         text, reasoning = self._parts
         result.text = "".join(text + self._text) if text else "".join(self._text)
         result.reasoning = "".join(reasoning + self._reasoning) if reasoning else "".join(self._reasoning)
-        result.tool_calls = [call for call in self._order if call.complete]
-        incomplete = [call for call in self._order if not call.complete]
-        for call in incomplete:
-            call.arguments_raw = "".join(call._fragments)
-        result.incomplete_tool_calls = incomplete
+        order = self._order
+        if order:
+            result.tool_calls = [call for call in order if call.complete]
+            incomplete = [call for call in order if not call.complete]
+            for call in incomplete:
+                call.arguments_raw = "".join(call._fragments)
+            result.incomplete_tool_calls = incomplete
+        else:  # a fresh list each time, as when there are calls
+            result.tool_calls, result.incomplete_tool_calls = [], []
         if self._usage is not None:
             result.usage = Usage.from_raw(self._usage, partial=not self._done or result.error is not None)
         return result

@@ -56,6 +56,7 @@ __all__ = [
 Piece = Union[Chunk, dict[str, Any]]
 
 _HEAD = 64 * 1024  # bytes of a body kept until its first event, to say what it is when none comes
+_COMPRESSED_FIRST = (0x1F, 0x78)  # the first byte of a gzip and of a zlib stream (see content_encoding)
 
 
 def parse_sse_bytes(data: bytes, chunk_size: Optional[int] = None) -> list[SSEEvent]:
@@ -112,6 +113,7 @@ class StreamDecoder:
         "_max_inflated",
         "_replay",
         "_sequence",
+        "_sniff",
         "normalizer",
         "scanner",
     )
@@ -126,18 +128,36 @@ class StreamDecoder:
         max_inflated: int = DEFAULT_MAX_INFLATED,
     ) -> None:
         self.normalizer = normalizer_for(provider) if isinstance(provider, str) else provider
-        self._framing = framing_name(framing)
-        self.scanner = make_scanner(self._framing, max_buffer=max_buffer)
+        self._framing = framing = framing_name(framing)
+        self.scanner = make_scanner(framing, max_buffer=max_buffer)
         self._max_buffer = max_buffer
         self._sequence: Optional[int] = None  # last sequence number delivered
-        self._ids: list[str] = []  # recent non-numeric event ids, for replay detection after a reconnect
+        self._ids: Optional[list[str]] = None  # recent non-numeric event ids (made at the first), for a reconnect
         self._replay: Optional[ReplayFilter] = None
-        self._head: Optional[bytearray] = bytearray()  # the body's first bytes, until its first event
+        #: The body's first bytes until its first event (an empty bytes until a chunk without an event comes).
+        self._head: Union[bytes, bytearray, None] = b""
         self._first: Optional[SSEEvent] = None  # the body's first event, to tell a wrong provider at the end
-        body = BodyDecoder(content_encoding)  # UnsupportedEncodingError for br, zstd ...
-        self._body: Optional[BodyDecoder] = None if body.encoding == "identity" else body  # None: bytes as they come
+        #: True until the first bytes say whether a body of no stated encoding is compressed (no decoder before).
+        self._sniff = content_encoding is None
+        self._body: Optional[BodyDecoder] = None  # None: bytes as they come
+        if content_encoding is not None:
+            body = BodyDecoder(content_encoding)  # UnsupportedEncodingError for br, zstd ...
+            self._body = None if body.encoding == "identity" else body
         self._inflated = 0
         self._max_inflated = max_inflated
+
+    def _sniffed(self, chunk: Chunk) -> bool:
+        """Whether ``chunk``, a body's first non-empty bytes of no stated encoding, may start a compressed body:
+        only then is a :class:`BodyDecoder` made to tell (gzip and zlib start with bytes no text stream does)."""
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise chunk_type_error(chunk)
+        if not chunk:
+            return False
+        self._sniff = False
+        if chunk[0] in _COMPRESSED_FIRST:
+            self._body = BodyDecoder(None)
+            return True
+        return False
 
     def _inflate(self, chunk: Chunk) -> Iterator[bytes]:
         """The bytes of ``chunk`` once the body's encoding is undone (in pieces of at most 64 KiB), counted
@@ -164,6 +184,8 @@ class StreamDecoder:
         if isinstance(chunk, dict):
             self._head = None
             return self.normalizer.frame(chunk)
+        if self._sniff and not self._sniffed(chunk):
+            return self._feed_bytes(chunk) if chunk else []
         if self._body is not None:
             out: list[Unified] = []
             for piece in self._inflate(chunk):
@@ -181,7 +203,9 @@ class StreamDecoder:
     def _normalize(self, events: list[SSEEvent]) -> list[Unified]:
         out = self.normalizer.normalize(events)
         if out:
-            self._delivered(events, out[-1].sequence)
+            sequence, last_id = out[-1].sequence, events[-1].id
+            if sequence is not None or last_id is not None:
+                self._delivered(sequence, last_id)
         return out
 
     def feed_into(self, chunk: Piece, accumulator: Accumulator) -> None:
@@ -193,6 +217,10 @@ class StreamDecoder:
             accumulator.adopt_meta(None, None)  # as for bytes: the id and model are the normaliser's
             accumulator.take(normalizer.frame(chunk))
             accumulator.adopt_meta(normalizer.response_id, normalizer.model)
+            return
+        if self._sniff and not self._sniffed(chunk):
+            if chunk:
+                self._feed_bytes_into(chunk, accumulator)
             return
         if self._body is not None:
             for piece in self._inflate(chunk):
@@ -218,14 +246,20 @@ class StreamDecoder:
         normalizer = self.normalizer
         normalizer.normalize_into(events, accumulator)
         if accumulator.events > before:
-            self._delivered(events, normalizer.last_sequence)
-        accumulator.adopt_meta(normalizer.response_id, normalizer.model)
+            sequence, last_id = normalizer.last_sequence, events[-1].id
+            if sequence is not None or last_id is not None:
+                self._delivered(sequence, last_id)
+        if not accumulator.has_meta:
+            accumulator.adopt_meta(normalizer.response_id, normalizer.model)
 
     def close_into(self, accumulator: Accumulator) -> None:
         """End of stream into ``accumulator``: ``accumulator.take(close())``, and the stream's id and model as the
         normaliser read them."""
-        accumulator.take(self.close())
-        accumulator.adopt_meta(self.normalizer.response_id, self.normalizer.model)
+        out = self.close()
+        if out:
+            accumulator.take(out)
+        if not accumulator.has_meta:
+            accumulator.adopt_meta(self.normalizer.response_id, self.normalizer.model)
 
     def _framed(self, chunk: Chunk) -> list[SSEEvent]:
         """The framed events ``chunk`` completes (replays of a resumed stream dropped); keeps the body's head."""
@@ -236,20 +270,28 @@ class StreamDecoder:
                 self._head = None
                 self._first = events[0]
             elif len(head) < _HEAD:
+                if type(head) is not bytearray:
+                    head = self._head = bytearray()
                 head += chunk[: _HEAD - len(head)]
         if events and self._replay is not None:
             events = self._drop_replays(events)
         return events
 
-    def _delivered(self, events: list[SSEEvent], sequence: Optional[int]) -> None:
-        """Events of ``events`` were delivered: keep the last sequence number and the recent event ids (resume)."""
+    def _delivered(self, sequence: Optional[int], last_id: Optional[str]) -> None:
+        """Events were delivered, the last with SSE id ``last_id``, ``sequence`` the last sequence number: keep
+        where the stream stands for a reconnect (the recent ids for replay detection; a number id is not kept,
+        the replay filter compares those as numbers)."""
         if sequence is not None:
             self._sequence = sequence
-        last_id = events[-1].id if events else None
-        if last_id is not None and not is_number_id(last_id) and (not self._ids or self._ids[-1] != last_id):
-            self._ids.append(last_id)
-            if len(self._ids) > recent_id_window():
-                del self._ids[: len(self._ids) // 2]
+        if last_id is None or is_number_id(last_id):
+            return
+        ids = self._ids
+        if ids is None:
+            self._ids = [last_id]
+        elif ids[-1] != last_id:
+            ids.append(last_id)
+            if len(ids) > recent_id_window():
+                del ids[: len(ids) // 2]
 
     def _drop_replays(self, events: list[SSEEvent]) -> list[SSEEvent]:
         replay = self._replay
@@ -293,9 +335,12 @@ class StreamDecoder:
             return self._told_apart(out + normalizer.finish(str(exc)))
         if not tail and self._head is not None:
             return self._no_events(bytes(self._head), framing)
-        out += normalizer.normalize(tail)
+        if tail:
+            out += normalizer.normalize(tail)
         out += normalizer.finish()
-        return self._told_apart(out)
+        if out and out[-1].type == "error" and self._first is not None:  # (a stream that ended well: nothing to tell)
+            return self._told_apart(out)
+        return out
 
     def _told_apart(self, out: list[Unified]) -> list[Unified]:
         """``out`` with its ``stream_truncated`` error made ``wrong_provider`` when the stream's first payload is
@@ -378,7 +423,8 @@ def iter_unified(
 
 class UnifiedEvents(Iterator[Unified]):
     """The iterator :func:`iter_unified` returns (a generator underneath, made on first use; ``close()`` ends
-    it). :meth:`collect_into` reads the whole stream into an accumulator instead, a chunk at a time."""
+    it). :meth:`collect_into` reads the whole stream into an accumulator instead, a chunk at a time, and then no
+    generator is made at all."""
 
     __slots__ = ("_args", "_events")
 
@@ -392,7 +438,13 @@ class UnifiedEvents(Iterator[Unified]):
         max_inflated: int = DEFAULT_MAX_INFLATED,
     ) -> None:
         self._args = (chunks, provider, framing, max_buffer, content_encoding, max_inflated)
-        self._events = self._generate()
+        self._events: Optional[Generator[Unified, None, None]] = None  # made on first use
+
+    def _generator(self) -> Generator[Unified, None, None]:
+        events = self._events
+        if events is None:
+            events = self._events = self._generate()
+        return events
 
     def _decoder(self) -> StreamDecoder:
         chunks, provider, framing, max_buffer, content_encoding, max_inflated = self._args
@@ -410,21 +462,25 @@ class UnifiedEvents(Iterator[Unified]):
         yield from decoder.close()
 
     def __iter__(self) -> Iterator[Unified]:
-        return self._events
+        return self._generator()
 
     def __next__(self) -> Unified:
-        return next(self._events)
+        return next(self._generator())
 
     def close(self) -> None:
         """Stop: no more events are read."""
-        self._events.close()
+        self._generator().close()
 
     def collect_into(self, accumulator: Accumulator) -> bool:
         """Give every event of the stream to ``accumulator`` (as :meth:`StreamDecoder.feed_into` does, chunk by
         chunk) and return True; False, reading nothing, once events have been read from this iterator."""
-        if inspect.getgeneratorstate(self._events) != inspect.GEN_CREATED:
-            return False
-        self._events.close()  # read here, never by the generator
+        events = self._events
+        if events is not None:
+            if inspect.getgeneratorstate(events) != inspect.GEN_CREATED:
+                return False
+            events.close()  # read here, never by the generator
+        else:
+            self._events = _READ  # read here: the iterator is spent
         chunks = self._args[0]
         decoder = self._decoder()
         feed = decoder.feed_into
@@ -432,6 +488,14 @@ class UnifiedEvents(Iterator[Unified]):
             feed(chunk, accumulator)
         decoder.close_into(accumulator)
         return True
+
+
+def _spent() -> Generator[Unified, None, None]:
+    yield from ()
+
+
+_READ = _spent()  # the generator of an iterator collect_into() read: closed, it yields nothing
+_READ.close()
 
 
 def _reconnects_on(exc: BaseException, reconnect_on: Optional[tuple[type[BaseException], ...]]) -> bool:

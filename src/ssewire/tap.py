@@ -171,10 +171,12 @@ class StreamTap:
             decoder.feed_into(chunk, accumulator)
         except Exception as exc:  # nothing may reach the forwarding path
             self._fail(exc)
-        self._observed(events, deltas, now)
+        if accumulator.events > events:  # (a chunk that ends no event changes no metric but the bytes)
+            self._observed(events, deltas, now)
 
     def _observed(self, events: int, deltas: int, now: float) -> None:
-        """The accumulator took events since it had taken ``events`` events, ``deltas`` of them deltas."""
+        """The accumulator took events since it had taken ``events`` events, ``deltas`` of them deltas (deltas and
+        the terminal event come only with events)."""
         metrics = self.metrics
         accumulator = self._accumulator
         if accumulator.events > events and metrics.first_event_at is None:

@@ -160,7 +160,9 @@ def test_a_delegating_normaliser_follows_its_delegates_fast_path_only_while_it_i
 
 def test_a_delegate_that_never_changes_is_followed_for_the_whole_batch() -> None:
     openai = normalizer_for("openai")
-    assert isinstance(openai, DelegatingNormalizer) and not openai.delegate_changes and openai.fast is None
+    assert isinstance(openai, DelegatingNormalizer) and not openai.delegate_changes
+    # before any chat chunk: its own fast path, for large terminal events (with msgspec), else none
+    assert openai.fast == (None if typed.responses_terminal is None else openai.fast_terminal)  # type: ignore[attr-defined]
     openai.normalize([SSEEvent("message", _chunk(content="a"))])
     chat_delegate = openai.delegate
     assert isinstance(chat_delegate, chat.ChatCompletionsNormalizer)

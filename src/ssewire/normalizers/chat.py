@@ -69,6 +69,7 @@ from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from ._fast import typed
 from ._fast.chat_shape import CHAT_SHAPE
+from ._fast.utf8 import LARGE, decodable
 from .common import error_object, error_payload, str_or, with_incomplete
 from .contract import Normalizer, Recognition
 from .tool_calls import CallIds, CallTable, OpenCall, closes_calls, compact_json
@@ -275,7 +276,8 @@ class ChatCompletionsNormalizer(Normalizer):
         if decode is None or data == "[DONE]":
             return None
         try:
-            chunk = decode(data)  # fails for a chunk with a type or a member that must be null
+            # fails for a chunk with a type or a member that must be null; a large one is read as UTF-8 bytes
+            chunk = decode(data if len(data) < LARGE else decodable(data))
         except typed.DECODE_ERRORS:
             return None
         found = _DELTA_OF(chunk)

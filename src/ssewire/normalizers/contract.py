@@ -166,6 +166,11 @@ class Normalizer:
         self.response_id: Optional[str] = None
         self.model: Optional[str] = None
         self.last_sequence: Optional[int] = None
+        self._start_reading()
+
+    def _start_reading(self) -> None:
+        """The machinery's own per-stream state: the accumulator being fed, the delta reader and its copy of the
+        rule (what it learns of this stream stays with this stream)."""
         self._into: Optional[Sink] = None  # the accumulator normalize_into() is feeding, for normalize_reading()
         self._take: Optional[TakeDeltas] = typed.take_deltas  # the compiled delta reader, or None
         rule, notes = self.delta_rule, self.delta_notes
@@ -247,7 +252,8 @@ class Normalizer:
             out = self.normalize(events)
         finally:
             self._into = None
-        accumulator.take(out)
+        if out:
+            accumulator.take(out)
 
     def normalize_reading(
         self,
@@ -273,8 +279,10 @@ class Normalizer:
         decoded, fast, into = self.decoded, self.fast, self._into
         end = len(batch)
         index = 0
+        sink = None
         while True:
-            sink = None if into is None else into.text_sink()
+            if sink is None and into is not None:
+                sink = into.text_sink()  # once there it stays: the accumulator keeps the id and model it knows
             after = take(batch, index, rule, out, calls, notes, sink)
             if after > index:
                 index = after
@@ -291,8 +299,11 @@ class Normalizer:
             if still_reading is not None and not still_reading():
                 out += self._normalize_decoding(batch[index:])
                 index = end
-            if into is not None:
-                into.take(out)
+            if into is not None and out:
+                if len(out) == 1:  # (most decoded events make one)
+                    into.add(out[0])
+                else:
+                    into.take(out)
                 out = []
             if index >= end:
                 return out
@@ -431,7 +442,7 @@ class DelegatingNormalizer(Normalizer):
         self._response_id: Optional[str] = None
         self._model: Optional[str] = None
         self._last_sequence: Optional[int] = None
-        super().__init__()
+        self._start_reading()  # the state is set above, on its own names (no delegate yet)
 
     done = _Delegated[bool]("True once the terminal event (or an in-stream error) was seen.", write_through=True)
     finished = _Delegated[bool]("True once the terminal event was seen.", write_through=True)

@@ -66,10 +66,11 @@ from __future__ import annotations
 from typing import Any, Callable, ClassVar, Optional
 
 from ..citations import Citation
-from ..events import SSEEvent, Unified, new_event
+from ..events import LazyPayload, SSEEvent, Unified, new_event
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from ._fast import typed
+from ._fast.utf8 import LARGE, decodable
 from .chat import ChatCompletionsNormalizer, ChatRules
 from .common import error_object, error_payload, id_and_model, key_of, str_or, with_incomplete
 from .contract import DelegatingNormalizer, Recognition
@@ -260,6 +261,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._declared: Optional[frozenset[str]] = None
         self._event_kind: Optional[str] = None
         self._reader_calls = self._calls.open
+        self._terminal_decode = typed.responses_terminal  # None: the terminal event takes the full decode
 
     # -- dispatch ---------------------------------------------------------------------------------------------
 
@@ -563,13 +565,14 @@ class OpenAINormalizer(DelegatingNormalizer):
         response = obj.get("response")
         if type(response) is not dict:
             return _EMPTY
-        response_id = response.get("id")
+        self._keep_meta(response.get("id"), response.get("model"))
+        return response
+
+    def _keep_meta(self, response_id: Any, model: Any) -> None:
         if type(response_id) is str:
             self._response_id = response_id
-        model = response.get("model")
         if type(model) is str:
             self._model = model
-        return response
 
     def _created(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         tools = self._meta(obj).get("tools")
@@ -584,10 +587,45 @@ class OpenAINormalizer(DelegatingNormalizer):
     def _terminal(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         if self._finished:
             return [new_event("raw", obj, "", seq)]  # a repeated terminal event
-        response = self._meta(obj)
+        return self._ending(obj, self._meta(obj), obj.get("type"), seq)
+
+    def fast_terminal(self, ev: SSEEvent) -> Optional[list[Unified]]:
+        """The events of a large terminal event (the whole response again: every output item) decoded with only
+        the members they read (``raw`` stays lazy), so its output is never built; None for any other event, for a
+        repeated terminal event and while calls are open (closing them reads ``response.output``): those take the
+        full decode. The events equal the full decode's."""
+        data = ev.data
+        decode = self._terminal_decode
+        if decode is None or len(data) < LARGE or self._calls or self._finished:
+            return None
+        try:
+            obj = decode(decodable(data))
+        except typed.DECODE_ERRORS:
+            return None
+        kind = obj.type
+        if type(kind) is not str or _HANDLERS.get(kind) is not OpenAINormalizer._terminal:
+            return None
+        seq = obj.sequence_number
+        if type(seq) is int:
+            self._last_sequence = seq
+        else:
+            seq = None
+        got = obj.response
+        response: dict[str, Any] = _EMPTY
+        if got is not None:
+            self._keep_meta(got.id, got.model)
+            response = {
+                "status": got.status,
+                "incomplete_details": got.incomplete_details,
+                "error": got.error,
+                "usage": got.usage,
+            }
+        return self._ending(LazyPayload(data), response, kind, seq)
+
+    def _ending(self, obj: Any, response: dict[str, Any], kind: Any, seq: Optional[int]) -> list[Unified]:
+        """A terminal event's [``error``] [``usage``] ``done`` (``obj`` their ``raw``; ``kind`` its ``type``)."""
         status = response.get("status")
         if type(status) is not str:
-            kind = obj.get("type")
             if type(kind) is not str:
                 kind = self._event_kind or "response.completed"
             status = kind[9:]  # "response.completed" -> "completed"
@@ -619,6 +657,14 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._done = True
         payload = with_incomplete(error_payload(inner), self.incomplete_tool_calls())
         return [Unified("error", error=payload, usage=self._usage, sequence=seq, raw=obj)]
+
+    @property
+    def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
+        """The chat delegate's typed fast path once the stream is Chat Completions; before, :meth:`fast_terminal`
+        when typed decoding is on with msgspec."""
+        if self.delegate is not None:
+            return super().fast
+        return None if self._terminal_decode is None else self.fast_terminal
 
     # -- end of stream ----------------------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ __all__ = [
     "gemini_chunk",
     "member_path",
     "own_rule",
+    "responses_terminal",
     "set_enabled",
     "take_deltas",
     "take_texts",
@@ -42,10 +43,12 @@ __all__ = [
     "MAX_STEPS",
 ]
 
-Decoder = Optional[Callable[[str], Any]]
+Decoder = Optional[Callable[[Union[str, bytes, bytearray]], Any]]  # a payload's text or its UTF-8 bytes
 
 chat_chunk: Decoder = None
 gemini_chunk: Decoder = None
+#: A Responses API terminal event (``response.completed`` ...) with only the members its events need.
+responses_terminal: Decoder = None
 DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError,)
 #: The value of a field whose key was absent (msgspec's UNSET), where presence matters.
 ABSENT: Any = object()
@@ -86,9 +89,27 @@ if msgspec is not None:
         error: Any = None
         event_type: Any = msgspec.UNSET  # its presence matters (even as null): an Interactions payload
 
-    _DECODERS: dict[str, Callable[[str], Any]] = {
+    class TerminalResponse(msgspec.Struct, gc=False):
+        """The members of a terminal event's ``response`` its events read (``output`` and the rest are skipped)."""
+
+        id: Any = None
+        model: Any = None
+        status: Any = None
+        incomplete_details: Any = None
+        error: Any = None
+        usage: Any = None
+
+    class ResponsesTerminal(msgspec.Struct, gc=False):
+        """A Responses API terminal event; a ``response`` that is not an object (or null) fails the decode."""
+
+        type: Any = None
+        sequence_number: Any = None
+        response: Optional[TerminalResponse] = None
+
+    _DECODERS: dict[str, Callable[[Union[str, bytes, bytearray]], Any]] = {
         "chat_chunk": msgspec.json.Decoder(ChatChunk).decode,
         "gemini_chunk": msgspec.json.Decoder(GeminiChunk).decode,
+        "responses_terminal": msgspec.json.Decoder(ResponsesTerminal).decode,
     }
     DECODE_ERRORS = (msgspec.MsgspecError, ValueError, RecursionError)
     ABSENT = msgspec.UNSET
@@ -205,9 +226,10 @@ def own_rule(rule: Any) -> Any:
 def set_enabled(on: bool) -> bool:
     """Switch typed decoding on (where msgspec or the compiled delta reader is there) or off; returns whether it
     is on. Normalisers read the decoders when they are created."""
-    global chat_chunk, gemini_chunk, take_deltas, compact_member
+    global chat_chunk, gemini_chunk, responses_terminal, take_deltas, compact_member
     chat_chunk = _DECODERS.get("chat_chunk") if on else None
     gemini_chunk = _DECODERS.get("gemini_chunk") if on else None
+    responses_terminal = _DECODERS.get("responses_terminal") if on else None
     take_deltas = _deltas_c.take_deltas if on and _deltas_c is not None else None
     compact_member = _deltas_c.compact_member if on and _deltas_c is not None else None
     return enabled()

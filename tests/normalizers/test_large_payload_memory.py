@@ -1,0 +1,128 @@
+"""A large payload costs about its own text in memory, not its decoded value as well: the Responses API terminal
+event (the whole response again) is decoded only as far as its events read, and a large non-ASCII payload reaches
+msgspec as UTF-8 bytes encoded piece by piece (CPython's one-shot encode of a text with a character beyond U+FFFF
+allocates 4 bytes per character). The events stay those of the full decode, ``raw`` included."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable
+
+import pytest
+
+from helpers import peak_traced
+from ssewire import SSEEvent, Unified, normalizer_for
+from ssewire.events import LazyPayload
+from ssewire.normalizers._fast import typed
+from ssewire.normalizers._fast.utf8 import LARGE, decodable
+
+pytestmark = pytest.mark.skipif(
+    not typed.set_enabled(True) or typed.responses_terminal is None, reason="msgspec (the fast extra) is not installed"
+)
+
+_TEXT = "Wetter in 東京 heute 🙂, naïve " * 40
+
+
+def _response(**members: Any) -> dict[str, Any]:
+    output = [
+        {"id": f"msg_{i}", "type": "message", "status": "completed", "role": "assistant",
+         "content": [{"type": "output_text", "text": _TEXT, "annotations": []}]}
+        for i in range(80)
+    ]  # fmt: skip
+    response: dict[str, Any] = {"id": "resp_1", "object": "response", "model": "gpt-5", "status": "completed"}
+    response["output"] = output
+    response["usage"] = {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}
+    response.update(members)
+    return response
+
+
+TERMINALS: dict[str, dict[str, Any]] = {
+    "completed": {"type": "response.completed", "sequence_number": 9, "response": _response()},
+    "incomplete": {
+        "type": "response.incomplete",
+        "response": _response(status="incomplete", incomplete_details={"reason": "max_output_tokens"}),
+    },
+    "failed": {
+        "type": "response.failed",
+        "sequence_number": "x",
+        "response": _response(status="failed", error={"code": "server_error", "message": "boom"}, usage=None),
+    },
+    "no status": {"type": "response.cancelled", "response": {**_response(), "status": 3}},
+    "null response": {"type": "response.completed", "response": None, "pad": _TEXT * 60},
+    "response not an object": {"type": "response.completed", "response": [1], "pad": _TEXT * 60},
+    "no type": {"response": _response()},
+}
+
+
+def _run(provider: str, data: str, on: bool, before: tuple[SSEEvent, ...] = ()) -> list[Unified]:
+    typed.set_enabled(on)
+    try:
+        norm = normalizer_for(provider)
+        norm.normalize(list(before))
+        return norm.normalize([SSEEvent("response.completed", data)])
+    finally:
+        typed.set_enabled(True)
+
+
+def _dicts(events: list[Unified]) -> list[dict[str, Any]]:
+    return [e.to_dict(with_raw=True) for e in events]
+
+
+@pytest.mark.parametrize("name", list(TERMINALS))
+def test_a_large_terminal_event_gives_the_full_decodes_events(name: str) -> None:
+    data = json.dumps(TERMINALS[name], ensure_ascii=False)
+    assert len(data) >= LARGE
+    fast, full = _run("openai", data, True), _run("openai", data, False)
+    lazy = bool(fast) and all(type(e._raw) is LazyPayload for e in fast)  # the fast path took it
+    assert lazy == (name in ("completed", "incomplete", "failed", "no status", "null response"))
+    assert _dicts(fast) == _dicts(full)
+
+
+def test_a_terminal_event_with_open_calls_or_repeated_takes_the_full_decode() -> None:
+    data = json.dumps(TERMINALS["completed"], ensure_ascii=False)
+    item = {"id": "fc_1", "type": "function_call", "call_id": "c1", "name": "f", "arguments": ""}
+    added = {"type": "response.output_item.added", "output_index": 0, "item": item}
+    before = (SSEEvent("response.output_item.added", json.dumps(added)),)
+    fast, full = _run("openai", data, True, before), _run("openai", data, False, before)
+    assert _dicts(fast) == _dicts(full) and any(e.type == "tool_call_done" for e in fast)
+    norm = normalizer_for("openai")
+    norm.normalize([SSEEvent("response.completed", data)])
+    again = norm.normalize([SSEEvent("response.completed", data)])
+    assert [e.type for e in again] == ["raw"] and type(again[0]._raw) is dict
+
+
+def _peak(provider: str, data: str, on: bool) -> int:
+    typed.set_enabled(on)
+    try:
+        norm = normalizer_for(provider)
+        event = SSEEvent("response.completed" if provider == "openai" else "message", data)
+        return peak_traced(lambda: norm.normalize([event]))
+    finally:
+        typed.set_enabled(True)
+
+
+def _chat_chunk() -> str:
+    logprobs = [{"token": "🙂", "logprob": -0.5, "bytes": [240, 159, 153, 130], "top_logprobs": []}] * 1500
+    choice = {"index": 0, "delta": {"content": _TEXT}, "logprobs": {"content": logprobs}}
+    return json.dumps({"id": "c", "model": "m", "choices": [choice]}, ensure_ascii=False)
+
+
+def _terminal() -> str:
+    return json.dumps(TERMINALS["completed"], ensure_ascii=False)
+
+
+@pytest.mark.parametrize(("provider", "make"), [("openai", _terminal), ("openai-chat", _chat_chunk)])
+def test_a_large_payload_costs_a_fraction_of_its_text(provider: str, make: Callable[[], str]) -> None:
+    data = make()
+    text_bytes = sys.getsizeof(data)  # 4 bytes a character: the text holds an emoji
+    assert _peak(provider, data, True) < 0.5 * text_bytes
+    assert _peak(provider, data, False) > 0.5 * text_bytes  # what the full decode (or a one-shot encode) costs
+
+
+def test_decodable_is_the_text_or_its_utf8_bytes() -> None:
+    small, ascii_text, wide = "🙂" * 10, "a" * (2 * LARGE), ("é🙂x" * LARGE)[: 2 * LARGE + 5]
+    assert decodable(small) is small and decodable(ascii_text) is ascii_text
+    assert decodable(wide) == bytearray(wide.encode("utf-8"))
+    with pytest.raises(ValueError):
+        decodable("\ud800" * (2 * LARGE))
