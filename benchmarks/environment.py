@@ -8,7 +8,7 @@ import sys
 from importlib import metadata
 from typing import Any
 
-__all__ = ["PACKAGES", "describe", "one_line"]
+__all__ = ["PACKAGES", "brief", "describe", "one_line"]
 
 PACKAGES = (
     "ssewire",
@@ -86,3 +86,17 @@ def one_line(env: dict[str, Any]) -> str:
     m, py, pk = env["machine"], env["python"], env["packages"]
     pkgs = ", ".join(f"{name} {pk[name]}" for name in PACKAGES if name not in ("pytest-benchmark", "matplotlib"))
     return f"{m['cpu']} ({m['cpu_count']} CPUs, {m['arch']}), {m['os']}, {py['implementation']} {py['version']}; {pkgs}"
+
+
+def brief() -> dict[str, str]:
+    """The machine, Python and active scanner in three short strings (the small benchmarks' README lines)."""
+    import os
+    import platform
+
+    import ssewire
+
+    return {
+        "machine": f"{platform.machine()} {os.cpu_count()} cores",
+        "python": platform.python_version(),
+        "scanner": ssewire.IMPLEMENTATION,
+    }

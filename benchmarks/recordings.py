@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .contenders import CHUNK_SIZE, MAX_BUFFER, compiled_scanner, scanner_for
-from .readme import replace_block
+from .environment import brief
+from .readme import publish
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -332,9 +333,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     if compiled is None:
         print(f"the compiled scanner is not built: {why}", file=sys.stderr)
         return 2
-    import platform
-
-    import ssewire
 
     samples = args.samples or (3 if args.quick else 7)
     min_time = 0.05 if args.quick else 0.2
@@ -358,19 +356,17 @@ def main(argv: Optional[list[str]] = None) -> int:
         "groups": results,
         "left_out": left_out,
         "per_stream_us": per_stream_cost(samples, 500 if args.quick else 3000),
-        "environment": {
-            "machine": f"{platform.machine()} {os.cpu_count()} cores",
-            "python": platform.python_version(),
-            "scanner": ssewire.IMPLEMENTATION,
-        },
+        "environment": brief(),
     }
-    args.results.mkdir(parents=True, exist_ok=True)
-    out = args.results / f"recordings{'-quick' if args.quick else ''}.json"
-    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    print(format_table(doc))
-    if args.readme and not replace_block("recordings", readme_block(doc)):
-        print("README.md has no recordings markers", file=sys.stderr)
-    print(f"\nwrote: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    publish(
+        doc,
+        "recordings",
+        args.results,
+        quick=args.quick,
+        readme=args.readme,
+        table=format_table(doc),
+        block=lambda: readme_block(doc),
+    )
     return 0
 
 

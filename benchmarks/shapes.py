@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -29,10 +27,10 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .contenders import CHUNK_SIZE, MAX_BUFFER
+from .environment import brief
 from .generate import generate
-from .readme import replace_block
+from .readme import publish
 
-ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
 
 #: Members that never change a payload's events (absent, null or any value): what ``minimal`` drops.
@@ -210,7 +208,6 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
-    import ssewire
 
     size_mb = 0.5 if args.quick else 2.0
     samples = 3 if args.quick else 7
@@ -227,19 +224,17 @@ def main(argv: Optional[list[str]] = None) -> int:
         "size_mb": size_mb,
         "samples": samples,
         "streams": results,
-        "environment": {
-            "machine": f"{platform.machine()} {os.cpu_count()} cores",
-            "python": platform.python_version(),
-            "scanner": ssewire.IMPLEMENTATION,
-        },
+        "environment": brief(),
     }
-    args.results.mkdir(parents=True, exist_ok=True)
-    out = args.results / f"shapes{'-quick' if args.quick else ''}.json"
-    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    print(format_table(doc))
-    if args.readme and not replace_block("shapes", readme_block(doc)):
-        print("README.md has no shapes markers", file=sys.stderr)
-    print(f"\nwrote: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    publish(
+        doc,
+        "shapes",
+        args.results,
+        quick=args.quick,
+        readme=args.readme,
+        table=format_table(doc),
+        block=lambda: readme_block(doc),
+    )
     slow = below_floor(doc)
     for name, variant, speed in slow:
         print(f"FAIL {name} {variant}: {speed:.2f}x the plain shape's speed < {FLOOR}x", file=sys.stderr)
