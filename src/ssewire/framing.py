@@ -33,6 +33,7 @@ __all__ = [
     "framing_for_content_type",
     "framing_name",
     "make_scanner",
+    "scanner_named",
 ]
 
 Chunk = Union[bytes, bytearray, memoryview]
@@ -274,7 +275,11 @@ def make_scanner(framing: FramingName = "sse", *, max_buffer: int = DEFAULT_MAX_
     """A scanner for ``framing`` (a name of :data:`FRAMINGS`, spelt either way: see :func:`framing_name`;
     ``"auto"`` recognises it from the first bytes); :class:`~ssewire.errors.UnknownFramingError` (a
     ``ValueError``) for anything else."""
-    name = framing_name(framing)
+    return scanner_named(framing_name(framing), max_buffer=max_buffer)
+
+
+def scanner_named(name: FramingName, *, max_buffer: int) -> Scanner:
+    """A scanner for ``name`` as :func:`framing_name` spells it (``auto`` or a registered name)."""
     if name == "auto":
         return AutoScanner(max_buffer)
     return FRAMINGS_BY_NAME[name].scanner(max_buffer)

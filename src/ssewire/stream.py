@@ -26,7 +26,7 @@ from ._scan.sniff import describe_body, starts_a_stream
 from .content_encoding import BodyDecoder
 from .errors import BodyTooLarge, StreamTruncatedError, chunk_type_error, not_one_chunk
 from .events import Unified
-from .framing import Chunk, framing_name, make_scanner
+from .framing import Chunk, framing_name, make_scanner, scanner_named
 from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
@@ -111,6 +111,7 @@ class StreamDecoder:
         "_inflated",
         "_max_buffer",
         "_max_inflated",
+        "_plain",
         "_replay",
         "_sequence",
         "_sniff",
@@ -129,7 +130,7 @@ class StreamDecoder:
     ) -> None:
         self.normalizer = normalizer_for(provider) if isinstance(provider, str) else provider
         self._framing = framing = framing_name(framing)
-        self.scanner = make_scanner(framing, max_buffer=max_buffer)
+        self.scanner = scanner_named(framing, max_buffer=max_buffer)
         self._max_buffer = max_buffer
         self._sequence: Optional[int] = None  # last sequence number delivered
         self._ids: Optional[list[str]] = None  # recent non-numeric event ids (made at the first), for a reconnect
@@ -145,6 +146,13 @@ class StreamDecoder:
             self._body = None if body.encoding == "identity" else body
         self._inflated = 0
         self._max_inflated = max_inflated
+        #: True once bytes go straight from the scanner to the normaliser: the body's first event came (no head to
+        #: keep), its encoding is known and not compressed, no replayed events to drop (see :meth:`_replan`).
+        self._plain = False
+
+    def _replan(self) -> None:
+        """Whether a chunk can take the plain path now (see ``_plain``)."""
+        self._plain = self._head is None and not self._sniff and self._body is None and self._replay is None
 
     def _sniffed(self, chunk: Chunk) -> bool:
         """Whether ``chunk``, a body's first non-empty bytes of no stated encoding, may start a compressed body:
@@ -169,6 +177,7 @@ class StreamDecoder:
         for piece in body.decode(chunk):
             if body.encoding == "identity":  # sniffed: not compressed
                 self._body = None
+                self._replan()
                 yield piece
                 continue
             self._inflated += len(piece)
@@ -181,8 +190,12 @@ class StreamDecoder:
     def feed(self, chunk: Piece) -> list[Unified]:
         """Unified events completed by ``chunk`` (a dict: one event an SDK already decoded, given to the
         normaliser's ``frame()``, e.g. boto3's Bedrock event dicts)."""
+        if self._plain and not isinstance(chunk, dict):  # the bulk of a stream
+            events = self.scanner.feed(chunk)
+            return self._normalize(events) if events else []
         if isinstance(chunk, dict):
             self._head = None
+            self._replan()
             return self.normalizer.frame(chunk)
         if self._sniff and not self._sniffed(chunk):
             return self._feed_bytes(chunk) if chunk else []
@@ -211,8 +224,14 @@ class StreamDecoder:
     def feed_into(self, chunk: Piece, accumulator: Accumulator) -> None:
         """Give the unified events completed by ``chunk`` to ``accumulator``: what ``accumulator.take(feed(chunk))``
         does, without making the events it does not need (see :meth:`Normalizer.normalize_into`)."""
+        if self._plain and not isinstance(chunk, dict):  # the bulk of a stream
+            events = self.scanner.feed(chunk)
+            if events:
+                self._normalize_into(events, accumulator)
+            return
         if isinstance(chunk, dict):
             self._head = None
+            self._replan()
             normalizer = self.normalizer
             accumulator.adopt_meta(None, None)  # as for bytes: the id and model are the normaliser's
             accumulator.take(normalizer.frame(chunk))
@@ -269,6 +288,7 @@ class StreamDecoder:
             if events:
                 self._head = None
                 self._first = events[0]
+                self._replan()
             elif len(head) < _HEAD:
                 if type(head) is not bytearray:
                     head = self._head = bytearray()
@@ -299,6 +319,7 @@ class StreamDecoder:
         kept = [event for event in events if not replay.is_replay(event)]
         if not replay.armed:
             self._replay = None
+            self._replan()
         return kept
 
     def cursor(self) -> ResumeCursor:
@@ -316,6 +337,7 @@ class StreamDecoder:
         self._replay = ReplayFilter(cursor, self._ids)
         if not self._replay.armed:
             self._replay = None
+        self._replan()
         return cursor
 
     def close(self) -> list[Unified]:
@@ -325,6 +347,7 @@ class StreamDecoder:
         if self._body is not None:
             held = self._body.flush()  # a body too short to tell whether it was compressed
             self._body = None
+            self._replan()
             out = self._feed_bytes(held) if held else []
         else:
             out = []

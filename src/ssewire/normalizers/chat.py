@@ -231,6 +231,7 @@ class ChatCompletionsNormalizer(Normalizer):
     delta_rule = CHAT_DELTA_RULE
     terminal = "data: [DONE]"
     rules = ChatRules
+    fast_beyond_rule = False  # fast_chunk reads CHAT_SHAPE, the rule's own shape
 
     def __init__(self) -> None:
         super().__init__()

@@ -156,6 +156,10 @@ class Normalizer:
     delta_notes: ClassVar[int] = 0
     #: Whether :meth:`reads_deltas` can turn False within a batch (it is then asked after each decoded event).
     reading_can_stop: ClassVar[bool] = False
+    #: Whether the typed fast path (:attr:`fast`) takes payloads the delta rule does not describe. False: it reads
+    #: only the rule's shape, so a payload the compiled reader declined goes straight to the full decode (a typed
+    #: decode that fails costs more than the full one).
+    fast_beyond_rule: ClassVar[bool] = True
     #: The provider's recognition rules (:class:`Recognition`), apart from its stream behaviour.
     rules: ClassVar[type[Recognition]] = Recognition
 
@@ -218,6 +222,7 @@ class Normalizer:
             self.reads_deltas if self.reading_can_stop else None,
             self._reader_calls,
             self._notes,
+            self.fast if self.fast_beyond_rule else None,
         )
 
     def reads_deltas(self) -> bool:
@@ -264,10 +269,11 @@ class Normalizer:
         still_reading: Optional[Callable[[], bool]] = None,
         calls: Optional[dict[Any, OpenCall]] = None,
         notes: Optional[list[Any]] = None,
+        fast: Optional[Callable[[SSEEvent], Optional[list[Unified]]]] = None,
     ) -> list[Unified]:
         """:meth:`normalize` with the compiled delta reader: the events ``rule`` describes are made by ``take``
-        (see :mod:`.typed`) without decoding their payloads, every other event by the typed fast path (``fast``)
-        or :meth:`decoded`, in order.
+        (see :mod:`.typed`) without decoding their payloads, every other event by the typed fast path ``fast``
+        (None: none) or :meth:`decoded`, in order.
         ``absorb()``: called after each run of events the reader took, before the next decoded event, to keep the
         state their payloads set (from ``notes``, the list the rule's notes are reported in). ``still_reading()``:
         asked after each decoded event whether the rule still applies (when it no longer does, the rest of the
@@ -276,7 +282,7 @@ class Normalizer:
         accumulator as it is made (the text of a run through its sink) and the result is empty."""
         batch = events if type(events) is list else list(events)
         out: list[Unified] = []
-        decoded, fast, into = self.decoded, self.fast, self._into
+        decoded, into = self.decoded, self._into
         end = len(batch)
         index = 0
         sink = None
@@ -474,6 +480,7 @@ class DelegatingNormalizer(Normalizer):
             self._followed_yet if self.delegate_changes else None,
             delegate._reader_calls,
             notes,
+            self.fast if delegate.fast_beyond_rule else None,
         )
 
     def _followed_yet(self) -> bool:
