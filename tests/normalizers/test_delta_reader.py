@@ -14,7 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from helpers import examples
-from ssewire import Unified
+from ssewire import Unified, iter_unified
 from ssewire.events import LazyPayload
 from ssewire.normalizers import anthropic, chat, gemini, normalizer_for, openai
 from ssewire.normalizers._fast import typed
@@ -113,8 +113,8 @@ def _json(value: Any, ascii_only: bool) -> str:
 
 
 @st.composite
-def responses_payloads(draw: Any) -> tuple[str, str]:
-    name = draw(st.sampled_from([*RESPONSES_EVENTS, *ARGUMENT_EVENTS, "response.output_text.done", "message"]))
+def responses_payloads(draw: Any) -> tuple[Optional[str], str]:
+    name = draw(st.sampled_from([*RESPONSES_EVENTS, *ARGUMENT_EVENTS, "response.output_text.done", "message", None]))
     wanted = [
         ("type", draw(st.sampled_from([name, *RESPONSES_EVENTS, *ARGUMENT_EVENTS]))),
         ("delta", draw(_value) if draw(_rare) else draw(_text)),
@@ -127,8 +127,8 @@ def responses_payloads(draw: Any) -> tuple[str, str]:
 
 
 @st.composite
-def anthropic_payloads(draw: Any) -> tuple[str, str]:
-    name = draw(st.sampled_from(["content_block_delta", "ping", "message"]))
+def anthropic_payloads(draw: Any) -> tuple[Optional[str], str]:
+    name = draw(st.sampled_from(["content_block_delta", "ping", "message", None]))
     inner = [
         ("type", draw(st.sampled_from(["text_delta", "thinking_delta", "input_json_delta", "signature_delta"]))),
         ("text", draw(_value) if draw(_rare) else draw(_text)),
@@ -137,7 +137,8 @@ def anthropic_payloads(draw: Any) -> tuple[str, str]:
     ]
     delta: Any = draw(_value) if draw(_rare) else draw(_member_lists(inner))
     index = draw(st.sampled_from([0, 0, 1, "0", -0.0, True, 2**70]))
-    wanted = [("type", draw(st.sampled_from([name, "content_block_delta"]))), ("index", index), ("delta", delta)]
+    kind = draw(st.sampled_from([name or "ping", "content_block_delta"]))
+    wanted = [("type", kind), ("index", index), ("delta", delta)]
     return name, _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
 
 
@@ -368,7 +369,7 @@ _CALL_STOPS = {
     True,
 )
 def test_responses_and_anthropic_deltas_equal_the_full_decode(
-    case: tuple[str, tuple[str, str]], mangle: int, calling: bool, primed: bool
+    case: tuple[str, tuple[Optional[str], str]], mangle: int, calling: bool, primed: bool
 ) -> None:
     provider, (name, data) = case
     first = (_compiled(_CALL_START_NAMES[provider], _CALL_STARTS[provider]),) if calling else ()
@@ -436,6 +437,52 @@ def test_payloads_the_reader_leaves_to_the_full_decode_still_come_out_the_same(d
     got, want, _ = _both("openai", [_compiled(name, data)])
     assert got == want
     assert typed.take_deltas is not None and typed.take_deltas([_compiled(name, data)], 0, openai._DELTA_RULE, []) == 0
+
+
+@pytest.mark.parametrize("name", ["message", None, "x"])
+@pytest.mark.parametrize(
+    ("provider", "rule", "data", "text"),
+    [
+        ("openai", openai._DELTA_RULE, '{"type":"response.output_text.delta","delta":"hi","sequence_number":3}', "hi"),
+        ("openai", openai._DELTA_RULE, '{"type":"response.reasoning_summary_text.delta","delta":"r"}', "r"),
+        (
+            "anthropic",
+            anthropic._DELTA_RULE,
+            '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"t"}}',
+            "t",
+        ),
+    ],
+)
+def test_an_event_no_case_names_takes_the_case_its_payload_type_names(
+    name: Optional[str], provider: str, rule: Any, data: str, text: str
+) -> None:
+    """A server that names no SSE events (xAI's Responses) or another name: the payload's ``type`` picks the case,
+    as the full decode dispatches on it; once learned, the next payload of that shape is read by its shape."""
+    got, want, _ = _both(provider, [_compiled(name, data), _compiled(name, data)])
+    assert got == want and [event["text"] for event in got] == [text, text]
+    own = rule.fresh()
+    out: list[Unified] = []
+    assert typed.take_deltas is not None
+    assert typed.take_deltas([_compiled(name, data), _compiled(name, data)], 0, own, out) == 2
+    assert own.learned == 1 and [event.text for event in out] == [text, text]
+    other = data.replace("delta", "done", 1)  # a type no case has: left to the full decode
+    assert typed.take_deltas([_compiled(name, other)], 0, own, []) == 0
+
+
+def test_xai_responses_deltas_take_the_reader_of_the_delegate_in_use() -> None:
+    """xAI's Responses stream (no SSE event names) is routed to its Responses delegate, whose reader then takes the
+    deltas (their ``raw`` stays lazy); the events are those of the full decode."""
+    created = {"type": "response.created", "sequence_number": 0, "response": {"id": "r1", "model": "grok"}}
+    deltas = [
+        {"type": "response.output_text.delta", "delta": str(i), "item_id": "m", "sequence_number": i + 1}
+        for i in range(4)
+    ]
+    first, *batch = [_compiled(None, json.dumps(payload)) for payload in (created, *deltas)]
+    got, want, reader = _both("xai", batch, (first,))
+    assert got == want and reader.last_sequence == 4
+    body = b"".join(b"data: %s\n\n" % json.dumps(payload).encode() for payload in (created, *deltas))
+    made = list(iter_unified([body], "xai"))  # (the stream's first event is read alone, then the rest)
+    assert [type(event._raw) for event in made[1:5]] == [LazyPayload] * 4
 
 
 def test_a_batch_mixing_read_and_decoded_events_keeps_order_and_the_sequence_cursor() -> None:

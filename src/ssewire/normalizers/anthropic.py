@@ -118,6 +118,7 @@ _DELTA_RULE = typed.delta_rule(
     type_path=0,
     tag_path=1,
     key_path=5,
+    by_type=True,  # servers that name no SSE events: the payload's type names the case
 )
 
 Handler = Callable[["AnthropicNormalizer", dict[str, Any]], list[Unified]]

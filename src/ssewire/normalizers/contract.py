@@ -45,7 +45,7 @@ End of stream: :meth:`Normalizer.finish` returns what the stream still owes: not
 Delegation: a :class:`DelegatingNormalizer` may set ``delegate`` to another normaliser (xAI per endpoint,
 OpenAI to its Chat Completions twin, Gemini to the Interactions normaliser, ``auto`` once detected). From then on
 every piece of state above is the delegate's, so the glue always sees one state; while the delegate is a
-``fast_delegate``, its fast paths read the events the delegating normaliser would only route to it.
+``fast_delegates``, its fast paths read the events the delegating normaliser would only route to it.
 """
 
 from __future__ import annotations
@@ -302,8 +302,11 @@ class Normalizer:
             got = None if fast is None else fast(batch[index])
             out += decoded(batch[index]) if got is None else got
             index += 1
-            if still_reading is not None and not still_reading():
-                out += self._normalize_decoding(batch[index:])
+            if still_reading is not None and not still_reading():  # the rest by what reads the stream now
+                if into is not None and out:
+                    into.take(out)
+                    out = []
+                out += self.normalize(batch[index:])
                 index = end
             if into is not None and out:
                 if len(out) == 1:  # (most decoded events make one)
@@ -430,14 +433,15 @@ class DelegatingNormalizer(Normalizer):
     ``finished``, ``usage``, ``response_id``, ``model``, ``last_sequence``, the open calls and the expected
     terminal event are the delegate's.
 
-    While the delegate is an instance of :attr:`fast_delegate`, its fast paths (typed fast path, compiled delta
-    reader) read this normaliser's events, the rest go through this normaliser's :meth:`payload` (its routing);
-    before, its own."""
+    While the delegate is an instance of one of :attr:`fast_delegates`, its fast paths (typed fast path, compiled
+    delta reader) read this normaliser's events, the rest go through this normaliser's :meth:`payload` (its
+    routing); before, its own."""
 
-    #: The delegate class whose fast paths take this normaliser's events while one of it is the delegate (the
-    #: payloads those paths own need no routing); None: only this normaliser's own.
-    fast_delegate: ClassVar[Optional[type[Normalizer]]] = None
-    #: Whether the delegate can change within a stream: each event then checks it is still one to follow.
+    #: The delegate classes whose fast paths take this normaliser's events while one of them is the delegate (the
+    #: payloads those paths own need no routing); empty: only this normaliser's own.
+    fast_delegates: ClassVar[tuple[type[Normalizer], ...]] = ()
+    #: Whether the delegate can change within a stream: each decoded event then checks it is still the one whose
+    #: fast paths read the batch (when it changed, the rest of the batch is read by the new one's).
     delegate_changes: ClassVar[bool] = False
 
     def __init__(self) -> None:
@@ -448,6 +452,7 @@ class DelegatingNormalizer(Normalizer):
         self._response_id: Optional[str] = None
         self._model: Optional[str] = None
         self._last_sequence: Optional[int] = None
+        self._reading_with: Optional[Normalizer] = None  # the delegate whose reader reads the batch now
         self._start_reading()  # the state is set above, on its own names (no delegate yet)
 
     done = _Delegated[bool]("True once the terminal event (or an in-stream error) was seen.", write_through=True)
@@ -460,11 +465,11 @@ class DelegatingNormalizer(Normalizer):
     def _followed(self) -> Optional[Normalizer]:
         """The delegate, when its fast paths read this normaliser's events."""
         delegate = self.delegate
-        return delegate if delegate is not None and type(delegate) is self.fast_delegate else None
+        return delegate if delegate is not None and type(delegate) in self.fast_delegates else None
 
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
         """:meth:`Normalizer.normalize` by the followed delegate's delta reader and typed fast path (see
-        :attr:`fast_delegate`), routing every other event through this normaliser; else by its own."""
+        :attr:`fast_delegates`), routing every other event through this normaliser; else by its own."""
         delegate = self._followed()
         if delegate is None:
             return super().normalize(events)
@@ -472,25 +477,27 @@ class DelegatingNormalizer(Normalizer):
         if take is None or rule is None or not delegate.reads_deltas():
             return self._normalize_decoding(events)
         notes = delegate._notes
+        self._reading_with = delegate
         return self.normalize_reading(
             events,
             take,
             rule,
             None if notes is None else delegate.absorb,
-            self._followed_yet if self.delegate_changes else None,
+            self._same_delegate if self.delegate_changes else None,
             delegate._reader_calls,
             notes,
             self.fast if delegate.fast_beyond_rule else None,
         )
 
-    def _followed_yet(self) -> bool:
-        return self._followed() is not None
+    def _same_delegate(self) -> bool:
+        """Whether the delegate whose reader reads the batch is still the delegate."""
+        return self.delegate is self._reading_with
 
     @property
     def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
-        """The followed delegate's typed fast path (see :attr:`fast_delegate`); checked per event when the delegate
+        """The followed delegate's typed fast path (see :attr:`fast_delegates`); checked per event when the delegate
         can change (:attr:`delegate_changes`)."""
-        if self.fast_delegate is None:
+        if not self.fast_delegates:
             return None
         if self.delegate_changes:
             return self._fast_if_followed
@@ -498,8 +505,8 @@ class DelegatingNormalizer(Normalizer):
         return None if delegate is None else delegate.fast
 
     def _fast_if_followed(self, ev: SSEEvent) -> Optional[list[Unified]]:
-        delegate = self.delegate
-        if delegate is None or type(delegate) is not self.fast_delegate:
+        delegate = self._followed()
+        if delegate is None:
             return None
         fast = delegate.fast
         return None if fast is None else fast(ev)

@@ -133,6 +133,7 @@ _DELTA_RULE = typed.delta_rule(
     seq_path=2,
     key_path=3,
     notes=((2, "int"),),
+    by_type=True,  # servers that name no SSE events (xAI): the payload's type names the case
 )
 
 Handler = Callable[["OpenAINormalizer", dict[str, Any], Optional[int]], list[Unified]]
@@ -239,7 +240,7 @@ class OpenAINormalizer(DelegatingNormalizer):
     delta_rule = _DELTA_RULE  # text, reasoning and open calls' argument deltas, named by their SSE event
     delta_notes = 1  # the last sequence_number the reader saw (see _DELTA_RULE)
     #: Once the stream turned out to be Chat Completions, its text chunks take the chat delegate's fast paths.
-    fast_delegate = ChatCompletionsNormalizer
+    fast_delegates = (ChatCompletionsNormalizer,)
     #: The call item types the client runs (a subclass for another provider's Responses API sets its own).
     client_items: ClassVar[frozenset[str]] = CLIENT_CALL_ITEMS
 

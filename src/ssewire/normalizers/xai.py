@@ -45,9 +45,9 @@ class XAINormalizer(DelegatingNormalizer):
 
     provider = "xai"
     terminal = "terminal event ([DONE], response.completed or message_stop)"
-    #: A chat stream's text chunks take the chat delegate's fast paths while chat is the delegate (it changes with
-    #: the payloads' shapes); everything else is routed by :meth:`payload`.
-    fast_delegate = ChatCompletionsNormalizer
+    #: A stream's deltas take the fast paths of the delegate in use (it changes with the payloads' shapes);
+    #: everything else is routed by :meth:`payload`.
+    fast_delegates = (ChatCompletionsNormalizer, XAIResponsesNormalizer, AnthropicNormalizer)
     delegate_changes = True
 
     def __init__(self) -> None:

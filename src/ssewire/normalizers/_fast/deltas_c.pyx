@@ -169,6 +169,7 @@ cdef enum:
     MAX_VARIANTS = 8
     MAX_CANDIDATES = 4
     MAX_NOTES = 4
+    BY_TYPE = MAX_CASES  # the shapes bucket of the payloads whose type names their case
 
 cdef enum:
     TAG_ANY = 0
@@ -204,6 +205,7 @@ cdef class _Spec:
     cdef dict case_at  # SSE event name -> index into c_cases
     cdef Case c_cases[MAX_CASES]
     cdef int n_cases
+    cdef bint by_type  # an event whose name no case has: its case is the one its payload's type names
     cdef int n_nulls, n_absent, n_not_true
     cdef int c_not_true[SW_JSON_MAX_PATHS]
     cdef int c_nulls[SW_JSON_MAX_PATHS]
@@ -238,6 +240,9 @@ cdef class DeltaRule:
     carries its id, name and server flag.
     ``nulls``: paths that must be absent or null; ``absent``: paths that must not be there at all; ``not_true``:
     paths that must not be the JSON ``true``.
+    ``by_type``: an event whose SSE name no case has (a server that names no events) takes the case whose ``type``
+    is the payload's ``paths[type_path]`` (a string spelled without escapes), as the full decode dispatches on the
+    payload's type.
     ``seq_path``: an integer member (absent or null: None) that becomes the event's ``sequence``, or -1.
     ``notes``: up to 4 ``(path, kind)`` whose values a taken payload reports in the ``notes`` list given to
     :func:`take_deltas` (the latest one wins) when the value is of that kind: ``"string"`` as its str, ``"int"``
@@ -247,15 +252,19 @@ cdef class DeltaRule:
 
     cdef _Spec spec
     cdef bint c_learns  # a copy made by fresh(): learns shapes
-    cdef sw_json_shape* shapes[MAX_CASES][2]  # per case, the shapes of the last payloads taken (NULL: none yet)
-    cdef unsigned char next_shape[MAX_CASES]  # per case, the one to learn into next
+    # per case, the shapes of the last payloads taken (NULL: none yet); the last bucket, BY_TYPE, holds those of
+    # payloads whose case their type named (by_type)
+    cdef sw_json_shape* shapes[MAX_CASES + 1][2]
+    cdef unsigned char next_shape[MAX_CASES + 1]  # per bucket, the one to learn into next
 
     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=(),
-                 int key_path=-1, notes=(), not_true=()):
+                 int key_path=-1, notes=(), not_true=(), bint by_type=False):
         if self.spec is not None:
             raise TypeError("a DeltaRule is built once")
-        self.spec = _compile(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true)
-        self.spec.args = (paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true)
+        self.spec = _compile(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true,
+                             by_type)
+        self.spec.args = (paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true,
+                          by_type)
 
     def fresh(self):
         """A copy of this rule for one stream: the same compiled rule (shared, not copied), nothing learned yet,
@@ -285,7 +294,7 @@ cdef class DeltaRule:
     def learned(self):
         """How many payload shapes the rule holds now (0 for a rule that does not learn)."""
         cdef int i, j, n = 0
-        for i in range(MAX_CASES):
+        for i in range(MAX_CASES + 1):
             for j in range(2):
                 if self.shapes[i][j] is not NULL and self.shapes[i][j].len > 0:
                     n += 1
@@ -293,7 +302,7 @@ cdef class DeltaRule:
 
     def __dealloc__(self):
         cdef int i
-        for i in range(MAX_CASES):
+        for i in range(MAX_CASES + 1):
             PyMem_Free(self.shapes[i][0])
             PyMem_Free(self.shapes[i][1])
 
@@ -305,7 +314,7 @@ def _rebuilt(tuple args, bint learns):
 
 
 cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nulls, absent, int key_path, notes,
-                    not_true):
+                    not_true, bint by_type):
     """A :class:`DeltaRule`'s arguments checked and compiled (ValueError naming the limit for any out of it)."""
     cdef _Spec spec = _Spec.__new__(_Spec)
     cdef list keys = [], keep = [], kinds = []
@@ -334,6 +343,8 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
         raise ValueError(f"a DeltaRule has at most {MAX_NOTES} notes")
     if len(cases) > MAX_CASES:
         raise ValueError(f"a DeltaRule has at most {MAX_CASES} cases")
+    if by_type and type_path < 0:
+        raise ValueError("cases named by the payload's type need a type path")
     keep.append(tuple(keys))
     spec.c_paths.n = len(keys)
     for i in range(len(keys)):
@@ -400,6 +411,7 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
     for i in range(spec.n_not_true):
         spec.c_not_true[i] = not_true[i]
     spec.n_cases = len(cases)
+    spec.by_type = by_type
     spec.n_notes = len(notes)
     for i in range(spec.n_notes):
         spec.c_notes[i] = notes[i][0]
@@ -448,8 +460,8 @@ cdef object _integer(const sw_json_val* v):
 
 cdef void _learn(DeltaRule rule, int at, const char* text, Py_ssize_t size, int n_paths,
                  const sw_json_val* vals) noexcept:
-    """Learn the shape of a payload of case ``at`` taken after no shape matched it, in place of the older of the
-    case's two; the shape grows to the payload's size (in steps of 256, at most SW_JSON_SHAPE_MAX: a longer
+    """Learn the shape of a payload of bucket ``at`` (its case, or BY_TYPE) taken after no shape matched it, in place
+    of the older of the bucket's two; the shape grows to the payload's size (in steps of 256, at most SW_JSON_SHAPE_MAX: a longer
     payload is never learned)."""
     cdef int which = rule.next_shape[at]
     cdef sw_json_shape* shape = rule.shapes[at][which]
@@ -498,6 +510,17 @@ cdef object _note(_Spec spec, int i, const sw_json_val* v, object data, bint asc
     return value
 
 
+cdef int _case_of(_Spec spec, const sw_json_val* kind) noexcept:
+    """The case whose type the located value is (a string spelled without escapes), or -1."""
+    cdef int i
+    cdef Case* case
+    for i in range(spec.n_cases):
+        case = &spec.c_cases[i]
+        if case.expected is not NULL and _is(kind, case.expected, case.expected_len):
+            return i
+    return -1
+
+
 cdef object _take(DeltaRule rule, object name, object data, object calls, object notes, TextSink sink):
     """The event one payload makes, _SUNK when its text went to ``sink``, or _NOT_TAKEN."""
     cdef sw_json_val vals[SW_JSON_MAX_PATHS]
@@ -514,13 +537,16 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
     cdef bint ascii
     cdef PyObject* noted[MAX_NOTES]
     cdef _Spec spec = rule.spec
-    cdef int at
+    cdef int at, bucket
     found = PyDict_GetItem(spec.case_at, name)  # borrowed; never raises for str and None
-    if found is NULL or type(data) is not str or len(<str>data) > _MAX_CHARS:
+    if (found is NULL and not spec.by_type) or type(data) is not str or len(<str>data) > _MAX_CHARS:
         return _NOT_TAKEN
     ascii = PyUnicode_IS_COMPACT_ASCII(data)
-    at = PyLong_AsLong(<object>found)
-    case = &spec.c_cases[at]
+    if found is not NULL:
+        at = bucket = PyLong_AsLong(<object>found)
+        case = &spec.c_cases[at]
+    else:  # the case is the one the payload's type names (below)
+        at, bucket, case = -1, BY_TYPE, NULL
     if ascii:  # the usual payload: its characters are its UTF-8
         text = <const char*>PyUnicode_DATA(data)
         size = PyUnicode_GET_LENGTH(data)
@@ -530,11 +556,17 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
         except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
             return _NOT_TAKEN
     for i in range(2):
-        if rule.shapes[at][i] is not NULL and sw_json_match(rule.shapes[at][i], text, size, spec.c_paths.n, vals):
+        if (rule.shapes[bucket][i] is not NULL
+                and sw_json_match(rule.shapes[bucket][i], text, size, spec.c_paths.n, vals)):
             matched = True
             break
     if not matched and not sw_json_locate(text, size, &spec.c_paths, vals):
         return _NOT_TAKEN
+    if case is NULL:
+        at = _case_of(spec, &vals[spec.type_path])
+        if at < 0:
+            return _NOT_TAKEN
+        case = &spec.c_cases[at]
     if spec.type_path >= 0:
         if case.expected is NULL:
             if not _none(&vals[spec.type_path]):
@@ -581,7 +613,7 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
         elif not _none(v):
             return _NOT_TAKEN
     if not matched and rule.c_learns:  # taken: read the next payloads of this case by their shape
-        _learn(rule, at, text, size, spec.c_paths.n, vals)
+        _learn(rule, bucket, text, size, spec.c_paths.n, vals)
     call = None
     if variant.n == 0:  # an event that is only ever raw
         kind = len(spec.kinds) - 1

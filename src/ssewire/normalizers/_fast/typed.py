@@ -201,6 +201,7 @@ def delta_rule(
     key_path: int = -1,
     notes: tuple[tuple[int, str], ...] = (),
     not_true: tuple[int, ...] = (),
+    by_type: bool = False,
 ) -> Any:
     """A provider's delta rule compiled for :func:`take_deltas` (see ``deltas_c.DeltaRule`` for what
     each argument means), or None without the compiled reader. It only reads (shared by every stream and thread);
@@ -213,7 +214,9 @@ def delta_rule(
             raise ValueError(f"a path is 1 to {MAX_STEPS} keys or 0 (the only element), not {path!r}")
     if _deltas_c is None:
         return None
-    return _deltas_c.DeltaRule(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true)
+    return _deltas_c.DeltaRule(
+        paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true, by_type
+    )
 
 
 def own_rule(rule: Any) -> Any:
