@@ -32,7 +32,7 @@ with atheris.instrument_imports():
     from ssewire.normalizers import normalizer_for
     from ssewire.normalizers._fast import typed
 
-PROVIDERS = ("openai", "anthropic", "openai-chat", "xai", "gemini", "bedrock-converse")
+PROVIDERS = ("openai", "anthropic", "openai-chat", "xai", "gemini", "bedrock-converse", "cohere")
 NAMES = (
     "message",
     None,
@@ -42,6 +42,9 @@ NAMES = (
     "ping",
     "response.function_call_arguments.delta",
     "contentBlockDelta",
+    "content-delta",
+    "tool-call-delta",
+    "tool-plan-delta",
 )
 SHAPES = (
     '{"type":"response.output_text.delta","item_id":"m","delta":"hi","sequence_number":7}',
@@ -59,6 +62,10 @@ SHAPES = (
     '{"contentBlockIndex":0,"delta":{"text":"hi"},"p":"abc"}',
     '{"contentBlockIndex":1,"delta":{"reasoningContent":{"text":"hm"}},"p":"ab"}',
     '{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\\"a"}},"p":"a"}',
+    '{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":"hi"}}}}',
+    '{"type":"content-delta","index":0,"delta":{"message":{"content":{"thinking":"hm"}}}}',
+    '{"type":"tool-call-delta","index":0,"delta":{"message":{"tool_calls":{"function":{"arguments":"{\\"a"}}}}}',
+    '{"type":"tool-plan-delta","delta":{"message":{"tool_plan":"I will"}}}',
 )
 #: Pieces spliced into a shape: members that change what a payload is, values of every JSON type, and the
 #: characters strict JSON is picky about.
@@ -145,6 +152,11 @@ STARTS = {
         "contentBlockStart",
         '{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"t1","name":"f"}}}',
     ),
+    "cohere": (
+        "tool-call-start",
+        '{"type":"tool-call-start","index":0,"delta":{"message":{"tool_calls":{"id":"c1","type":"function",'
+        '"function":{"name":"f","arguments":""}}}}}',
+    ),
 }
 STOPS = {
     "openai": (
@@ -154,6 +166,7 @@ STOPS = {
     ),
     "anthropic": ("content_block_stop", '{"type":"content_block_stop","index":0}'),
     "bedrock-converse": ("contentBlockStop", '{"contentBlockIndex":2}'),
+    "cohere": ("tool-call-end", '{"type":"tool-call-end","index":0}'),
 }
 
 

@@ -142,6 +142,32 @@ def anthropic_payloads(draw: Any) -> tuple[Optional[str], str]:
     return name, _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
 
 
+COHERE_EVENTS = ["content-delta", "tool-call-delta", "content-start", "content-end", "tool-plan-delta", "citation-end"]
+
+
+@st.composite
+def cohere_payloads(draw: Any) -> tuple[Optional[str], str]:
+    name = draw(st.sampled_from([*COHERE_EVENTS, "message-start", "message", None]))
+    content = [
+        ("type", draw(st.sampled_from(["text", "thinking"]))),
+        ("text", draw(_value) if draw(_rare) else draw(_text)),
+        ("thinking", draw(st.none() | _text) if draw(st.booleans()) else None),
+    ]
+    call = [
+        ("id", draw(st.sampled_from(["c1", None]))),
+        (
+            "function",
+            draw(_value) if draw(_rare) else {"arguments": draw(st.sampled_from(['{"a"', ": 1}", ""]) | _text)},
+        ),
+    ]
+    members = [("content", draw(_member_lists(content))), ("tool_calls", draw(_member_lists(call)))]
+    message: Any = draw(_value) if draw(_rare) else draw(_member_lists(members))
+    index = draw(st.sampled_from([0, 0, 1, "0", -0.0, True, 2**70]))
+    kind = draw(st.sampled_from([name or "content-delta", *COHERE_EVENTS]))
+    wanted = [("type", kind), ("index", index), ("delta", [("message", message)])]
+    return name, _dump(draw(_member_lists(wanted)), draw(st.booleans()), draw(st.booleans()))
+
+
 def _mostly_none(*values: Any) -> Any:
     """None most of the time (the reader's shape), else one of ``values``."""
     return st.sampled_from([None] * 15 + list(values))
@@ -311,6 +337,7 @@ def test_chat_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int
 _ONE_RULE_PAYLOADS = st.one_of(
     responses_payloads().map(lambda payload: ("openai", payload)),
     anthropic_payloads().map(lambda payload: ("anthropic", payload)),
+    cohere_payloads().map(lambda payload: ("cohere", payload)),
 )
 
 
@@ -328,7 +355,18 @@ _CALL_STARTS = {
         {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "f"}}
     ),
 }
-_CALL_START_NAMES = {"openai": "response.output_item.added", "anthropic": "content_block_start"}
+_CALL_STARTS["cohere"] = json.dumps(
+    {
+        "type": "tool-call-start",
+        "index": 0,
+        "delta": {"message": {"tool_calls": {"id": "c1", "type": "function", "function": {"name": "f"}}}},
+    }
+)
+_CALL_START_NAMES = {
+    "openai": "response.output_item.added",
+    "anthropic": "content_block_start",
+    "cohere": "tool-call-start",
+}
 #: Events that close it (its arguments: the fragments that arrived).
 _CALL_STOPS = {
     "openai": (
@@ -342,6 +380,7 @@ _CALL_STOPS = {
         ),
     ),
     "anthropic": ("content_block_stop", '{"type":"content_block_stop","index":0}'),
+    "cohere": ("tool-call-end", '{"type":"tool-call-end","index":0}'),
 }
 
 

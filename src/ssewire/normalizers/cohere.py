@@ -33,6 +33,7 @@ from typing import Any, Optional
 from ..citations import Citation
 from ..events import Unified, new_event
 from ..usage import Usage, count
+from ._fast import typed
 from .common import key_of, str_or
 from .contract import Normalizer, Recognition
 from .tool_calls import CallIds, CallTable, OpenCall
@@ -64,6 +65,30 @@ COHERE_EVENTS = frozenset(
         "message-end",
         "debug",
     }
+)
+
+
+_MESSAGE = ("delta", "message")
+#: The events read without a decode: a ``content-delta`` whose ``content`` has a non-empty string ``text`` or
+#: ``thinking`` (not both), a ``tool-call-delta`` with a non-empty string ``arguments`` for the open call at its
+#: ``index``, and the events that are only ever ``raw`` (``content-start`` / ``content-end``, ``tool-plan-delta``,
+#: ``citation-end``).
+_DELTA_RULE = typed.delta_rule(
+    (
+        ("type",),
+        (*_MESSAGE, "content", "text"),
+        (*_MESSAGE, "content", "thinking"),
+        (*_MESSAGE, "tool_calls", "function", "arguments"),
+        ("index",),
+    ),
+    {
+        "content-delta": ("content-delta", ((None, ((1, "text_delta"), (2, "reasoning_delta"))),)),
+        "tool-call-delta": ("tool-call-delta", ((None, ((3, "tool_call_delta"),)),)),
+        **{name: (name, ((None, ()),)) for name in ("content-start", "content-end", "tool-plan-delta", "citation-end")},
+    },
+    type_path=0,
+    key_path=4,
+    by_type=True,  # (the full decode dispatches on the payload's type)
 )
 
 
@@ -140,12 +165,14 @@ class CohereNormalizer(Normalizer):
     rules = CohereRules
     stops = COHERE_STOP
     names_model = False  # the stream never names its model: nothing waits for it
+    delta_rule = _DELTA_RULE  # text, thinking and argument deltas, and the events that are only raw
 
     def __init__(self) -> None:
         super().__init__()
         self._calls = CallTable()  # open tool calls by index
         self._client_calls = False
         self._ids = CallIds()
+        self._reader_calls = self._calls.open
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""
