@@ -62,6 +62,8 @@ SHAPES = (
     '{"contentBlockIndex":0,"delta":{"text":"hi"},"p":"abc"}',
     '{"contentBlockIndex":1,"delta":{"reasoningContent":{"text":"hm"}},"p":"ab"}',
     '{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\\"a"}},"p":"a"}',
+    '{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
+    '"function":{"arguments":"{\\"a"}}]},"logprobs":null,"finish_reason":null}],"usage":null}',
     '{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":"hi"}}}}',
     '{"type":"content-delta","index":0,"delta":{"message":{"content":{"thinking":"hm"}}}}',
     '{"type":"tool-call-delta","index":0,"delta":{"message":{"tool_calls":{"function":{"arguments":"{\\"a"}}}}}',
@@ -76,6 +78,11 @@ PIECES = (
     '"role":"assistant",',
     '"refusal":"no",',
     '"tool_calls":[{"index":0}],',
+    '"tool_calls":[],',
+    '"id":"call_9",',
+    '"index":1,',
+    '"arguments":"x",',
+    '"name":"g",',
     '"reasoning_content":"r",',
     '"finish_reason":"stop",',
     '"finishReason":"STOP",',
@@ -136,7 +143,11 @@ def _with_hostile(shape: str, fdp: Any) -> str:
 
 
 STARTS = {
-    "openai-chat": ("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}'),
+    "openai-chat": (
+        "message",
+        '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,'
+        '"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}}]}',
+    ),
     "xai": ("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}'),
     "gemini": ("message", '{"candidates":[{"content":{"parts":[{"text":"x"}]}}],"modelVersion":"g0"}'),
     "openai": (

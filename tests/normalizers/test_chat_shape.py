@@ -16,7 +16,7 @@ from ssewire._scan import SSEEvent
 from ssewire.normalizers import chat
 from ssewire.normalizers._fast import typed
 from ssewire.normalizers._fast.chat_shape import CHAT_SHAPE
-from ssewire.normalizers._fast.shape import DeltaShape, Path
+from ssewire.normalizers._fast.shape import CallShape, DeltaShape, Path
 from ssewire.normalizers.chat import ChatCompletionsNormalizer
 
 try:
@@ -134,15 +134,132 @@ def test_a_chunk_without_one_text_of_one_choice_is_left_to_the_full_decode(data:
 def test_the_rule_and_the_struct_are_made_from_the_description() -> None:
     args = CHAT_SHAPE.rule_args()
     paths = args["paths"]
+    call = CHAT_SHAPE.call
+    assert call is not None
     assert paths[args["type_path"]] == ("type",)
-    assert [paths[i] for i in args["nulls"]] == list(CHAT_SHAPE.nulls)
+    assert [paths[i] for i in args["nulls"]] == [*CHAT_SHAPE.nulls, *call.nulls]
+    assert (paths[args["tag_path"]], paths[args["key_path"]]) == (call.at, call.key)
     for event in ("message", None):
-        _, ((_, texts),) = args["cases"][event]
+        _, ((none, texts), (fragment, arguments, only)) = args["cases"][event]
+        assert (none, fragment, only) == (type(None), dict, "tool_call_delta")
         assert [(paths[i], kind) for i, kind in texts] == list(CHAT_SHAPE.texts)
+        assert [(paths[i], kind) for i, kind in arguments] == [(call.arguments, "tool_call_delta"), *CHAT_SHAPE.texts]
     if typed.chat_chunk is not None:
         chunk = typed.chat_chunk(_chunk((_TEXT_PATH, "a")))
         assert (chunk.id, chunk.model) == ("c1", "m")  # the members read, unchecked
         assert typed.chat_chunk(_chunk((_TEXT_PATH, "a"), (("id",), 7))).id == 7
+
+
+# -- tool call fragments (the compiled reader only) -----------------------------------------------------------------
+
+_CALL: CallShape = CHAT_SHAPE.call  # type: ignore[assignment]  # (the shape has a call: asserted below)
+assert _CALL is not None
+#: A first chunk that opens call ``call_1`` (``f``) at tool call index 0 of the first choice.
+_OPENS = _chunk((_CALL.at[:-1], [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}]))
+
+
+def _fragment(*members: tuple[Path, Any], index: Any = 0, arguments: Any = '{"a"') -> str:
+    """A chunk whose one tool call fragment continues the call at ``index`` with ``arguments``, plus ``members``."""
+    return _chunk((_CALL.key, index), (_CALL.arguments, arguments), *members)
+
+
+def _both_ways(*chunks: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any]]:
+    """The events of ``chunks`` (a batch after the first) with the reader on and off, and the raws of the first."""
+    results = []
+    for on in (True, False):
+        typed.set_enabled(on)
+        try:
+            normalizer = ChatCompletionsNormalizer()
+            events = [SSEEvent("message", data) for data in chunks]
+            made = normalizer.normalize(events[:1]) + normalizer.normalize(events[1:])
+            raws = [e._raw for e in made]  # (before to_dict() reads raw: a lazy one is decoded then)
+            results.append((raws, [e.to_dict(with_raw=True) for e in made]))
+        finally:
+            typed.set_enabled(True)
+    (raws, got), (_, want) = results
+    return got, want, raws
+
+
+needs_reader = pytest.mark.skipif(typed.take_deltas is None or scanner_c is None, reason="the compiled reader")
+
+
+@needs_reader
+def test_a_fragment_of_an_open_call_is_read_as_its_argument_delta() -> None:
+    got, want, raws = _both_ways(_OPENS, _fragment(), _fragment(arguments=": 1}"))
+    assert got == want
+    assert [(e["type"], e.get("arguments_delta")) for e in got[1:3]] == [
+        ("tool_call_delta", '{"a"'),
+        ("tool_call_delta", ": 1}"),
+    ]
+    assert all(type(raw) is not dict for raw in raws[1:3])  # taken by the reader: raw decoded only when read
+
+
+@needs_reader
+@pytest.mark.parametrize("path", _CALL.nulls, ids=str)
+@pytest.mark.parametrize("value", ["x", 0, {"a": 1}], ids=repr)
+def test_a_fragment_that_names_or_opens_a_call_is_left_to_the_full_decode(path: Path, value: Any) -> None:
+    got, want, raws = _both_ways(_OPENS, _fragment((path, value)))
+    assert got == want and type(raws[-1]) is dict
+
+
+@needs_reader
+@pytest.mark.parametrize(
+    "data",
+    [
+        _fragment(index=1),  # no call open at that index
+        _fragment(index="0"),
+        _fragment(index=None),
+        _fragment(arguments=""),
+        _fragment(arguments=None),
+        _fragment(arguments=1),
+        _fragment((_TEXT_PATH, "t")),  # a text beside the fragment
+        _fragment((CHAT_SHAPE.texts[1][0], "r")),
+        _fragment((("choices", 0, "finish_reason"), "tool_calls")),
+        _fragment((("usage",), {"prompt_tokens": 1})),
+        _chunk((_CALL.at[:-1], [{"index": 0, "function": {"arguments": "a"}}, {"index": 1}])),  # two fragments
+        _chunk((_CALL.at[:-1], [{}]), (_TEXT_PATH, "t")),  # an empty fragment (the full decode opens a call)
+        _chunk((_CALL.at[:-1], [{"function": {"arguments": "a"}}])),  # no index
+        _fragment((("choices", 0, "index"), 1)),  # the calls of another choice
+        _fragment((("choices", 0, "index"), -(2**70))),
+    ],
+)
+def test_a_chunk_that_is_more_than_one_fragment_of_an_open_call_is_left_to_the_full_decode(data: str) -> None:
+    got, want, raws = _both_ways(_OPENS, data)
+    assert got == want and type(raws[-1]) is dict
+
+
+@needs_reader
+@pytest.mark.parametrize("index", [0, "-0", 1.5, "x", None, True], ids=repr)
+def test_a_choice_index_that_is_no_other_integer_is_the_first_choice(index: Any) -> None:
+    """The full decode reads a choice ``index`` that is not an integer as 0 (and ``-0`` is 0)."""
+    data = _fragment((("choices", 0, "index"), index)).replace('"-0"', "-0")
+    got, want, raws = _both_ways(_OPENS, data)
+    assert got == want and got[1]["type"] == "tool_call_delta" and type(raws[1]) is not dict
+
+
+@needs_reader
+@pytest.mark.parametrize("fragments", [[], [None]], ids=repr)
+def test_a_text_chunk_with_no_fragment_in_its_tool_calls_is_read_as_text(fragments: list[Any]) -> None:
+    got, want, raws = _both_ways(_OPENS, _chunk((_TEXT_PATH, "t"), (_CALL.at[:-1], fragments)))
+    assert got == want and [e["type"] for e in got[1:2]] == ["text_delta"] and type(raws[1]) is not dict
+
+
+@needs_reader
+def test_a_held_parallel_wrapper_is_never_read_as_a_call() -> None:
+    """``multi_tool_use.parallel`` fragments are held (no events): the reader never continues the wrapper."""
+    wrapper = _chunk(
+        (_CALL.at[:-1], [{"index": 0, "id": "w", "type": "function", "function": {"name": chat.PARALLEL_WRAPPER}}])
+    )
+    parts = ['{"tool_uses":[{"recipient_name":"functions.f",', '"parameters":{"a":1}}]}']
+    got, want, _ = _both_ways(
+        wrapper, *(_fragment(arguments=part) for part in parts), _chunk((("choices", 0, "finish_reason"), "tool_calls"))
+    )
+    assert got == want
+    assert [e["type"] for e in got if e["type"].startswith("tool")] == [
+        "tool_call_start",
+        "tool_call_delta",
+        "tool_call_done",
+    ]
 
 
 def _shape(**changes: Any) -> DeltaShape:
@@ -169,6 +286,8 @@ def _shape(**changes: Any) -> DeltaShape:
         {"name": "a shape"},
         {"nulls": (("not-a-field",),)},
         {"reads": (("error",),)},
+        {"call": CallShape(at=("d", "calls", 0), key=("index",), arguments=("d", "calls", 0, "arguments"))},
+        {"call": CallShape(at=("c", 0), key=("c", 0, "index"), arguments=("c", 0))},
     ],
     ids=repr,
 )

@@ -173,6 +173,26 @@ def _mostly_none(*values: Any) -> Any:
     return st.sampled_from([None] * 15 + list(values))
 
 
+#: Tool call fragments: the argument delta the reader takes (of the call a stream's first chunk may open at index 0),
+#: and those that are something else.
+_FRAGMENTS: tuple[Any, ...] = (
+    [{"index": 0, "function": {"arguments": "{"}}],
+    [{"index": 0, "function": {"arguments": '"a": 1}'}}],
+    [{"index": 0, "type": "function", "function": {"arguments": "x"}}],
+    [{"index": 1, "function": {"arguments": "{"}}],
+    [{"index": 0, "id": "call_2", "function": {"arguments": "{"}}],
+    [{"index": 0, "function": {"name": "g", "arguments": "{"}}],
+    [{"index": 0, "function": {"arguments": ""}}],
+    [{"index": "0", "function": {"arguments": "{"}}],
+    [{"function": {"arguments": "{"}}],
+    [{}],
+    [None],
+    [],
+    [{"index": 0, "function": {"arguments": "{"}}, {"index": 1, "function": {"arguments": "{"}}],
+    [{"index": 0, "function": {"arguments": "{"}, "extra_content": {"google": {"thought_signature": "s"}}}],
+)
+
+
 @st.composite
 def chat_payloads(draw: Any) -> tuple[str, str]:
     """Chat chunks around the one-choice text or reasoning delta the reader takes, now and then with one of the
@@ -184,7 +204,7 @@ def chat_payloads(draw: Any) -> tuple[str, str]:
         ("reasoning", draw(_mostly_none("q", ""))),
         ("role", draw(_mostly_none("assistant"))),
         ("refusal", draw(_mostly_none("no", ""))),
-        ("tool_calls", draw(_mostly_none([{"index": 0, "function": {"arguments": "{"}}]))),
+        ("tool_calls", draw(_mostly_none(*_FRAGMENTS)) if draw(st.booleans()) else None),
     ]
     choice = [
         ("index", 0),
@@ -302,6 +322,25 @@ _CHAT_START = json.dumps(
 )
 
 
+#: A chat stream's first chunk that also opens call ``call_1`` at tool call index 0.
+_CHAT_CALL_START = json.dumps(
+    {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "delta": {
+                    "role": "assistant",
+                    "tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}],
+                },
+            }
+        ],
+    }
+)
+
+
 _GEMINI_START = json.dumps({"candidates": [{"content": {"parts": [{"text": "x"}]}}], "modelVersion": "g0"})
 
 
@@ -329,9 +368,21 @@ def test_gemini_deltas_equal_the_full_decode(
     st.booleans(),
 )
 @example(("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"a"}}]}'), 0, "openai-chat", False)
+@example(
+    (
+        "message",
+        '{"id":"c","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":'
+        '{"arguments":"{"}}]}}]}',
+    ),
+    0,
+    "openai-chat",
+    True,
+)
 def test_chat_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int, provider: str, primed: bool) -> None:
+    """(A primed stream's first chunk also opened a call at index 0, whose argument fragments the reader takes.)"""
     name, data = payload
-    _check(provider, name, _MANGLE[mangle](data), (_compiled("message", _CHAT_START),), data if primed else "")
+    start = _CHAT_CALL_START if primed else _CHAT_START
+    _check(provider, name, _MANGLE[mangle](data), (_compiled("message", start),), data if primed else "")
 
 
 _ONE_RULE_PAYLOADS = st.one_of(
@@ -561,8 +612,14 @@ def test_rules_are_checked() -> None:
         typed.delta_rule((("a",) * (typed.MAX_STEPS + 1),), {}, 0)
     with pytest.raises(ValueError, match=f"1 to {typed.MAX_STEPS} keys"):
         typed.delta_rule((("a", 1),), {}, 0)
-    with pytest.raises(ValueError, match="a string, True or None"):
+    with pytest.raises(ValueError, match=r"a string, True, dict, type\(None\) or None"):
         typed.delta_rule((("type",),), {"e": ("e", ((False, ((0, "text_delta"),)),))}, 0)
+    with pytest.raises(ValueError, match="one of its candidates'"):
+        typed.delta_rule((("type",), ("t",)), {"e": ("e", ((None, ((1, "text_delta"),), "reasoning_delta"),))}, 0)
+    with pytest.raises(ValueError, match="a variant is"):
+        typed.delta_rule((("type",),), {"e": ("e", ((None,),))}, 0)  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="by the payload's type need a type path"):
+        typed.delta_rule((("t",),), {}, by_type=True)
     with pytest.raises(ValueError, match="out of range"):
         typed.delta_rule((("type",),), {}, 0, seq_path=3)
     with pytest.raises(ValueError, match="out of range"):

@@ -247,6 +247,10 @@ class ChatCompletionsNormalizer(Normalizer):
         self._cite_counts = (0, 0)  # the lengths of the last search_results / citations lists read
         #: llama.cpp's latest ``timings`` object (None until one arrives).
         self.timings: Optional[dict[str, Any]] = None
+        #: The open calls of the first choice by tool call index, but the held wrappers: those whose argument
+        #: fragments the compiled reader continues (kept in step with ``_calls`` by :meth:`_calls_changed`).
+        self._call_view: dict[Any, OpenCall] = {}
+        self._reader_calls = self._call_view
 
     @property
     def chat_id(self) -> Optional[str]:
@@ -319,9 +323,21 @@ class ChatCompletionsNormalizer(Normalizer):
             self.timings = timings
         if "search_results" in obj or "citations" in obj:  # Perplexity
             self._cite(obj, out)
+        if self._calls or self._call_view:
+            self._calls_changed()
         if not out:
             out.append(new_event("raw", obj))
         return out
+
+    def _calls_changed(self) -> None:
+        """Bring the compiled reader's view of the open calls (``_reader_calls``) up to date: the first choice's
+        calls by tool call index, but the ``multi_tool_use.parallel`` wrappers (held, never announced)."""
+        view = self._call_view
+        view.clear()
+        wrappers = self._wrappers
+        for (choice, index), call in self._calls.open.items():
+            if choice == 0 and call.id not in wrappers:
+                view[index] = call
 
     def _cite(self, obj: dict[str, Any], out: list[Unified]) -> None:
         """Append a ``raw`` event with the sources of ``search_results`` and ``citations`` not cited yet."""
@@ -513,6 +529,7 @@ class ChatCompletionsNormalizer(Normalizer):
             for call in self._calls:
                 self._close(call, raw, out)
             self._calls.clear()
+            self._call_view.clear()
         self.finished = self.done = True
         out.append(Unified("done", stop_reason=stop, raw=raw, raw_stop_reason=self.finish_reason))
         return out

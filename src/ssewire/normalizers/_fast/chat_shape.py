@@ -4,16 +4,21 @@ are all made from it."""
 
 from __future__ import annotations
 
-from .shape import DeltaShape
+from .shape import CallShape, DeltaShape
 
 __all__ = ["CHAT_SHAPE"]
 
 _DELTA = ("choices", 0, "delta")
 
+_CALL = (*_DELTA, "tool_calls", 0)
+
 #: One choice whose delta is text (``content``) or reasoning (``reasoning_content``, else ``reasoning``), never
 #: both, with no ``type`` (a payload with one is routed by the Responses rules), usage, error, finish reason,
-#: refusal, tool call, ``reasoning_details`` (OpenRouter's structured reasoning), ``extra_content`` (Gemini's
-#: thought signature), Perplexity ``citations`` or ``search_results``, llama.cpp ``timings`` (each absent or null).
+#: refusal, ``reasoning_details`` (OpenRouter's structured reasoning), ``extra_content`` (Gemini's thought
+#: signature), Perplexity ``citations`` or ``search_results``, llama.cpp ``timings`` (each absent or null), and no
+#: tool call fragment; or (the compiled reader only) one such choice, the first (``index`` 0), whose delta is one tool
+#: call fragment that continues the open call at its ``index`` with a non-empty ``arguments`` text, naming no
+#: ``id``, ``name`` or Gemini ``extra_content`` (and no text).
 #: The chunk's ``id`` and ``model`` are read, unchecked: the compiled reader takes such chunks once the stream's id
 #: and model are known (a chunk it takes sets nothing else); the Python fast path notes them. Every other member is
 #: ignored, as the full decode ignores it: ``role`` (OpenRouter and others repeat ``"role": "assistant"`` on every
@@ -31,7 +36,6 @@ CHAT_SHAPE = DeltaShape(
         ("error",),
         ("choices", 0, "finish_reason"),
         (*_DELTA, "refusal"),
-        (*_DELTA, "tool_calls"),
         (*_DELTA, "function_call"),
         (*_DELTA, "reasoning_details"),
         (*_DELTA, "extra_content"),
@@ -41,4 +45,11 @@ CHAT_SHAPE = DeltaShape(
     ),
     reads=(("id",), ("model",)),
     events=("message", None),
+    call=CallShape(
+        at=_CALL,
+        key=(*_CALL, "index"),
+        arguments=(*_CALL, "function", "arguments"),
+        nulls=((*_CALL, "id"), (*_CALL, "function", "name"), (*_CALL, "extra_content")),
+        zeros=(("choices", 0, "index"),),
+    ),
 )

@@ -23,7 +23,9 @@ MAX_STEPS: int
 MAX_SLOTS: int
 
 _Path: TypeAlias = tuple[Union[str, int], ...]
-_Variant: TypeAlias = tuple[Union[str, bool, None], tuple[tuple[int, str], ...]]  # (tag, ((text path, kind), ...))
+_Tag: TypeAlias = Union[str, bool, type, None]  # a string, True, dict, type(None) or None (any)
+_Candidates: TypeAlias = tuple[tuple[int, str], ...]  # ((text path, kind), ...)
+_Variant: TypeAlias = Union[tuple[_Tag, _Candidates], tuple[_Tag, _Candidates, str]]  # (tag, candidates[, kind])
 
 def use_types(
     unified: type,
@@ -58,6 +60,7 @@ class DeltaRule:
         notes: tuple[tuple[int, str], ...] = (),
         not_true: tuple[int, ...] = (),
         by_type: bool = False,
+        zeros: tuple[int, ...] = (),
     ) -> None: ...
     def fresh(self) -> DeltaRule: ...
     def __copy__(self) -> DeltaRule: ...

@@ -175,6 +175,8 @@ cdef enum:
     TAG_ANY = 0
     TAG_TRUE = 1
     TAG_STRING = 2
+    TAG_OBJECT = 3  # an object
+    TAG_NONE = 4  # absent or null
 
 cdef struct Candidate:
     int path
@@ -185,6 +187,7 @@ cdef struct Variant:
     const char* tag_text
     Py_ssize_t tag_len
     int n
+    int only  # the kind (index into DeltaRule.kinds) a payload of this variant must make, or -1 for any
     Candidate candidates[MAX_CANDIDATES]
 
 cdef struct Case:
@@ -206,8 +209,9 @@ cdef class _Spec:
     cdef Case c_cases[MAX_CASES]
     cdef int n_cases
     cdef bint by_type  # an event whose name no case has: its case is the one its payload's type names
-    cdef int n_nulls, n_absent, n_not_true
+    cdef int n_nulls, n_absent, n_not_true, n_zeros
     cdef int c_not_true[SW_JSON_MAX_PATHS]
+    cdef int c_zeros[SW_JSON_MAX_PATHS]
     cdef int c_nulls[SW_JSON_MAX_PATHS]
     cdef int c_absent[SW_JSON_MAX_PATHS]
     cdef int type_path, tag_path, seq_path, key_path
@@ -231,13 +235,16 @@ cdef class DeltaRule:
     for the one element of an array (an array with more elements there is not this shape). ``cases``: SSE event name
     (None for an event without one) -> ``(type, variants)``: the payload's ``paths[type_path]`` must be the string
     ``type`` (``type`` None: absent or null). The first variant ``(tag, candidates)`` whose tag matches
-    ``paths[tag_path]`` applies: a string tag matches that string, ``True`` the JSON ``true``, None anything (with
-    ``tag_path`` -1 the first variant applies). Its candidates ``(text_path, kind)`` must each be a string, null or
+    ``paths[tag_path]`` applies: a string tag matches that string, ``True`` the JSON ``true``, ``dict`` an object,
+    ``type(None)`` a member absent or null, None anything (with ``tag_path`` -1 the first variant applies); a
+    variant may name a third item, the one kind of event a payload of it must make (else it is not taken). Its
+    candidates ``(text_path, kind)`` must each be a string, null or
     absent; the first non-empty string is the event's text and kind, and any other non-empty one must be of the same
     kind. A variant without candidates makes a ``raw`` event. A candidate of kind ``tool_call_delta`` is a tool
     call's argument fragment: ``paths[key_path]`` (a non-empty string without escapes, or an integer) must name an
     open call in the ``calls`` given to :func:`take_deltas`; the fragment joins the call's parts and the event
     carries its id, name and server flag.
+    ``zeros``: paths that, where they are integers, must be 0 (a choice index: any other value is read as 0).
     ``nulls``: paths that must be absent or null; ``absent``: paths that must not be there at all; ``not_true``:
     paths that must not be the JSON ``true``.
     ``by_type``: an event whose SSE name no case has (a server that names no events) takes the case whose ``type``
@@ -258,13 +265,13 @@ cdef class DeltaRule:
     cdef unsigned char next_shape[MAX_CASES + 1]  # per bucket, the one to learn into next
 
     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=(),
-                 int key_path=-1, notes=(), not_true=(), bint by_type=False):
+                 int key_path=-1, notes=(), not_true=(), bint by_type=False, zeros=()):
         if self.spec is not None:
             raise TypeError("a DeltaRule is built once")
         self.spec = _compile(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true,
-                             by_type)
+                             by_type, zeros)
         self.spec.args = (paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true,
-                          by_type)
+                          by_type, zeros)
 
     def fresh(self):
         """A copy of this rule for one stream: the same compiled rule (shared, not copied), nothing learned yet,
@@ -314,7 +321,7 @@ def _rebuilt(tuple args, bint learns):
 
 
 cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nulls, absent, int key_path, notes,
-                    not_true, bint by_type):
+                    not_true, bint by_type, zeros):
     """A :class:`DeltaRule`'s arguments checked and compiled (ValueError naming the limit for any out of it)."""
     cdef _Spec spec = _Spec.__new__(_Spec)
     cdef list keys = [], keep = [], kinds = []
@@ -333,12 +340,12 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
     if any(len(note) != 2 or note[1] not in note_kinds for note in notes):
         raise ValueError("a note is (path index, 'string' | 'int' | 'object')")
     note_paths = [note[0] for note in notes]
-    for index in (type_path, tag_path, seq_path, key_path, *nulls, *absent, *note_paths, *not_true):
+    for index in (type_path, tag_path, seq_path, key_path, *nulls, *absent, *note_paths, *not_true, *zeros):
         if not -1 <= index < len(paths):
             raise ValueError(f"path index {index} out of range")
     if (len(nulls) > SW_JSON_MAX_PATHS or len(absent) > SW_JSON_MAX_PATHS or len(not_true) > SW_JSON_MAX_PATHS
-            or -1 in (*nulls, *absent, *note_paths, *not_true)):
-        raise ValueError("nulls, absent, not_true and notes name paths of the rule")
+            or len(zeros) > SW_JSON_MAX_PATHS or -1 in (*nulls, *absent, *note_paths, *not_true, *zeros)):
+        raise ValueError("nulls, absent, not_true, zeros and notes name paths of the rule")
     if len(notes) > MAX_NOTES:
         raise ValueError(f"a DeltaRule has at most {MAX_NOTES} notes")
     if len(cases) > MAX_CASES:
@@ -372,15 +379,25 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
             keep.append(text)
             case.expected, case.expected_len = text, len(text)
         case.n = len(variants)
-        for j, (tag, candidates) in enumerate(variants):
+        for j, described in enumerate(variants):
+            if not 2 <= len(described) <= 3:
+                raise ValueError("a variant is (tag, candidates) or (tag, candidates, the one kind it makes)")
+            tag, candidates = described[0], described[1]
+            only = described[2] if len(described) == 3 else None
             variant = &case.variants[j]
-            if not (tag is None or tag is True or type(tag) is str):
-                raise ValueError(f"a variant's tag is a string, True or None, not {tag!r}")
+            if not (tag is None or tag is True or tag is dict or tag is type(None) or type(tag) is str):
+                raise ValueError(f"a variant's tag is a string, True, dict, type(None) or None, not {tag!r}")
             if len(candidates) > MAX_CANDIDATES:
                 raise ValueError(f"a variant has at most {MAX_CANDIDATES} candidates")
+            if only is not None and only not in [kind for _, kind in candidates]:
+                raise ValueError(f"the one kind a variant makes is one of its candidates', not {only!r}")
             variant.tag, variant.tag_text, variant.tag_len = TAG_ANY, NULL, 0
             if tag is True:
                 variant.tag = TAG_TRUE
+            elif tag is dict:
+                variant.tag = TAG_OBJECT
+            elif tag is type(None):
+                variant.tag = TAG_NONE
             elif tag is not None:
                 text = tag.encode("utf-8")
                 keep.append(text)
@@ -395,6 +412,7 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
                     kinds.append(kind)
                 variant.candidates[k].path = text_path
                 variant.candidates[k].kind = kinds.index(kind)
+            variant.only = -1 if only is None else kinds.index(only)
     spec.tool_kind = kinds.index(_TOOL_DELTA) if _TOOL_DELTA in kinds else -1
     spec.text_kind = kinds.index(_TEXT) if _TEXT in kinds else -1
     spec.reasoning_kind = kinds.index(_REASONING) if _REASONING in kinds else -1
@@ -410,6 +428,9 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
     spec.n_not_true = len(not_true)
     for i in range(spec.n_not_true):
         spec.c_not_true[i] = not_true[i]
+    spec.n_zeros = len(zeros)
+    for i in range(spec.n_zeros):
+        spec.c_zeros[i] = zeros[i]
     spec.n_cases = len(cases)
     spec.by_type = by_type
     spec.n_notes = len(notes)
@@ -422,6 +443,11 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
 cdef inline bint _is(const sw_json_val* v, const char* want, Py_ssize_t n):
     """The located value is the string ``want`` (spelled without escapes)."""
     return v.kind == SW_J_STRING and not v.escaped and v.len == n and memcmp(v.start, want, n) == 0
+
+
+cdef inline bint _zero(const sw_json_val* v):
+    """The located integer is 0 (spelled ``0`` or ``-0``)."""
+    return (v.len == 1 and v.start[0] == b'0') or (v.len == 2 and v.start[0] == b'-' and v.start[1] == b'0')
 
 
 cdef inline bint _none(const sw_json_val* v):
@@ -461,8 +487,8 @@ cdef object _integer(const sw_json_val* v):
 cdef void _learn(DeltaRule rule, int at, const char* text, Py_ssize_t size, int n_paths,
                  const sw_json_val* vals) noexcept:
     """Learn the shape of a payload of bucket ``at`` (its case, or BY_TYPE) taken after no shape matched it, in place
-    of the older of the bucket's two; the shape grows to the payload's size (in steps of 256, at most SW_JSON_SHAPE_MAX: a longer
-    payload is never learned)."""
+    of the older of the bucket's two; the shape grows to the payload's size (in steps of 256, at most
+    SW_JSON_SHAPE_MAX: a longer payload is never learned)."""
     cdef int which = rule.next_shape[at]
     cdef sw_json_shape* shape = rule.shapes[at][which]
     cdef sw_json_shape* grown
@@ -582,11 +608,17 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
     for i in range(spec.n_not_true):
         if vals[spec.c_not_true[i]].kind == SW_J_TRUE:
             return _NOT_TAKEN
+    for i in range(spec.n_zeros):
+        v = &vals[spec.c_zeros[i]]
+        if v.kind == SW_J_INT and not _zero(v):
+            return _NOT_TAKEN
     for i in range(case.n):
         variant = &case.variants[i]
         if (spec.tag_path < 0 or variant.tag == TAG_ANY
                 or (variant.tag == TAG_TRUE and vals[spec.tag_path].kind == SW_J_TRUE)
-                or (variant.tag == TAG_STRING and _is(&vals[spec.tag_path], variant.tag_text, variant.tag_len))):
+                or (variant.tag == TAG_STRING and _is(&vals[spec.tag_path], variant.tag_text, variant.tag_len))
+                or (variant.tag == TAG_OBJECT and vals[spec.tag_path].kind == SW_J_OBJECT)
+                or (variant.tag == TAG_NONE and _none(&vals[spec.tag_path]))):
             break
         variant = NULL
     if variant is NULL:
@@ -603,6 +635,8 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
                 return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
         elif not _none(v):
             return _NOT_TAKEN
+    if variant.only >= 0 and kind != variant.only:
+        return _NOT_TAKEN
     seq = None
     if spec.seq_path >= 0:
         v = &vals[spec.seq_path]

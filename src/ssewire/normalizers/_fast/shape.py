@@ -10,9 +10,38 @@ from typing import Any, Callable, Optional, Union
 
 from ...names import UnifiedType
 
-__all__ = ["DeltaShape", "Path"]
+__all__ = ["CallShape", "DeltaShape", "Path"]
 
 Path = tuple[Union[str, int], ...]
+
+
+@dataclass(frozen=True)
+class CallShape:
+    """A tool call's argument fragment inside a delta payload, for the compiled reader only (the msgspec struct and
+    the Python fast check never take one):
+
+    - ``at``: the fragment object; a payload that has one is read only as one ``tool_call_delta`` (its texts empty);
+    - ``key``: the member naming the open call the fragment continues (an integer), looked up in the normaliser's
+      ``_reader_calls``;
+    - ``arguments``: the argument text of the fragment;
+    - ``nulls``: members of the fragment that must be absent or null (those of a fragment that opens or renames a
+      call);
+    - ``zeros``: members outside it that, where they are integers, must be 0 (the index of the choice whose calls
+      ``_reader_calls`` holds; any other value is read as 0).
+
+    Every path but ``at`` and the ``zeros`` goes through ``at``.
+    """
+
+    at: Path
+    key: Path
+    arguments: Path
+    nulls: tuple[Path, ...] = ()
+    zeros: tuple[Path, ...] = ()
+
+    @property
+    def inner(self) -> tuple[Path, ...]:
+        """The paths inside the fragment."""
+        return (self.key, self.arguments, *self.nulls)
 
 
 @dataclass(frozen=True)
@@ -26,10 +55,12 @@ class DeltaShape:
       shape); a payload with no non-empty text is not this shape;
     - ``nulls``: members that must be absent or null;
     - ``reads``: members the fast path reads without checking them (the stream's ``id``, ``model``);
-    - ``events``: the SSE event names a payload of this shape comes under (None: an event without one).
+    - ``events``: the SSE event names a payload of this shape comes under (None: an event without one);
+    - ``call``: a tool call's argument fragment the compiled reader also takes (:class:`CallShape`), or None.
 
     A path is member keys, with 0 for the one element of an array (an array of any other length is not this shape),
-    and is never a prefix of another. ValueError for a description that breaks these rules.
+    and is never a prefix of another (but ``call.at``, of the paths inside it). ValueError for a description that
+    breaks these rules.
     """
 
     name: str
@@ -38,11 +69,15 @@ class DeltaShape:
     nulls: tuple[Path, ...]
     reads: tuple[Path, ...] = ()
     events: tuple[Optional[str], ...] = (None,)
+    call: Optional[CallShape] = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
             raise ValueError(f"a shape's name is a Python identifier (its struct's): not {self.name!r}")
-        every = (*self.paths, *self.reads)
+        call = self.call
+        if call is not None and any(len(p) <= len(call.at) or p[: len(call.at)] != call.at for p in call.inner):
+            raise ValueError(f"a call's paths go through its fragment {call.at!r}")
+        every = tuple(p for p in (*self.paths, *self.reads) if call is None or p != call.at)
         for path in every:
             if not path or type(path[0]) is not str or any(type(s) is not str and not _element(s) for s in path):
                 raise ValueError(f"a path is member keys and 0 (the one element), first a key: not {path!r}")
@@ -58,8 +93,9 @@ class DeltaShape:
 
     @property
     def paths(self) -> tuple[Path, ...]:
-        """The paths the delta rule reads: the type, the texts, the nulls (in that order)."""
-        return (self.type, *(path for path, _ in self.texts), *self.nulls)
+        """The paths the delta rule reads: the type, the texts, the nulls, then the call's (in that order)."""
+        call = () if self.call is None else (self.call.at, *self.call.inner, *self.call.zeros)
+        return (self.type, *(path for path, _ in self.texts), *self.nulls, *call)
 
     @property
     def text_parent(self) -> Path:
@@ -75,11 +111,25 @@ class DeltaShape:
         """The arguments of :func:`.typed.delta_rule` for this shape, each index found by its path."""
         paths = self.paths
         texts = tuple((paths.index(path), kind) for path, kind in self.texts)
+        nulls = tuple(paths.index(path) for path in self.nulls)
+        call = self.call
+        if call is None:
+            return {
+                "paths": paths,
+                "cases": dict.fromkeys(self.events, (None, ((None, texts),))),
+                "type_path": paths.index(self.type),
+                "nulls": nulls,
+            }
+        arguments = ((paths.index(call.arguments), "tool_call_delta"),)
+        variants = ((type(None), texts), (dict, arguments + texts, "tool_call_delta"))  # no fragment / one
         return {
             "paths": paths,
-            "cases": dict.fromkeys(self.events, (None, ((None, texts),))),
+            "cases": dict.fromkeys(self.events, (None, variants)),
             "type_path": paths.index(self.type),
-            "nulls": tuple(paths.index(path) for path in self.nulls),
+            "tag_path": paths.index(call.at),
+            "key_path": paths.index(call.key),
+            "nulls": nulls + tuple(paths.index(path) for path in call.nulls),
+            "zeros": tuple(paths.index(path) for path in call.zeros),
         }
 
     def struct(self, msgspec: Any) -> Any:
@@ -90,6 +140,9 @@ class DeltaShape:
         kinds: dict[Path, Any] = {path: Optional[str] for path, _ in self.texts}
         kinds.update((path, None) for path in (self.type, *self.nulls))
         kinds.update((path, Any) for path in self.reads)
+        if self.call is not None:  # the struct takes no call fragment: the member holding them must be null
+            at = self.call.at
+            kinds[at[:-1] if _element(at[-1]) else at] = None
         return _struct(msgspec, self.name, (), kinds)
 
     def reader_source(self) -> str:

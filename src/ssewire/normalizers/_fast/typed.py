@@ -143,7 +143,7 @@ else:
 #: The most paths a delta rule reads, and steps a path has: the compiled reader's own limits (``SW_JSON_MAX_PATHS`` /
 #: ``SW_JSON_MAX_STEPS`` in ``_c/sw_json.h``, which size its arrays); without the reader the same numbers, checked
 #: against the header by tests/normalizers/test_hostile_rules.py, so a rule is refused alike on every install.
-MAX_PATHS: int = 16 if _deltas_c is None else _deltas_c.MAX_PATHS
+MAX_PATHS: int = 24 if _deltas_c is None else _deltas_c.MAX_PATHS
 MAX_STEPS: int = 8 if _deltas_c is None else _deltas_c.MAX_STEPS
 
 
@@ -167,7 +167,9 @@ take_deltas: Optional[TakeDeltas] = None
 
 
 Path = tuple[Union[str, int], ...]
-Variant = tuple[Union[str, bool, None], tuple[tuple[int, UnifiedType], ...]]
+Tag = Union[str, bool, type, None]  # a string, True, dict, type(None) or None (any): see deltas_c.DeltaRule
+Candidates = tuple[tuple[int, UnifiedType], ...]
+Variant = Union[tuple[Tag, Candidates], tuple[Tag, Candidates, UnifiedType]]
 
 
 #: ``TextSink(texts, reasonings)``: where ``take_deltas`` puts the text of the deltas it takes instead of making
@@ -202,6 +204,7 @@ def delta_rule(
     notes: tuple[tuple[int, str], ...] = (),
     not_true: tuple[int, ...] = (),
     by_type: bool = False,
+    zeros: tuple[int, ...] = (),
 ) -> Any:
     """A provider's delta rule compiled for :func:`take_deltas` (see ``deltas_c.DeltaRule`` for what
     each argument means), or None without the compiled reader. It only reads (shared by every stream and thread);
@@ -215,7 +218,7 @@ def delta_rule(
     if _deltas_c is None:
         return None
     return _deltas_c.DeltaRule(
-        paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true, by_type
+        paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true, by_type, zeros
     )
 
 
