@@ -59,7 +59,7 @@ def test_sse_event_values(scanner: ModuleType) -> None:
 
 
 def test_fast_constructors_match_the_keyword_constructor() -> None:
-    from ssewire.events import new_event, new_tool_event
+    from ssewire.events import new_done, new_event, new_tool_event, new_usage
 
     raw = {"a": 1}
     assert new_event("raw", raw) == Unified("raw", raw=raw)
@@ -71,6 +71,10 @@ def test_fast_constructors_match_the_keyword_constructor() -> None:
     delta = new_tool_event("tool_call_delta", "c1", None, raw, '{"x"')
     assert delta == Unified("tool_call_delta", tool_call_id="c1", arguments_delta='{"x"', raw=raw)
     assert type(delta) is Unified and all(hasattr(delta, name) for name in Unified.__slots__)
+    assert new_usage({"n": 1}, raw) == Unified("usage", usage={"n": 1}, raw=raw)
+    assert new_usage({"n": 1}, raw, 4) == Unified("usage", usage={"n": 1}, sequence=4, raw=raw)
+    assert new_done("end", "stop", raw) == Unified("done", stop_reason="end", raw_stop_reason="stop", raw=raw)
+    assert new_done("end", None, raw, 9) == Unified("done", stop_reason="end", sequence=9, raw=raw)
 
 
 _EVENT_CLASS = """

@@ -14,7 +14,17 @@ from ._json import loads
 from ._scan import SSEEvent  # the active implementation's class (see the module docstring)
 from .names import UnifiedType, literal_values
 
-__all__ = ["LazyPayload", "SSEEvent", "Unified", "UNIFIED_TYPES", "UnifiedType", "new_event", "new_tool_event"]
+__all__ = [
+    "LazyPayload",
+    "SSEEvent",
+    "Unified",
+    "UNIFIED_TYPES",
+    "UnifiedType",
+    "new_done",
+    "new_event",
+    "new_tool_event",
+    "new_usage",
+]
 
 #: Every value ``Unified.type`` can take (the values of :data:`~ssewire.names.UnifiedType`).
 UNIFIED_TYPES = frozenset(literal_values(UnifiedType))
@@ -237,4 +247,20 @@ def new_tool_event(
     event.tool_name = name
     event.arguments_delta = arguments_delta
     event.server = server
+    return event
+
+
+def new_usage(usage: dict[str, Any], raw: Any, sequence: Optional[int] = None) -> Unified:
+    """``Unified("usage", usage=usage, sequence=sequence, raw=raw)``, built without keywords."""
+    event = new_event("usage", raw, "", sequence)
+    event.usage = usage
+    return event
+
+
+def new_done(stop: str, raw_stop: Optional[str], raw: Any, sequence: Optional[int] = None) -> Unified:
+    """``Unified("done", stop_reason=stop, raw_stop_reason=raw_stop, sequence=sequence, raw=raw)``, built without
+    keywords."""
+    event = new_event("done", raw, "", sequence)
+    event.stop_reason = stop
+    event.raw_stop_reason = raw_stop
     return event

@@ -59,7 +59,7 @@ from __future__ import annotations
 from typing import Any, Callable, ClassVar, Optional
 
 from ..citations import Citation
-from ..events import Unified, new_event
+from ..events import Unified, new_event, new_usage
 from ..usage import Usage, count
 from ._fast import typed
 from .common import id_and_model, str_or, with_incomplete
@@ -445,7 +445,7 @@ class AnthropicNormalizer(Normalizer):
         if self.usage is None:
             self.usage = {}
         self.usage.update(usage)  # our own copy (message_start's was copied), updated key by key
-        out.append(Unified("usage", usage=dict(self.usage), raw=obj))
+        out.append(new_usage(dict(self.usage), obj))
         return out
 
     def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:

@@ -46,7 +46,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 from .._json import loads
 from .._scan import SSEEvent as _Event
 from ..citations import Citation
-from ..events import SSEEvent, Unified, new_event
+from ..events import SSEEvent, Unified, new_event, new_usage
 from ..usage import Usage, count
 from ._fast import typed
 from ._fast.bedrock_chunks import type_of, unwrap_chunks
@@ -377,7 +377,7 @@ class BedrockConverseNormalizer(_Bedrock):
         usage = obj.get("usage")
         if type(usage) is dict:
             self.usage = dict(usage)
-            out.append(Unified("usage", usage=dict(usage), raw=obj))
+            out.append(new_usage(dict(usage), obj))
         self._reported = True
         return self._finish_message(obj, out)
 

@@ -64,7 +64,7 @@ from typing import Any, Callable, Optional
 
 from .._json import loads_exact
 from ..citations import Citation
-from ..events import LazyPayload, SSEEvent, Unified, new_event
+from ..events import LazyPayload, SSEEvent, Unified, new_done, new_event, new_usage
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from ._fast import typed
@@ -317,7 +317,7 @@ class ChatCompletionsNormalizer(Normalizer):
         usage = obj.get("usage")
         if type(usage) is dict:
             self.usage = usage
-            out.append(Unified("usage", usage=usage, raw=obj))
+            out.append(new_usage(usage, obj))
         timings = obj.get("timings")  # llama.cpp
         if type(timings) is dict:
             self.timings = timings
@@ -531,7 +531,7 @@ class ChatCompletionsNormalizer(Normalizer):
             self._calls.clear()
             self._call_view.clear()
         self.finished = self.done = True
-        out.append(Unified("done", stop_reason=stop, raw=raw, raw_stop_reason=self.finish_reason))
+        out.append(new_done(stop, self.finish_reason, raw))
         return out
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..citations import Citation
-from ..events import Unified, new_event
+from ..events import Unified, new_event, new_usage
 from ..usage import Usage, count
 from ._fast import typed
 from .common import key_of, str_or
@@ -252,7 +252,7 @@ class CohereNormalizer(Normalizer):
         usage = delta.get("usage")
         if type(usage) is dict:
             self.usage = usage
-            out.append(Unified("usage", usage=usage, raw=obj))
+            out.append(new_usage(usage, obj))
         reason = delta.get("finish_reason")
         raw_stop = reason if type(reason) is str else None
         return out + self.done_events(obj, self.stop_for(raw_stop, self._client_calls), raw_stop, self._calls)

@@ -53,7 +53,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Mapping, Optional, Sequence, TypeVar, Union
 
 from .._json import FIRST_ERRORS, loads_first, loads_retry
-from ..events import SSEEvent, Unified, new_event
+from ..events import SSEEvent, Unified, new_done, new_event
 from ..usage import Usage
 from ._fast import typed
 from .common import client_stop, error_object, error_payload, truncated_event, with_incomplete
@@ -332,7 +332,7 @@ class Normalizer:
         if calls and closes_calls(stop):
             out += calls.close_all(obj)
         self.finished = self.done = True
-        out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
+        out.append(new_done(stop, raw_stop, obj))
         return out
 
     def error_events(self, obj: dict[str, Any]) -> list[Unified]:

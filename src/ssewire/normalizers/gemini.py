@@ -43,7 +43,7 @@ from typing import Any, Callable, ClassVar, Optional
 
 from .._json import loads
 from ..citations import Citation
-from ..events import LazyPayload, SSEEvent, Unified, new_event, new_tool_event
+from ..events import LazyPayload, SSEEvent, Unified, new_done, new_event, new_tool_event, new_usage
 from ..names import UnifiedType
 from ..usage import Usage
 from ._fast import typed
@@ -467,7 +467,7 @@ class GeminiNormalizer(DelegatingNormalizer):
             self._terminate(obj, finish, stop, out)
         elif self._finished and self._usage is not None and self._usage != self._sent_usage:
             self._sent_usage = self._usage
-            out.append(Unified("usage", usage=dict(self._usage), raw=obj))
+            out.append(new_usage(dict(self._usage), obj))
         if not out:
             out.append(new_event("raw", obj))
         return out
@@ -493,8 +493,8 @@ class GeminiNormalizer(DelegatingNormalizer):
         self.finish_reason = raw_stop
         if self._usage is not None:
             self._sent_usage = self._usage
-            out.append(Unified("usage", usage=dict(self._usage), raw=obj))
-        out.append(Unified("done", stop_reason=stop, raw_stop_reason=raw_stop, raw=obj))
+            out.append(new_usage(dict(self._usage), obj))
+        out.append(new_done(stop, raw_stop, obj))
         self._finished = True
         self._done = True
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Optional, Union
 
 from ..citations import Citation
-from ..events import Unified, new_event
+from ..events import Unified, new_done, new_event, new_usage
 from ..usage import Usage, count
 from .common import error_payload, id_and_model, str_or, with_incomplete
 from .contract import Normalizer, Recognition
@@ -488,12 +488,12 @@ class GeminiInteractionsNormalizer(Normalizer):
         if not self.finished:
             if self.usage is not None:
                 self._sent_usage = self.usage
-                out.append(Unified("usage", usage=dict(self.usage), raw=obj))
-            out.append(Unified("done", stop_reason=stop, raw_stop_reason=status, raw=obj))
+                out.append(new_usage(dict(self.usage), obj))
+            out.append(new_done(stop, status, obj))
             self.finished = self.done = True
         elif self.usage is not None and self.usage != self._sent_usage:
             self._sent_usage = self.usage
-            out.append(Unified("usage", usage=dict(self.usage), raw=obj))
+            out.append(new_usage(dict(self.usage), obj))
         if not out:
             out.append(Unified("raw", raw=obj))
         return out

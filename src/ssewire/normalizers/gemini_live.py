@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..events import Unified
+from ..events import Unified, new_done, new_usage
 from ..names import UnifiedType
 from .contract import Normalizer
 from .tool_calls import compact_json, done_event
@@ -57,10 +57,10 @@ class GeminiLiveNormalizer(Normalizer):
         usage = obj.get("usageMetadata")
         if isinstance(usage, dict):
             self.usage = usage
-            out.append(Unified("usage", usage=dict(usage), raw=obj))
+            out.append(new_usage(dict(usage), obj))
         if isinstance(content, dict) and content.get("turnComplete") is True:
             self.done = True
-            out.append(Unified("done", stop_reason="end", raw_stop_reason="turnComplete", raw=obj))
+            out.append(new_done("end", "turnComplete", obj))
         return out or [Unified("raw", raw=obj)]
 
     def _content(self, obj: dict[str, Any], content: dict[str, Any], out: list[Unified]) -> None:
@@ -102,4 +102,4 @@ class GeminiLiveNormalizer(Normalizer):
             )
             out.append(done_event(call_id, name, obj, value=args))
         self.done = True
-        out.append(Unified("done", stop_reason="tool_use", raw_stop_reason="toolCall", raw=obj))
+        out.append(new_done("tool_use", "toolCall", obj))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..events import Unified, new_event, new_tool_event
+from ..events import Unified, new_done, new_event, new_tool_event, new_usage
 from ..usage import Usage
 from ._fast import typed
 from .common import error_payload, str_or
@@ -180,12 +180,12 @@ class OllamaNormalizer(Normalizer):
         usage = {key: obj[key] for key in USAGE_FIELDS if key in obj}
         if usage:
             self.usage = usage
-            out.append(Unified("usage", usage=dict(usage), raw=obj))
+            out.append(new_usage(dict(usage), obj))
         reason = obj.get("done_reason")
         raw_stop = reason if type(reason) is str else None
         stop = self.stop_for(raw_stop, self._client_calls)
         self.finished = self.done = True
-        out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=raw_stop))
+        out.append(new_done(stop, raw_stop, obj))
 
     def _error(self, obj: dict[str, Any], error: Any) -> list[Unified]:
         self.done = True

@@ -66,7 +66,7 @@ from __future__ import annotations
 from typing import Any, Callable, ClassVar, Optional
 
 from ..citations import Citation
-from ..events import LazyPayload, SSEEvent, Unified, new_event
+from ..events import LazyPayload, SSEEvent, Unified, new_done, new_event, new_usage
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from ._fast import typed
@@ -646,10 +646,10 @@ class OpenAINormalizer(DelegatingNormalizer):
         usage = response.get("usage")
         if type(usage) is dict:
             self._usage = usage
-            out.append(Unified("usage", usage=usage, sequence=seq, raw=obj))
+            out.append(new_usage(usage, obj, seq))
         self.status = status
         self._finished = self._done = True
-        out.append(Unified("done", stop_reason=stop, sequence=seq, raw=obj, raw_stop_reason=status))
+        out.append(new_done(stop, status, obj, seq))
         return out
 
     def _error(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:

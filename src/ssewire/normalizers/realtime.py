@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ..events import Unified, new_event
+from ..events import Unified, new_done, new_event, new_usage
 from .common import error_object, error_payload, str_or
 from .contract import Normalizer, Recognition
 from .tool_calls import CallTable, OpenCall, closes_calls
@@ -196,7 +196,7 @@ class OpenAIRealtimeNormalizer(Normalizer):
         usage = response.get("usage")
         if type(usage) is dict:
             self.usage = usage
-            out.append(Unified("usage", usage=dict(usage), raw=obj))
+            out.append(new_usage(dict(usage), obj))
         status = response.get("status")
         details = response.get("status_details")
         self.status_details = details
@@ -208,7 +208,7 @@ class OpenAIRealtimeNormalizer(Normalizer):
             out += self._calls.close_all(obj)
         self._client_calls = False
         self.finished = self.done = True
-        out.append(Unified("done", stop_reason=stop, raw=obj, raw_stop_reason=status if type(status) is str else None))
+        out.append(new_done(stop, status if type(status) is str else None, obj))
         return out
 
     def _error(self, obj: dict[str, Any]) -> list[Unified]:
