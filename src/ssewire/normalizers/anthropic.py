@@ -205,11 +205,17 @@ class AnthropicRules(Recognition):
             return None
         given = raw.get("iterations")
         steps = [it for it in given if type(it) is dict] if type(given) is list else []
+        if steps:
 
-        def billed(key: str) -> int:
-            if any(key in step for step in steps):
-                return sum(count(step.get(key)) for step in steps)
-            return count(raw.get(key))
+            def billed(key: str) -> int:
+                if any(key in step for step in steps):
+                    return sum(count(step.get(key)) for step in steps)
+                return count(raw.get(key))
+
+        else:  # (the usual object: its own counts)
+
+            def billed(key: str) -> int:
+                return count(raw.get(key))
 
         read, written = billed("cache_read_input_tokens"), billed("cache_creation_input_tokens")
         usage = cls.counted(

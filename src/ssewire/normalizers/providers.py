@@ -83,10 +83,14 @@ def error_provider(obj: dict[str, Any]) -> str:
     return "openai-chat"
 
 
+#: Each detectable provider's usage reader, in registry order.
+_USAGE_READERS = tuple(entry.cls.rules.usage_from for entry in _DETECTABLE)
+
+
 def usage_from(raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
     """The first provider's reading of a usage object, in registry order (``None`` when none recognises it)."""
-    for entry in _DETECTABLE:
-        usage = entry.cls.rules.usage_from(raw, partial)
+    for read in _USAGE_READERS:
+        usage = read(raw, partial)
         if usage is not None:
             return usage
     return None
