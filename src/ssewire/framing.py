@@ -188,6 +188,10 @@ class AutoScanner:
             piece = data if type(data) is bytes else bytes(data)
         except TypeError:
             raise chunk_type_error(data) from None
+        if self._body < 0 and not self._held:  # the body's first bytes: most often they say it at once
+            name = self._first_verdict(piece)
+            if name is not None:
+                return self._start(name, piece)
         held = self._held
         held += piece
         if self._new_bytes(piece):
@@ -199,6 +203,15 @@ class AutoScanner:
             self._held = bytearray()
             raise self._error
         return []
+
+    def _first_verdict(self, piece: bytes) -> Optional[str]:
+        """The framing the body's first bytes ``piece`` show (the recognisers are asked on them as :meth:`_new_bytes`
+        would: always, once the head has started); None to take the general path (a BOM or whitespace only, or
+        more bytes needed)."""
+        if len(piece) < 3 and BOM.startswith(piece):
+            return None
+        head = _skip_whitespace(piece[3:] if piece.startswith(BOM) else piece)
+        return self._recognise(head) if head else None
 
     def _new_bytes(self, piece: bytes) -> bool:
         """Take note of ``piece`` (just added to ``_held``): where the body and the head start, whether the head's
@@ -240,10 +253,12 @@ class AutoScanner:
                 return framing.name
         return _DEFAULT
 
-    def _start(self, name: str) -> list[SSEEvent]:
-        """Build ``name``'s scanner and give it what was held."""
+    def _start(self, name: str, first: Optional[bytes] = None) -> list[SSEEvent]:
+        """Build ``name``'s scanner and give it what was held (``first``: the body's first bytes, held by none)."""
         self.framing = name
         self.inner = FRAMINGS_BY_NAME[name].scanner(self._max_buffer)
+        if first is not None:
+            return self.inner.feed(first)
         held, self._held = self._held, bytearray()
         return self.inner.feed(held) if held else []
 
@@ -280,6 +295,5 @@ def make_scanner(framing: FramingName = "sse", *, max_buffer: int = DEFAULT_MAX_
 
 def scanner_named(name: FramingName, *, max_buffer: int) -> Scanner:
     """A scanner for ``name`` as :func:`framing_name` spells it (``auto`` or a registered name)."""
-    if name == "auto":
-        return AutoScanner(max_buffer)
-    return FRAMINGS_BY_NAME[name].scanner(max_buffer)
+    framing = FRAMINGS_BY_NAME.get(name)
+    return AutoScanner(max_buffer) if framing is None else framing.scanner(max_buffer)

@@ -247,30 +247,44 @@ class Accumulator:
     def add(self, event: Unified) -> None:
         """Take one event into the result."""
         kind = event.type
-        result = self._result
         self.events += 1
-        if kind in DELTA_KINDS:
-            self.deltas += 1
         if not self._meta_found and event.raw is not None:
             self._meta(event.raw)
-        if event.sequence is not None:
-            result.last_sequence = event.sequence
-        if kind == "text_delta":
+        sequence = event.sequence
+        if sequence is not None:
+            self._result.last_sequence = sequence
+        if kind == "raw":  # (the most common event a decoded payload makes)
+            pass
+        elif kind == "text_delta":
+            self.deltas += 1
             self._text.append(event.text)
             if len(self._text) >= _JOIN_EVERY:
                 self._compact()
         elif kind == "reasoning_delta":
+            self.deltas += 1
             self._reasoning.append(event.text)
             if len(self._reasoning) >= _JOIN_EVERY:
                 self._compact()
-        elif kind == "tool_call_start":
-            self._call(event)
         elif kind == "tool_call_delta":
+            self.deltas += 1
             if event.arguments_delta:
                 self._call(event)._fragments.append(event.arguments_delta)
             else:
                 self._call(event)
-        elif kind == "tool_call_done":
+        elif kind == "tool_call_start":
+            self.deltas += 1
+            self._call(event)
+        else:
+            self._add_other(kind, event)
+        if event.signature is not None:
+            self._result.signatures.append(event.signature)
+        if event.citations:
+            self._result.citations += event.citations
+
+    def _add_other(self, kind: str, event: Unified) -> None:
+        """:meth:`add` for the kinds of event that come once or a few times a stream."""
+        result = self._result
+        if kind == "tool_call_done":
             call = self._call(event)
             if call.complete:  # a second done for a closed call: the provider's own result re-marked who ran it
                 call.server = call.server or event.server
@@ -301,10 +315,6 @@ class Accumulator:
                 result.error = event.error
             if event.usage is not None and self._usage is None:
                 self._usage = event.usage
-        if event.signature is not None:
-            result.signatures.append(event.signature)
-        if event.citations:
-            result.citations += event.citations
 
     def extend(self, events: Iterable[Unified]) -> Accumulator:
         """``add`` every event; returns self."""

@@ -26,12 +26,12 @@ from ._scan.sniff import describe_body, starts_a_stream
 from .content_encoding import BodyDecoder
 from .errors import BodyTooLarge, StreamTruncatedError, chunk_type_error, not_one_chunk
 from .events import Unified
-from .framing import Chunk, framing_name, make_scanner, scanner_named
+from .framing import FRAMINGS_BY_NAME, Chunk, framing_name, make_scanner, scanner_named
 from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
 from .normalizers.providers import wrong_provider
-from .normalizers.registry import normalizer_for
+from .normalizers.registry import PROVIDERS, normalizer_for
 from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
 from .transport import is_transport_error
 
@@ -128,8 +128,14 @@ class StreamDecoder:
         content_encoding: Optional[str] = None,
         max_inflated: int = DEFAULT_MAX_INFLATED,
     ) -> None:
-        self.normalizer = normalizer_for(provider) if isinstance(provider, str) else provider
-        self._framing = framing = framing_name(framing)
+        if isinstance(provider, str):
+            cls = PROVIDERS.get(provider)
+            self.normalizer = normalizer_for(provider) if cls is None else cls()  # (an unknown name: its error)
+        else:
+            self.normalizer = provider
+        if framing not in FRAMINGS_BY_NAME:  # (a registered name needs no spelling check)
+            framing = framing_name(framing)
+        self._framing = framing
         self.scanner = scanner_named(framing, max_buffer=max_buffer)
         self._max_buffer = max_buffer
         self._sequence: Optional[int] = None  # last sequence number delivered
@@ -250,15 +256,22 @@ class StreamDecoder:
     def _feed_bytes_into(self, chunk: Chunk, accumulator: Accumulator) -> None:
         first = self._head is not None
         events = self._framed(chunk)
-        if first and events:
+        if not events:
+            return
+        if first:
             accumulator.adopt_meta(None, None)  # the id and model come from the normaliser, not from every payload
-        if first and len(events) > 1:
-            # The stream's first event alone, then the rest: what it names (the API, the stream's id and model)
-            # lets the rest of the same chunk take the compiled delta reader (a stored body is a single chunk).
-            self._normalize_into(events[:1], accumulator)
-            events = events[1:]
-        if events:
-            self._normalize_into(events, accumulator)
+            if len(events) > 1:
+                # The stream's first event alone, then the rest: what it names (the API, the stream's id and model)
+                # lets the rest of the same chunk take the compiled delta reader (a stored body is a single chunk).
+                before = accumulator.events
+                normalizer = self.normalizer
+                normalizer.normalize_into(events[:1], accumulator)
+                if accumulator.events > before:
+                    sequence, first_id = normalizer.last_sequence, events[0].id
+                    if sequence is not None or first_id is not None:
+                        self._delivered(sequence, first_id)
+                events = events[1:]
+        self._normalize_into(events, accumulator)
 
     def _normalize_into(self, events: list[SSEEvent], accumulator: Accumulator) -> None:
         before = accumulator.events
@@ -288,7 +301,7 @@ class StreamDecoder:
             if events:
                 self._head = None
                 self._first = events[0]
-                self._replan()
+                self._plain = not self._sniff and self._body is None and self._replay is None  # (_replan)
             elif len(head) < _HEAD:
                 if type(head) is not bytearray:
                     head = self._head = bytearray()
@@ -471,7 +484,8 @@ class UnifiedEvents(Iterator[Unified]):
 
     def _decoder(self) -> StreamDecoder:
         chunks, provider, framing, max_buffer, content_encoding, max_inflated = self._args
-        not_one_chunk(chunks, "iter_unified")
+        if isinstance(chunks, (bytes, bytearray, memoryview, str)):
+            not_one_chunk(chunks, "iter_unified")
         return StreamDecoder(
             provider, framing, max_buffer=max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
         )

@@ -323,7 +323,7 @@ class ChatCompletionsNormalizer(Normalizer):
             self.timings = timings
         if "search_results" in obj or "citations" in obj:  # Perplexity
             self._cite(obj, out)
-        if self._calls or self._call_view:
+        if self._calls.open or self._call_view:
             self._calls_changed()
         if not out:
             out.append(new_event("raw", obj))
@@ -381,7 +381,7 @@ class ChatCompletionsNormalizer(Normalizer):
         finish = choice.get("finish_reason")
         if type(finish) is str and finish:
             self.finish_reason = finish
-            if self._calls and closes_calls(self.stops.get(finish, "other")):
+            if self._calls.open and closes_calls(self.stops.get(finish, "other")):
                 index = _choice_index(choice)
                 for key in [k for k in self._calls.open if k[0] == index]:
                     self._close(self._calls.open.pop(key), obj, out)
@@ -525,7 +525,7 @@ class ChatCompletionsNormalizer(Normalizer):
             raw["timings"] = self.timings
         stop = self.stop_for(self.finish_reason, self._client_calls)
         out: list[Unified] = []
-        if closes_calls(stop):
+        if closes_calls(stop) and self._calls.open:
             for call in self._calls:
                 self._close(call, raw, out)
             self._calls.clear()

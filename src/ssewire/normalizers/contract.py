@@ -170,18 +170,25 @@ class Normalizer:
         self.response_id: Optional[str] = None
         self.model: Optional[str] = None
         self.last_sequence: Optional[int] = None
-        self._start_reading()
-
-    def _start_reading(self) -> None:
-        """The machinery's own per-stream state: the accumulator being fed, the delta reader and its copy of the
-        rule (what it learns of this stream stays with this stream)."""
-        self._into: Optional[Sink] = None  # the accumulator normalize_into() is feeding, for normalize_reading()
-        self._take: Optional[TakeDeltas] = typed.take_deltas  # the compiled delta reader, or None
+        # (_start_reading, written out: every stream makes one)
+        self._into: Optional[Sink] = None
+        self._take: Optional[TakeDeltas] = typed.take_deltas
         rule, notes = self.delta_rule, self.delta_notes
-        self._delta_rule: Any = None if rule is None else typed.own_rule(rule)
+        self._delta_rule: Any = None if rule is None else rule.fresh()
         self._notes: Optional[list[Any]] = [None, None] * notes if notes else None
         #: The open tool calls by key, for a rule that reads argument deltas (None: it reads none).
         self._reader_calls: Optional[dict[Any, OpenCall]] = None
+
+    def _start_reading(self) -> None:
+        """The machinery's own per-stream state (what :meth:`__init__` sets for a normaliser that does not call it):
+        the accumulator being fed, the delta reader and its copy of the rule (what it learns of this stream stays
+        with this stream)."""
+        self._into = None  # the accumulator normalize_into() is feeding, for normalize_reading()
+        self._take = typed.take_deltas  # the compiled delta reader, or None
+        rule, notes = self.delta_rule, self.delta_notes
+        self._delta_rule = None if rule is None else rule.fresh()  # (typed.own_rule)
+        self._notes = [None, None] * notes if notes else None
+        self._reader_calls = None
 
     # -- per event --------------------------------------------------------------------------------------------
 
@@ -258,7 +265,10 @@ class Normalizer:
         finally:
             self._into = None
         if out:
-            accumulator.take(out)
+            if len(out) == 1:
+                accumulator.add(out[0])
+            else:
+                accumulator.take(out)
 
     def normalize_reading(
         self,
@@ -285,10 +295,8 @@ class Normalizer:
         decoded, into = self.decoded, self._into
         end = len(batch)
         index = 0
-        sink = None
+        sink = None if into is None else into.text_sink()  # (None until the accumulator knows the id and model)
         while True:
-            if sink is None and into is not None:
-                sink = into.text_sink()  # once there it stays: the accumulator keeps the id and model it knows
             after = take(batch, index, rule, out, calls, notes, sink)
             if after > index:
                 index = after
@@ -299,21 +307,20 @@ class Normalizer:
                     out = []
             if index >= end:
                 return out
-            got = None if fast is None else fast(batch[index])
-            out += decoded(batch[index]) if got is None else got
+            event = batch[index]
             index += 1
-            if still_reading is not None and not still_reading():  # the rest by what reads the stream now
-                if into is not None and out:
-                    into.take(out)
-                    out = []
-                out += self.normalize(batch[index:])
-                index = end
-            if into is not None and out:
-                if len(out) == 1:  # (most decoded events make one)
-                    into.add(out[0])
+            got = None if fast is None else fast(event)
+            made = decoded(event) if got is None else got
+            if into is None:
+                out += made
+            elif made:
+                if len(made) == 1:  # (most decoded events make one)
+                    into.add(made[0])
                 else:
-                    into.take(out)
-                out = []
+                    into.take(made)
+            if still_reading is not None and not still_reading():  # the rest by what reads the stream now
+                out += self.normalize(batch[index:])
+                return out
             if index >= end:
                 return out
 

@@ -208,7 +208,7 @@ class GeminiRules(Recognition):
         (``candidates``, ``usageMetadata``, ``promptFeedback``, ``modelVersion`` or ``responseId``)."""
         if GeminiInteractionsRules.claims(obj, event):
             return True
-        return any(key in obj for key in _CHUNK_KEYS)
+        return not obj.keys().isdisjoint(_CHUNK_KEYS)
 
     @classmethod
     def claims_error(cls, obj: dict[str, Any]) -> bool:
