@@ -215,7 +215,7 @@ class StreamDecoder:
     def _feed_bytes(self, chunk: Chunk) -> list[Unified]:
         first = self._head is not None
         events = self._framed(chunk)
-        if first and len(events) > 1:  # the first event alone (see feed_into)
+        if first and len(events) > 1 and self.normalizer.first_event_alone:  # the first event alone (see feed_into)
             return self._normalize(events[:1]) + self._normalize(events[1:])
         return self._normalize(events) if events else []
 
@@ -260,7 +260,7 @@ class StreamDecoder:
             return
         if first:
             accumulator.adopt_meta(None, None)  # the id and model come from the normaliser, not from every payload
-            if len(events) > 1:
+            if len(events) > 1 and self.normalizer.first_event_alone:
                 # The stream's first event alone, then the rest: what it names (the API, the stream's id and model)
                 # lets the rest of the same chunk take the compiled delta reader (a stored body is a single chunk).
                 before = accumulator.events

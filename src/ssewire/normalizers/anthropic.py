@@ -242,6 +242,7 @@ class AnthropicNormalizer(Normalizer):
     rules: ClassVar[type[Recognition]] = AnthropicRules  # bedrock-anthropic reads its events with its own rules
     stops = ANTHROPIC_STOP
     delta_rule = _DELTA_RULE  # text, thinking and tool argument deltas and pings, named by their SSE event
+    first_event_alone = False  # (the rest of a first chunk is read alike either way)
 
     def __init__(self) -> None:
         super().__init__()

@@ -166,6 +166,7 @@ class CohereNormalizer(Normalizer):
     stops = COHERE_STOP
     names_model = False  # the stream never names its model: nothing waits for it
     delta_rule = _DELTA_RULE  # text, thinking and argument deltas, and the events that are only raw
+    first_event_alone = False  # (the rest of a first chunk is read alike either way)
 
     def __init__(self) -> None:
         super().__init__()

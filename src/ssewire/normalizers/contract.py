@@ -162,6 +162,10 @@ class Normalizer:
     fast_beyond_rule: ClassVar[bool] = True
     #: The provider's recognition rules (:class:`Recognition`), apart from its stream behaviour.
     rules: ClassVar[type[Recognition]] = Recognition
+    #: Whether :class:`~ssewire.StreamDecoder` normalises a stream's first event before the rest of its chunk: what
+    #: that payload says decides how the rest is read (a chat stream's id and model, an Ollama endpoint, the
+    #: delegate whose reader takes the rest). False where the rest is read alike either way.
+    first_event_alone: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.done = False
