@@ -87,6 +87,38 @@ def test_plain_text_reaches_the_result_without_events(monkeypatch: pytest.Monkey
     assert tap.result.text
 
 
+def test_argument_fragments_of_a_named_call_reach_the_result_without_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call's argument deltas the reader takes go into the result's call without their events, and the call
+    (complete, or cut off: incomplete with the text that arrived) is the one the events give."""
+    if typed.TextSink is None or typed.take_deltas is None:
+        pytest.skip("the compiled delta reader is not built")
+    start = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"m1","model":"c","content":[]}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"tool_use","id":"t1","name":"f","input":{}}}\n\n'
+    )
+    deltas = b"".join(
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"%s"}}\n\n' % part
+        for part in (b'{\\"a\\"', b": 1", b"}")
+    )
+    stop = (
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    made = []
+    take = Accumulator.take
+    monkeypatch.setattr(Accumulator, "take", lambda self, events: (made.append(list(events)), take(self, events))[1])
+    for body in (start + deltas + stop, start + deltas):  # closed, and cut off before its stop
+        made.clear()
+        got = collect(iter_unified([start, deltas, body[len(start + deltas) :]], "anthropic", "sse"))
+        want, _, _ = _one_by_one(body, "anthropic", "sse", None)
+        assert _snapshot(got) == _snapshot(want)
+        assert not any(e.type == "tool_call_delta" for batch in made for e in batch)  # none was made
+    assert want.incomplete_tool_calls[0].arguments_raw == '{"a": 1}'
+
+
 def _body() -> list[bytes]:
     return [
         b'data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"a"}}]}'

@@ -240,9 +240,19 @@ class Accumulator:
             call = ToolCall(event.tool_call_id, event.tool_name, server=event.server, complete=False)
             self._calls[event.tool_call_id] = call
             self._order.append(call)
+            if self._sink is not None:
+                self._sinks_fragments(call)
         elif call.name is None and event.tool_name is not None:
             call.name = event.tool_name
+            if self._sink is not None:
+                self._sinks_fragments(call)
         return call
+
+    def _sinks_fragments(self, call: ToolCall) -> None:
+        """Let the reader's sink take ``call``'s argument fragments (into its ``_fragments``) instead of their events,
+        once the call has a string id and a name (a delta event would tell nothing more then)."""
+        if type(call.id) is str and call.name is not None and not call.complete:
+            self._sink.fragments[call.id] = call._fragments
 
     def add(self, event: Unified) -> None:
         """Take one event into the result."""
@@ -303,6 +313,8 @@ class Accumulator:
             call._fragments = []
             call.complete = True
             call.server = call.server or event.server
+            if self._sink is not None:
+                self._sink.fragments.pop(call.id, None)  # (a fragment after its done takes the event path)
         elif kind == "usage":
             if event.usage is not None:
                 self._usage = event.usage
@@ -392,6 +404,8 @@ class Accumulator:
         sink = self._sink
         if sink is None:
             sink = self._sink = TextSink(self._text, self._reasoning)
+            for call in self._order:  # (calls started before)
+                self._sinks_fragments(call)
         return sink
 
     def take_run(self, events: list[Unified], sink: Any) -> None:

@@ -185,6 +185,7 @@ def _keyed_inner(obj: Any) -> Optional[dict[str, Any]]:
 
 class _Bedrock(Normalizer):
     """What both Bedrock normalisers share: exception and error messages, and the invocation metrics."""
+
     first_event_alone = False  # (the rest of a first chunk is read alike either way)
 
     invocation_metrics: Optional[dict[str, Any]] = None

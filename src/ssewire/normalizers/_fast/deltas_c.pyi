@@ -41,9 +41,12 @@ def use_types(
 class TextSink:
     texts: list[str]
     reasonings: list[str]
+    fragments: dict[Any, list[str]]
     taken: int
     sequence: Any
-    def __init__(self, texts: list[str], reasonings: list[str]) -> None: ...
+    def __init__(
+        self, texts: list[str], reasonings: list[str], fragments: Optional[dict[Any, list[str]]] = None
+    ) -> None: ...
 
 @disjoint_base
 class DeltaRule:

@@ -149,15 +149,18 @@ cdef object _new_event(object kind, object data, object text, object sequence, o
 cdef class TextSink:
     """Where :func:`take_deltas` puts the text of the text and reasoning deltas it takes, instead of making their
     events (what an accumulator that only joins them needs): ``texts`` and ``reasonings`` get each delta's text in
-    order, ``taken`` counts them, and ``sequence`` is the last sequence number of any event taken (None: none had
-    one). The reader of the sink resets ``taken`` and ``sequence``."""
+    order; ``fragments`` (a dict, call id -> list) the argument fragment of each tool argument delta of a call it
+    names (a call it does not name gets its event); ``taken`` counts them all, and ``sequence`` is the last sequence
+    number of any event taken (None: none had one). The reader of the sink resets ``taken`` and ``sequence``."""
 
     cdef public list texts, reasonings
+    cdef public dict fragments
     cdef public Py_ssize_t taken
     cdef public object sequence
 
-    def __init__(self, list texts, list reasonings):
+    def __init__(self, list texts, list reasonings, dict fragments=None):
         self.texts, self.reasonings = texts, reasonings
+        self.fragments = {} if fragments is None else fragments
         self.taken = 0
         self.sequence = None
 
@@ -701,6 +704,12 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
             (sink.texts if kind == spec.text_kind else sink.reasonings).append(delta)
             sink.taken += 1
             return _SUNK
+        if call is not None and sink.fragments:
+            found = PyDict_GetItemWithError(sink.fragments, <object>sw_slots_get(&_call, call, 0))
+            if found is not NULL and type(<object>found) is list:
+                (<list><object>found).append(delta)
+                sink.taken += 1
+                return _SUNK
     return _new_event(spec.kinds[kind], data, delta, seq, call)
 
 
