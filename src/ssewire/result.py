@@ -346,7 +346,7 @@ class Accumulator:
         if _take_texts is not None and type(events) is list:
             index, end = 0, len(events)
             while index < end:
-                if self._meta_found:
+                if self._meta_found and events[index].type in _TEXTS:  # a run of deltas starts here
                     after, sequence = _take_texts(events, index, self._text, self._reasoning)
                     if after > index:
                         inline += after - index

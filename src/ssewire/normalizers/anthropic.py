@@ -205,27 +205,36 @@ class AnthropicRules(Recognition):
             return None
         given = raw.get("iterations")
         steps = [it for it in given if type(it) is dict] if type(given) is list else []
-        if steps:
+        if not steps:  # the usual object: its own counts
+            read, written = count(raw.get("cache_read_input_tokens")), count(raw.get("cache_creation_input_tokens"))
+            usage = cls.counted(
+                raw,
+                partial,
+                count(raw.get("input_tokens")) + read + written,
+                count(raw.get("output_tokens")),
+                read,
+                written,
+            )
+            ttl = raw.get("cache_creation")
+            if type(ttl) is dict:
+                usage.cache_write_5m_tokens = count(ttl.get("ephemeral_5m_input_tokens"))
+                usage.cache_write_1h_tokens = count(ttl.get("ephemeral_1h_input_tokens"))
+            return usage
 
-            def billed(key: str) -> int:
-                if any(key in step for step in steps):
-                    return sum(count(step.get(key)) for step in steps)
-                return count(raw.get(key))
-
-        else:  # (the usual object: its own counts)
-
-            def billed(key: str) -> int:
-                return count(raw.get(key))
+        def billed(key: str) -> int:
+            if any(key in step for step in steps):
+                return sum(count(step.get(key)) for step in steps)
+            return count(raw.get(key))
 
         read, written = billed("cache_read_input_tokens"), billed("cache_creation_input_tokens")
         usage = cls.counted(
             raw, partial, billed("input_tokens") + read + written, billed("output_tokens"), read, written
         )
         holders = steps if any(type(step.get("cache_creation")) is dict for step in steps) else [raw]
-        ttl = [step["cache_creation"] for step in holders if type(step.get("cache_creation")) is dict]
-        if ttl:
-            usage.cache_write_5m_tokens = sum(count(t.get("ephemeral_5m_input_tokens")) for t in ttl)
-            usage.cache_write_1h_tokens = sum(count(t.get("ephemeral_1h_input_tokens")) for t in ttl)
+        ttl_objects = [step["cache_creation"] for step in holders if type(step.get("cache_creation")) is dict]
+        if ttl_objects:
+            usage.cache_write_5m_tokens = sum(count(t.get("ephemeral_5m_input_tokens")) for t in ttl_objects)
+            usage.cache_write_1h_tokens = sum(count(t.get("ephemeral_1h_input_tokens")) for t in ttl_objects)
         return usage
 
     @classmethod
