@@ -158,7 +158,8 @@ class Normalizer:
     reading_can_stop: ClassVar[bool] = False
     #: Whether the typed fast path (:attr:`fast`) takes payloads the delta rule does not describe. False: it reads
     #: only the rule's shape, so a payload the compiled reader declined goes straight to the full decode (a typed
-    #: decode that fails costs more than the full one).
+    #: decode that fails costs more than the full one), but one it left for its size (over
+    #: ``typed.READER_MAX_CHARS`` characters: the fast path reads a large payload with less memory).
     fast_beyond_rule: ClassVar[bool] = True
     #: The provider's recognition rules (:class:`Recognition`), apart from its stream behaviour.
     rules: ClassVar[type[Recognition]] = Recognition
@@ -233,7 +234,8 @@ class Normalizer:
             self.reads_deltas if self.reading_can_stop else None,
             self._reader_calls,
             self._notes,
-            self.fast if self.fast_beyond_rule else None,
+            self.fast,
+            0 if self.fast_beyond_rule else typed.READER_MAX_CHARS,
         )
 
     def reads_deltas(self) -> bool:
@@ -284,10 +286,11 @@ class Normalizer:
         calls: Optional[dict[Any, OpenCall]] = None,
         notes: Optional[list[Any]] = None,
         fast: Optional[Callable[[SSEEvent], Optional[list[Unified]]]] = None,
+        fast_from: int = 0,
     ) -> list[Unified]:
         """:meth:`normalize` with the compiled delta reader: the events ``rule`` describes are made by ``take``
         (see :mod:`.typed`) without decoding their payloads, every other event by the typed fast path ``fast``
-        (None: none) or :meth:`decoded`, in order.
+        (None: none; asked about payloads of at least ``fast_from`` characters) or :meth:`decoded`, in order.
         ``absorb()``: called after each run of events the reader took, before the next decoded event, to keep the
         state their payloads set (from ``notes``, the list the rule's notes are reported in). ``still_reading()``:
         asked after each decoded event whether the rule still applies (when it no longer does, the rest of the
@@ -313,7 +316,7 @@ class Normalizer:
                 return out
             event = batch[index]
             index += 1
-            got = None if fast is None else fast(event)
+            got = None if fast is None or (fast_from and len(event.data) < fast_from) else fast(event)
             made = decoded(event) if got is None else got
             if into is None:
                 out += made
@@ -497,7 +500,8 @@ class DelegatingNormalizer(Normalizer):
             self._same_delegate if self.delegate_changes else None,
             delegate._reader_calls,
             notes,
-            self.fast if delegate.fast_beyond_rule else None,
+            self.fast,
+            0 if delegate.fast_beyond_rule else typed.READER_MAX_CHARS,
         )
 
     def _same_delegate(self) -> bool:

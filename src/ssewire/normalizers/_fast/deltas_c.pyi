@@ -6,6 +6,7 @@ from typing import Any, Mapping, Optional, Union
 from typing_extensions import TypeAlias, disjoint_base
 
 __all__ = [
+    "MAX_CHARS",
     "MAX_PATHS",
     "MAX_SLOTS",
     "MAX_STEPS",
@@ -18,6 +19,7 @@ __all__ = [
     "use_types",
 ]
 
+MAX_CHARS: int
 MAX_PATHS: int
 MAX_STEPS: int
 MAX_SLOTS: int

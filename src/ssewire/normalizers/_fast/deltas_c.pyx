@@ -63,6 +63,7 @@ cdef extern from "Python.h":
     object PyLong_FromString(const char* s, char** end, int base)
 
 __all__ = [
+    "MAX_CHARS",
     "MAX_PATHS",
     "MAX_SLOTS",
     "MAX_STEPS",
@@ -77,6 +78,7 @@ __all__ = [
 
 #: The limits of the C structures, from the headers' macros (``_c/sw_json.h``, ``_c/sw_slots_py.h``): the paths a
 #: ``DeltaRule`` reads, the steps of one path, the ``__slots__`` of a type the reader builds.
+MAX_CHARS: int = 64 * 1024  # the largest payload (characters) the reader reads: a larger one is left to the caller
 MAX_PATHS: int = SW_JSON_MAX_PATHS
 MAX_STEPS: int = SW_JSON_MAX_STEPS
 MAX_SLOTS: int = SW_SLOTS_MAX
@@ -461,7 +463,7 @@ cdef object _NOT_TAKEN = object()
 cdef object _SUNK = object()
 # Deltas are small; a larger payload goes to the full decode, so reading one never adds a UTF-8 copy of a large
 # non-ASCII payload to the memory an event costs.
-cdef Py_ssize_t _MAX_CHARS = 64 * 1024
+cdef Py_ssize_t _MAX_CHARS = MAX_CHARS
 
 
 cdef inline long long _small_int(const char* p, Py_ssize_t n) noexcept:

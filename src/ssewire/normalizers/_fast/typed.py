@@ -41,6 +41,7 @@ __all__ = [
     "TextSink",
     "MAX_PATHS",
     "MAX_STEPS",
+    "READER_MAX_CHARS",
 ]
 
 Decoder = Optional[Callable[[Union[str, bytes, bytearray]], Any]]  # a payload's text or its UTF-8 bytes
@@ -144,6 +145,9 @@ else:
 #: ``SW_JSON_MAX_STEPS`` in ``_c/sw_json.h``, which size its arrays); without the reader the same numbers, checked
 #: against the header by tests/normalizers/test_hostile_rules.py, so a rule is refused alike on every install.
 MAX_PATHS: int = 24 if _deltas_c is None else _deltas_c.MAX_PATHS
+#: The largest payload (characters) the compiled reader reads; a larger one is left to the typed fast path or the
+#: full decode.
+READER_MAX_CHARS: int = 64 * 1024 if _deltas_c is None else _deltas_c.MAX_CHARS
 MAX_STEPS: int = 8 if _deltas_c is None else _deltas_c.MAX_STEPS
 
 
