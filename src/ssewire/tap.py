@@ -156,8 +156,7 @@ class StreamTap:
         if self.closed:
             raise SSEwireError("StreamTap.feed() called after close()")
         metrics = self.metrics
-        size = len(chunk)
-        metrics.bytes += size
+        metrics.bytes += len(chunk)
         metrics.chunks += 1
         decoder = self._decoder
         if decoder is None:
@@ -172,7 +171,12 @@ class StreamTap:
         except Exception as exc:  # nothing may reach the forwarding path
             self._fail(exc)
         if accumulator.events > events:  # (a chunk that ends no event changes no metric but the bytes)
-            self._observed(events, deltas, now)
+            if accumulator.deltas == deltas and metrics.first_event_at is not None and metrics.done_at is None:
+                metrics.events += accumulator.events - events  # a chunk of no content changes only the count...
+                if accumulator.done:
+                    metrics.done_at = now  # ... unless it ended the stream
+            else:
+                self._observed(events, deltas, now)
 
     def _observed(self, events: int, deltas: int, now: float) -> None:
         """The accumulator took events since it had taken ``events`` events, ``deltas`` of them deltas (deltas and

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 __all__ = ["DelegatingNormalizer", "Normalizer", "Recognition"]
 
 _NOT_JSON = object()
+_UNASKED = object()
 
 
 def _retry_loads(data: str) -> Any:
@@ -223,20 +224,9 @@ class Normalizer:
         the compiled delta reader (:meth:`normalize_reading`); every other event takes the typed fast path when it
         owns the payload, else :meth:`decoded`. The result is always the concatenation of :meth:`decoded` over the
         events."""
-        take, rule = self._take, self._delta_rule
-        if take is None or rule is None or not self.reads_deltas():
+        if self._take is None or self._delta_rule is None or not self.reads_deltas():
             return self._normalize_decoding(events)
-        return self.normalize_reading(
-            events,
-            take,
-            rule,
-            None if self._notes is None else self.absorb,
-            self.reads_deltas if self.reading_can_stop else None,
-            self._reader_calls,
-            self._notes,
-            self.fast,
-            0 if self.fast_beyond_rule else typed.READER_MAX_CHARS,
-        )
+        return self.normalize_reading(events, self, self.reads_deltas if self.reading_can_stop else None)
 
     def reads_deltas(self) -> bool:
         """Whether the compiled delta reader may take the stream's payloads now (a payload it takes must change no
@@ -279,36 +269,34 @@ class Normalizer:
     def normalize_reading(
         self,
         events: Sequence[SSEEvent],
-        take: TakeDeltas,
-        rule: Any,
-        absorb: Optional[Callable[[], None]] = None,
+        reader: Normalizer,
         still_reading: Optional[Callable[[], bool]] = None,
-        calls: Optional[dict[Any, OpenCall]] = None,
-        notes: Optional[list[Any]] = None,
-        fast: Optional[Callable[[SSEEvent], Optional[list[Unified]]]] = None,
-        fast_from: int = 0,
     ) -> list[Unified]:
-        """:meth:`normalize` with the compiled delta reader: the events ``rule`` describes are made by ``take``
-        (see :mod:`.typed`) without decoding their payloads, every other event by the typed fast path ``fast``
-        (None: none; asked about payloads of at least ``fast_from`` characters) or :meth:`decoded`, in order.
-        ``absorb()``: called after each run of events the reader took, before the next decoded event, to keep the
-        state their payloads set (from ``notes``, the list the rule's notes are reported in). ``still_reading()``:
-        asked after each decoded event whether the rule still applies (when it no longer does, the rest of the
-        batch goes through :meth:`Normalizer.normalize`). ``calls``: the open tool calls by key, for a rule that
-        reads argument deltas. Under :meth:`normalize_into`, every run and every decoded event goes to the
+        """:meth:`normalize` with the compiled delta reader of ``reader`` (this normaliser, or the delegate whose
+        fast paths read its events): the events its rule describes are made by its ``_take`` (see :mod:`.typed`)
+        without decoding their payloads, every other event by the typed fast path (:attr:`fast`; where
+        ``reader.fast_beyond_rule`` is False, only for a payload too large for the reader) or :meth:`decoded`, in
+        order. After each run of events the reader took, ``reader.absorb()`` keeps the state their payloads set
+        (from its ``_notes``); argument deltas continue ``reader._reader_calls``. ``still_reading()``: asked after
+        each decoded event whether the rule still applies (when it no longer does, the rest of the batch goes
+        through :meth:`normalize`). Under :meth:`normalize_into`, every run and every decoded event goes to the
         accumulator as it is made (the text of a run through its sink) and the result is empty."""
+        take, rule, calls, notes = reader._take, reader._delta_rule, reader._reader_calls, reader._notes
+        assert take is not None
         batch = events if type(events) is list else list(events)
         out: list[Unified] = []
         decoded, into = self.decoded, self._into
         end = len(batch)
         index = 0
-        sink = None if into is None else into.text_sink()  # (None until the accumulator knows the id and model)
+        sink = None if into is None else into._sink or into.text_sink()  # (None until it knows the id and model)
+        fast: Any = _UNASKED  # the typed fast path, asked for at the first decoded event
+        fast_from = 0 if reader.fast_beyond_rule else typed.READER_MAX_CHARS
         while True:
             after = take(batch, index, rule, out, calls, notes, sink)
             if after > index:
                 index = after
-                if absorb is not None:
-                    absorb()
+                if notes is not None:
+                    reader.absorb()
                 if into is not None:
                     into.take_run(out, sink)
                     out = []
@@ -316,6 +304,8 @@ class Normalizer:
                 return out
             event = batch[index]
             index += 1
+            if fast is _UNASKED:
+                fast = self.fast
             got = None if fast is None or (fast_from and len(event.data) < fast_from) else fast(event)
             made = decoded(event) if got is None else got
             if into is None:
@@ -490,19 +480,8 @@ class DelegatingNormalizer(Normalizer):
         take, rule = delegate._take, delegate._delta_rule
         if take is None or rule is None or not delegate.reads_deltas():
             return self._normalize_decoding(events)
-        notes = delegate._notes
         self._reading_with = delegate
-        return self.normalize_reading(
-            events,
-            take,
-            rule,
-            None if notes is None else delegate.absorb,
-            self._same_delegate if self.delegate_changes else None,
-            delegate._reader_calls,
-            notes,
-            self.fast,
-            0 if delegate.fast_beyond_rule else typed.READER_MAX_CHARS,
-        )
+        return self.normalize_reading(events, delegate, self._same_delegate if self.delegate_changes else None)
 
     def _same_delegate(self) -> bool:
         """Whether the delegate whose reader reads the batch is still the delegate."""
