@@ -14,6 +14,11 @@ medians. Every ratio is between numbers of the same run. Writes ``benchmarks/res
 prints a markdown table and, with ``--readme``, rewrites README.md's block between ``<!-- recordings:start -->`` and
 ``<!-- recordings:end -->``. Needs the corpus at ``../shared/corpus`` (or ``SSEWIRE_CORPUS``), msgspec and the
 compiled scanner.
+
+``--check`` (the CI gate, with a noise margin for a busy 2-core machine) exits 1 when, after the failing groups and
+costs were measured again for longer: the geometric mean over the groups of a contender's cost / floor is above
+:data:`GEOMEAN_CEILING`, any group's is above :data:`GROUP_CEILING`, or a minimal stream costs more than
+:data:`PER_STREAM_CEILING_US` microseconds.
 """
 
 from __future__ import annotations
@@ -33,6 +38,13 @@ from typing import Any, Callable, Optional
 from .contenders import CHUNK_SIZE, MAX_BUFFER, compiled_scanner, scanner_for
 from .environment import brief
 from .readme import parser, publish
+
+#: The gate's ceilings (see the module docstring): cost / floor, geometric mean over the groups (measured here:
+#: 2.4x iter_unified, 2.7x collect(), 2.8x StreamTap) and any one group (7.1x / 8.4x / 8.5x, Gemini Vertex's streamed
+#: arguments); microseconds per minimal stream, named and with ``auto`` (measured: 10-13 / 16-18).
+GEOMEAN_CEILING = 3.5
+GROUP_CEILING = 12.0
+PER_STREAM_CEILING_US = {"named": 18.0, "auto": 26.0}
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("SSEWIRE_CORPUS") or ROOT.parent / "shared" / "corpus")
@@ -283,6 +295,31 @@ def per_stream_cost(repeats: int, count: int) -> dict[str, dict[str, float]]:
 # -- report --------------------------------------------------------------------------------------------------------
 
 
+def geomeans(doc: dict[str, Any]) -> dict[str, float]:
+    """Each contender's cost / floor, geometric mean over the groups of ``doc``."""
+    return {
+        name: statistics.geometric_mean([g["cost_vs_floor"][name] for g in doc["groups"].values()])
+        for name, _run in CONTENDERS
+    }
+
+
+def over_ceilings(doc: dict[str, Any]) -> list[str]:
+    """What ``doc`` has above the gate's ceilings, one line each (see the module docstring)."""
+    out = []
+    for name, mean in geomeans(doc).items():
+        if mean > GEOMEAN_CEILING:
+            out.append(f"{name}: cost / floor {mean:.2f}x over the groups (geometric mean) > {GEOMEAN_CEILING}x")
+    for group, g in doc["groups"].items():
+        for name, cost in g["cost_vs_floor"].items():
+            if cost > GROUP_CEILING:
+                out.append(f"{group}: {name} cost / floor {cost:.2f}x > {GROUP_CEILING}x")
+    for provider, row in doc["per_stream_us"].items():
+        for label, ceiling in PER_STREAM_CEILING_US.items():
+            if row[label] > ceiling:
+                out.append(f"minimal {provider} stream, {label}: {row[label]:.1f} us > {ceiling} us")
+    return out
+
+
 def format_table(doc: dict[str, Any]) -> str:
     """The markdown table of one results document."""
     lines = [
@@ -297,6 +334,11 @@ def format_table(doc: dict[str, Any]) -> str:
             f"| {g['mb_s']['iter_unified']:.0f} | {cost['iter_unified']:.2f}x | {cost['collect()']:.2f}x "
             f"| {cost['StreamTap']:.2f}x |"
         )
+    means = geomeans(doc)
+    lines.append(
+        f"| **geometric mean** | | | | | {means['iter_unified']:.2f}x | {means['collect()']:.2f}x "
+        f"| {means['StreamTap']:.2f}x |"
+    )
     lines += ["", "| minimal stream | named, µs | auto, µs |", "|---|---:|---:|"]
     for provider, row in doc["per_stream_us"].items():
         lines.append(f"| {provider} | {row['named']:.1f} | {row['auto']:.1f} |")
@@ -316,6 +358,7 @@ def caption(doc: dict[str, Any]) -> str:
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     p = parser("recordings", __doc__ or "", "fewer, shorter samples (about 30 s)")
     p.add_argument("--samples", type=int, help="interleaved samples per contender (default 7, quick 3)")
+    p.add_argument("--check", action="store_true", help="exit 1 when a cost is above the gate's ceilings")
     return p.parse_args(argv)
 
 
@@ -342,16 +385,25 @@ def main(argv: Optional[list[str]] = None) -> int:
     for name in sorted(groups):
         print(f"{name}: {len(groups[name])} stream(s)", file=sys.stderr)
         results[name] = measure_group(groups[name], floor, samples, min_time)
+    count = 500 if args.quick else 3000
     doc = {
         "samples": samples,
         "min_time_s": min_time,
         "groups": results,
         "left_out": left_out,
-        "per_stream_us": per_stream_cost(samples, 500 if args.quick else 3000),
+        "per_stream_us": per_stream_cost(samples, count),
         "environment": brief(),
     }
+    if args.check and over_ceilings(doc):  # measured again, longer, before it fails
+        print("over a ceiling: the groups and the per-stream cost measured again (3x the samples, 4x the time)")
+        for name in sorted(groups):
+            results[name] = measure_group(groups[name], floor, samples * 3, min_time * 4)
+        doc["per_stream_us"] = per_stream_cost(samples * 3, count * 4)
     publish(doc, "recordings", args, table=format_table(doc), caption=caption(doc))
-    return 0
+    failed = over_ceilings(doc)
+    for line in failed:
+        print(f"FAIL {line}", file=sys.stderr)
+    return 1 if args.check and failed else 0
 
 
 if __name__ == "__main__":

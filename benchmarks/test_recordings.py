@@ -11,12 +11,16 @@ from .contenders import compiled_scanner
 from .recordings import (
     CONTENDERS,
     CORPUS,
+    GEOMEAN_CEILING,
+    GROUP_CEILING,
     MINIMAL,
+    PER_STREAM_CEILING_US,
     Recording,
     _chunked,
     _floor,
     load_recordings,
     measure_group,
+    over_ceilings,
     readable,
 )
 
@@ -60,3 +64,20 @@ def test_a_group_is_measured_against_the_floor_with_every_contender() -> None:
     runs = dict(CONTENDERS)
     assert runs["collect()"](group) == runs["StreamTap"](group) == len("hi") * 3  # the whole text of each stream
     assert runs["iter_unified"](group) >= 3 * 2  # at least a text delta and the end of each
+
+
+def _doc(cost: float, named: float = 5.0) -> dict[str, object]:
+    groups = {g: {"cost_vs_floor": {name: cost for name, _run in CONTENDERS}} for g in ("a", "b")}
+    return {"groups": groups, "per_stream_us": {"openai-chat": {"named": named, "auto": named}}}
+
+
+def test_the_gate_fails_a_cost_over_its_ceiling_and_passes_one_under() -> None:
+    assert over_ceilings(_doc(1.0)) == []
+    high = over_ceilings(_doc(GEOMEAN_CEILING + 0.1))
+    assert len(high) == len(CONTENDERS) and all("geometric mean" in line for line in high)
+    assert any("a: iter_unified" in line for line in over_ceilings(_doc(GROUP_CEILING + 1)))
+    slow = over_ceilings(_doc(1.0, named=PER_STREAM_CEILING_US["auto"] + 1))
+    assert [line.split(":")[0] for line in slow] == [
+        "minimal openai-chat stream, named",
+        "minimal openai-chat stream, auto",
+    ]
