@@ -41,6 +41,7 @@ NAMES = (
     "content_block_delta",
     "ping",
     "response.function_call_arguments.delta",
+    "response.output_text.done",
     "contentBlockDelta",
     "content-delta",
     "tool-call-delta",
@@ -64,6 +65,7 @@ SHAPES = (
     '{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\\"a"}},"p":"a"}',
     '{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
     '"function":{"arguments":"{\\"a"}}]},"logprobs":null,"finish_reason":null}],"usage":null}',
+    '{"type":"response.output_text.done","item_id":"m","output_index":0,"text":"hi","sequence_number":9}',
     '{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":"hi"}}}}',
     '{"type":"content-delta","index":0,"delta":{"message":{"content":{"thinking":"hm"}}}}',
     '{"type":"tool-call-delta","index":0,"delta":{"message":{"tool_calls":{"function":{"arguments":"{\\"a"}}}}}',
@@ -79,6 +81,7 @@ PIECES = (
     '"refusal":"no",',
     '"tool_calls":[{"index":0}],',
     '"tool_calls":[],',
+    '"object":"chat.completion.chunk",',
     '"id":"call_9",',
     '"index":1,',
     '"arguments":"x",',

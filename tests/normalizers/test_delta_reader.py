@@ -114,9 +114,11 @@ def _json(value: Any, ascii_only: bool) -> str:
 
 @st.composite
 def responses_payloads(draw: Any) -> tuple[Optional[str], str]:
-    name = draw(st.sampled_from([*RESPONSES_EVENTS, *ARGUMENT_EVENTS, "response.output_text.done", "message", None]))
+    raw_only = list(openai.RAW_ONLY)
+    name = draw(st.sampled_from([*RESPONSES_EVENTS, *ARGUMENT_EVENTS, *raw_only[:3], "message", None]))
     wanted = [
-        ("type", draw(st.sampled_from([name, *RESPONSES_EVENTS, *ARGUMENT_EVENTS]))),
+        ("type", draw(st.sampled_from([name or "message", *RESPONSES_EVENTS, *ARGUMENT_EVENTS, *raw_only]))),
+        ("object", draw(_mostly_none("chat.completion.chunk", "response"))),
         ("delta", draw(_value) if draw(_rare) else draw(_text)),
         ("sequence_number", draw(_seq) if draw(_rare) else draw(st.integers(0, 10**6))),
         ("item_id", draw(st.sampled_from(["msg_1", "fc_1", "fc_2", 1, ""]))),
@@ -555,8 +557,22 @@ def test_an_event_no_case_names_takes_the_case_its_payload_type_names(
     assert typed.take_deltas is not None
     assert typed.take_deltas([_compiled(name, data), _compiled(name, data)], 0, own, out) == 2
     assert own.learned == 1 and [event.text for event in out] == [text, text]
-    other = data.replace("delta", "done", 1)  # a type no case has: left to the full decode
+    other = data.replace("delta", "unknown", 1)  # a type no case has: left to the full decode
     assert typed.take_deltas([_compiled(name, other)], 0, own, []) == 0
+
+
+@pytest.mark.parametrize("kind", openai.RAW_ONLY)
+@pytest.mark.parametrize("name", ["named", None])
+def test_a_responses_event_that_is_only_raw_is_read_as_its_raw_event(kind: str, name: Optional[str]) -> None:
+    """Each of ``RAW_ONLY`` is one ``raw`` event carrying its sequence number (the cursor moves), made without a
+    decode; the same payload saying it is a chat chunk (``object``) is left to the full decode."""
+    data = json.dumps({"type": kind, "item_id": "m", "output_index": 0, "sequence_number": 7, "delta": "x"})
+    event = _compiled(kind if name else None, data)
+    got, want, reader = _both("openai", [event])
+    assert got == want and [e["type"] for e in got] == ["raw"] and reader.last_sequence == 7
+    assert typed.take_deltas is not None and typed.take_deltas([event], 0, openai._DELTA_RULE.fresh(), []) == 1
+    chat = _compiled(None, data[:-1] + ', "object": "chat.completion.chunk"}')
+    assert typed.take_deltas([chat], 0, openai._DELTA_RULE.fresh(), []) == 0
 
 
 def test_xai_responses_deltas_take_the_reader_of_the_delegate_in_use() -> None:

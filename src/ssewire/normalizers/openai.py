@@ -76,7 +76,7 @@ from .common import error_object, error_payload, id_and_model, key_of, str_or, w
 from .contract import DelegatingNormalizer, Recognition
 from .tool_calls import CallTable, OpenCall, closes_calls
 
-__all__ = ["CLIENT_CALL_ITEMS", "OpenAINormalizer", "ResponsesRules", "citation_of"]
+__all__ = ["CLIENT_CALL_ITEMS", "RAW_ONLY", "OpenAINormalizer", "ResponsesRules", "citation_of"]
 
 #: Output item types the client executes (``mcp_approval_request``: the client answers it); every other call item
 #: is run by the provider. ``shell_call`` and ``tool_search_call`` say so in the item itself (see ``_runs_on_server``).
@@ -120,18 +120,36 @@ _ARGUMENT_DELTAS = (
     "response.mcp_call_arguments.delta",
 )
 
+#: Events with no unified meaning that change nothing but the cursor: each is one ``raw`` event (see the module
+#: docstring; the handled events, such as ``response.content_part.done``, are not among them).
+RAW_ONLY = (
+    "response.content_part.added",
+    "response.output_text.done",
+    "response.refusal.done",
+    "response.reasoning_text.done",
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_part.done",
+    "response.reasoning_summary_text.done",
+    "response.code_interpreter_call_code.delta",
+    "response.code_interpreter_call_code.done",
+    "response.web_search_call.in_progress",
+    "response.web_search_call.searching",
+    "response.web_search_call.completed",
+)
 #: The events read without a decode: ``type`` equal to the SSE event name, a non-empty string ``delta``, an integer
 #: (or absent) ``sequence_number`` (noted: the last one is the cursor); an argument delta's ``item_id`` must name an
-#: open call.
+#: open call; and the events of :data:`RAW_ONLY` (no ``object``: a payload that says it is a chat chunk is not one).
 _DELTA_RULE = typed.delta_rule(
-    (("type",), ("delta",), ("sequence_number",), ("item_id",)),
+    (("type",), ("delta",), ("sequence_number",), ("item_id",), ("object",)),
     {
         **{name: (name, ((None, ((1, kind),)),)) for name, kind in _DELTAS.items()},
         **{name: (name, ((None, ((1, "tool_call_delta"),)),)) for name in _ARGUMENT_DELTAS},
+        **{name: (name, ((None, ()),)) for name in RAW_ONLY},
     },
     type_path=0,
     seq_path=2,
     key_path=3,
+    nulls=(4,),
     notes=((2, "int"),),
     by_type=True,  # servers that name no SSE events (xAI): the payload's type names the case
 )

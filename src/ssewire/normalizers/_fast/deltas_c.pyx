@@ -170,7 +170,7 @@ cdef class TextSink:
 # -- the rules ----------------------------------------------------------------------------------------------------
 
 cdef enum:
-    MAX_CASES = 16
+    MAX_CASES = 24
     MAX_VARIANTS = 8
     MAX_CANDIDATES = 4
     MAX_NOTES = 4
