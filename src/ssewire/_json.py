@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from ._config import no_fast_json, no_msgspec
 
-__all__ = ["BACKEND", "FIRST_ERRORS", "loads", "loads_exact", "loads_first", "loads_retry"]
+__all__ = ["BACKEND", "FIRST_ERRORS", "Text", "loads", "loads_exact", "loads_first", "loads_retry"]
+
+#: What the payload decoders take: a JSON text, or its UTF-8 (a large event held as UTF-8: see ``Utf8Event``).
+Text = Union[str, bytes, bytearray]
 
 
-def _on_fresh_stack(decode: Callable[[str], Any], text: str) -> Any:
+def _on_fresh_stack(decode: Callable[[Text], Any], text: Text) -> Any:
     """``decode(text)`` in a new thread: how deep a document the standard library decodes then depends on the
     document alone, not on how deep the caller's stack already is. Nesting too deep even there is a
     ``ValueError``."""
@@ -47,7 +50,7 @@ def _on_fresh_stack(decode: Callable[[str], Any], text: str) -> Any:
 _TOO_DEEP = object()
 
 
-def _exact_loads(text: str) -> Any:
+def _exact_loads(text: Text) -> Any:
     """``json.loads``, with nesting too deep for it reported as the ``ValueError`` it is (decided by the document,
     not the caller's stack: see :func:`_on_fresh_stack`); an integer longer than Python's ``int_max_str_digits``
     raises ``ValueError`` too (for tool arguments: exact, or an error that says why)."""
@@ -66,7 +69,7 @@ def _int_or_float(digits: str) -> Any:
         return float(digits)
 
 
-def _std_loads(text: str) -> Any:
+def _std_loads(text: Text) -> Any:
     """:func:`_exact_loads` for payloads: a valid document whose integer is longer than ``int_max_str_digits`` is
     decoded with that integer as a float (the same value on every path: the compiled reader and msgspec take such
     payloads too), never a bare ``ValueError``."""
@@ -84,7 +87,7 @@ def _std_loads(text: str) -> Any:
 
 
 def _make_loads() -> tuple[
-    Callable[[str], Any], Callable[[str], Any], Optional[Callable[[str], Any]], str, tuple[type[BaseException], ...]
+    Callable[[Text], Any], Callable[[Text], Any], Optional[Callable[[Text], Any]], str, tuple[type[BaseException], ...]
 ]:
     """The fastest decoder installed: msgspec (the ``fast`` extra: fastest here, and it allocates about the size
     of the document where orjson allocates ~13x), else orjson, else the standard library. What the fast decoder
@@ -114,21 +117,21 @@ def _make_loads() -> tuple[
 ORJSON_MAX = 64 * 1024
 
 
-def _bounded(fast: Callable[[str], Any]) -> Callable[[str], Any]:
+def _bounded(fast: Callable[[Text], Any]) -> Callable[[Text], Any]:
     """``fast(text)`` for payloads under :data:`ORJSON_MAX` characters, ``json.loads(text)`` for larger ones, so
     decoding an event allocates about the event's size whatever its size."""
     std_loads = json.loads
 
-    def loads(text: str) -> Any:
+    def loads(text: Text) -> Any:
         return fast(text) if len(text) < ORJSON_MAX else std_loads(text)
 
     return loads
 
 
-def _retrying(first: Callable[[str], Any], errors: tuple[type[BaseException], ...]) -> Callable[[str], Any]:
+def _retrying(first: Callable[[Text], Any], errors: tuple[type[BaseException], ...]) -> Callable[[Text], Any]:
     """``first(text)``, and the standard library's answer for what it rejects with one of ``errors``."""
 
-    def loads(text: str) -> Any:
+    def loads(text: Text) -> Any:
         try:
             return first(text)
         except errors:

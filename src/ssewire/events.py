@@ -8,10 +8,13 @@ every event ``ssewire`` frames, and ``ssewire.SSEEvent`` is this same class.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ._json import loads
-from ._scan import SSEEvent  # the active implementation's class (see the module docstring)
+from ._scan import (
+    SSEEvent,  # the active implementation's class (see the module docstring)
+    Utf8Event,  # its events whose data is held as UTF-8 until read (see _scan.utf8_event)
+)
 from .names import UnifiedType, literal_values
 
 __all__ = [
@@ -20,6 +23,7 @@ __all__ = [
     "Unified",
     "UNIFIED_TYPES",
     "UnifiedType",
+    "Utf8Event",
     "new_done",
     "new_event",
     "new_tool_event",
@@ -176,8 +180,8 @@ class LazyPayload:
 
     __slots__ = ("_value", "text")
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, text: Union[str, bytes]) -> None:
+        self.text = text  # the payload's text, or its UTF-8 (a held event's: see Utf8Event)
         self._value: Any = _UNDECODED
 
     def value(self) -> Any:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import pytest
 
@@ -136,3 +136,80 @@ def test_decodable_is_the_text_or_its_utf8_bytes() -> None:
     assert decodable(wide) == bytearray(wide.encode("utf-8"))
     with pytest.raises(ValueError):
         decodable("\ud800" * (2 * LARGE))
+
+
+def _held(kind: Optional[str], data: str) -> Any:
+    """The event a scanner dispatches for ``data`` when it is large and not all ASCII: held as its UTF-8."""
+    from ssewire.events import Utf8Event
+
+    return Utf8Event(kind, data.encode())
+
+
+_CHAT_RAW = SSEEvent("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"🙂 x"}}]}')
+
+
+@pytest.mark.parametrize(
+    ("provider", "kind", "make", "before"),
+    [
+        ("openai", "response.completed", _terminal, ()),
+        ("openai-chat", "message", _chat_chunk, ()),
+        ("openai-chat", "message", _chat_chunk, (_CHAT_START,)),
+        ("xai", "message", _chat_chunk, (_CHAT_START,)),
+        (
+            "anthropic",
+            "message_start",
+            lambda: json.dumps(
+                {
+                    "type": "message_start",
+                    "message": {"id": "m", "model": "c", "content": [{"type": "text", "text": _TEXT * 40}]},
+                },
+                ensure_ascii=False,
+            ),
+            (),
+        ),
+        (
+            "gemini",
+            "message",
+            lambda: json.dumps(
+                {"candidates": [{"content": {"parts": [{"text": _TEXT * 40}]}}], "modelVersion": "g"},
+                ensure_ascii=False,
+            ),
+            (),
+        ),
+        ("auto", "message", _chat_chunk, ()),
+    ],
+)
+@pytest.mark.parametrize("on", [True, False], ids=["typed", "untyped"])
+def test_a_held_event_gives_the_events_of_its_text(
+    provider: str, kind: str, make: Callable[[], str], before: tuple[SSEEvent, ...], on: bool
+) -> None:
+    """A large event held as UTF-8 is read (decoded from its bytes where a path can) into exactly the events the
+    same event as text gives, ``raw`` included."""
+    data = make()
+    typed.set_enabled(on)
+    try:
+        got: list[dict[str, Any]] = []
+        want: list[dict[str, Any]] = []
+        for event, out in ((_held(kind, data), got), (SSEEvent(kind, data), want)):
+            norm = normalizer_for(provider)
+            norm.normalize(list(before))
+            out += _dicts(norm.normalize([event]) + norm.finish())
+    finally:
+        typed.set_enabled(True)
+    assert got == want
+
+
+@pytest.mark.parametrize(("provider", "make"), [("openai", _terminal), ("openai-chat", _chat_chunk)])
+def test_a_large_event_costs_at_most_three_times_its_size_end_to_end(provider: str, make: Callable[[], str]) -> None:
+    """From the body's bytes to the events, a stream whose large event holds an emoji peaks under three times that
+    event's size (its text alone would be four): the scanner holds it as UTF-8, the typed path decodes that."""
+    from ssewire import iter_unified
+
+    data = make().encode()
+    name = b"response.completed" if provider == "openai" else b"message"
+    start = b"data: " + _CHAT_RAW.data.encode() + b"\n\n" if provider == "openai-chat" else b""
+    body = start + b"event: " + name + b"\ndata: " + data + b"\n\n"
+    chunks = [body[at : at + 16384] for at in range(0, len(body), 16384)]
+    assert len(data) > 64 * 1024
+    peak = peak_traced(lambda: [None for _ in iter_unified(chunks, provider, "sse")])  # type: ignore[arg-type]
+    assert peak < 3 * len(data)

@@ -31,6 +31,7 @@ NAMES = (
     "NDJSONParser",
     "SSEEvent",
     "SSEParser",
+    "Utf8Event",
 )
 SHARED = (*NAMES, "SIMD", "_select_simd")  # every name one module has, the other has too
 needs_compiled = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")

@@ -100,6 +100,25 @@ static inline sw_ssize ssewire_ascii_run(const unsigned char *p, sw_ssize n) {
     return i;
 }
 
+/* p[0:n] as UTF-8: 0 when it is not valid (CPython's strict rules, as ssewire_seq), 1 when it is all ASCII, 2 when
+   it is valid and holds a character beyond ASCII. */
+static inline int ssewire_utf8_check(const unsigned char *p, sw_ssize n) {
+    const unsigned char *end = p + n;
+    sw_ssize i = 0;
+    int wide = 0, len;
+    uint32_t cp;
+    for (;;) {
+        i += ssewire_ascii_run(p + i, n - i);
+        if (i >= n)
+            return wide ? 2 : 1;
+        len = ssewire_seq(p + i, end, &cp);
+        if (!len)
+            return 0;
+        wide = 1;
+        i += len;
+    }
+}
+
 /* The decoder's statistics of a byte, added to *maxb (largest byte) and *cont (UTF-8 continuation bytes,
    0x80-0xBF). In valid UTF-8 a string has n - continuations code points, and its widest one is set by its
    largest (lead) byte. */

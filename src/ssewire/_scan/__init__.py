@@ -20,6 +20,7 @@ __all__ = [
     "NDJSONParser",
     "SSEEvent",
     "SSEParser",
+    "Utf8Event",
 ]
 
 NO_EXTENSIONS = no_extensions()
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # what type checkers see: the twin's classes, whose stubs the
         NDJSONParser,
         SSEEvent,
         SSEParser,
+        Utf8Event,
     )
 
     IMPLEMENTATION = "python"

@@ -7,6 +7,7 @@ from libc.stdint cimport uint32_t
 
 cdef extern from "_c/sw_kernels.h":
     int ssewire_select_simd(int allow_avx2)
+    int ssewire_utf8_check(const unsigned char* p, Py_ssize_t n) noexcept nogil
     Py_ssize_t ssewire_eol(const char* p, Py_ssize_t pos, Py_ssize_t n, unsigned* maxb, Py_ssize_t* cont) noexcept nogil
 
     ctypedef struct ssewire_walk:

@@ -12,6 +12,7 @@ __all__ = [
     "NDJSONParser",
     "SSEEvent",
     "SSEParser",
+    "Utf8Event",
 ]
 
 _BytesLike: TypeAlias = Union[bytes, bytearray, memoryview]
@@ -43,6 +44,21 @@ class SSEEvent:
     def __eq__(self, other: object, /) -> bool: ...
     def __ne__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
+
+class Utf8Event(SSEEvent):
+    utf8: Optional[bytes]
+    def __init__(
+        self,
+        event: Optional[str],
+        utf8: bytes,
+        id: Optional[str] = None,  # noqa: A002
+        retry: Optional[int] = None,
+    ) -> None: ...
+    @property
+    def data(self) -> str: ...
+    @data.setter
+    def data(self, value: str) -> None: ...
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]: ...
 
 @disjoint_base
 class SSEParser:

@@ -45,6 +45,7 @@ from .kernels cimport (
     ssewire_eol,
     ssewire_event_new,
     ssewire_select_simd,
+    ssewire_utf8_check,
     sw_slots,
     sw_slots_install,
     ssewire_crc32,
@@ -61,6 +62,7 @@ import json as _json
 
 from . import messages
 from .chunks import windows as _windows
+from .utf8_event import LARGE_DATA, utf8_event_type
 from ..errors import SSEwireError
 from ..limits import DEFAULT_MAX_BUFFER
 
@@ -87,6 +89,7 @@ __all__ = [
     "NDJSONParser",
     "SSEEvent",
     "SSEParser",
+    "Utf8Event",
 ]
 
 
@@ -137,6 +140,16 @@ cdef inline int buf_append(Buf* b, const char* s, Py_ssize_t n) noexcept nogil:
         memcpy(b.p + b.len, s, <size_t>n)
     b.len += n
     return 0
+
+
+cdef inline void buf_fit(Buf* b) noexcept nogil:
+    """Give back the room past the buffer's content (when it can: else it stays as it was)."""
+    cdef char* p
+    if b.len and b.cap > b.len:
+        p = <char*>PyMem_RawRealloc(b.p, <size_t>b.len)
+        if p != NULL:
+            b.p = p
+            b.cap = b.len
 
 
 cdef inline void buf_trim(Buf* b) noexcept nogil:
@@ -223,6 +236,11 @@ cdef class SSEEvent:
 
     def __reduce__(self):
         return (type(self), _fields(self))
+
+
+#: An event whose data is held as its UTF-8 bytes until read (a large non-ASCII event: see ``utf8_event``).
+Utf8Event = utf8_event_type(SSEEvent)
+cdef Py_ssize_t _LARGE_DATA = LARGE_DATA
 
 
 cdef inline tuple _fields(object ev):
@@ -764,23 +782,29 @@ cdef class SSEParser(_LineScanner):
     @cython.final
     cdef int _dispatch(self, list out) except -1:
         cdef object data, name
+        cdef const char* at = self._dref if self._dref_mode else self._dat.p + self._doff
         if self.last_event_id is not self._id:
             self.last_event_id = self._id
         if self._data_size < 0:
             self._ev.len = 0
             return 0
-        if self._dref_mode:
-            if self._dref_max != UNKNOWN_STATS:
-                data = ssewire_decode_sized(self._dref, self._data_size, self._dref_max, self._dref_cont)
-            else:
-                data = ssewire_decode(self._dref, self._data_size)
-        else:
-            data = ssewire_decode(self._dat.p + self._doff, self._data_size)
         if self._ev.len == 0:
             name = "message"
         else:
             name = self._name(self._ev.p, self._ev.len)
-        out.append(_new_event(name, data, self._id, self.retry))
+        if self._data_size >= _LARGE_DATA and ssewire_utf8_check(<const unsigned char*>at, self._data_size) == 2:
+            # held as its UTF-8 until read (see utf8_event); the buffer it grew in is cut to it first, so the event
+            # costs its size twice at most while it is copied out
+            if not self._dref_mode:
+                buf_fit(&self._dat)
+                at = self._dat.p + self._doff
+            out.append(Utf8Event(name, PyBytes_FromStringAndSize(at, self._data_size), self._id, self.retry))
+        else:
+            if self._dref_mode and self._dref_max != UNKNOWN_STATS:
+                data = ssewire_decode_sized(self._dref, self._data_size, self._dref_max, self._dref_cont)
+            else:
+                data = ssewire_decode(at, self._data_size)
+            out.append(_new_event(name, data, self._id, self.retry))
         self.events_parsed += 1
         self._data_size = -1
         self._dref_mode = False

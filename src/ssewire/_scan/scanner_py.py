@@ -22,6 +22,7 @@ from ..limits import BOM as _BOM
 from ..limits import DEFAULT_MAX_BUFFER
 from . import messages
 from .chunks import windows
+from .utf8_event import LARGE_DATA, held_utf8, utf8_event_type
 
 __all__ = [
     "DEFAULT_MAX_BUFFER",
@@ -31,6 +32,7 @@ __all__ = [
     "NDJSONParser",
     "SSEEvent",
     "SSEParser",
+    "Utf8Event",
 ]
 
 BytesLike = Union[bytes, bytearray, memoryview]
@@ -214,6 +216,10 @@ def _split_lines(block: Union[bytes, bytearray]) -> list[Union[bytes, bytearray]
 #: Data values an SSE event holds as they came before they are folded into one (:func:`_fold`).
 _DATA_SLOTS = 64
 _FOLD_BATCH = 1024
+
+
+#: An event whose data is held as its UTF-8 bytes until read (a large non-ASCII event: see ``utf8_event``).
+Utf8Event = utf8_event_type(SSEEvent)
 
 
 class _Folded(bytearray):
@@ -491,7 +497,10 @@ class SSEParser(_Scanner):
                 event_type = name.decode("utf-8", "replace")
                 if len(self._names) < 256:
                     self._names[name] = event_type
-        out.append(SSEEvent(event_type, joined.decode("utf-8", "replace"), self._id, self.retry))
+        if len(joined) >= LARGE_DATA and held_utf8(joined):  # held as its UTF-8 until read (see utf8_event)
+            out.append(Utf8Event(event_type, bytes(joined), self._id, self.retry))
+        else:
+            out.append(SSEEvent(event_type, joined.decode("utf-8", "replace"), self._id, self.retry))
         self.events_parsed += 1
         self._data = []
         self._data_size = -1

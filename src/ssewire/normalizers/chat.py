@@ -60,7 +60,7 @@ Contract (one instance per stream):
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from .._json import loads_exact
 from ..citations import Citation
@@ -69,7 +69,7 @@ from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from ._fast import typed
 from ._fast.chat_shape import CHAT_SHAPE
-from ._fast.utf8 import LARGE, decodable
+from ._fast.utf8 import LARGE, decodable, held
 from .common import error_object, error_payload, str_or, with_incomplete
 from .contract import Normalizer, Recognition
 from .tool_calls import CallIds, CallTable, OpenCall, closes_calls, compact_json
@@ -277,8 +277,10 @@ class ChatCompletionsNormalizer(Normalizer):
         only the fields that decide it (``raw`` stays lazy); None for any other chunk (see :mod:`.typed`): the shape
         of :data:`~._fast.chat_shape.CHAT_SHAPE`, read by the struct and the reader made from it."""
         decode = self._typed
-        data = ev.data
-        if decode is None or data == "[DONE]":
+        if decode is None:
+            return None
+        data: Union[str, bytes] = held(ev)
+        if data == "[DONE]":
             return None
         try:
             # fails for a chunk with a type or a member that must be null; a large one is read as UTF-8 bytes

@@ -52,8 +52,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Mapping, Optional, Sequence, TypeVar, Union
 
-from .._json import FIRST_ERRORS, loads_first, loads_retry
-from ..events import SSEEvent, Unified, new_done, new_event
+from .._json import FIRST_ERRORS, Text, loads_first, loads_retry
+from ..events import SSEEvent, Unified, Utf8Event, new_done, new_event
 from ..usage import Usage
 from ._fast import typed
 from .common import client_stop, error_object, error_payload, truncated_event, with_incomplete
@@ -69,7 +69,7 @@ _NOT_JSON = object()
 _UNASKED = object()
 
 
-def _retry_loads(data: str) -> Any:
+def _retry_loads(data: Text) -> Any:
     """The second step of :func:`ssewire._json.loads` after ``loads_first`` rejected ``data``: the decoded value,
     or ``_NOT_JSON``."""
     if loads_retry is None:
@@ -306,7 +306,10 @@ class Normalizer:
             index += 1
             if fast is _UNASKED:
                 fast = self.fast
-            got = None if fast is None or (fast_from and len(event.data) < fast_from) else fast(event)
+            if fast is None or (fast_from and type(event) is not Utf8Event and len(event.data) < fast_from):
+                got = None  # (a held event is too large for the reader: the fast path reads its UTF-8)
+            else:
+                got = fast(event)
             made = decoded(event) if got is None else got
             if into is None:
                 out += made
@@ -349,16 +352,20 @@ class Normalizer:
 
     def decoded(self, ev: SSEEvent) -> list[Unified]:
         """The events of one framed event by the full JSON decode: dicts go to :meth:`payload`, ``[DONE]`` to
-        :meth:`sentinel`, anything else becomes ``raw``."""
-        data = ev.data
-        if data == "[DONE]":
-            return self.sentinel(ev)
+        :meth:`sentinel`, anything else becomes ``raw``. A :class:`~ssewire.events.Utf8Event` is decoded from its
+        UTF-8 (its text is never built)."""
+        if type(ev) is Utf8Event and ev.utf8 is not None:
+            data: Text = ev.utf8
+        else:
+            data = ev.data
+            if data == "[DONE]":
+                return self.sentinel(ev)
         try:
             obj = loads_first(data)
         except FIRST_ERRORS:
             obj = _retry_loads(data)
             if obj is _NOT_JSON:
-                return [new_event("raw", {"event": ev.event, "data": data})]
+                return [new_event("raw", {"event": ev.event, "data": ev.data})]
         if type(obj) is not dict:
             return [new_event("raw", {"event": ev.event, "data": obj})]
         return self.payload(obj, ev.event)

@@ -70,7 +70,7 @@ from ..events import LazyPayload, SSEEvent, Unified, new_done, new_event, new_us
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from ._fast import typed
-from ._fast.utf8 import LARGE, decodable
+from ._fast.utf8 import LARGE, decodable, held
 from .chat import ChatCompletionsNormalizer, ChatRules
 from .common import error_object, error_payload, id_and_model, key_of, str_or, with_incomplete
 from .contract import DelegatingNormalizer, Recognition
@@ -613,7 +613,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         the members they read (``raw`` stays lazy), so its output is never built; None for any other event, for a
         repeated terminal event and while calls are open (closing them reads ``response.output``): those take the
         full decode. The events equal the full decode's."""
-        data = ev.data
+        data = held(ev)
         decode = self._terminal_decode
         if decode is None or len(data) < LARGE or self._calls or self._finished:
             return None

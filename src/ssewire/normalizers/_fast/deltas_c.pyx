@@ -737,6 +737,8 @@ def take_deltas(list events, Py_ssize_t start, DeltaRule rule not None, list out
         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
         if data is not NULL:  # the compiled scanners' event: its fields read directly
             made = _take(rule, <object>name, <object>data, calls, notes, sink)
+        elif getattr(event, "utf8", None) is not None:  # a large event held as UTF-8: no delta (its text unbuilt)
+            break
         else:
             made = _take(rule, event.event, event.data, calls, notes, sink)
         if made is _NOT_TAKEN:

@@ -8,20 +8,34 @@ payload's UTF-8 size.
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Any, Union
 
-__all__ = ["LARGE", "decodable"]
+from ...events import Utf8Event
+
+__all__ = ["LARGE", "decodable", "held"]
 
 #: Texts shorter than this (in characters) are decoded as they are: the transient is small.
 LARGE = 32 * 1024
 _PIECE = 8 * 1024
 
 
-def decodable(data: str) -> Union[str, bytearray]:
-    """``data`` itself when it is short or ASCII (read in place), else its UTF-8 bytes, encoded ``_PIECE``
-    characters at a time. UnicodeEncodeError (a ValueError) for a lone surrogate, which no decoder accepts."""
-    if len(data) < LARGE or data.isascii():
+def held(event: Any) -> Union[str, bytes]:
+    """An event's payload as a decoder reads it with the least memory: the UTF-8 of a
+    :class:`~ssewire.events.Utf8Event` whose text was not built, else its ``data``."""
+    if type(event) is Utf8Event:
+        utf8: Union[bytes, None] = event.utf8
+        if utf8 is not None:
+            return utf8
+    return event.data  # type: ignore[no-any-return]
+
+
+def decodable(data: Union[str, bytes]) -> Union[str, bytes, bytearray]:
+    """``data`` itself when it is short, ASCII or UTF-8 already (read in place), else its UTF-8 bytes, encoded
+    ``_PIECE`` characters at a time. UnicodeEncodeError (a ValueError) for a lone surrogate, which no decoder
+    accepts."""
+    if len(data) < LARGE or type(data) is bytes or data.isascii():
         return data
+    assert type(data) is str
     out = bytearray()
     for at in range(0, len(data), _PIECE):
         out += data[at : at + _PIECE].encode("utf-8")
