@@ -294,6 +294,35 @@ static void test_utf8_fill(void) {
     }
 }
 
+/* ssewire_utf8_check: 1 for ASCII, 2 for valid text beyond it, 0 for any text with an invalid sequence (a byte
+   replaced, or the text cut inside its last sequence), at each vector level. */
+static void test_utf8_check(void) {
+    static unsigned char text[2400];
+    int level, round;
+    for (level = 0; level <= 1; level++) {
+        int simd = ssewire_select_simd(level);
+        for (round = 0; round < 3000; round++) {
+            sw_ssize n = next_byte() * 2 + 1, len = 0, i, last = 0;
+            uint32_t top = next_byte() % 4 == 0 ? 0x80 : 0x110000, cp = 0;
+            int wide = 0;
+            for (i = 0; i < n; i++) {
+                cp = random_cp(top);
+                wide |= cp >= 0x80;
+                last = len;
+                len += utf8_encode(cp, text + len);
+            }
+            CHECK(ssewire_utf8_check(text, len) == (wide ? 2 : 1), "level %d, %lld bytes", simd, (long long)len);
+            if (len - last > 1)
+                CHECK(ssewire_utf8_check(text, len - 1) == 0, "level %d: cut inside its last sequence", simd);
+            i = next_byte() % len;
+            text[i] = next_byte() % 2 ? 0xFF : 0x80; /* never valid there: a 0xFF, or a continuation without lead */
+            if (text[i] == 0xFF || i == 0 || text[i - 1] < 0x80)
+                CHECK(ssewire_utf8_check(text, len) == 0, "level %d: invalid byte at %lld", simd, (long long)i);
+        }
+    }
+    CHECK(ssewire_utf8_check((const unsigned char *)"", 0) == 1, "empty text");
+}
+
 /* ssewire_ascii_run and ssewire_byte_stats against byte loops. */
 static void test_byte_stats(void) {
     static unsigned char buf[3000];
@@ -454,6 +483,7 @@ int main(void) {
     test_crc32();
     test_utf8_seq();
     test_utf8_fill();
+    test_utf8_check();
     test_byte_stats();
     test_line_ends();
     test_element_walk();
