@@ -1072,3 +1072,24 @@ def test_a_hostile_value_in_any_member_reads_as_the_full_decode(shape: str, valu
     for spot in spots:
         data = clean[: spot.start(1)] + _HOSTILE_VALUES[value] + clean[spot.end(1) :]
         _check(provider, name, data, first, clean, last)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ('{"t": 1, "a": {"b": [1, {"x": "🙂"}], "c": 2}}', {"t": 1, "a": {"b": None, "c": 2}}),
+        ('{"a": {"b": {"k": 1}}, "a": {"b": [2], "d": 3}}', {"a": {"b": None, "d": 3}}),  # the member kept: the last
+        (' { "a" : { "b" : [ ] } } ', {"a": {"b": None}}),
+        ('{"a": {"b": 5}}', None),  # not an object or array
+        ('{"a": {"b": "[1]"}}', None),
+        ('{"a": {"c": []}}', None),  # not there
+        ('{"a": {"\\u0062": []}}', None),  # a key spelled with an escape: the full decode can tell
+        ('{"a": {"b": [1,]}}', None),  # not strict JSON
+    ],
+)
+def test_a_member_written_as_null_leaves_the_rest_of_the_payload_as_it_was(text: str, want: Any) -> None:
+    assert typed.without_member is not None
+    got = typed.without_member(text.encode(), typed.member_path(("a", "b")))
+    assert (None if got is None else json.loads(got)) == want
+    if got is not None:  # every other byte is the payload's own
+        assert text.encode().replace(got[: got.index(b"null")], b"", 1).endswith(got[got.index(b"null") + 4 :])

@@ -213,3 +213,37 @@ def test_a_large_event_costs_at_most_three_times_its_size_end_to_end(provider: s
     assert len(data) > 64 * 1024
     peak = peak_traced(lambda: [None for _ in iter_unified(chunks, provider, "sse")])  # type: ignore[arg-type]
     assert peak < 3 * len(data)
+
+
+@pytest.mark.parametrize(
+    ("provider", "kind", "make", "before"),
+    [
+        ("openai", "response.completed", _terminal, ()),
+        ("openai-chat", "message", _chat_chunk, (_CHAT_START,)),
+        ("openai", "message", _chat_chunk, (_CHAT_START,)),
+        ("xai", "message", _chat_chunk, (_CHAT_START,)),
+    ],
+)
+def test_without_msgspec_a_held_event_is_decoded_without_its_bulk(
+    provider: str, kind: str, make: Callable[[], str], before: tuple[SSEEvent, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the typed structs (no msgspec), a large held payload is decoded without the member its events never
+    read (a terminal event's ``response.output``, a chunk's ``logprobs``): the same events, ``raw`` the whole payload
+    decoded when read, and a fraction of the memory of the full decode."""
+    if typed.without_member is None:
+        pytest.skip("the compiled reader is not built")
+    for name in ("chat_chunk", "gemini_chunk", "responses_terminal"):
+        monkeypatch.setattr(typed, name, None)
+    data = make()
+
+    def run(event: Any) -> list[Unified]:
+        norm = normalizer_for(provider)  # type: ignore[arg-type]
+        norm.normalize(list(before))
+        return norm.normalize([event])
+
+    held = run(_held(kind, data))
+    assert held and all(type(e._raw) is LazyPayload for e in held)
+    assert _dicts(held) == _dicts(run(SSEEvent(kind, data)))
+    event = _held(kind, data)
+    text_bytes = sys.getsizeof(data)
+    assert peak_traced(lambda: run(event)) < 0.5 * text_bytes

@@ -97,6 +97,8 @@ _EMPTY: dict[str, Any] = {}
 CHAT_DELTA_RULE = typed.delta_rule(**CHAT_SHAPE.rule_args())
 #: ``(kind, text)`` of a decoded ``typed.chat_chunk`` of that shape, else None (:meth:`.DeltaShape.reader`).
 _DELTA_OF = CHAT_SHAPE.reader()
+#: What a large chunk held as UTF-8 is decoded without (see :meth:`ChatCompletionsNormalizer.held_skip`).
+_LOGPROBS = typed.member_path(("choices", 0, "logprobs"))
 #: The one key of a delta that is a single text or reasoning fragment -> the event it makes.
 _SINGLE_KEY: dict[Optional[str], UnifiedType] = {
     "content": "text_delta",
@@ -296,6 +298,10 @@ class ChatCompletionsNormalizer(Normalizer):
         if self.model is None and type(chunk.model) is str:
             self.model = chunk.model
         return [new_event(kind, LazyPayload(data), text)]
+
+    def held_skip(self) -> Any:
+        """A large chunk's bulk is its first choice's ``logprobs``, which nothing here reads."""
+        return _LOGPROBS
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one chunk."""

@@ -53,7 +53,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Mapping, Optional, Sequence, TypeVar, Union
 
 from .._json import FIRST_ERRORS, Text, loads_first, loads_retry
-from ..events import SSEEvent, Unified, Utf8Event, new_done, new_event
+from ..events import LazyPayload, SSEEvent, Unified, Utf8Event, new_done, new_event
 from ..usage import Usage
 from ._fast import typed
 from .common import client_stop, error_object, error_payload, truncated_event, with_incomplete
@@ -353,9 +353,15 @@ class Normalizer:
     def decoded(self, ev: SSEEvent) -> list[Unified]:
         """The events of one framed event by the full JSON decode: dicts go to :meth:`payload`, ``[DONE]`` to
         :meth:`sentinel`, anything else becomes ``raw``. A :class:`~ssewire.events.Utf8Event` is decoded from its
-        UTF-8 (its text is never built)."""
-        if type(ev) is Utf8Event and ev.utf8 is not None:
-            data: Text = ev.utf8
+        UTF-8 (its text is never built), without the member :meth:`held_skip` names where that member is there."""
+        utf8 = ev.utf8 if type(ev) is Utf8Event else None
+        if utf8 is not None:
+            data: Text = utf8
+            skip = self.held_skip()
+            if skip is not None and typed.without_member is not None:
+                trimmed = typed.without_member(utf8, skip)
+                if trimmed is not None:
+                    return self._decoded_without(ev, utf8, trimmed)
         else:
             data = ev.data
             if data == "[DONE]":
@@ -369,6 +375,25 @@ class Normalizer:
         if type(obj) is not dict:
             return [new_event("raw", {"event": ev.event, "data": obj})]
         return self.payload(obj, ev.event)
+
+    def held_skip(self) -> Any:
+        """The member a large payload held as UTF-8 may be decoded without now (a ``typed.member_path``: one
+        :meth:`payload` never reads, and the bulk of such payloads), or None (the whole payload is decoded)."""
+        return None
+
+    def _decoded_without(self, ev: SSEEvent, utf8: bytes, trimmed: bytes) -> list[Unified]:
+        """:meth:`decoded` of a held event (its UTF-8 ``utf8``) from ``trimmed``, that text without the
+        :meth:`held_skip` member: the events of that payload, whose ``raw`` is the whole payload (decoded when
+        read)."""
+        obj = loads_first(trimmed)  # (the payload's own text, but a member written as null: valid JSON)
+        if type(obj) is not dict:
+            return [new_event("raw", {"event": ev.event, "data": obj})]
+        out = self.payload(obj, ev.event)
+        raw = LazyPayload(utf8)
+        for event in out:
+            if event._raw is obj:
+                event._raw = raw
+        return out
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one decoded payload (``event`` is the SSE event name, when the framing had one)."""

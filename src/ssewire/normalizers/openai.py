@@ -154,6 +154,9 @@ _DELTA_RULE = typed.delta_rule(
     by_type=True,  # servers that name no SSE events (xAI): the payload's type names the case
 )
 
+#: What a large payload held as UTF-8 is decoded without (see :meth:`OpenAINormalizer.held_skip`).
+_OUTPUT = typed.member_path(("response", "output"))
+
 Handler = Callable[["OpenAINormalizer", dict[str, Any], Optional[int]], list[Unified]]
 
 
@@ -290,6 +293,13 @@ class OpenAINormalizer(DelegatingNormalizer):
         if notes is not None and notes[0] is not None:
             self._last_sequence = notes[0]
             notes[0] = None
+
+    def held_skip(self) -> Any:
+        """A large payload's bulk is its ``response.output`` (a terminal event's: the whole response again), which
+        only closing calls left open reads; a chat stream's is the chat delegate's."""
+        if self.chat is not None:
+            return self.chat.held_skip()
+        return None if self._calls else _OUTPUT
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Responses event (or, via the delegate, one chat chunk)."""

@@ -17,6 +17,7 @@ __all__ = [
     "take_deltas",
     "take_texts",
     "use_types",
+    "without_member",
 ]
 
 MAX_CHARS: int
@@ -81,6 +82,7 @@ class MemberPath:
     def __init__(self, path: _Path) -> None: ...
 
 def compact_member(data: str, path: MemberPath) -> Optional[str]: ...
+def without_member(data: bytes, path: MemberPath) -> Optional[bytes]: ...
 def take_deltas(
     events: list[Any],
     start: int,

@@ -13,6 +13,7 @@ normalises that event the slow way and calls again. The events it makes equal th
 (tests/normalizers/test_delta_reader.py proves it on every recording and on generated adversarial payloads).
 """
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
@@ -72,6 +73,7 @@ __all__ = [
     "TextSink",
     "compact_member",
     "take_deltas",
+    "without_member",
     "take_texts",
     "use_types",
 ]
@@ -774,6 +776,28 @@ cdef class MemberPath:
                 self.c_paths.key[0][j] = step
                 self.c_paths.len[0][j] = len(step)
         sw_json_prepare(&self.c_paths)
+
+
+def without_member(bytes data, MemberPath path):
+    """The JSON text (UTF-8) ``data`` with the member at ``path`` (an object or an array) written as ``null``: what
+    a payload decodes to without a member that costs the most and is not read. None when the payload is not strict
+    JSON or the member is not there as an object or array (see ``sw_json_locate``); with a key repeated, the member
+    the full decode keeps (the last) is the one written as ``null``."""
+    cdef sw_json_val val
+    cdef const char* text = PyBytes_AS_STRING(data)
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(data), start
+    cdef char* p
+    if not sw_json_locate(text, size, &path.c_paths, &val):
+        return None
+    if not (val.kind == SW_J_OBJECT or (val.kind == SW_J_OTHER and val.start != NULL and val.start[0] == b'[')):
+        return None
+    start = val.start - text
+    out = PyBytes_FromStringAndSize(NULL, size - val.len + 4)
+    p = PyBytes_AS_STRING(out)
+    memcpy(p, text, <size_t>start)
+    memcpy(p + start, b"null", 4)
+    memcpy(p + start + 4, val.start + val.len, <size_t>(size - start - val.len))
+    return out
 
 
 def compact_member(str data, MemberPath path):

@@ -38,6 +38,7 @@ __all__ = [
     "set_enabled",
     "take_deltas",
     "take_texts",
+    "without_member",
     "TextSink",
     "MAX_PATHS",
     "MAX_STEPS",
@@ -189,6 +190,9 @@ take_texts: Optional[TakeTexts] = None if _deltas_c is None else _deltas_c.take_
 #: ``compact_member(data, path) -> str | None``: the compact JSON text of one member of a payload, written from its
 #: text (see :mod:`.deltas_c`); None where the compiled reader is not built (or typed decoding is off).
 compact_member: Optional[Callable[[str, Any], Optional[str]]] = None
+#: ``without_member(utf8, path) -> bytes | None``: a payload's UTF-8 with one member (an object or array) written as
+#: ``null`` (see :mod:`.deltas_c`); None where the compiled reader is not built (or typed decoding is off).
+without_member: Optional[Callable[[bytes, Any], Optional[bytes]]] = None
 
 
 def member_path(path: Path) -> Any:
@@ -236,12 +240,13 @@ def own_rule(rule: Any) -> Any:
 def set_enabled(on: bool) -> bool:
     """Switch typed decoding on (where msgspec or the compiled delta reader is there) or off; returns whether it
     is on. Normalisers read the decoders when they are created."""
-    global chat_chunk, gemini_chunk, responses_terminal, take_deltas, compact_member
+    global chat_chunk, gemini_chunk, responses_terminal, take_deltas, compact_member, without_member
     chat_chunk = _DECODERS.get("chat_chunk") if on else None
     gemini_chunk = _DECODERS.get("gemini_chunk") if on else None
     responses_terminal = _DECODERS.get("responses_terminal") if on else None
     take_deltas = _deltas_c.take_deltas if on and _deltas_c is not None else None
     compact_member = _deltas_c.compact_member if on and _deltas_c is not None else None
+    without_member = _deltas_c.without_member if on and _deltas_c is not None else None
     return enabled()
 
 
