@@ -180,4 +180,6 @@ def test_cli_runs_on_a_small_archive(tmp_path: Path) -> None:
     for run in runs:
         assert run["returncodes"] == [0]
         assert (run["summary_streams"], run["summary_errors"]) == (40, archive.manifest["bad"])
-        assert run["peak_worker_rss"] > 0
+        assert run["peak_parent_rss"] > 0
+        if run["jobs"] == 1:  # the parent parses; with workers it may parse 40 bodies before one has started
+            assert run["peak_worker_rss"] > 0

@@ -2,8 +2,9 @@
 (:func:`ssewire.batch.result_row`, with a ``source`` column first), written to Parquet, JSONL or CSV.
 
 Inputs are files, directories and Parquet or JSONL tables (:mod:`ssewire.batch.inputs`); ``--jobs`` processes
-parse them (:mod:`ssewire.batch.pool`) while rows are written in input order as they come
-(:mod:`ssewire.batch.outputs`); memory stays bounded by a few tasks' bodies, not the archive. A progress bar goes
+parse them (:mod:`ssewire.batch.pool`; started first, so that they start while the inputs are opened) while rows are
+written in input order as they come (:mod:`ssewire.batch.outputs`); memory stays bounded by a few tasks' bodies, not
+the archive. A progress bar goes
 to stderr (a terminal, or ``--progress``), the summary to stdout (``--summary-json`` for the same as JSON).
 
 A body is read whole, up to ``--max-buffer`` bytes (default :data:`~ssewire.limits.DEFAULT_MAX_BUFFER`): a bigger
@@ -35,7 +36,7 @@ from .errors import UsageError
 from .inputs import NameFilter, open_inputs
 from .items import Input, TableColumns
 from .outputs import FORMATS, Writer, format_for, open_writer, partial_path, require_format
-from .pool import TASK_BYTES, peak_rss, run, tasks
+from .pool import TASK_BYTES, Workers, peak_rss, run, tasks
 from .progress import Progress
 from .summary import Summary
 
@@ -82,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
         type=_jobs,
         default=_cpus(),
         metavar="N",
-        help="worker processes (default: one per CPU; 1: parse in this process)",
+        help="worker processes (default: one per CPU; 1: parse in this process, which otherwise parses only until "
+        "a worker has started)",
     )
     add_provider_options(parser, "whose streams", "detected per stream", "per stream")
     parser.add_argument(
@@ -175,22 +177,24 @@ def _totals(inputs: Sequence[Input]) -> tuple[int, Optional[int]]:
     return streams, None if size < 0 else size
 
 
-def _run(batch: _Batch, writer: Writer) -> int:
-    """Parse every input into ``writer``, drawing progress; print the summary; the exit status."""
+def _run(batch: _Batch, writer: Writer, workers: Optional[Workers]) -> int:
+    """Parse every input into ``writer`` (by ``workers``; None: in this process), drawing progress; print the
+    summary; the exit status."""
     args = batch.args
     show = not args.quiet and (args.progress or sys.stderr.isatty())
     progress = Progress(sys.stderr, *_totals(batch.inputs)) if show else None
     summary = Summary()
-    peaks: dict[int, int] = {}  # pid -> peak RSS in bytes
+    peaks: dict[int, int] = {}  # worker pid -> peak RSS in bytes
+    parent = os.getpid()  # with workers, it parses until the first has started
     start = time.perf_counter()
     items = itertools.chain.from_iterable(source.items() for source in batch.inputs)
     try:
         if progress is not None:
             progress.update(0, 0)
-        for done in run(tasks(items, args.task_bytes), args.provider, args.framing, args.jobs):
+        for done in run(tasks(items, args.task_bytes), args.provider, args.framing, workers):
             writer.write(done.sources, done.kept, done.rows)
             summary.add(done.rows)
-            if done.peak_rss is not None:
+            if done.peak_rss is not None and (workers is None or done.worker != parent):  # its own: peak_rss_parent
                 peaks[done.worker] = max(peaks.get(done.worker, 0), done.peak_rss)
             if progress is not None:
                 progress.update(summary.streams, summary.bytes)
@@ -255,10 +259,24 @@ def _failed(exc: BaseException, rows: int, partial: str) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``ssewire batch`` with ``argv`` (the arguments after ``batch``); returns the exit status."""
     args = _parser().parse_args(argv)
+    workers = _start_workers(args.jobs, args.inputs)
     try:
-        batch = _Batch(args)
-        writer = open_writer(args.out, batch.format, batch.kept)
-    except UsageError as exc:
-        print(f"ssewire batch: {exc}", file=sys.stderr)
-        return 2
-    return _run(batch, writer)
+        try:
+            batch = _Batch(args)
+            writer = open_writer(args.out, batch.format, batch.kept)
+        except UsageError as exc:
+            print(f"ssewire batch: {exc}", file=sys.stderr)
+            return 2
+        return _run(batch, writer, workers)
+    finally:
+        if workers is not None:
+            workers.close()
+
+
+def _start_workers(jobs: int, inputs: Sequence[str]) -> Optional[Workers]:
+    """``jobs`` workers (None for one job: this process parses), started now; those of a batch with a Parquet input
+    import pyarrow as they start."""
+    if jobs == 1:
+        return None
+    tables = any(os.path.splitext(path)[1].lower() == ".parquet" for path in inputs)
+    return Workers(jobs, ("pyarrow.parquet", "pyarrow.compute") if tables else ())
