@@ -18,7 +18,15 @@ from helpers import FIXTURES
 from ssewire.batch import COLUMNS, result_row
 from ssewire.batch.command import main
 from ssewire.batch.items import INPUT_ERROR, TOO_LARGE, Item, RowRange, TableColumns, Unreadable
-from ssewire.batch.pool import TASK_ITEMS, Workers, run, tasks
+from ssewire.batch.pool import (
+    TABLE_TASK_BYTES,
+    TABLE_TASK_ROWS,
+    TABLE_TASKS_PER_JOB,
+    Workers,
+    run,
+    table_task_bytes,
+    tasks,
+)
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -91,18 +99,34 @@ def test_the_parent_gives_one_range_per_row_group_from_the_metadata(tmp_path: Pa
 
 
 def test_tasks_cut_a_row_group_by_bytes_and_count_in_order() -> None:
-    rows = RowRange("t.parquet", "t.parquet", 0, 100, 0, 50, 8, 50, TableColumns(), (), 1 << 20, 1000.0)
+    rows = RowRange("t.parquet", "t.parquet", 0, 100, 0, 50, 8, 50, PLAIN, (), 1 << 20, 1000.0, 50_000)
     items = [Item(f"f{i}", b"x" * 10, None, 10, ()) for i in range(3)]
     got = list(tasks([items[0], rows, items[1], items[2]], task_bytes=12_000))
     assert [task.sources for task in got[:1]] == [["f0"]]  # the items before a range: a task of their own
     pieces = [task.work for task in got[1:-1]]
-    assert all(isinstance(piece, RowRange) for piece in pieces)
-    assert [(p.start, p.stop) for p in pieces] == [(0, 12), (12, 24), (24, 36), (36, 48), (48, 50)]  # type: ignore[union-attr]
+    assert [(p.start, p.stop) for p in pieces] == [(0, 10), (10, 20), (20, 30), (30, 40), (40, 50)]  # type: ignore[union-attr]
     assert [s for task in got[1:-1] for s in task.sources] == [f"t.parquet#{i}" for i in range(100, 150)]
+    assert all(task.kept == [] for task in got[1:-1])  # the worker reads the kept values
     assert got[-1].sources == ["f1", "f2"]
-    assert [(p.start, p.stop) for p in _pieces(rows, task_bytes=1)] == [(i, i + 1) for i in range(50)]  # a row at least
-    many = rows._replace(stop=TASK_ITEMS * 2 + 1, group_rows=TASK_ITEMS * 2 + 1, bytes_per_row=0.0)
-    assert [p.rows for p in _pieces(many, task_bytes=1 << 30)] == [TASK_ITEMS, TASK_ITEMS, 1]  # at most TASK_ITEMS
+    assert [(p.start, p.stop) for p in _pieces(rows._replace(table_bytes=0), task_bytes=1)] == [
+        (i, i + 1) for i in range(50)
+    ]  # a row at least
+    many = rows._replace(stop=TABLE_TASK_ROWS * 2 + 1, group_rows=TABLE_TASK_ROWS * 2 + 1, bytes_per_row=0.0)
+    assert [p.rows for p in _pieces(many, task_bytes=1 << 30)] == [2731, 2731, 2731]  # at most TABLE_TASK_ROWS
+
+
+def test_a_table_is_cut_into_enough_tasks_for_every_worker_and_no_more() -> None:
+    mib = 1 << 20
+    assert table_task_bytes(1 << 30, mib, jobs=1) == TABLE_TASK_BYTES  # big tables: big tasks, whole row groups
+    assert table_task_bytes(100 * mib, mib, jobs=2) == 100 * mib // (2 * TABLE_TASKS_PER_JOB)  # enough for both
+    assert table_task_bytes(4 * mib, mib, jobs=2) == mib  # never under --task-bytes ...
+    assert table_task_bytes(1 << 30, 64 * mib, jobs=2) == 64 * mib  # ... which may ask for more
+    group = RowRange("t.parquet", "t.parquet", 0, 0, 0, 3000, 64, 3000, PLAIN, (), 1 << 20, 25_000.0, 75_000_000)
+    pieces = [task.work for task in tasks([group], mib, jobs=2)]
+    sizes = [p.rows for p in pieces]  # type: ignore[union-attr]
+    assert 16 <= len(pieces) <= 17 and max(sizes) - min(sizes) <= 1 and sum(sizes) == 3000  # 8 a worker
+    archive = [group._replace(group=g, first=500 * g, stop=500, group_rows=500, table_bytes=1 << 30) for g in range(4)]
+    assert [task.work for task in tasks(archive, mib, jobs=2)] == archive  # groups of 12.5 MB: one task each
 
 
 def _pieces(rows: RowRange, task_bytes: int) -> list[RowRange]:

@@ -191,7 +191,7 @@ def _run(batch: _Batch, writer: Writer, workers: Optional[Workers]) -> int:
     try:
         if progress is not None:
             progress.update(0, 0)
-        for done in run(tasks(items, args.task_bytes), args.provider, args.framing, workers):
+        for done in run(tasks(items, args.task_bytes, args.jobs), args.provider, args.framing, workers):
             writer.write(done.sources, done.kept, done.rows)
             summary.add(done.rows)
             if done.peak_rss is not None and (workers is None or done.worker != parent):  # its own: peak_rss_parent

@@ -79,7 +79,8 @@ class RowRange(NamedTuple):
     table index). ``batch_rows``: rows per record batch read (the same for every range of a group: a batch that
     cannot be decoded fails alike wherever it is read); ``group_rows``: the rows the metadata counts in the group;
     ``present``: the kept columns the table has;
-    ``bytes_per_row``: the body column's mean uncompressed size (from the metadata), for sizing tasks."""
+    ``bytes_per_row``: the body column's mean uncompressed size in the group and ``table_bytes`` its size in the
+    whole table (from the metadata), for sizing tasks."""
 
     path: str
     source: str
@@ -93,6 +94,7 @@ class RowRange(NamedTuple):
     present: tuple[str, ...]
     max_body: int
     bytes_per_row: float
+    table_bytes: int
 
     @property
     def rows(self) -> int:

@@ -30,6 +30,9 @@ __all__ = [
     "IN_FLIGHT_PER_JOB",
     "TASK_BYTES",
     "TASK_ITEMS",
+    "TABLE_TASKS_PER_JOB",
+    "TABLE_TASK_BYTES",
+    "TABLE_TASK_ROWS",
     "Done",
     "Task",
     "Workers",
@@ -38,12 +41,18 @@ __all__ = [
     "peak_rss",
     "read_file",
     "run",
+    "table_task_bytes",
     "tasks",
 ]
 
 #: Bytes of bodies per task (default); a task also ends at :data:`TASK_ITEMS` items.
 TASK_BYTES = 1 << 20
 TASK_ITEMS = 1024
+#: Tasks of a table's rows: at least this many per worker (balance), of at most this many bytes of bodies (unless
+#: ``--task-bytes`` asks for more) and rows.
+TABLE_TASKS_PER_JOB = 8
+TABLE_TASK_BYTES = 32 << 20
+TABLE_TASK_ROWS = 4096
 #: Tasks in flight per worker: one being parsed, one queued, so that no worker waits for the parent.
 IN_FLIGHT_PER_JOB = 2
 
@@ -131,10 +140,10 @@ class Workers:
             self._executor.shutdown(wait=True, cancel_futures=True)
 
 
-def tasks(units: Iterable[Unit], task_bytes: int = TASK_BYTES) -> Iterator[Task]:
+def tasks(units: Iterable[Unit], task_bytes: int = TASK_BYTES, jobs: int = 1) -> Iterator[Task]:
     """``units`` grouped, in order, into tasks: items into tasks of at least ``task_bytes`` bytes (but the last
-    before a range or the end) or :data:`TASK_ITEMS` items; a range of table rows cut into ranges of about
-    ``task_bytes`` bytes, at most :data:`TASK_ITEMS` rows."""
+    before a range or the end) or :data:`TASK_ITEMS` items; a row group's rows cut by :func:`table_task_bytes`
+    (``jobs``: the workers), at most :data:`TABLE_TASK_ROWS` rows a task."""
     task = Task([], [], [])
     size = 0
     for unit in units:
@@ -142,7 +151,7 @@ def tasks(units: Iterable[Unit], task_bytes: int = TASK_BYTES) -> Iterator[Task]
             if task.work:
                 yield task
                 task, size = Task([], [], []), 0
-            yield from _range_tasks(unit, task_bytes)
+            yield from _range_tasks(unit, table_task_bytes(unit.table_bytes, task_bytes, jobs))
             continue
         task.work.append((unit.payload, unit.provider))  # type: ignore[union-attr]  # a list until it is yielded
         task.sources.append(unit.source)
@@ -155,12 +164,22 @@ def tasks(units: Iterable[Unit], task_bytes: int = TASK_BYTES) -> Iterator[Task]
         yield task
 
 
+def table_task_bytes(table_bytes: int, task_bytes: int = TASK_BYTES, jobs: int = 1) -> int:
+    """Bytes of bodies per task of a table's rows: enough tasks for :data:`TABLE_TASKS_PER_JOB` per worker, but no
+    smaller than ``task_bytes`` and no bigger than :data:`TABLE_TASK_BYTES` (or ``task_bytes``, if it is bigger).
+    A row group within it is one task, read by one worker: a group cut into ranges is read through by each worker
+    that is given one of them (the rows before its range decoded and dropped)."""
+    return max(task_bytes, min(TABLE_TASK_BYTES, table_bytes // (TABLE_TASKS_PER_JOB * max(jobs, 1))))
+
+
 def _range_tasks(rows: RowRange, task_bytes: int) -> Iterator[Task]:
     """``rows`` cut into consecutive ranges of about ``task_bytes`` bytes of bodies (at least one row, at most
-    :data:`TASK_ITEMS`), one task each."""
-    step = max(1, min(TASK_ITEMS, int(task_bytes // max(rows.bytes_per_row, 1.0))))
-    for start in range(rows.start, rows.stop, step):
-        piece = rows._replace(start=start, stop=min(rows.stop, start + step))
+    :data:`TABLE_TASK_ROWS`), one task each."""
+    step = max(1, min(TABLE_TASK_ROWS, int(task_bytes // max(rows.bytes_per_row, 1.0))))
+    count = -(-rows.rows // step)  # ranges of equal rows, give or take one
+    for index in range(count):
+        start, stop = rows.start + rows.rows * index // count, rows.start + rows.rows * (index + 1) // count
+        piece = rows._replace(start=start, stop=stop)
         yield Task(piece, piece.sources(), [])
 
 

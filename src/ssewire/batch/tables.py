@@ -135,7 +135,7 @@ class ParquetInput(Input):
                 per_row = size / count
                 yield RowRange(
                     self.path, self.source, group, first, 0, count, batch_rows, count, self.columns, present,
-                    self.max_body, per_row,
+                    self.max_body, per_row, sum(sizes),
                 )  # fmt: skip
             first += count
 
