@@ -15,7 +15,7 @@ from typing import Any, Optional
 import pytest
 
 from helpers import FIXTURES
-from ssewire.batch import COLUMNS, result_row
+from ssewire.batch import COLUMNS, command, result_row
 from ssewire.batch.command import main
 from ssewire.batch.items import INPUT_ERROR, TOO_LARGE, Item, RowRange, TableColumns, Unreadable
 from ssewire.batch.pool import (
@@ -214,8 +214,14 @@ def test_workers_read_the_ranges_and_give_the_rows_of_this_process_in_order(tmp_
     assert [kept for done in there for kept in done.kept] == [(f"req-{i}", i % 5) for i in range(64)]
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_the_command_gives_each_row_its_result_row_in_input_order(tmp_path: Path, jobs: str) -> None:
+@pytest.mark.parametrize(("jobs", "workers_read"), [("1", False), ("2", False), ("2", True)])
+def test_the_command_gives_each_row_its_result_row_in_input_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str, workers_read: bool
+) -> None:
+    """With workers, a batch's tables are read by the parent (bodies sent) or, holding enough bodies, by the
+    workers themselves: the same rows."""
+    if workers_read:
+        monkeypatch.setattr(command, "TABLES_READ_BY_WORKERS", 1)
     path = tmp_path / "t.parquet"
     bodies = _write(path, 48, 10)
     out = tmp_path / "r.jsonl"

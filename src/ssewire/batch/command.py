@@ -36,7 +36,8 @@ from .errors import UsageError
 from .inputs import NameFilter, open_inputs
 from .items import Input, TableColumns
 from .outputs import FORMATS, Writer, format_for, open_writer, partial_path, require_format
-from .pool import TASK_BYTES, Workers, peak_rss, run, tasks
+from .parquet_rows import Reader
+from .pool import TABLES_READ_BY_WORKERS, TASK_BYTES, Workers, peak_rss, run, tasks
 from .progress import Progress
 from .summary import Summary
 
@@ -191,7 +192,8 @@ def _run(batch: _Batch, writer: Writer, workers: Optional[Workers]) -> int:
     try:
         if progress is not None:
             progress.update(0, 0)
-        for done in run(tasks(items, args.task_bytes, args.jobs), args.provider, args.framing, workers):
+        reader = _tables_read_here(batch.inputs, workers)
+        for done in run(tasks(items, args.task_bytes, args.jobs, reader), args.provider, args.framing, workers):
             writer.write(done.sources, done.kept, done.rows)
             summary.add(done.rows)
             if done.peak_rss is not None and (workers is None or done.worker != parent):  # its own: peak_rss_parent
@@ -259,7 +261,7 @@ def _failed(exc: BaseException, rows: int, partial: str) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``ssewire batch`` with ``argv`` (the arguments after ``batch``); returns the exit status."""
     args = _parser().parse_args(argv)
-    workers = _start_workers(args.jobs, args.inputs)
+    workers = _start_workers(args.jobs)
     try:
         try:
             batch = _Batch(args)
@@ -273,10 +275,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             workers.close()
 
 
-def _start_workers(jobs: int, inputs: Sequence[str]) -> Optional[Workers]:
-    """``jobs`` workers (None for one job: this process parses), started now; those of a batch with a Parquet input
-    import pyarrow as they start."""
-    if jobs == 1:
+def _start_workers(jobs: int) -> Optional[Workers]:
+    """``jobs`` workers (None for one job: this process parses), started now."""
+    return None if jobs == 1 else Workers(jobs)
+
+
+def _tables_read_here(inputs: Sequence[Input], workers: Optional[Workers]) -> Optional[Reader]:
+    """A reader for this process when it sends the workers the bodies of its tables (fewer than
+    :data:`~ssewire.batch.pool.TABLES_READ_BY_WORKERS` bytes of them); else None: the workers read the tables'
+    row groups themselves (they import pyarrow now), or there are no workers."""
+    table_bytes = sum(source.table_bytes() for source in inputs)
+    if workers is None or table_bytes == 0:
         return None
-    tables = any(os.path.splitext(path)[1].lower() == ".parquet" for path in inputs)
-    return Workers(jobs, ("pyarrow.parquet", "pyarrow.compute") if tables else ())
+    if table_bytes < TABLES_READ_BY_WORKERS:
+        return Reader()
+    workers.warm(("pyarrow.parquet", "pyarrow.compute"))
+    return None

@@ -134,6 +134,10 @@ class Input:
         """The kept columns this input has, with their Arrow type (None: strings)."""
         return {}
 
+    def table_bytes(self) -> int:
+        """Bytes of bodies in the row ranges this input gives (Parquet: from the metadata); 0 for items."""
+        return 0
+
 
 def too_large(what: str, size: Optional[int], limit: int) -> Unreadable:
     """The payload of a body over ``limit`` bytes (``size``: its size, None when unknown): not parsed."""

@@ -14,7 +14,8 @@ on, goes on from there; the rows between are decoded, checked and dropped (bodie
 rows that are not given), so a process reads a group once, whatever the ranges it is given of it. An earlier range
 reopens the group. Memory: one record batch (about :data:`PARQUET_BATCH_BYTES` of bodies, a body over ``max_body``
 never copied into Python), one data page of the body column and the reader's buffer, whatever the group's size.
-:func:`close` closes the cursor (the end of a batch run).
+:func:`close` closes the cursor (the end of a batch run); a :class:`Reader` has a cursor of its own (the parent
+reading tables whose bodies it sends to the workers).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "PARQUET_BATCH_BYTES",
     "PARQUET_BATCH_ROWS",
     "PARQUET_BUFFER",
+    "Reader",
     "RowItem",
     "as_binary",
     "body_kind",
@@ -66,35 +68,48 @@ def open_parquet(path: str) -> Any:
     return pq.ParquetFile(path, buffer_size=PARQUET_BUFFER, pre_buffer=False)
 
 
+class Reader:
+    """Rows of row ranges read in this process, one open group at a time (a cursor: see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._cursor: Optional[_Cursor] = None
+
+    def items(self, rows: RowRange) -> Iterator[RowItem]:
+        """Each row of ``rows``, in order: exactly ``rows.stop - rows.start`` of them (those that could not be read
+        as unreadable items)."""
+        pa, _ = pyarrow_modules("reading a Parquet input")
+        if self._cursor is None or not self._cursor.can_give(rows):
+            self.close()
+            self._cursor = _Cursor(pa, rows)
+        cursor = self._cursor
+        position = rows.start
+        while position < rows.stop:
+            batch = cursor.batch_holding(position)
+            if batch is None:
+                failed = Unreadable(utf8(cursor.failed or "?"))
+                nulls = (None,) * len(rows.columns.keep)
+                for _ in range(position, rows.stop):
+                    yield failed, None, nulls
+                return
+            end = min(rows.stop, cursor.at + batch.rows)
+            yield from batch.items(position - cursor.at, end - cursor.at)
+            position = end
+
+    def close(self) -> None:
+        """Close the open group, if any (its file and reader)."""
+        if self._cursor is not None:
+            self._cursor.close()
+            self._cursor = None
+
+
 def range_items(rows: RowRange) -> Iterator[RowItem]:
-    """Each row of ``rows``, in order: exactly ``rows.stop - rows.start`` of them (those that could not be read as
-    unreadable items)."""
-    global _cursor
-    pa, _ = pyarrow_modules("reading a Parquet input")
-    if _cursor is None or not _cursor.can_give(rows):
-        close()
-        _cursor = _Cursor(pa, rows)
-    cursor = _cursor
-    position = rows.start
-    while position < rows.stop:
-        batch = cursor.batch_holding(position)
-        if batch is None:
-            failed = Unreadable(utf8(cursor.failed or "?"))
-            nulls = (None,) * len(rows.columns.keep)
-            for _ in range(position, rows.stop):
-                yield failed, None, nulls
-            return
-        end = min(rows.stop, cursor.at + batch.rows)
-        yield from batch.items(pa, position - cursor.at, end - cursor.at)
-        position = end
+    """The rows of ``rows`` read by this process's reader (a worker's, or the parent's own parsing)."""
+    return _reader.items(rows)
 
 
 def close() -> None:
-    """Close the open group, if any (its file and reader)."""
-    global _cursor
-    if _cursor is not None:
-        _cursor.close()
-        _cursor = None
+    """Close this process's reader's open group, if any."""
+    _reader.close()
 
 
 class _Batch(NamedTuple):
@@ -110,7 +125,7 @@ class _Batch(NamedTuple):
     source: str
     max_body: int
 
-    def items(self, pa: Any, start: int, stop: int) -> Iterator[RowItem]:
+    def items(self, start: int, stop: int) -> Iterator[RowItem]:
         """Rows ``start`` to ``stop`` of the batch, bodies as bytes (None: null) or too-large payloads."""
         count = stop - start
         bodies: list[Payload] = self.bodies.slice(start, count).to_pylist() if self.sizes is None else []
@@ -204,7 +219,7 @@ class _Cursor:
             self.file = None
 
 
-_cursor: Optional[_Cursor] = None  # this process's open group
+_reader = Reader()  # this process's reader
 
 
 def plain_type(pa: Any, arrow_type: Any) -> Any:

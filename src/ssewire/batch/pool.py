@@ -22,8 +22,9 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
 from ..names import FramingName
-from .items import INPUT_ERROR, RowRange, Unit
-from .worker import Row, Work, parse_range, parse_work, peak_rss, read_file, ready, start_worker
+from .items import INPUT_ERROR, Item, RowRange, Unit
+from .parquet_rows import Reader
+from .worker import Row, Work, import_modules, parse_range, parse_work, peak_rss, read_file, ready, start_worker
 
 __all__ = [
     "INPUT_ERROR",
@@ -33,6 +34,7 @@ __all__ = [
     "TABLE_TASKS_PER_JOB",
     "TABLE_TASK_BYTES",
     "TABLE_TASK_ROWS",
+    "TABLES_READ_BY_WORKERS",
     "Done",
     "Task",
     "Workers",
@@ -53,6 +55,9 @@ TASK_ITEMS = 1024
 TABLE_TASKS_PER_JOB = 8
 TABLE_TASK_BYTES = 32 << 20
 TABLE_TASK_ROWS = 4096
+#: Workers read the tables of a batch whose tables hold this many bytes of bodies or more (from the metadata):
+#: starting pyarrow in every worker costs about what the parent reading and sending 256 MB of bodies does.
+TABLES_READ_BY_WORKERS = 256 << 20
 #: Tasks in flight per worker: one being parsed, one queued, so that no worker waits for the parent.
 IN_FLIGHT_PER_JOB = 2
 
@@ -80,11 +85,11 @@ Parsed = Union[tuple[list[Row], int, Optional[int]], tuple[list[Row], list[tuple
 
 
 class Workers:
-    """``jobs`` worker processes, all started at once and in the background (a thread waits for them), so that
-    they start while the parent opens its inputs and imports what it writes with; :meth:`close` stops them. Where
-    there is a forkserver, it imports this module (and so ssewire) once and each worker starts as a fork of it; each
-    worker imports the modules of ``preload`` (pyarrow for table inputs) as it starts. :meth:`started` tells
-    whether one is ready for work: until then :func:`run` parses in this process."""
+    """``jobs`` worker processes, all started at once, so that they start while the parent opens its inputs and
+    imports what it writes with; :meth:`close` stops them. Where there is a forkserver, it imports this module (and
+    so ssewire) once and each worker starts as a fork of it; a thread waits for that, not the parent. Each worker
+    imports the modules of ``preload`` (pyarrow for table inputs) as it starts. :meth:`started` tells whether one is
+    ready for work: until then :func:`run` parses in this process."""
 
     def __init__(self, jobs: int, preload: Sequence[str] = ()) -> None:
         self.jobs = jobs
@@ -93,7 +98,10 @@ class Workers:
         self._ready: list[Future[int]] = []
         self._failed: Optional[BaseException] = None
         self._starter = threading.Thread(target=self._start, name="ssewire-batch-workers", daemon=True)
-        self._starter.start()
+        if _context().get_start_method() == "fork":  # forked now, from this thread, before pyarrow is imported
+            self._start()
+        else:
+            self._starter.start()
 
     def _start(self) -> None:
         try:
@@ -112,20 +120,34 @@ class Workers:
     @property
     def executor(self) -> ProcessPoolExecutor:
         """The pool, once started (waits for the start; raises what made it fail)."""
-        self._starter.join()
+        self._join()
         if self._failed is not None:
             raise self._failed
         assert self._executor is not None
         return self._executor
 
     def started(self) -> bool:
-        """Whether a worker is ready for work (never waits)."""
-        return not self._starter.is_alive() and any(future.done() for future in self._ready)
+        """Whether a worker is ready for work (never waits; raises what made the start fail)."""
+        if self._starter.is_alive():
+            return False
+        if self._failed is not None:
+            raise self._failed
+        return any(future.done() for future in self._ready)
+
+    def _join(self) -> None:
+        if self._starter.ident is not None:
+            self._starter.join()
 
     def wait(self) -> None:
         """Wait until every worker has started (raises what made one fail)."""
-        for future in self._ready if self.executor else ():
-            future.result()
+        if self.executor is not None:
+            for future in self._ready:
+                future.result()
+
+    def warm(self, modules: Sequence[str]) -> None:
+        """Have the workers import ``modules`` now (a task each: a worker that takes two imports once)."""
+        for _ in range(self.jobs):
+            self.executor.submit(import_modules, tuple(modules))
 
     def submit(self, task: Task, provider: str, framing: FramingName) -> Future[Parsed]:
         """``task`` sent to a worker; its rows (and kept values, for table rows) when done."""
@@ -135,33 +157,50 @@ class Workers:
 
     def close(self) -> None:
         """Stop the workers: queued tasks cancelled, running ones waited for."""
-        self._starter.join()
+        self._join()
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
 
 
-def tasks(units: Iterable[Unit], task_bytes: int = TASK_BYTES, jobs: int = 1) -> Iterator[Task]:
+def tasks(
+    units: Iterable[Unit], task_bytes: int = TASK_BYTES, jobs: int = 1, reader: Optional[Reader] = None
+) -> Iterator[Task]:
     """``units`` grouped, in order, into tasks: items into tasks of at least ``task_bytes`` bytes (but the last
     before a range or the end) or :data:`TASK_ITEMS` items; a row group's rows cut by :func:`table_task_bytes`
-    (``jobs``: the workers), at most :data:`TABLE_TASK_ROWS` rows a task."""
+    (``jobs``: the workers), at most :data:`TABLE_TASK_ROWS` rows a task, or, given a ``reader``, read here into
+    items (their bodies sent to the workers: small tables, see :data:`TABLES_READ_BY_WORKERS`)."""
     task = Task([], [], [])
     size = 0
-    for unit in units:
-        if isinstance(unit, RowRange):
-            if task.work:
+    try:
+        for unit in _units(units, reader):
+            if isinstance(unit, RowRange):
+                if task.work:
+                    yield task
+                    task, size = Task([], [], []), 0
+                yield from _range_tasks(unit, table_task_bytes(unit.table_bytes, task_bytes, jobs))
+                continue
+            task.work.append((unit.payload, unit.provider))  # type: ignore[union-attr]  # a list until yielded
+            task.sources.append(unit.source)
+            task.kept.append(unit.kept)
+            size += unit.size
+            if size >= task_bytes or len(task.work) >= TASK_ITEMS:
                 yield task
                 task, size = Task([], [], []), 0
-            yield from _range_tasks(unit, table_task_bytes(unit.table_bytes, task_bytes, jobs))
-            continue
-        task.work.append((unit.payload, unit.provider))  # type: ignore[union-attr]  # a list until it is yielded
-        task.sources.append(unit.source)
-        task.kept.append(unit.kept)
-        size += unit.size
-        if size >= task_bytes or len(task.work) >= TASK_ITEMS:
+        if task.work:
             yield task
-            task, size = Task([], [], []), 0
-    if task.work:
-        yield task
+    finally:
+        if reader is not None:
+            reader.close()
+
+
+def _units(units: Iterable[Unit], reader: Optional[Reader]) -> Iterator[Unit]:
+    """``units``, with the rows of each range read by ``reader`` as items when there is one."""
+    for unit in units:
+        if reader is None or not isinstance(unit, RowRange):
+            yield unit
+            continue
+        for source, (payload, provider, kept) in zip(unit.sources(), reader.items(unit)):
+            yield Item(source, payload, provider, len(payload) if isinstance(payload, bytes) else 0, kept)
 
 
 def table_task_bytes(table_bytes: int, task_bytes: int = TASK_BYTES, jobs: int = 1) -> int:

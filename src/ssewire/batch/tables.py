@@ -101,6 +101,9 @@ class ParquetInput(Input):
     def totals(self) -> tuple[int, Optional[int]]:
         return (1 if self.broken is not None else int(self.metadata.num_rows)), None
 
+    def table_bytes(self) -> int:
+        return 0 if self.broken is not None else sum(self._body_sizes())
+
     def _body_sizes(self) -> list[int]:
         """Each row group's body column size, uncompressed (from the metadata; 0 where it cannot tell)."""
         metadata = self.metadata

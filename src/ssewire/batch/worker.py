@@ -21,7 +21,17 @@ from ..normalizers.registry import PROVIDERS
 from . import COLUMNS, error_row, result_row, result_rows
 from .items import Payload, ReadFile, RowRange, Unreadable, os_message, too_large, utf8
 
-__all__ = ["Row", "Work", "parse_range", "parse_work", "peak_rss", "read_file", "ready", "start_worker"]
+__all__ = [
+    "Row",
+    "Work",
+    "import_modules",
+    "parse_range",
+    "parse_work",
+    "peak_rss",
+    "read_file",
+    "ready",
+    "start_worker",
+]
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO with no writer returns at once (POSIX)
 _NAMES = tuple(name for name, _ in COLUMNS)
@@ -62,11 +72,17 @@ def peak_rss() -> Optional[int]:
 
 def start_worker(preload: Sequence[str] = ()) -> None:
     """A worker's start: Ctrl-C left to the parent, which stops the pool (no traceback from each worker); the
-    modules of ``preload`` imported now (pyarrow for tables: while the parent still opens its inputs)."""
+    modules of ``preload`` imported now."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for name in preload:
-        with contextlib.suppress(ImportError):  # the task that needs it says so
+    import_modules(preload)
+
+
+def import_modules(names: Sequence[str]) -> int:
+    """The modules ``names`` imported (those that cannot be: left to the task that needs them); this pid."""
+    for name in names:
+        with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    return os.getpid()
 
 
 def ready() -> int:
