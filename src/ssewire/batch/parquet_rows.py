@@ -1,6 +1,7 @@
-"""Rows of a Parquet row group read where they are parsed (a worker, or the parent with ``--jobs 1``): a
-:class:`~ssewire.batch.items.RowRange` in, one ``(payload, provider, kept values)`` per row out
-(:func:`range_items`), one record batch at a time (needs pyarrow).
+"""Rows of a Parquet row group read where they are parsed (a worker, or the parent: with ``--jobs 1``, while the
+workers start, and for small tables whose bodies it sends): a :class:`~ssewire.batch.items.RowRange` in, one
+``(payload, provider, kept values)`` per row out (:meth:`Reader.items`, :func:`range_items`), one record batch at a
+time (needs pyarrow).
 
 Every process reads a row group in the same record batches (``batch_rows`` rows from its first row), and a batch is
 taken whole or not at all: its columns are decoded and checked (dictionaries decoded, the provider and kept values
@@ -9,13 +10,12 @@ group that ends before the rows its metadata counts, makes that batch's rows and
 :class:`~ssewire.batch.items.Unreadable` items, wherever the group is read: rows come out the same whatever the
 ranges and the process reading them.
 
-A process keeps one group open (a cursor): a range of that group that starts where the last one stopped, or further
+A reader keeps one group open (a cursor): a range of that group that starts where the last one stopped, or further
 on, goes on from there; the rows between are decoded, checked and dropped (bodies are never made Python bytes for
-rows that are not given), so a process reads a group once, whatever the ranges it is given of it. An earlier range
+rows that are not given), so a reader reads a group once, whatever the ranges it is given of it. An earlier range
 reopens the group. Memory: one record batch (about :data:`PARQUET_BATCH_BYTES` of bodies, a body over ``max_body``
 never copied into Python), one data page of the body column and the reader's buffer, whatever the group's size.
-:func:`close` closes the cursor (the end of a batch run); a :class:`Reader` has a cursor of its own (the parent
-reading tables whose bodies it sends to the workers).
+:func:`range_items` and :func:`close` use the process's own reader (closed at the end of a batch run).
 """
 
 from __future__ import annotations

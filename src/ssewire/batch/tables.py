@@ -1,7 +1,7 @@
 """Table inputs of ``ssewire batch``: one stream per row of a Parquet file (pyarrow) or a JSONL file, lazily.
 
-Here a Parquet input's metadata is read: its rows are read where they are parsed (:mod:`ssewire.batch.parquet_rows`),
-a row group at a time, about :data:`~ssewire.batch.parquet_rows.PARQUET_BATCH_BYTES` of bodies at a time (the body
+Here a Parquet input's metadata is read; its rows are read by :mod:`ssewire.batch.parquet_rows` (in the workers, or
+in the parent for a batch of small tables: :func:`ssewire.batch.pool.tasks`), a row group at a time, about :data:`~ssewire.batch.parquet_rows.PARQUET_BATCH_BYTES` of bodies at a time (the body
 column's mean size from the metadata; at most 64 rows), without pre-buffering. The reader also holds one data page
 of the body column: pyarrow writes pages of up to 1024 values unless told otherwise (``write_batch_size``), which
 for bodies of megabytes is a page of gigabytes. A JSONL input is read a line at a time, here.
@@ -66,9 +66,9 @@ _JSON_TYPES = {dict: "an object", list: "an array", bool: "a boolean", int: "a n
 
 
 class ParquetInput(Input):
-    """A Parquet table: one stream per row, given as one :class:`~ssewire.batch.items.RowRange` per row group (the
-    group's rows, read where they are parsed: :mod:`ssewire.batch.parquet_rows`); only the metadata is read here. A
-    file pyarrow cannot open is one :data:`~ssewire.batch.items.INPUT_ERROR` item."""
+    """A Parquet table: one stream per row, given as one :class:`~ssewire.batch.items.RowRange` per row group (its
+    rows are read by :mod:`ssewire.batch.parquet_rows`); only the metadata is read here. A file pyarrow cannot open
+    is one :data:`~ssewire.batch.items.INPUT_ERROR` item."""
 
     table = True
 
