@@ -212,10 +212,10 @@ def table_task_bytes(table_bytes: int, task_bytes: int = TASK_BYTES, jobs: int =
 
 
 def _range_tasks(rows: RowRange, task_bytes: int) -> Iterator[Task]:
-    """``rows`` cut into consecutive ranges of about ``task_bytes`` bytes of bodies (at least one row, at most
-    :data:`TABLE_TASK_ROWS`), one task each."""
-    step = max(1, min(TABLE_TASK_ROWS, int(task_bytes // max(rows.bytes_per_row, 1.0))))
-    count = -(-rows.rows // step)  # ranges of equal rows, give or take one
+    """``rows`` cut into consecutive ranges of equal rows, about ``task_bytes`` bytes of bodies each (a group of up
+    to half as much again stays whole; at least one row, at most :data:`TABLE_TASK_ROWS`), one task each."""
+    count = max(1, round(rows.bytes_per_row * rows.rows / max(task_bytes, 1)), -(-rows.rows // TABLE_TASK_ROWS))
+    count = min(count, rows.rows)
     for index in range(count):
         start, stop = rows.start + rows.rows * index // count, rows.start + rows.rows * (index + 1) // count
         piece = rows._replace(start=start, stop=stop)

@@ -1,10 +1,11 @@
 """Table inputs of ``ssewire batch``: one stream per row of a Parquet file (pyarrow) or a JSONL file, lazily.
 
 Here a Parquet input's metadata is read; its rows are read by :mod:`ssewire.batch.parquet_rows` (in the workers, or
-in the parent for a batch of small tables: :func:`ssewire.batch.pool.tasks`), a row group at a time, about :data:`~ssewire.batch.parquet_rows.PARQUET_BATCH_BYTES` of bodies at a time (the body
-column's mean size from the metadata; at most 64 rows), without pre-buffering. The reader also holds one data page
-of the body column: pyarrow writes pages of up to 1024 values unless told otherwise (``write_batch_size``), which
-for bodies of megabytes is a page of gigabytes. A JSONL input is read a line at a time, here.
+in the parent for a batch of small tables: :func:`ssewire.batch.pool.tasks`), a row group at a time, about
+:data:`~ssewire.batch.parquet_rows.PARQUET_BATCH_BYTES` of bodies at a time (the body column's mean size from the
+metadata; at most 64 rows), without pre-buffering. The reader also holds one data page of the body column: pyarrow
+writes pages of up to 1024 values unless told otherwise (``write_batch_size``), which for bodies of megabytes is a
+page of gigabytes. A JSONL input is read a line at a time, here.
 
 The body column is binary or string (UTF-8), dictionary-encoded or not (dictionaries are decoded a batch at a time;
 so are those of the provider and kept columns). A body of more than ``max_body`` bytes (``--max-buffer``) is a
