@@ -223,14 +223,15 @@ def _range_tasks(rows: RowRange, task_bytes: int) -> Iterator[Task]:
 
 
 def run(work: Iterable[Task], provider: str, framing: FramingName, workers: Optional[Workers] = None) -> Iterator[Done]:
-    """Each task of ``work`` parsed, in order: by ``workers``, or in this process when there are none (and while
-    none of them has started yet)."""
+    """Each task of ``work`` parsed, in order: by ``workers``, or in this process when there are none (and, for
+    tasks of items, a few bodies each, while none of them has started yet: a range of table rows, as big as a row
+    group, would keep this process from sending work to the workers once they have started)."""
     from . import parquet_rows
 
     try:
         pending: deque[tuple[Task, Future[Parsed]]] = deque()
         for task in work:
-            if workers is None or (not pending and not workers.started()):
+            if workers is None or (not pending and isinstance(task.work, list) and not workers.started()):
                 yield _done(task, _parse_here(task, provider, framing))
                 continue
             pending.append((task._replace(work=[]), workers.submit(task, provider, framing)))
