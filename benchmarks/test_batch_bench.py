@@ -14,6 +14,7 @@ from ssewire.batch import result_row
 
 from . import batch
 from .batch import BAD_KINDS, MIX, SSE_SOURCES, Item, baseline_row, body, plan
+from .batch_recorded import build_recorded, recorded_bodies
 
 
 def test_plan_is_the_requested_mix_with_bad_bodies() -> None:
@@ -90,7 +91,10 @@ def test_baseline_accounting_agrees_with_result_row(source: str) -> None:
 def _doc() -> dict[str, Any]:
     run = {
         "input": "Parquet",
+        "archive": "generated",
         "jobs": 1,
+        "streams": 2_000,
+        "bytes": 100_000_000,
         "scaling": 1.0,
         "streams_per_s": 1000.0,
         "mb_per_s": 50.0,
@@ -100,6 +104,7 @@ def _doc() -> dict[str, Any]:
         "returncodes": [0],
         "summary_streams": 2_000,
         "summary_errors": 20,
+        "summary_errors_runs": [20],
         "summary_bytes": 100_000_000,
     }
     baseline = {
@@ -128,13 +133,36 @@ def _doc() -> dict[str, Any]:
         "over_1_mb": 5,
     }
     two = {**run, "jobs": 2, "scaling": 1.6, "peak_worker_rss": 40_000_000}
+    recorded_run = {
+        **run,
+        "input": "recorded, directory",
+        "archive": "recorded",
+        "streams": 3_000,
+        "bytes": 75_000_000,
+        "summary_streams": 3_000,
+        "summary_bytes": 75_000_000,
+        "summary_errors": 170,
+        "summary_errors_runs": [170],
+        "peak_worker_rss": 30_000_000,
+    }
+    recorded = {
+        "origin": "corpus",
+        "recordings": 60,
+        "streams": 3_000,
+        "bytes": 75_000_000,
+        "largest": 256_000,
+        "mean": 25_000,
+        "sizes": {"p50": 7_000},
+        "parquet_bytes": 20_000_000,
+    }
     return {
         "quick": True,
         "repeats": 3,
         "cores": 2,
         "machine": "test",
         "archive": archive,
-        "cli": [run, two],
+        "recorded": recorded,
+        "cli": [run, two, recorded_run, {**recorded_run, "jobs": 2, "scaling": 1.5, "peak_worker_rss": None}],
         "baseline": baseline,
     }
 
@@ -146,10 +174,12 @@ def test_check_floors_are_same_run_ratios() -> None:
     slow["baseline"]["ratio"] = 1.5
     assert batch.failures(slow) == ["ssewire/baseline 1.50x < 1.6x"]
     flat = copy.deepcopy(doc)
-    flat["cli"][1]["scaling"] = 1.1
+    flat["cli"][1]["scaling"] = 1.45
     assert batch.failures(flat) == []  # quick: its floor is 1.05x
     flat["quick"] = False
-    assert batch.failures(flat) == ["Parquet: --jobs 2 / --jobs 1 1.10x < 1.2x"]
+    assert batch.failures(flat) == ["Parquet: --jobs 2 / --jobs 1 1.45x < 1.5x"]
+    flat["cli"][3]["scaling"] = 0.95
+    assert batch.failures(flat)[1:] == ["recorded, directory: --jobs 2 / --jobs 1 0.95x < 1.0x"]
     flat["cores"] = 1  # no scaling to expect on one core
     assert batch.failures(flat) == []
     big = copy.deepcopy(doc)
@@ -159,13 +189,24 @@ def test_check_floors_are_same_run_ratios() -> None:
     assert len(batch.failures(big)) == 1
     wrong = copy.deepcopy(doc)
     wrong["cli"][0]["summary_errors"] = 19
-    assert batch.failures(wrong) == ["Parquet --jobs 1: 19 errors, not 20"]
+    assert batch.failures(wrong) == [
+        "Parquet --jobs 1: 19 errors, not 20",
+        "Parquet --jobs 2: [20] errors, --jobs 1: 19",
+    ]
+    differ = copy.deepcopy(doc)  # the recorded archive: no count of bad bodies, but the same with one job and two
+    differ["cli"][3]["summary_errors_runs"] = [170, 171]
+    assert batch.failures(differ) == ["recorded, directory --jobs 2: [170, 171] errors, --jobs 1: 170"]
+    differ["cli"][2]["summary_bytes"] = 1
+    assert batch.failures(differ)[0] == "recorded, directory --jobs 1: 1 bytes, not 75000000"
 
 
 def test_report_says_how_it_was_measured() -> None:
     text = batch.report(_doc())
     assert "Measured by `python -m benchmarks.batch --quick`" in text
     assert "| Parquet, `--jobs 2` | 1,000 | 50 | 67 | 1.60x | 40 MB (13x, 0.40x) | 60 MB |" in text
+    assert "| recorded, directory, `--jobs 1` | 1,000 | 50 | 50 | 1.00x | 30 MB (117x, 0.40x) | 60 MB |" in text
+    assert "| recorded, directory, `--jobs 2` | 1,000 | 50 | 50 | 1.50x | n/a | 60 MB |" in text
+    assert "Recorded archive: 3,000 bodies drawn at random from the 60 real recordings of the corpus" in text
     assert "| ssewire `result_rows` (provider detected) | 3,000 | 150 | 3.0x |" in text
     no_cli = {**_doc(), "cli": [], "cli_unavailable": "not built"}
     assert "`ssewire batch` not measured: not built." in batch.report(no_cli)
@@ -175,9 +216,41 @@ def test_report_says_how_it_was_measured() -> None:
 def test_cli_runs_on_a_small_archive(tmp_path: Path) -> None:
     pytest.importorskip("pyarrow")
     archive = batch.build(40, root=tmp_path, row_group_rows=8)
-    runs = batch.cli_runs(archive, {"Parquet": [archive.parquet]}, 1, lambda _msg: None)
-    assert [(run["input"], run["jobs"]) for run in runs] == [("Parquet", 1), ("Parquet", 2)]
+    recorded = batch.Archive(*build_recorded(30, root=tmp_path))
+    inputs = [
+        batch.Input("Parquet", "generated", archive, (archive.parquet,), 1),
+        batch.Input("recorded, directory", "recorded", recorded, (recorded.files,), 2),
+    ]
+    runs = batch.cli_runs(inputs, lambda _msg: None)
+    assert [(run["input"], run["jobs"], run["runs"]) for run in runs] == [
+        ("Parquet", 1, 1),
+        ("Parquet", 2, 1),
+        ("recorded, directory", 1, 2),
+        ("recorded, directory", 2, 2),
+    ]
     for run in runs:
         assert run["returncodes"] == [0]
-        assert (run["summary_streams"], run["summary_errors"]) == (40, archive.manifest["bad"])
-        assert run["peak_worker_rss"] > 0
+        assert run["peak_parent_rss"] > 0
+        if run["jobs"] == 1:  # the parent parses; with workers it may parse 40 bodies before one has started
+            assert run["peak_worker_rss"] > 0
+    assert [(run["summary_streams"], run["summary_errors"]) for run in runs[:2]] == [(40, archive.manifest["bad"])] * 2
+    assert [(run["summary_streams"], run["summary_bytes"]) for run in runs[2:]] == [(30, recorded.bytes)] * 2
+    assert batch.failures({"quick": True, "cores": 1, "archive": archive.manifest, "cli": runs}) == []
+
+
+def test_the_recorded_archive_draws_real_recordings(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    origin, bodies = recorded_bodies()
+    assert origin in ("corpus", "fixtures") and len(bodies) >= 20
+    root, manifest = build_recorded(50, root=tmp_path)
+    files = sorted(p for p in (root / "files").rglob("*") if p.is_file())
+    table = pq.read_table(root / "archive.parquet")
+    assert len(files) == table.num_rows == manifest["streams"] == 50
+    assert pq.ParquetFile(root / "archive.parquet").metadata.num_row_groups == manifest["row_groups"] == 1
+    drawn = [p.read_bytes() for p in files]
+    assert drawn == table.column("body").to_pylist()
+    known = dict(bodies)
+    assert [known[name] for name in table.column("recording").to_pylist()] == drawn
+    assert len(set(drawn)) > 10  # drawn at random, not one body over and over
+    assert manifest["bytes"] == sum(map(len, drawn)) and manifest["origin"] == origin
+    assert build_recorded(50, root=tmp_path) == (root, manifest)  # cached

@@ -157,8 +157,8 @@ def test_jobs_1_and_2_give_the_same_rows_in_the_same_order(tmp_path: Path) -> No
     assert read_rows(one) == read_rows(two) == expected
     summary = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
     assert summary["jobs"] == 2
-    if POSIX:
-        assert 1 <= len(summary["peak_rss_per_worker"]) <= 2
+    if POSIX:  # the workers that parsed (the parent parses until one has started: its peak is its own)
+        assert len(summary["peak_rss_per_worker"]) <= 2
 
 
 def test_python_dash_m_ssewire_batch_in_a_subprocess(tmp_path: Path) -> None:
@@ -401,7 +401,7 @@ def test_the_summary_adds_up_the_rows(tmp_path: Path, capsys: pytest.CaptureFixt
     assert summary["schema_version"] == SCHEMA_VERSION
     if POSIX:
         peaks = summary["peak_rss_per_worker"]
-        assert 1 <= len(peaks) <= 2 and all(isinstance(p, int) and p > 1 << 20 for p in peaks)
+        assert len(peaks) <= 2 and all(isinstance(p, int) and p > 1 << 20 for p in peaks)
         assert summary["peak_rss_parent"] > 1 << 20
     text = capsys.readouterr().out
     assert f"{len(rows)} streams" in text and f"{summary['errors']} errors" in text
@@ -596,5 +596,7 @@ def test_memory_follows_a_task_not_the_archive(tmp_path: Path) -> None:
         path.unlink()
     small, big = peaks[2], peaks[200]
     assert big["bytes"] > 200 * 10**6
-    assert max(big["peak_rss_per_worker"]) - max(small["peak_rss_per_worker"]) < 32 << 20
+    # 2 MB may all be parsed by the parent before a worker has started: then its peak is the one of a parser
+    parsed_small = small["peak_rss_per_worker"] or [small["peak_rss_parent"]]
+    assert max(big["peak_rss_per_worker"]) - max(parsed_small) < 32 << 20
     assert big["peak_rss_parent"] - small["peak_rss_parent"] < 128 << 20

@@ -2,8 +2,9 @@
 (:func:`ssewire.batch.result_row`, with a ``source`` column first), written to Parquet, JSONL or CSV.
 
 Inputs are files, directories and Parquet or JSONL tables (:mod:`ssewire.batch.inputs`); ``--jobs`` processes
-parse them (:mod:`ssewire.batch.pool`) while rows are written in input order as they come
-(:mod:`ssewire.batch.outputs`); memory stays bounded by a few tasks' bodies, not the archive. A progress bar goes
+parse them (:mod:`ssewire.batch.pool`; started first, so that they start while the inputs are opened) while rows are
+written in input order as they come (:mod:`ssewire.batch.outputs`); memory stays bounded by a few tasks' bodies, not
+the archive. A progress bar goes
 to stderr (a terminal, or ``--progress``), the summary to stdout (``--summary-json`` for the same as JSON).
 
 A body is read whole, up to ``--max-buffer`` bytes (default :data:`~ssewire.limits.DEFAULT_MAX_BUFFER`): a bigger
@@ -35,7 +36,8 @@ from .errors import UsageError
 from .inputs import NameFilter, open_inputs
 from .items import Input, TableColumns
 from .outputs import FORMATS, Writer, format_for, open_writer, partial_path, require_format
-from .pool import TASK_BYTES, peak_rss, run, tasks
+from .parquet_rows import Reader
+from .pool import TABLES_READ_BY_WORKERS, TASK_BYTES, Workers, peak_rss, run, tasks
 from .progress import Progress
 from .summary import Summary
 
@@ -82,7 +84,8 @@ def _parser() -> argparse.ArgumentParser:
         type=_jobs,
         default=_cpus(),
         metavar="N",
-        help="worker processes (default: one per CPU; 1: parse in this process)",
+        help="worker processes (default: one per CPU; 1: parse in this process, which otherwise parses only until "
+        "a worker has started)",
     )
     add_provider_options(parser, "whose streams", "detected per stream", "per stream")
     parser.add_argument(
@@ -175,22 +178,25 @@ def _totals(inputs: Sequence[Input]) -> tuple[int, Optional[int]]:
     return streams, None if size < 0 else size
 
 
-def _run(batch: _Batch, writer: Writer) -> int:
-    """Parse every input into ``writer``, drawing progress; print the summary; the exit status."""
+def _run(batch: _Batch, writer: Writer, workers: Optional[Workers]) -> int:
+    """Parse every input into ``writer`` (by ``workers``; None: in this process), drawing progress; print the
+    summary; the exit status."""
     args = batch.args
     show = not args.quiet and (args.progress or sys.stderr.isatty())
     progress = Progress(sys.stderr, *_totals(batch.inputs)) if show else None
     summary = Summary()
-    peaks: dict[int, int] = {}  # pid -> peak RSS in bytes
+    peaks: dict[int, int] = {}  # worker pid -> peak RSS in bytes
+    parent = os.getpid()  # with workers, it parses until the first has started
     start = time.perf_counter()
     items = itertools.chain.from_iterable(source.items() for source in batch.inputs)
     try:
         if progress is not None:
             progress.update(0, 0)
-        for done in run(tasks(items, args.task_bytes), args.provider, args.framing, args.jobs):
+        reader = _tables_read_here(batch.inputs, workers)
+        for done in run(tasks(items, args.task_bytes, args.jobs, reader), args.provider, args.framing, workers):
             writer.write(done.sources, done.kept, done.rows)
             summary.add(done.rows)
-            if done.peak_rss is not None:
+            if done.peak_rss is not None and (workers is None or done.worker != parent):  # its own: peak_rss_parent
                 peaks[done.worker] = max(peaks.get(done.worker, 0), done.peak_rss)
             if progress is not None:
                 progress.update(summary.streams, summary.bytes)
@@ -255,10 +261,33 @@ def _failed(exc: BaseException, rows: int, partial: str) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``ssewire batch`` with ``argv`` (the arguments after ``batch``); returns the exit status."""
     args = _parser().parse_args(argv)
+    workers = _start_workers(args.jobs)
     try:
-        batch = _Batch(args)
-        writer = open_writer(args.out, batch.format, batch.kept)
-    except UsageError as exc:
-        print(f"ssewire batch: {exc}", file=sys.stderr)
-        return 2
-    return _run(batch, writer)
+        try:
+            batch = _Batch(args)
+            writer = open_writer(args.out, batch.format, batch.kept)
+        except UsageError as exc:
+            print(f"ssewire batch: {exc}", file=sys.stderr)
+            return 2
+        return _run(batch, writer, workers)
+    finally:
+        if workers is not None:
+            workers.close()
+
+
+def _start_workers(jobs: int) -> Optional[Workers]:
+    """``jobs`` workers (None for one job: this process parses), started now."""
+    return None if jobs == 1 else Workers(jobs)
+
+
+def _tables_read_here(inputs: Sequence[Input], workers: Optional[Workers]) -> Optional[Reader]:
+    """A reader for this process when it sends the workers the bodies of its tables (fewer than
+    :data:`~ssewire.batch.pool.TABLES_READ_BY_WORKERS` bytes of them); else None: the workers read the tables'
+    row groups themselves (they import pyarrow now), or there are no workers."""
+    table_bytes = sum(source.table_bytes() for source in inputs)
+    if workers is None or table_bytes == 0:
+        return None
+    if table_bytes < TABLES_READ_BY_WORKERS:
+        return Reader()
+    workers.warm(("pyarrow.parquet", "pyarrow.compute"))
+    return None

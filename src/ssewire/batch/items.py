@@ -1,5 +1,6 @@
 """What ``ssewire batch``'s inputs yield: one :class:`Item` per stream, whose :data:`Payload` is what a worker
-parses (a body, a file it reads itself, or why there is nothing to parse), and the :class:`Input` they all are."""
+parses (a body, a file it reads itself, or why there is nothing to parse), or a :class:`RowRange` of a Parquet table
+that a worker reads itself; and the :class:`Input` they all are."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ __all__ = [
     "Item",
     "Payload",
     "ReadFile",
+    "RowRange",
     "TableColumns",
+    "Unit",
     "Unreadable",
     "os_message",
     "too_large",
@@ -69,6 +72,43 @@ class TableColumns:
     keep: tuple[str, ...] = ()
 
 
+class RowRange(NamedTuple):
+    """Rows ``start`` to ``stop`` (0-based within the group, ``stop`` excluded) of row group ``group`` of the Parquet
+    table at ``path``: read where they are parsed (:mod:`ssewire.batch.parquet_rows`), so that only rows travel
+    between processes. The group's first row is row ``first`` of the table (a row's source is ``source#N``, N its
+    table index). ``batch_rows``: rows per record batch read (the same for every range of a group: a batch that
+    cannot be decoded fails alike wherever it is read); ``group_rows``: the rows the metadata counts in the group;
+    ``present``: the kept columns the table has;
+    ``bytes_per_row``: the body column's mean uncompressed size in the group and ``table_bytes`` its size in the
+    whole table (from the metadata), for sizing tasks."""
+
+    path: str
+    source: str
+    group: int
+    first: int
+    start: int
+    stop: int
+    batch_rows: int
+    group_rows: int
+    columns: TableColumns
+    present: tuple[str, ...]
+    max_body: int
+    bytes_per_row: float
+    table_bytes: int
+
+    @property
+    def rows(self) -> int:
+        return self.stop - self.start
+
+    def sources(self) -> list[str]:
+        """The source of each row, in order."""
+        return [f"{self.source}#{self.first + row}" for row in range(self.start, self.stop)]
+
+
+#: What an input yields: one stream, or a range of table rows read where they are parsed.
+Unit = Union[Item, RowRange]
+
+
 class Input:
     """One INPUT path: its items in order, and its totals for the progress bar; ``table``: rows of a table.
     ``max_body``: the largest body read (``--max-buffer``); a bigger one is a :data:`TOO_LARGE` item."""
@@ -82,7 +122,8 @@ class Input:
         self.max_body = max_body
         self.nulls: tuple[Any, ...] = (None,) * len(columns.keep)
 
-    def items(self) -> Iterator[Item]:
+    def items(self) -> Iterator[Unit]:
+        """The input's streams, in order: items, or ranges of rows a worker reads itself."""
         raise NotImplementedError
 
     def totals(self) -> tuple[int, Optional[int]]:
@@ -92,6 +133,10 @@ class Input:
     def kept_types(self) -> dict[str, Any]:
         """The kept columns this input has, with their Arrow type (None: strings)."""
         return {}
+
+    def table_bytes(self) -> int:
+        """Bytes of bodies in the row ranges this input gives (Parquet: from the metadata); 0 for items."""
+        return 0
 
 
 def too_large(what: str, size: Optional[int], limit: int) -> Unreadable:

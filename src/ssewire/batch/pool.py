@@ -1,60 +1,72 @@
-"""Items in, result rows out, in input order: parsed in this process (``jobs == 1``) or by ``jobs`` worker
-processes.
+"""Units in, result rows out, in input order: parsed in this process (no :class:`Workers`) or by worker processes
+(:class:`Workers`, started once, before the inputs are opened).
 
-:func:`tasks` groups items into tasks of about ``task_bytes`` of bodies (a bigger body is a task of its own) so
-that moving work and rows between processes costs little beside parsing. Only payloads go to a worker (bodies, or
-the paths of files it reads itself); sources and kept values stay in the parent. :func:`run` keeps at most
+:func:`tasks` sizes tasks by bytes and count, so that moving work and rows between processes costs little beside
+parsing: consecutive items up to about ``task_bytes`` of bodies or :data:`TASK_ITEMS` items (a bigger body is a
+task of its own), and a Parquet row group's rows (a :class:`~ssewire.batch.items.RowRange`) in ranges of about
+``task_bytes`` of bodies (from the metadata), at most :data:`TASK_ITEMS` rows. Only payloads go to a worker
+(bodies, the paths of files and the row ranges of tables it reads itself); the sources and kept values of items stay
+in the parent, the kept values of table rows come back with their rows. :func:`run` keeps at most
 :data:`IN_FLIGHT_PER_JOB` ``* jobs`` tasks in flight and hands results back in order, so neither the parent nor a
-worker holds more than a few tasks' bodies, whatever the size of the archive. A worker reads a file's body up to
-its limit (:class:`~ssewire.batch.items.ReadFile`): a bigger file is a ``body_too_large`` row, never held. Each
-result carries the peak RSS of the process that parsed it.
+worker holds more than a few tasks' bodies, whatever the size of the archive. A worker reads a file's body up to its
+limit (:class:`~ssewire.batch.items.ReadFile`): a bigger file is a ``body_too_large`` row, never held. Each result
+carries the peak RSS of the process that parsed it.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import os
-import signal
-import stat
-import sys
+import threading
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, Iterable, Iterator, NamedTuple, Optional, Union
+from typing import Any, Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
 from ..names import FramingName
-from ..normalizers.registry import PROVIDERS
-from . import COLUMNS, error_row, result_row, result_rows
-from .items import INPUT_ERROR, Item, Payload, ReadFile, Unreadable, os_message, too_large, utf8
+from .items import INPUT_ERROR, Item, RowRange, Unit
+from .parquet_rows import Reader
+from .worker import Row, Work, import_modules, parse_range, parse_work, peak_rss, read_file, ready, start_worker
 
 __all__ = [
     "INPUT_ERROR",
     "IN_FLIGHT_PER_JOB",
     "TASK_BYTES",
+    "TASK_ITEMS",
+    "TABLE_TASKS_PER_JOB",
+    "TABLE_TASK_BYTES",
+    "TABLE_TASK_ROWS",
+    "TABLES_READ_BY_WORKERS",
     "Done",
     "Task",
+    "Workers",
+    "parse_range",
     "parse_work",
     "peak_rss",
     "read_file",
     "run",
+    "table_task_bytes",
     "tasks",
 ]
 
 #: Bytes of bodies per task (default); a task also ends at :data:`TASK_ITEMS` items.
 TASK_BYTES = 1 << 20
 TASK_ITEMS = 1024
+#: Tasks of a table's rows: at least this many per worker (balance), of at most this many bytes of bodies (unless
+#: ``--task-bytes`` asks for more) and rows.
+TABLE_TASKS_PER_JOB = 8
+TABLE_TASK_BYTES = 32 << 20
+TABLE_TASK_ROWS = 4096
+#: Workers read the tables of a batch whose tables hold this many bytes of bodies or more (from the metadata):
+#: starting pyarrow in every worker costs about what the parent reading and sending 256 MB of bodies does.
+TABLES_READ_BY_WORKERS = 256 << 20
 #: Tasks in flight per worker: one being parsed, one queued, so that no worker waits for the parent.
 IN_FLIGHT_PER_JOB = 2
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO with no writer returns at once (POSIX)
-
-_NAMES = tuple(name for name, _ in COLUMNS)
-Row = tuple[Any, ...]  # one result row: the values of COLUMNS, in order
-Work = list[tuple[Payload, Optional[str]]]  # what a worker gets: (payload, provider or None) per item
 
 
 class Task(NamedTuple):
-    """Consecutive items: what is parsed (``work``), and what stays in the parent (``sources``, ``kept``)."""
+    """Consecutive streams: what is parsed (``work``: items, or a range of table rows), and what stays in the
+    parent (``sources``; ``kept``: the items' kept values, empty for table rows, whose values come back)."""
 
-    work: Work
+    work: Union[Work, RowRange]
     sources: list[str]
     kept: list[tuple[Any, ...]]
 
@@ -69,107 +81,184 @@ class Done(NamedTuple):
     peak_rss: Optional[int]
 
 
-def tasks(items: Iterable[Item], task_bytes: int = TASK_BYTES) -> Iterator[Task]:
-    """``items`` grouped, in order, into tasks of at least ``task_bytes`` bytes (but the last) or
-    :data:`TASK_ITEMS` items."""
+Parsed = Union[tuple[list[Row], int, Optional[int]], tuple[list[Row], list[tuple[Any, ...]], int, Optional[int]]]
+
+
+class Workers:
+    """``jobs`` worker processes, all started at once, so that they start while the parent opens its inputs and
+    imports what it writes with; :meth:`close` stops them. Where there is a forkserver, it imports this module (and
+    so ssewire) once and each worker starts as a fork of it; a thread waits for that, not the parent. Each worker
+    imports the modules of ``preload`` (pyarrow for table inputs) as it starts. :meth:`started` tells whether one is
+    ready for work: until then :func:`run` parses in this process."""
+
+    def __init__(self, jobs: int, preload: Sequence[str] = ()) -> None:
+        self.jobs = jobs
+        self.preload = tuple(preload)
+        self._executor: Optional[ProcessPoolExecutor] = None
+        self._ready: list[Future[int]] = []
+        self._failed: Optional[BaseException] = None
+        self._starter = threading.Thread(target=self._start, name="ssewire-batch-workers", daemon=True)
+        if _context().get_start_method() == "fork":  # forked now, from this thread, before pyarrow is imported
+            self._start()
+        else:
+            self._starter.start()
+
+    def _start(self) -> None:
+        try:
+            context = _context()
+            if context.get_start_method() == "forkserver":  # its default preload, and ssewire
+                context.set_forkserver_preload(["__main__", __name__])
+            executor = ProcessPoolExecutor(
+                self.jobs, mp_context=context, initializer=start_worker, initargs=(self.preload,)
+            )
+            self._executor = executor
+            # a task while no worker is idle starts one: all of them, now
+            self._ready = [executor.submit(ready) for _ in range(self.jobs)]
+        except BaseException as exc:  # raised again where the workers are used
+            self._failed = exc
+
+    @property
+    def executor(self) -> ProcessPoolExecutor:
+        """The pool, once started (waits for the start; raises what made it fail)."""
+        self._join()
+        if self._failed is not None:
+            raise self._failed
+        assert self._executor is not None
+        return self._executor
+
+    def started(self) -> bool:
+        """Whether a worker is ready for work (never waits; raises what made the start fail)."""
+        if self._starter.is_alive():
+            return False
+        if self._failed is not None:
+            raise self._failed
+        return any(future.done() for future in self._ready)
+
+    def _join(self) -> None:
+        if self._starter.ident is not None:
+            self._starter.join()
+
+    def wait(self) -> None:
+        """Wait until every worker has started (raises what made one fail)."""
+        if self.executor is not None:
+            for future in self._ready:
+                future.result()
+
+    def warm(self, modules: Sequence[str]) -> None:
+        """Have the workers import ``modules`` now (a task each: a worker that takes two imports once)."""
+        for _ in range(self.jobs):
+            self.executor.submit(import_modules, tuple(modules))
+
+    def submit(self, task: Task, provider: str, framing: FramingName) -> Future[Parsed]:
+        """``task`` sent to a worker; its rows (and kept values, for table rows) when done."""
+        if isinstance(task.work, RowRange):
+            return self.executor.submit(parse_range, task.work, provider, framing)
+        return self.executor.submit(parse_work, task.work, provider, framing)
+
+    def close(self) -> None:
+        """Stop the workers: queued tasks cancelled, running ones waited for."""
+        self._join()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+def tasks(
+    units: Iterable[Unit], task_bytes: int = TASK_BYTES, jobs: int = 1, reader: Optional[Reader] = None
+) -> Iterator[Task]:
+    """``units`` grouped, in order, into tasks: items into tasks of at least ``task_bytes`` bytes (but the last
+    before a range or the end) or :data:`TASK_ITEMS` items; a row group's rows cut by :func:`table_task_bytes`
+    (``jobs``: the workers), at most :data:`TABLE_TASK_ROWS` rows a task, or, given a ``reader``, read here into
+    items (their bodies sent to the workers: small tables, see :data:`TABLES_READ_BY_WORKERS`)."""
     task = Task([], [], [])
     size = 0
-    for item in items:
-        task.work.append((item.payload, item.provider))
-        task.sources.append(item.source)
-        task.kept.append(item.kept)
-        size += item.size
-        if size >= task_bytes or len(task.work) >= TASK_ITEMS:
+    try:
+        for unit in _units(units, reader):
+            if isinstance(unit, RowRange):
+                if task.work:
+                    yield task
+                    task, size = Task([], [], []), 0
+                yield from _range_tasks(unit, table_task_bytes(unit.table_bytes, task_bytes, jobs))
+                continue
+            task.work.append((unit.payload, unit.provider))  # type: ignore[union-attr]  # a list until yielded
+            task.sources.append(unit.source)
+            task.kept.append(unit.kept)
+            size += unit.size
+            if size >= task_bytes or len(task.work) >= TASK_ITEMS:
+                yield task
+                task, size = Task([], [], []), 0
+        if task.work:
             yield task
-            task, size = Task([], [], []), 0
-    if task.work:
-        yield task
-
-
-def run(work: Iterable[Task], provider: str, framing: FramingName, jobs: int) -> Iterator[Done]:
-    """Each task of ``work`` parsed (see :func:`parse_work`), in order; ``jobs == 1``: in this process."""
-    if jobs == 1:
-        for task in work:
-            rows, pid, peak = parse_work(task.work, provider, framing)
-            yield Done(task.sources, task.kept, rows, pid, peak)
-        return
-    pool = ProcessPoolExecutor(jobs, mp_context=_context(), initializer=_ignore_interrupts)
-    pending: deque[tuple[Task, Future[tuple[list[Row], int, Optional[int]]]]] = deque()
-    try:
-        for task in work:
-            pending.append((task._replace(work=[]), pool.submit(parse_work, task.work, provider, framing)))
-            del task
-            if len(pending) >= IN_FLIGHT_PER_JOB * jobs:
-                yield _done(*pending.popleft())
-        while pending:
-            yield _done(*pending.popleft())
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if reader is not None:
+            reader.close()
 
 
-def parse_work(work: Work, provider: str, framing: FramingName) -> tuple[list[Row], int, Optional[int]]:
-    """The rows of ``work`` (``provider`` where an item names none), this process's pid and peak RSS."""
-    rows = [_row(payload, name, provider, framing) for payload, name in work]
-    return rows, os.getpid(), peak_rss()
+def _units(units: Iterable[Unit], reader: Optional[Reader]) -> Iterator[Unit]:
+    """``units``, with the rows of each range read by ``reader`` as items when there is one."""
+    for unit in units:
+        if reader is None or not isinstance(unit, RowRange):
+            yield unit
+            continue
+        for source, (payload, provider, kept) in zip(unit.sources(), reader.items(unit)):
+            yield Item(source, payload, provider, len(payload) if isinstance(payload, bytes) else 0, kept)
 
 
-def peak_rss() -> Optional[int]:
-    """This process's peak resident set size in bytes (``ru_maxrss``: KiB on Linux, bytes on macOS); None where
-    there is no ``resource`` module (Windows)."""
+def table_task_bytes(table_bytes: int, task_bytes: int = TASK_BYTES, jobs: int = 1) -> int:
+    """Bytes of bodies per task of a table's rows: enough tasks for :data:`TABLE_TASKS_PER_JOB` per worker, but no
+    smaller than ``task_bytes`` and no bigger than :data:`TABLE_TASK_BYTES` (or ``task_bytes``, if it is bigger).
+    A row group within it is one task, read by one worker: a group cut into ranges is read through by each worker
+    that is given one of them (the rows before its range decoded and dropped)."""
+    return max(task_bytes, min(TABLE_TASK_BYTES, table_bytes // (TABLE_TASKS_PER_JOB * max(jobs, 1))))
+
+
+def _range_tasks(rows: RowRange, task_bytes: int) -> Iterator[Task]:
+    """``rows`` cut into consecutive ranges of equal rows, about ``task_bytes`` bytes of bodies each (a group of up
+    to half as much again stays whole; at least one row, at most :data:`TABLE_TASK_ROWS`), one task each."""
+    count = max(1, round(rows.bytes_per_row * rows.rows / max(task_bytes, 1)), -(-rows.rows // TABLE_TASK_ROWS))
+    count = min(count, rows.rows)
+    for index in range(count):
+        start, stop = rows.start + rows.rows * index // count, rows.start + rows.rows * (index + 1) // count
+        piece = rows._replace(start=start, stop=stop)
+        yield Task(piece, piece.sources(), [])
+
+
+def run(work: Iterable[Task], provider: str, framing: FramingName, workers: Optional[Workers] = None) -> Iterator[Done]:
+    """Each task of ``work`` parsed, in order: by ``workers``, or in this process when there are none (and, for
+    tasks of items, a few bodies each, while none of them has started yet: a range of table rows, as big as a row
+    group, would keep this process from sending work to the workers once they have started)."""
+    from . import parquet_rows
+
     try:
-        import resource
-    except ImportError:
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
+        pending: deque[tuple[Task, Future[Parsed]]] = deque()
+        for task in work:
+            if workers is None or (not pending and isinstance(task.work, list) and not workers.started()):
+                yield _done(task, _parse_here(task, provider, framing))
+                continue
+            pending.append((task._replace(work=[]), workers.submit(task, provider, framing)))
+            del task
+            if len(pending) >= IN_FLIGHT_PER_JOB * workers.jobs:
+                first, future = pending.popleft()
+                yield _done(first, future.result())
+        while pending:
+            first, future = pending.popleft()
+            yield _done(first, future.result())
+    finally:
+        parquet_rows.close()
 
 
-def _done(task: Task, future: Future[tuple[list[Row], int, Optional[int]]]) -> Done:
-    rows, pid, peak = future.result()
+def _parse_here(task: Task, provider: str, framing: FramingName) -> Parsed:
+    if isinstance(task.work, RowRange):
+        return parse_range(task.work, provider, framing)
+    return parse_work(task.work, provider, framing)
+
+
+def _done(task: Task, parsed: Parsed) -> Done:
+    """The :class:`Done` of ``task`` from what its parser returned (kept values with the rows: table rows)."""
+    if len(parsed) == 4:
+        rows, kept, pid, peak = parsed
+        return Done(task.sources, kept, rows, pid, peak)
+    rows, pid, peak = parsed
     return Done(task.sources, task.kept, rows, pid, peak)
-
-
-def read_file(path: str, limit: int) -> Union[bytes, Unreadable]:
-    """The bytes of the regular file at ``path``, or why not: it could not be read, is no regular file (not opened
-    for reading: a FIFO never blocks), or holds more than ``limit`` bytes (its size from ``fstat``: not read at all;
-    should it grow, no more than ``limit + 1`` bytes are read)."""
-    try:
-        with open(path, "rb", opener=_open_nonblocking) as file:
-            found = os.fstat(file.fileno())
-            if not stat.S_ISREG(found.st_mode):  # replaced since it was listed (a FIFO would block forever)
-                return Unreadable(f"not a regular file (any more): {utf8(path)}")
-            if found.st_size > limit:
-                return too_large(f"the file {utf8(path)}", found.st_size, limit)
-            first = found.st_size + 1
-            data = file.read(first)
-            if len(data) == first and first <= limit:  # more than stat said: it grew
-                data += file.read(limit + 1 - first)
-    except OSError as exc:
-        return Unreadable(os_message(exc))
-    if len(data) > limit:
-        return too_large(f"the file {utf8(path)}", None, limit)
-    return data
-
-
-def _open_nonblocking(path: str, flags: int) -> int:
-    return os.open(path, flags | _NONBLOCK)
-
-
-def _row(payload: Payload, name: Optional[str], provider: str, framing: FramingName) -> Row:
-    if isinstance(payload, ReadFile):
-        payload = read_file(payload.path, payload.limit)
-    if isinstance(payload, Unreadable):
-        return _error(payload)
-    if name is None or name in PROVIDERS:
-        row = result_row(payload, provider if name is None else name, framing)  # type: ignore[arg-type]
-    else:  # an unknown per-row name: result_rows makes its unknown_provider row
-        row = next(result_rows([(payload, name)], provider, framing))  # type: ignore[arg-type]
-    return tuple(row[column] for column in _NAMES)
-
-
-def _error(payload: Unreadable) -> Row:
-    row = error_row(payload.kind, payload.message, payload.size)
-    return tuple(row[column] for column in _NAMES)
 
 
 def _context() -> Any:
@@ -179,8 +268,3 @@ def _context() -> Any:
     methods = multiprocessing.get_all_start_methods()
     usable = "forkserver" in methods and hasattr(ProcessPoolExecutor, "_adjust_process_count")
     return multiprocessing.get_context("forkserver" if usable else None)
-
-
-def _ignore_interrupts() -> None:
-    """Workers leave Ctrl-C to the parent, which stops the pool (no traceback from each worker)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)

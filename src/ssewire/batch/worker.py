@@ -1,0 +1,133 @@
+"""What a worker process of ``ssewire batch`` does (the parent too, with ``--jobs 1``): a task's payloads in, its
+result rows out, with the pid and peak RSS of the process that parsed them.
+
+:func:`parse_work` parses items the parent listed (bodies, files it reads itself: :func:`read_file`, or why there is
+nothing to parse); :func:`parse_range` reads rows of a Parquet table itself (:mod:`ssewire.batch.parquet_rows`) and
+gives back their kept values with their rows. :func:`start_worker` is a worker's first call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import signal
+import stat
+import sys
+from typing import Any, Optional, Sequence, Union
+
+from ..names import FramingName
+from ..normalizers.registry import PROVIDERS
+from . import COLUMNS, error_row, result_row, result_rows
+from .items import Payload, ReadFile, RowRange, Unreadable, os_message, too_large, utf8
+
+__all__ = [
+    "Row",
+    "Work",
+    "import_modules",
+    "parse_range",
+    "parse_work",
+    "peak_rss",
+    "read_file",
+    "ready",
+    "start_worker",
+]
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO with no writer returns at once (POSIX)
+_NAMES = tuple(name for name, _ in COLUMNS)
+Row = tuple[Any, ...]  # one result row: the values of COLUMNS, in order
+Work = list[tuple[Payload, Optional[str]]]  # items a worker gets: (payload, provider or None) per item
+
+
+def parse_work(work: Work, provider: str, framing: FramingName) -> tuple[list[Row], int, Optional[int]]:
+    """The rows of ``work`` (``provider`` where an item names none), this process's pid and peak RSS."""
+    rows = [_row(payload, name, provider, framing) for payload, name in work]
+    return rows, os.getpid(), peak_rss()
+
+
+def parse_range(
+    rows: RowRange, provider: str, framing: FramingName
+) -> tuple[list[Row], list[tuple[Any, ...]], int, Optional[int]]:
+    """The rows of a range of table rows read here (``provider`` where a row names none), their kept values, this
+    process's pid and peak RSS. Holds one record batch of bodies at a time."""
+    from .parquet_rows import range_items
+
+    parsed, kept = [], []
+    for payload, name, values in range_items(rows):
+        parsed.append(_row(payload, name, provider, framing))
+        kept.append(values)
+    return parsed, kept, os.getpid(), peak_rss()
+
+
+def peak_rss() -> Optional[int]:
+    """This process's peak resident set size in bytes (``ru_maxrss``: KiB on Linux, bytes on macOS); None where
+    there is no ``resource`` module (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
+
+
+def start_worker(preload: Sequence[str] = ()) -> None:
+    """A worker's start: Ctrl-C left to the parent, which stops the pool (no traceback from each worker); the
+    modules of ``preload`` imported now."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import_modules(preload)
+
+
+def import_modules(names: Sequence[str]) -> int:
+    """The modules ``names`` imported (those that cannot be: left to the task that needs them); this pid."""
+    for name in names:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    return os.getpid()
+
+
+def ready() -> int:
+    """This process's pid: a task that only makes the pool start a worker."""
+    return os.getpid()
+
+
+def read_file(path: str, limit: int) -> Union[bytes, Unreadable]:
+    """The bytes of the regular file at ``path``, or why not: it could not be read, is no regular file (not opened
+    for reading: a FIFO never blocks), or holds more than ``limit`` bytes (its size from ``fstat``: not read at all;
+    should it grow, no more than ``limit + 1`` bytes are read)."""
+    try:
+        with open(path, "rb", opener=_open_nonblocking) as file:
+            found = os.fstat(file.fileno())
+            if not stat.S_ISREG(found.st_mode):  # replaced since it was listed (a FIFO would block forever)
+                return Unreadable(f"not a regular file (any more): {utf8(path)}")
+            if found.st_size > limit:
+                return too_large(f"the file {utf8(path)}", found.st_size, limit)
+            first = found.st_size + 1
+            data = file.read(first)
+            if len(data) == first and first <= limit:  # more than stat said: it grew
+                data += file.read(limit + 1 - first)
+    except OSError as exc:
+        return Unreadable(os_message(exc))
+    if len(data) > limit:
+        return too_large(f"the file {utf8(path)}", None, limit)
+    return data
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | _NONBLOCK)
+
+
+def _row(payload: Payload, name: Optional[str], provider: str, framing: FramingName) -> Row:
+    if isinstance(payload, ReadFile):
+        payload = read_file(payload.path, payload.limit)
+    if isinstance(payload, Unreadable):
+        return _error(payload)
+    if name is None or name in PROVIDERS:
+        row = result_row(payload, provider if name is None else name, framing)  # type: ignore[arg-type]
+    else:  # an unknown per-row name: result_rows makes its unknown_provider row
+        row = next(result_rows([(payload, name)], provider, framing))  # type: ignore[arg-type]
+    return tuple(row[column] for column in _NAMES)
+
+
+def _error(payload: Unreadable) -> Row:
+    row = error_row(payload.kind, payload.message, payload.size)
+    return tuple(row[column] for column in _NAMES)
