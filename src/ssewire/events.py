@@ -264,22 +264,7 @@ def new_usage(usage: dict[str, Any], raw: Any, sequence: Optional[int] = None) -
 def new_done(stop: str, raw_stop: Optional[str], raw: Any, sequence: Optional[int] = None) -> Unified:
     """``Unified("done", stop_reason=stop, raw_stop_reason=raw_stop, sequence=sequence, raw=raw)``, built without
     keywords."""
-    event: Unified = _new(Unified)
-    event.type = "done"
-    event.text = ""
-    event.tool_call_id = None
-    event.tool_name = None
-    event.arguments_delta = ""
-    event.arguments = None
-    event.usage = None
+    event = new_event("done", raw, "", sequence)
     event.stop_reason = stop
-    event.error = None
-    event.sequence = sequence
-    event._raw = raw
     event.raw_stop_reason = raw_stop
-    event.server = False
-    event.signature = None
-    event.arguments_raw = None
-    event.arguments_error = None
-    event.citations = None
     return event

@@ -301,7 +301,7 @@ class StreamDecoder:
             if events:
                 self._head = None
                 self._first = events[0]
-                self._plain = not self._sniff and self._body is None and self._replay is None  # (_replan)
+                self._replan()
             elif len(head) < _HEAD:
                 if type(head) is not bytearray:
                     head = self._head = bytearray()

@@ -176,25 +176,18 @@ class Normalizer:
         self.response_id: Optional[str] = None
         self.model: Optional[str] = None
         self.last_sequence: Optional[int] = None
-        # (_start_reading, written out: every stream makes one)
-        self._into: Optional[Sink] = None
-        self._take: Optional[TakeDeltas] = typed.take_deltas
+        self._start_reading()
+
+    def _start_reading(self) -> None:
+        """The machinery's own per-stream state: the accumulator being fed, the delta reader and its copy of the
+        rule (what it learns of this stream stays with this stream: ``typed.own_rule``)."""
+        self._into: Optional[Sink] = None  # the accumulator normalize_into() is feeding, for normalize_reading()
+        self._take: Optional[TakeDeltas] = typed.take_deltas  # the compiled delta reader, or None
         rule, notes = self.delta_rule, self.delta_notes
         self._delta_rule: Any = None if rule is None else rule.fresh()
         self._notes: Optional[list[Any]] = [None, None] * notes if notes else None
         #: The open tool calls by key, for a rule that reads argument deltas (None: it reads none).
         self._reader_calls: Optional[dict[Any, OpenCall]] = None
-
-    def _start_reading(self) -> None:
-        """The machinery's own per-stream state (what :meth:`__init__` sets for a normaliser that does not call it):
-        the accumulator being fed, the delta reader and its copy of the rule (what it learns of this stream stays
-        with this stream)."""
-        self._into = None  # the accumulator normalize_into() is feeding, for normalize_reading()
-        self._take = typed.take_deltas  # the compiled delta reader, or None
-        rule, notes = self.delta_rule, self.delta_notes
-        self._delta_rule = None if rule is None else rule.fresh()  # (typed.own_rule)
-        self._notes = [None, None] * notes if notes else None
-        self._reader_calls = None
 
     # -- per event --------------------------------------------------------------------------------------------
 
