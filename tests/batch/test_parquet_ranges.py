@@ -242,7 +242,7 @@ def _row(body: Optional[bytes], provider: Optional[str]) -> dict[str, Any]:
         from ssewire.batch import result_rows
 
         return next(result_rows([(body, provider)]))
-    return result_row(body, provider or "auto")
+    return result_row(body, provider or "auto")  # type: ignore[arg-type]  # (a column's name: any string)
 
 
 # --- memory -----------------------------------------------------------------------------------------------------------
