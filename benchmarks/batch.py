@@ -25,7 +25,7 @@
 
 Medians of repeats; every ratio is between numbers of the same run. ``--check`` exits 1 when ssewire is less than
 1.6x the baseline, ``--jobs 2`` less than its floor times ``--jobs 1`` on a machine with 2+ cores
-(:data:`SCALING_FLOORS`: the generated archive 1.5x, quick 1.05x; the recorded one 1.0x; an input that misses its
+(:data:`SCALING_FLOORS`: the generated archive 1.5x, quick 1.0x; the recorded one 1.0x; an input that misses its
 floor is timed again with twice the runs, and fails only then), (full run) a worker's
 peak RSS above half the archive, or a summary miscounts. Writes ``benchmarks/results/batch[-quick].json``, prints a
 markdown table and, on a full run, the README block between ``<!-- batch:start -->`` and ``<!-- batch:end -->``
@@ -85,12 +85,13 @@ CLI = ("-m", "ssewire", "batch")  # the command, after the interpreter
 BASELINE_FLOOR = 1.6  # CI: ssewire (one core) at least 1.6x the httpx-sse + json.loads loop on the same bodies
 #: 2+ cores: --jobs 2 at least this much faster than --jobs 1, per archive, in a full and a quick run (same-run
 #: ratios of wall clocks that include the interpreter's start and imports, about 0.3 s; a margin below what a quiet
-#: 2-core machine measures: generated 1.6-1.75x, quick 1.15-1.25x; recorded 1.1-1.5x, whose runs of under a second
-#: swing most: two workers never slower than one). The quick run's generated archive (0.1 GB) is read by the parent,
-#: which sends its bodies: it is under TABLES_READ_BY_WORKERS.
+#: 2-core machine measures: generated 1.6-1.75x; recorded 1.1-1.5x). Runs of about a second (the quick run, the
+#: recorded archive) only promise that two workers are never slower than one: the quick run's generated archive
+#: (0.1 GB) is read by the parent, which sends its bodies (it is under TABLES_READ_BY_WORKERS), and on 2 cores its
+#: reading and sending compete with both workers (clean-clone CI runs: 1.03-1.15x).
 SCALING_FLOORS = {
     ("generated", False): 1.5,
-    ("generated", True): 1.05,
+    ("generated", True): 1.0,
     ("recorded", False): 1.0,
     ("recorded", True): 1.0,
 }
