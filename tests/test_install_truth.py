@@ -102,6 +102,7 @@ def test_the_description_names_every_provider() -> None:
         "ollama": "Ollama",
         "cohere": "Cohere",
         "mistral": "Mistral",
+        "vercel-ui": "Vercel AI SDK",
     }
     assert set(PROVIDERS) - {"auto"} <= set(named), set(PROVIDERS) - set(named)
     for provider in PROVIDERS:

@@ -36,6 +36,7 @@ ProviderName = Literal[
     "bedrock-converse",
     "bedrock-anthropic",
     "openai-realtime",
+    "vercel-ui",
 ]
 
 #: Every framing name the scanners accept (``auto``: recognised from the first bytes).

@@ -69,6 +69,7 @@ PROVIDER_NAMES: dict[str, str] = {
     "bedrock-converse": "aws.bedrock",
     "bedrock-anthropic": "aws.bedrock",
     "ollama": "ollama",
+    "vercel-ui": "vercel",  # no convention value: the stream is an AI SDK front end's, whatever model is behind it
 }
 
 #: The convention's advised bucket boundaries: ``gen_ai.client.token.usage``, 1, 4, 16 ... 67108864 ...

@@ -14,6 +14,7 @@ from .ollama import OllamaNormalizer
 from .openai import OpenAINormalizer
 from .realtime import OpenAIRealtimeNormalizer
 from .registry import PROVIDERS, normalizer_for
+from .vercel_ui import VercelUINormalizer
 from .xai import XAINormalizer, XAIResponsesNormalizer
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "OllamaNormalizer",
     "OpenAINormalizer",
     "OpenAIRealtimeNormalizer",
+    "VercelUINormalizer",
     "XAINormalizer",
     "XAIResponsesNormalizer",
     "normalizer_for",

@@ -76,7 +76,15 @@ from .common import error_object, error_payload, id_and_model, key_of, str_or, w
 from .contract import DelegatingNormalizer, Recognition
 from .tool_calls import CallTable, OpenCall, closes_calls
 
-__all__ = ["CLIENT_CALL_ITEMS", "RAW_ONLY", "OpenAINormalizer", "ResponsesRules", "citation_of"]
+__all__ = [
+    "CLIENT_CALL_ITEMS",
+    "INCOMPLETE_STOP",
+    "RAW_ONLY",
+    "RESPONSES_STOP",
+    "OpenAINormalizer",
+    "ResponsesRules",
+    "citation_of",
+]
 
 #: Output item types the client executes (``mcp_approval_request``: the client answers it); every other call item
 #: is run by the provider. ``shell_call`` and ``tool_search_call`` say so in the item itself (see ``_runs_on_server``).
@@ -102,7 +110,8 @@ RESPONSES_STOP: dict[str, str] = {
     "cancelled": "cancelled",
     "incomplete": "incomplete",
 }
-_INCOMPLETE_STOP = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
+#: An incomplete response's ``incomplete_details.reason`` -> unified stop reason (anything else: ``incomplete``).
+INCOMPLETE_STOP = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
 _NAMED_ITEMS = frozenset({"function_call", "custom_tool_call", "mcp_call", "mcp_approval_request"})  # the tool's name
 _EMPTY: dict[str, Any] = {}
 #: Delta event type -> the event a non-empty string ``delta`` makes (anything else is ``raw``).
@@ -663,7 +672,7 @@ class OpenAINormalizer(DelegatingNormalizer):
             details = response.get("incomplete_details")
             reason = details.get("reason") if type(details) is dict else None
             if type(reason) is str:
-                stop = _INCOMPLETE_STOP.get(reason, "incomplete")
+                stop = INCOMPLETE_STOP.get(reason, "incomplete")
         out = self._close_open(obj, seq, response.get("output")) if self._calls and closes_calls(stop) else []
         if status == "failed" and not self._error_sent:
             error = response.get("error")

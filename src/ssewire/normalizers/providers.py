@@ -24,6 +24,7 @@ from .mistral import MistralNormalizer
 from .ollama import OllamaNormalizer
 from .openai import OpenAINormalizer
 from .realtime import OpenAIRealtimeNormalizer
+from .vercel_ui import VercelUINormalizer
 from .xai import XAINormalizer
 
 __all__ = ["ENTRIES", "Entry", "Meta", "detect_provider", "error_provider", "meta_from", "usage_from", "wrong_provider"]
@@ -52,6 +53,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(ChatCompletionsNormalizer),  # after the typed event streams: "choices" is its mark
     Entry(OllamaNormalizer),  # a boolean "done" beside "message" or "response"
     Entry(CohereNormalizer),  # hyphenated event types (message-start, content-delta ...)
+    Entry(VercelUINormalizer),  # hyphenated chunk types of its own; before Bedrock: camelCase usage with details
     Entry(BedrockConverseNormalizer),  # camelCase event names (contentBlockDelta ...)
     Entry(BedrockAnthropicNormalizer),  # chunk events holding base64 Anthropic events
     # xAI sends OpenAI's and Anthropic's shapes

@@ -1,0 +1,184 @@
+"""Unified events -> an Anthropic Messages stream.
+
+Contract (see :mod:`.base` for what every encoder does):
+
+- ``message_start`` first (the message's id and model, ``usage`` as far as known), then one content block at a time
+  for text and thinking: ``content_block_start`` (``index`` counting the blocks from 0), its deltas,
+  ``content_block_stop`` when another block begins or the message ends.
+- ``text_delta`` -> a ``text`` block's ``text_delta``; ``reasoning_delta`` -> a ``thinking`` block's
+  ``thinking_delta``; a signature -> ``signature_delta`` on the open thinking block (a signature with no thinking
+  block open gets a thinking block of its own, empty but for the signature, so a client can replay it).
+- A client call -> a ``tool_use`` block (``id``, ``name``, ``input: {}``), its fragments as ``input_json_delta``,
+  ``content_block_stop`` when the source closed it; a call the provider ran itself -> a ``server_tool_use`` block
+  the same way. A call never closed gets no ``content_block_stop``.
+- ``done`` -> ``message_delta`` (``stop_reason``: end ``end_turn``, max_tokens, tool_use, stop_sequence, refusal as
+  named, incomplete ``pause_turn``, failed and cancelled the error below, the rest ``end_turn`` counted as dropped;
+  ``usage`` with every count: the Messages API counts ``input_tokens`` without the cache reads and writes, which
+  have their own members), then ``message_stop``. Anthropic has no reasoning token count: a non-zero one is counted
+  as dropped.
+- ``error`` -> the usage so far on a ``message_delta`` without a stop reason, then ``event: error`` with ``{"type":
+  "error", "error": {"type", "message"}}`` (what the ``anthropic`` SDK raises); ``message_delta`` and
+  ``message_stop`` only when the source still stopped after it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Mapping, Optional
+
+from ..events import Unified
+from ..normalizers.anthropic import ANTHROPIC_STOP
+from .base import Call, Encoder, dumps, error_parts, quote
+
+__all__ = ["AnthropicEncoder", "messages_usage"]
+
+
+def messages_usage(usage: Any) -> dict[str, Any]:
+    """A :class:`~ssewire.Usage` as the Messages API's ``usage`` object (``input_tokens`` without the cache counts)."""
+    read, written = usage.cached_input_tokens or 0, usage.cache_write_tokens or 0
+    out: dict[str, Any] = {
+        "input_tokens": max((usage.input_tokens or 0) - read - written, 0),
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": read,
+        "output_tokens": usage.output_tokens or 0,
+    }
+    if usage.cache_write_5m_tokens is not None or usage.cache_write_1h_tokens is not None:
+        out["cache_creation"] = {
+            "ephemeral_5m_input_tokens": usage.cache_write_5m_tokens or 0,
+            "ephemeral_1h_input_tokens": usage.cache_write_1h_tokens or 0,
+        }
+    return out
+
+
+_EMPTY_USAGE = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0}
+
+
+class AnthropicEncoder(Encoder):
+    """Unified events -> Messages stream events (see the module docstring)."""
+
+    to = "anthropic"
+    id_prefix = "msg_"
+    stops: ClassVar[Mapping[str, str]] = {
+        "end": "end_turn",
+        "max_tokens": "max_tokens",
+        "tool_use": "tool_use",
+        "stop_sequence": "stop_sequence",
+        "refusal": "refusal",
+        "incomplete": "pause_turn",
+        "other": "end_turn",
+    }
+    reads_stop = ANTHROPIC_STOP
+    carries_reasoning_tokens = False
+
+    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
+        super().__init__(to, **options)
+        self._blocks = 0  # blocks started
+        self._open: Optional[str] = None  # the kind of the open text or thinking block
+        self._text_head = ""
+        self._thinking_head = ""
+
+    def on_start(self) -> str:
+        usage = _EMPTY_USAGE if self.usage is None else messages_usage(self.usage)
+        message: dict[str, Any] = {
+            "id": self.response_id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        return "event: message_start\ndata: " + dumps({"type": "message_start", "message": message}) + "\n\n"
+
+    def _begin(self, block: dict[str, Any]) -> tuple[int, str]:
+        """Close the open text or thinking block, start ``block``: its index and the text written."""
+        out = self._close_open()
+        index = self._blocks
+        self._blocks += 1
+        start = {"type": "content_block_start", "index": index, "content_block": block}
+        return index, out + "event: content_block_start\ndata: " + dumps(start) + "\n\n"
+
+    def _close_open(self) -> str:
+        if self._open is None:
+            return ""
+        self._open = None
+        return _stop(self._blocks - 1)
+
+    def on_text(self, text: str) -> str:
+        out = ""
+        if self._open != "text":
+            index, out = self._begin({"type": "text", "text": ""})
+            self._open = "text"
+            self._text_head = (
+                f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
+                '"delta":{"type":"text_delta","text":'
+            )
+        return f"{out}{self._text_head}{quote(text)}}}}}\n\n"
+
+    def on_reasoning(self, text: str) -> str:
+        out = self._open_thinking()
+        return f"{out}{self._thinking_head}{quote(text)}}}}}\n\n"
+
+    def _open_thinking(self) -> str:
+        if self._open == "thinking":
+            return ""
+        index, out = self._begin({"type": "thinking", "thinking": "", "signature": ""})
+        self._open = "thinking"
+        self._thinking_head = (
+            f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
+            '"delta":{"type":"thinking_delta","thinking":'
+        )
+        return out
+
+    def on_signature(self, signature: str) -> str:
+        out = self._open_thinking()
+        signed = {"type": "signature_delta", "signature": signature}
+        delta = {"type": "content_block_delta", "index": self._blocks - 1, "delta": signed}
+        return out + "event: content_block_delta\ndata: " + dumps(delta) + "\n\n"
+
+    def _call_block(self, call: Call, kind: str) -> str:
+        index, out = self._begin({"type": kind, "id": call.id, "name": call.name or "", "input": {}})
+        call.index = index
+        return out
+
+    def on_call_start(self, call: Call) -> str:
+        return self._call_block(call, "tool_use")
+
+    def on_server_call(self, call: Call) -> str:
+        return self._call_block(call, "server_tool_use")
+
+    def on_call_arguments(self, call: Call, text: str) -> str:
+        return (
+            f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{call.index},'
+            f'"delta":{{"type":"input_json_delta","partial_json":{quote(text)}}}}}\n\n'
+        )
+
+    on_server_arguments = on_call_arguments
+
+    def on_call_done(self, call: Call, event: Unified) -> str:
+        return _stop(call.index)
+
+    on_server_done = on_call_done
+
+    def on_done(self, stop: str, native: str) -> str:
+        out = self._close_open()
+        usage = _EMPTY_USAGE
+        if self.usage is not None:
+            usage = messages_usage(self.usage)
+        delta = {"type": "message_delta", "delta": {"stop_reason": native, "stop_sequence": None}, "usage": usage}
+        out += "event: message_delta\ndata: " + dumps(delta) + "\n\n"
+        return out + 'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+
+    def on_error(self, error: Mapping[str, Any]) -> str:
+        out = ""
+        if self.usage is not None:  # the usage so far, on a message_delta without a stop reason
+            delta = {"type": "message_delta", "delta": {"stop_reason": None, "stop_sequence": None}}
+            delta["usage"] = messages_usage(self.usage)
+            out = "event: message_delta\ndata: " + dumps(delta) + "\n\n"
+        kind, message = error_parts(error)
+        body = {"type": "error", "error": {"type": kind, "message": message}}
+        return out + "event: error\ndata: " + dumps(body) + "\n\n"
+
+
+def _stop(index: int) -> str:
+    return f'event: content_block_stop\ndata: {{"type":"content_block_stop","index":{index}}}\n\n'

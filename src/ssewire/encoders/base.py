@@ -1,0 +1,346 @@
+"""What every encoder shares: the walk over unified events, the open tool calls, usage, the stop-reason check and
+the count of what the target could not carry.
+
+An encoder turns one stream's :class:`~ssewire.Unified` events into one target API's wire bytes, incrementally:
+:meth:`Encoder.encode` takes one event and returns the bytes it makes (often none), :meth:`Encoder.close` the bytes
+that end the stream. A target module writes the ``on_*`` hooks (each returns text; the base encodes it once per
+event) and its class attributes; the order of events, the bookkeeping of calls and the rules below are here.
+
+- The target's opening (``on_start``) is written with the first event, so a client sees bytes as soon as the
+  source says anything; the response id and model come from the options, else from ``source`` (the normaliser
+  reading the stream, whose ``response_id`` / ``model`` are read when the opening is written), else are made up.
+- A tool call's arguments reach the target as they arrive; a call the source sent whole (no fragments before its
+  ``tool_call_done``) gets its arguments as one fragment first. Calls the provider ran itself (``server``) go to
+  ``on_server_call``: written where the target has a shape for them, else counted in :attr:`Encoder.dropped`.
+- ``usage`` events update the one :class:`~ssewire.Usage` written where the target puts usage (at the end).
+- ``done`` ends the stream with the target's stop (``on_done``), written when the next event is not more content,
+  or at :meth:`Encoder.close`: content after a stop (a second message in one stream) continues the one target
+  response, as ``collect()`` reads such a stream. ``error`` writes the target's error shape (``on_error``) at once;
+  a stop the source sends after it is still written where the target can say both. A stream that failed or was
+  cut never ends as a clean stop, and its open calls are never closed: :meth:`Encoder.close` without a stop or an
+  error writes a ``stream_truncated`` error. Nothing is written after the target's end.
+- Memory: one event's text, the open calls' ids and names, and what the target itself repeats at its end (the
+  Responses API's final ``response`` object holds the whole output: that target keeps it, no other does).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections import Counter
+from typing import Any, Callable, ClassVar, Mapping, Optional
+
+from ..events import Unified
+from ..normalizers.common import client_stop
+from ..normalizers.tool_calls import compact_json
+from ..usage import Usage
+
+__all__ = ["Call", "Encoder", "dumps", "quote", "sse"]
+
+#: A string as a JSON string literal (quotes and escapes; non-ASCII kept): the C encoder ``json`` uses.
+quote: Callable[[str], str] = json.encoder.encode_basestring
+#: A value as compact JSON text (no spaces, non-ASCII kept).
+dumps = compact_json
+
+#: The stops that are no clean end: a target without its own value for one writes its error instead.
+_NOT_CLEAN = frozenset({"failed", "cancelled"})
+#: What a truncated source is reported as in every target's error shape.
+TRUNCATED = {"type": "stream_truncated", "message": "the source stream ended before its terminal event"}
+
+
+def sse(data: str, event: Optional[str] = None) -> str:
+    """One Server-Sent Event: ``event: <name>`` (when given) and one ``data:`` line (``data`` is JSON: no newline)."""
+    return f"event: {event}\ndata: {data}\n\n" if event is not None else f"data: {data}\n\n"
+
+
+class Call:
+    """One tool call as the encoder wrote it: the source's id and name, the target's ``index`` (the call's place
+    among the calls, or its block's place among the blocks), whether any argument text was written (``streamed``),
+    the text written (``parts``, kept only by targets that repeat it at the end) and the signature it carried."""
+
+    __slots__ = ("id", "index", "item_id", "name", "parts", "server", "signature", "streamed")
+
+    def __init__(self, call_id: str, name: Optional[str], index: int, server: bool) -> None:
+        self.id = call_id
+        self.name = name
+        self.index = index
+        self.server = server
+        self.streamed = False
+        self.parts: list[str] = []
+        self.signature: Optional[str] = None
+        self.item_id = call_id
+
+
+class Encoder:
+    """Unified events in, one target's wire bytes out (see the module docstring for the contract).
+
+    Options every target takes: ``model`` and ``response_id`` (else the source's, else made up), ``created``
+    (Unix seconds; else now) and ``source`` (the normaliser reading the stream, for its id and model).
+    """
+
+    #: The target's name (what ``to=`` takes).
+    to: ClassVar[str] = ""
+    #: The HTTP ``Content-Type`` of the target's stream, and any other headers its clients expect.
+    content_type: ClassVar[str] = "text/event-stream"
+    headers: ClassVar[Mapping[str, str]] = {}
+    #: Unified stop reason -> the target's own value (``other`` for the rest; a target without ``failed`` or
+    #: ``cancelled`` writes its error for them), and the target's reader's table back (to tell which stops the
+    #: target cannot carry).
+    stops: ClassVar[Mapping[str, str]] = {}
+    reads_stop: ClassVar[Mapping[str, str]] = {}
+    #: The id prefix of made-up response ids.
+    id_prefix: ClassVar[str] = "resp_"
+    #: Whether the target carries a signature on a tool call (else it goes to ``on_signature``).
+    call_signatures: ClassVar[bool] = False
+    #: Whether the target's usage has a member for the reasoning share and for cache writes.
+    carries_reasoning_tokens: ClassVar[bool] = True
+    carries_cache_writes: ClassVar[bool] = True
+    #: Whether the target writes the reasoning count as a share of the output (so it cannot exceed it).
+    reasoning_within_output: ClassVar[bool] = False
+
+    def __new__(cls, to: Optional[str] = None, **options: Any) -> Encoder:
+        """``Encoder(to, ...)`` makes the encoder of target ``to`` (see :data:`ssewire.encoders.ENCODERS`); a
+        target's own class takes no ``to``."""
+        if cls is Encoder:
+            from . import encoder_class  # (the registry imports every target, each of which imports this module)
+
+            if to is None:
+                raise TypeError("Encoder() needs the target: Encoder(to, ...)")
+            cls = encoder_class(to)
+        return object.__new__(cls)
+
+    def __init__(
+        self,
+        to: Optional[str] = None,
+        *,
+        model: Optional[str] = None,
+        response_id: Optional[str] = None,
+        created: Optional[int] = None,
+        source: Any = None,
+    ) -> None:
+        if to is not None and to != self.to:
+            raise ValueError(f"{type(self).__name__} writes {self.to!r}, not {to!r}")
+        self.model = model
+        self.response_id = response_id
+        self.created = int(time.time()) if created is None else created
+        self.source = source
+        #: What the target could not carry, by kind (``server_tool_call``, ``citation``, ``signature``,
+        #: ``stop_reason``, ``reasoning_tokens``, ``cache_write_tokens`` ...): each occurrence counted once.
+        self.dropped: Counter[str] = Counter()
+        self.usage: Optional[Usage] = None
+        self.calls: dict[Optional[str], Call] = {}
+        self.client_calls = 0  # client calls opened
+        self.started = False
+        self.ended = False  # the target's stream is over: nothing more is written
+        self.failed = False  # the target's error was written (the target may still write a stop after it)
+        self.stop: Optional[str] = None  # the source's stop, not written yet (more content may follow it)
+
+    # -- the walk ------------------------------------------------------------------------------------------------
+    def encode(self, event: Unified) -> bytes:
+        """The target's bytes for one event (``b""`` when it writes nothing yet)."""
+        kind = event.type
+        if kind == "usage":
+            if event.usage is not None:
+                self._take_usage(event.usage)
+            return b""
+        if self.ended:
+            return b""
+        out = "" if self.started else self._start()
+        if self.stop is not None and kind != "done" and kind != "raw":
+            if kind == "error":  # after the stop: the target ends as the source did, then reports the error
+                out += self._end()
+            else:
+                self.stop = None  # the response goes on (a second message): one target response holds both
+        if kind == "text_delta":
+            out += self.on_text(event.text) if event.text else ""
+        elif kind == "reasoning_delta":
+            out += self.on_reasoning(event.text) if event.text else ""
+        elif kind == "tool_call_start":
+            out += self._start_call(event)[1]
+        elif kind == "tool_call_delta":
+            call, out_start = self._start_call(event)
+            out += out_start
+            if event.arguments_delta:
+                out += self._fragment(call, event.arguments_delta)
+        elif kind == "tool_call_done":
+            out += self._done_call(event)
+        elif kind == "done":
+            self.stop = event.stop_reason or "other"  # written by the next event that is not more content, or close()
+        elif kind == "error":
+            if event.usage is not None and self.usage is None:
+                self._take_usage(event.usage)
+            if not self.failed:
+                self.failed = True
+                out += self.on_error(event.error or {"type": "error", "message": ""})
+        if event.signature is not None and kind not in ("tool_call_start", "tool_call_delta"):
+            out += self.on_signature(event.signature)
+        if event.citations:
+            out += self.on_citations(event.citations)
+        return out.encode() if out else b""
+
+    def close(self) -> bytes:
+        """The bytes that end the stream: the target's stop when the source stopped, else (unless the source already
+        reported an error) the target's error for a truncated stream: never a clean stop."""
+        if self.ended:
+            return b""
+        out = "" if self.started else self._start()
+        if self.stop is not None:
+            out += self._end()
+        elif not self.failed:
+            self.failed = True
+            out += self.on_error(dict(TRUNCATED))
+        if not self.ended:
+            self.ended = True
+            out += self.on_close()
+        self._count_usage_drops()
+        return out.encode()
+
+    def _end(self) -> str:
+        stop = self.stop or "other"
+        self.stop = None
+        if stop in _NOT_CLEAN and stop not in self.stops:  # no such stop in the target: its error, never a clean one
+            out = "" if self.failed else self.on_error({"type": stop, "message": f"the response {stop}"})
+            self.failed = True
+            self.ended = True
+            self._count_usage_drops()
+            return out + self.on_close()
+        self.ended = True
+        self._count_usage_drops()
+        return self.on_done(stop, self._target_stop(stop))
+
+    def _start(self) -> str:
+        self.started = True
+        source = self.source
+        if self.response_id is None:
+            got = getattr(source, "response_id", None)
+            self.response_id = got if isinstance(got, str) else self.id_prefix + uuid.uuid4().hex[:24]
+        if self.model is None:
+            got = getattr(source, "model", None)
+            self.model = got if isinstance(got, str) else "unknown"
+        return self.on_start()
+
+    def _start_call(self, event: Unified) -> tuple[Call, str]:
+        """The call ``event`` is about, and the text that opened it (``""`` when it was already open)."""
+        call = self.calls.get(event.tool_call_id)
+        if call is not None:
+            if call.name is None and event.tool_name is not None:
+                call.name = event.tool_name
+            return call, ""
+        call_id = event.tool_call_id if event.tool_call_id is not None else f"call_{len(self.calls)}"
+        server = bool(event.server)
+        call = Call(call_id, event.tool_name, 0 if server else self.client_calls, server)
+        call.signature = event.signature
+        self.calls[event.tool_call_id] = call
+        out = ""
+        if call.signature is not None and not self.call_signatures:
+            out = self.on_signature(call.signature)
+        if server:
+            return call, out + self.on_server_call(call)
+        self.client_calls += 1
+        return call, out + self.on_call_start(call)
+
+    def _fragment(self, call: Call, text: str) -> str:
+        call.streamed = True
+        if call.server:
+            return self.on_server_arguments(call, text)
+        return self.on_call_arguments(call, text)
+
+    def _done_call(self, event: Unified) -> str:
+        call, out = self._start_call(event)
+        if not call.streamed:  # sent whole: its arguments as one fragment
+            whole = event.arguments_raw
+            if whole is None:
+                whole = dumps(event.arguments) if event.arguments is not None else ""
+            if whole:
+                out += self._fragment(call, whole)
+        if call.server:
+            return out + self.on_server_done(call, event)
+        return out + self.on_call_done(call, event)
+
+    def _take_usage(self, raw: dict[str, Any]) -> None:
+        usage = Usage.from_raw(raw)
+        if usage.source is not None:
+            self.usage = usage
+
+    def _target_stop(self, stop: str) -> str:
+        """The target's stop value for a unified one; counted in ``dropped`` when the target's reader would not
+        read it back as the same unified reason."""
+        native = self.stops.get(stop, self.stops.get("other", "other"))
+        back = client_stop(self.reads_stop.get(native, "other"), self.client_calls > 0)
+        if back != stop:
+            self.dropped["stop_reason"] += 1
+        return native
+
+    def _count_usage_drops(self) -> None:
+        """At the end: count the usage counts the target has no member for (those the source reported non-zero)."""
+        usage = self.usage
+        if usage is None:
+            return
+        reasoning = usage.reasoning_tokens
+        if reasoning and (
+            not self.carries_reasoning_tokens
+            or (self.reasoning_within_output and reasoning > (usage.output_tokens or 0))
+        ):
+            self.dropped["reasoning_tokens"] += 1
+        if not self.carries_cache_writes and usage.cache_write_tokens:
+            self.dropped["cache_write_tokens"] += 1
+
+    # -- what a target writes ------------------------------------------------------------------------------------
+    def on_start(self) -> str:
+        """The target's opening (the response's id, model and creation time are known)."""
+        return ""
+
+    def on_text(self, text: str) -> str:
+        raise NotImplementedError
+
+    def on_reasoning(self, text: str) -> str:
+        raise NotImplementedError
+
+    def on_call_start(self, call: Call) -> str:
+        raise NotImplementedError
+
+    def on_call_arguments(self, call: Call, text: str) -> str:
+        raise NotImplementedError
+
+    def on_call_done(self, call: Call, event: Unified) -> str:
+        raise NotImplementedError
+
+    def on_server_call(self, call: Call) -> str:
+        """A call the provider runs itself: counted as dropped unless the target has a shape for it."""
+        self.dropped["server_tool_call"] += 1
+        return ""
+
+    def on_server_arguments(self, call: Call, text: str) -> str:
+        return ""
+
+    def on_server_done(self, call: Call, event: Unified) -> str:
+        return ""
+
+    def on_signature(self, signature: str) -> str:
+        """A reasoning signature not carried by a call: counted as dropped unless the target carries it."""
+        self.dropped["signature"] += 1
+        return ""
+
+    def on_citations(self, citations: list[Any]) -> str:
+        """Citations: counted as dropped unless the target carries them."""
+        self.dropped["citation"] += len(citations)
+        return ""
+
+    def on_done(self, stop: str, native: str) -> str:
+        raise NotImplementedError
+
+    def on_error(self, error: Mapping[str, Any]) -> str:
+        """The target's error (a target whose error is its terminal event sets ``ended``)."""
+        raise NotImplementedError
+
+    def on_close(self) -> str:
+        """What ends a stream that failed without a stop (after :meth:`on_error`)."""
+        return ""
+
+
+def error_parts(error: Mapping[str, Any]) -> tuple[str, str]:
+    """``(type, message)`` of a unified error dict (both strings)."""
+    kind = error.get("type")
+    message = error.get("message")
+    return (kind if isinstance(kind, str) else "error"), (message if isinstance(message, str) else "")

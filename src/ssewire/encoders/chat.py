@@ -1,0 +1,134 @@
+"""Unified events -> an OpenAI Chat Completions stream (``chat.completion.chunk`` objects, then ``data: [DONE]``).
+
+Contract (see :mod:`.base` for what every encoder does):
+
+- Every chunk has the one ``id``, ``created`` and ``model`` of the stream; the first delta says the role (``{"role":
+  "assistant", "content": ""}``), written with the first event.
+- ``text_delta`` -> ``delta.content``; ``reasoning_delta`` -> ``delta.reasoning_content`` (the member DeepSeek, xAI
+  and vLLM send; ``reasoning_field="reasoning"`` writes OpenRouter's and newer vLLM's name instead).
+- A client call -> ``delta.tool_calls[{"index", "id", "type": "function", "function": {"name", "arguments": ""}}]``
+  then ``{"index", "function": {"arguments": <fragment>}}`` per fragment; ``index`` counts the calls from 0. A
+  Gemini thought signature on the call goes where Gemini's OpenAI-compatible endpoint puts it
+  (``extra_content.google.thought_signature``). Calls the provider ran itself have no Chat shape: dropped.
+- ``done`` -> a chunk with an empty delta and the ``finish_reason`` (end ``stop``, max_tokens ``length``, tool_use
+  ``tool_calls`` when client calls were written, refusal ``content_filter``, failed ``error``, cancelled the error
+  below, the rest ``stop`` or ``length`` and counted as dropped), then, with ``include_usage`` (the default, as a
+  client asks with ``stream_options.include_usage``), a chunk with ``choices: []`` and the ``usage``
+  (``prompt_tokens`` every input token, ``prompt_tokens_details.cached_tokens`` / ``cache_write_tokens``,
+  ``completion_tokens`` every output token, ``completion_tokens_details.reasoning_tokens``), then ``data: [DONE]``.
+- ``error`` -> the usage chunk so far (with ``include_usage``), then ``data: {"error": {"message", "type",
+  "code"}}`` (what OpenAI-compatible servers send for a late failure, and what the ``openai`` SDK raises as
+  ``APIError``); ``[DONE]`` only when the source still stopped after it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Mapping, Optional
+
+from ..events import Unified
+from ..normalizers.chat import CHAT_STOP
+from .base import Call, Encoder, dumps, error_parts, quote
+
+__all__ = ["ChatEncoder", "chat_usage"]
+
+
+def chat_usage(usage: Any) -> dict[str, Any]:
+    """A :class:`~ssewire.Usage` as Chat Completions' ``usage`` object."""
+    inputs, outputs = usage.input_tokens or 0, usage.output_tokens or 0
+    out: dict[str, Any] = {"prompt_tokens": inputs, "completion_tokens": outputs, "total_tokens": inputs + outputs}
+    prompt_details = {"cached_tokens": usage.cached_input_tokens or 0}
+    if usage.cache_write_tokens:
+        prompt_details["cache_write_tokens"] = usage.cache_write_tokens
+    out["prompt_tokens_details"] = prompt_details
+    out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens or 0}
+    return out
+
+
+class ChatEncoder(Encoder):
+    """Unified events -> Chat Completions chunks (see the module docstring)."""
+
+    to = "openai-chat"
+    id_prefix = "chatcmpl-"
+    call_signatures = True
+    stops: ClassVar[Mapping[str, str]] = {
+        "end": "stop",
+        "max_tokens": "length",
+        "tool_use": "tool_calls",
+        "refusal": "content_filter",
+        "failed": "error",
+        "stop_sequence": "stop",
+        "incomplete": "length",
+        "other": "stop",
+    }
+    reads_stop = CHAT_STOP
+
+    def __init__(
+        self,
+        to: Optional[str] = None,
+        *,
+        include_usage: bool = True,
+        reasoning_field: str = "reasoning_content",
+        **options: Any,
+    ) -> None:
+        super().__init__(to, **options)
+        self.include_usage = include_usage
+        self._reasoning_key = quote(reasoning_field)
+        self._head = ""
+        self._usage_written: Any = None
+
+    def on_start(self) -> str:
+        head = f'{{"id":{quote(self.response_id or "")},"object":"chat.completion.chunk","created":{self.created},'
+        self._head = f'data: {head}"model":{quote(self.model or "")},"choices":[{{"index":0,"delta":'
+        return self._chunk('{"role":"assistant","content":""}')
+
+    def _chunk(self, delta: str, finish: str = "null") -> str:
+        return f'{self._head}{delta},"logprobs":null,"finish_reason":{finish}}}]}}\n\n'
+
+    def on_text(self, text: str) -> str:
+        return f'{self._head}{{"content":{quote(text)}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
+
+    def on_reasoning(self, text: str) -> str:
+        return f'{self._head}{{{self._reasoning_key}:{quote(text)}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
+
+    def on_call_start(self, call: Call) -> str:
+        opened: dict[str, Any] = {
+            "index": call.index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name or "", "arguments": ""},
+        }
+        if call.signature is not None:
+            opened["extra_content"] = {"google": {"thought_signature": call.signature}}
+        return self._chunk('{"tool_calls":[' + dumps(opened) + "]}")
+
+    def on_call_arguments(self, call: Call, text: str) -> str:
+        fragment = f'{{"tool_calls":[{{"index":{call.index},"function":{{"arguments":{quote(text)}}}}}]}}'
+        return self._chunk(fragment)
+
+    def on_call_done(self, call: Call, event: Unified) -> str:
+        return ""  # Chat closes its calls with the finish reason
+
+    def on_done(self, stop: str, native: str) -> str:
+        if native == "tool_calls" and not self.client_calls:
+            native = "stop"  # only calls the provider ran: nothing for the client to run
+        out = self._chunk("{}", quote(native))
+        out += self._usage_chunk()
+        return out + "data: [DONE]\n\n"
+
+    def _usage_chunk(self) -> str:
+        """The usage chunk, unless this usage was written already (before an error)."""
+        if self.usage is None or self.usage is self._usage_written:
+            return ""
+        self._usage_written = self.usage
+        if not self.include_usage:
+            self.dropped["usage"] += 1
+            return ""
+        head = self._head[: -len('[{"index":0,"delta":')]
+        return f'{head}[],"usage":{dumps(chat_usage(self.usage))}}}\n\n'
+
+    def on_error(self, error: Mapping[str, Any]) -> str:
+        out = self._usage_chunk()  # the usage so far, which the error chunk cannot carry
+        kind, message = error_parts(error)
+        code: Optional[Any] = error.get("code")
+        body = {"message": message, "type": kind, "code": code if isinstance(code, (str, int)) else None}
+        return out + "data: " + dumps({"error": body}) + "\n\n"

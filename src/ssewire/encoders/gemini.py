@@ -1,0 +1,117 @@
+"""Unified events -> a Gemini ``streamGenerateContent?alt=sse`` stream (``GenerateContentResponse`` chunks).
+
+Contract (see :mod:`.base` for what every encoder does):
+
+- One chunk per event that says something: ``{"candidates": [{"content": {"role": "model", "parts": [part]},
+  "index": 0}], "modelVersion", "responseId"}``.
+- ``text_delta`` -> a ``{"text"}`` part; ``reasoning_delta`` -> ``{"text", "thought": true}``; a signature ->
+  ``thoughtSignature`` on the call it came with, else on an empty text part of its own (as Gemini sends it).
+- A client call -> one ``functionCall`` part (``name``, ``args``, ``id``) when the source closes it: Gemini sends
+  calls whole, so the call is written from the arguments its ``tool_call_done`` carries; a call never closed is
+  never written. Arguments that are not a JSON object, and calls the provider ran itself, have no Gemini shape:
+  dropped.
+- ``done`` -> a last chunk with ``finishReason`` (end and tool_use ``STOP``, max_tokens ``MAX_TOKENS``, refusal
+  ``SAFETY``, failed and cancelled the error below, the rest ``OTHER`` or ``STOP`` counted as dropped) and
+  ``usageMetadata`` (``promptTokenCount`` every input token, ``cachedContentTokenCount``, ``candidatesTokenCount``
+  the output without the thoughts, ``thoughtsTokenCount``, ``totalTokenCount``). Gemini has no cache-write count: a
+  non-zero one is dropped.
+- ``error`` -> the usage so far on a chunk without a ``finishReason``, then ``{"error": {"code", "message",
+  "status"}}`` with the source's error type as ``status``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Mapping, Optional
+
+from ..events import Unified
+from ..normalizers.gemini import GEMINI_STOP
+from .base import Call, Encoder, dumps, error_parts, quote
+
+__all__ = ["GeminiEncoder", "gemini_usage"]
+
+
+def gemini_usage(usage: Any) -> dict[str, Any]:
+    """A :class:`~ssewire.Usage` as Gemini's ``usageMetadata`` (thoughts counted apart from the candidates; a
+    reasoning count above the output count, which some routers report, is cut to it)."""
+    inputs, outputs = usage.input_tokens or 0, usage.output_tokens or 0
+    reasoning = min(usage.reasoning_tokens or 0, outputs)
+    out: dict[str, Any] = {"promptTokenCount": inputs, "candidatesTokenCount": outputs - reasoning}
+    if usage.cached_input_tokens:
+        out["cachedContentTokenCount"] = usage.cached_input_tokens
+    if reasoning:
+        out["thoughtsTokenCount"] = reasoning
+    out["totalTokenCount"] = inputs + outputs
+    return out
+
+
+class GeminiEncoder(Encoder):
+    """Unified events -> ``GenerateContentResponse`` chunks (see the module docstring)."""
+
+    to = "gemini"
+    call_signatures = True
+    stops: ClassVar[Mapping[str, str]] = {
+        "end": "STOP",
+        "tool_use": "STOP",
+        "max_tokens": "MAX_TOKENS",
+        "refusal": "SAFETY",
+        "stop_sequence": "STOP",
+        "other": "OTHER",
+    }
+    reads_stop = GEMINI_STOP
+    carries_cache_writes = False
+    reasoning_within_output = True  # thoughts and candidates add up to the output
+
+    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
+        super().__init__(to, **options)
+        self._head = ""
+        self._tail = ""
+
+    def on_start(self) -> str:
+        self._head = 'data: {"candidates":[{"content":{"role":"model","parts":['
+        self._tail = f'{{"modelVersion":{quote(self.model or "")},"responseId":{quote(self.response_id or "")}}}'
+        self._tail = ']},"index":0}],' + self._tail[1:] + "\n\n"
+        return ""
+
+    def on_text(self, text: str) -> str:
+        return f'{self._head}{{"text":{quote(text)}}}{self._tail}'
+
+    def on_reasoning(self, text: str) -> str:
+        return f'{self._head}{{"text":{quote(text)},"thought":true}}{self._tail}'
+
+    def on_signature(self, signature: str) -> str:
+        return f'{self._head}{{"text":"","thoughtSignature":{quote(signature)}}}{self._tail}'
+
+    def on_call_start(self, call: Call) -> str:
+        return ""
+
+    def on_call_arguments(self, call: Call, text: str) -> str:
+        return ""  # written whole with the call: its done event carries the parsed arguments
+
+    def on_call_done(self, call: Call, event: Unified) -> str:
+        arguments = event.arguments
+        if arguments is None:  # not a JSON object: Gemini's args must be one
+            self.dropped["arguments"] += 1
+            arguments = {}
+        part: dict[str, Any] = {"functionCall": {"name": call.name or "", "args": arguments, "id": call.id}}
+        if call.signature is not None:
+            part["thoughtSignature"] = call.signature
+        return self._head + dumps(part) + self._tail
+
+    def on_done(self, stop: str, native: str) -> str:
+        body: dict[str, Any] = {"candidates": [{"finishReason": native, "index": 0}]}
+        if self.usage is not None:
+            body["usageMetadata"] = gemini_usage(self.usage)
+        body["modelVersion"] = self.model
+        body["responseId"] = self.response_id
+        return "data: " + dumps(body) + "\n\n"
+
+    def on_error(self, error: Mapping[str, Any]) -> str:
+        kind, message = error_parts(error)
+        code = error.get("code")
+        body = {"code": code if type(code) is int else 500, "message": message, "status": kind}
+        out = ""
+        if self.usage is not None:  # the usage so far, on a chunk of its own (no finishReason: not an end)
+            usage = {"candidates": [{"content": {"role": "model", "parts": []}, "index": 0}]}
+            usage["usageMetadata"] = gemini_usage(self.usage)  # type: ignore[assignment]
+            out = "data: " + dumps(usage) + "\n\n"
+        return out + "data: " + dumps({"error": body}) + "\n\n"

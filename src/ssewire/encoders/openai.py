@@ -1,0 +1,282 @@
+"""Unified events -> an OpenAI Responses stream (typed events, each with its ``sequence_number``).
+
+Contract (see :mod:`.base` for what every encoder does):
+
+- ``response.created`` and ``response.in_progress`` first (the response's id, model and ``created_at``).
+- Output items, one open at a time for text and reasoning, each with a stable id and its ``output_index``:
+  text -> a ``message`` item (``output_item.added``, ``content_part.added``, ``output_text.delta`` ...,
+  ``output_text.done``, ``content_part.done``, ``output_item.done``); reasoning -> a ``reasoning`` item with one
+  summary part (``reasoning_summary_part.added``, ``reasoning_summary_text.delta`` ..., ``.done``); a signature ->
+  the reasoning item's ``encrypted_content`` (a reasoning item of its own when none is open).
+- A client call -> a ``function_call`` item (``call_id`` the source's id, ``name``), its fragments as
+  ``function_call_arguments.delta``, and when the source closed it ``function_call_arguments.done`` and
+  ``output_item.done`` with the whole argument string. Calls the provider ran itself have no generic Responses
+  item: dropped. A call never closed is never marked done.
+- ``done`` -> ``response.completed`` (end, tool_use; stop_sequence counted as dropped), ``response.incomplete``
+  (max_tokens: ``max_output_tokens``, refusal: ``content_filter``, incomplete), or ``response.failed``, carrying
+  the whole ``output`` and the ``usage`` (``input_tokens`` with ``input_tokens_details.cached_tokens`` /
+  ``cache_write_tokens``, ``output_tokens`` with ``output_tokens_details.reasoning_tokens``).
+- ``error`` -> an ``error`` event (``code`` the source's error type, ``message``); the stream then ends with the
+  terminal of the source's stop when it still sends one, else with ``response.failed`` carrying that error, the
+  way the API ends a failed response.
+- Memory: the final ``response`` repeats the whole output, so this target keeps it (the text, reasoning and
+  argument strings written) until the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, ClassVar, Mapping, Optional
+
+from ..events import Unified
+from ..normalizers.common import client_stop
+from ..normalizers.openai import INCOMPLETE_STOP, RESPONSES_STOP
+from .base import Call, Encoder, dumps, error_parts, quote
+
+__all__ = ["ResponsesEncoder", "responses_usage"]
+
+
+def responses_usage(usage: Any) -> dict[str, Any]:
+    """A :class:`~ssewire.Usage` as the Responses API's ``usage`` object."""
+    inputs, outputs = usage.input_tokens or 0, usage.output_tokens or 0
+    details: dict[str, Any] = {"cached_tokens": usage.cached_input_tokens or 0}
+    if usage.cache_write_tokens:
+        details["cache_write_tokens"] = usage.cache_write_tokens
+    return {
+        "input_tokens": inputs,
+        "input_tokens_details": details,
+        "output_tokens": outputs,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens or 0},
+        "total_tokens": inputs + outputs,
+    }
+
+
+#: Unified stop -> (terminal event, ``status``, ``incomplete_details.reason``).
+_ENDINGS: dict[str, tuple[str, str, Optional[str]]] = {
+    "end": ("response.completed", "completed", None),
+    "tool_use": ("response.completed", "completed", None),
+    "stop_sequence": ("response.completed", "completed", None),
+    "max_tokens": ("response.incomplete", "incomplete", "max_output_tokens"),
+    "refusal": ("response.incomplete", "incomplete", "content_filter"),
+    "incomplete": ("response.incomplete", "incomplete", None),
+    "failed": ("response.failed", "failed", None),
+    "cancelled": ("response.incomplete", "cancelled", None),
+    "other": ("response.completed", "completed", None),
+}
+
+
+class _Item:
+    """An output item being written: its id, kind, place and the text written to it."""
+
+    __slots__ = ("id", "index", "kind", "parts", "signature")
+
+    def __init__(self, item_id: str, kind: str, index: int) -> None:
+        self.id = item_id
+        self.kind = kind
+        self.index = index
+        self.parts: list[str] = []
+        self.signature: Optional[str] = None
+
+
+class ResponsesEncoder(Encoder):
+    """Unified events -> Responses stream events (see the module docstring)."""
+
+    to = "openai"
+    stops: ClassVar[Mapping[str, str]] = {stop: ending[1] for stop, ending in _ENDINGS.items()}
+    #: What the reader makes of each ending: by ``status``, and an incomplete one by its reason.
+    reads_stop: ClassVar[Mapping[str, str]] = {
+        stop: INCOMPLETE_STOP.get(reason or "", "incomplete") if status == "incomplete" else RESPONSES_STOP[status]
+        for stop, (_, status, reason) in _ENDINGS.items()
+    }
+
+    def _target_stop(self, stop: str) -> str:
+        """The ending's ``status``; checked by what the reader makes of the whole ending (see ``reads_stop``)."""
+        ending = stop if stop in _ENDINGS else "other"
+        back = client_stop(self.reads_stop[ending], self.client_calls > 0)
+        if back != stop:
+            self.dropped["stop_reason"] += 1
+        return _ENDINGS[ending][1]
+
+    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
+        super().__init__(to, **options)
+        self._seq = 0
+        self._stem = ""  # made from the response id: item ids are the same each time a stream is written
+        self._open: Optional[_Item] = None  # the open message or reasoning item
+        self._output: list[tuple[int, dict[str, Any]]] = []  # every finished item, with its output_index
+        self._items = 0
+        self._delta_head = ("", "")  # the open item's delta event type, and its place members as JSON
+        self._error: Optional[dict[str, Any]] = None  # the error written, for the failed response
+
+    # -- framing ------------------------------------------------------------------------------------------------
+    def _event(self, kind: str, body: dict[str, Any]) -> str:
+        seq = self._seq
+        self._seq += 1
+        return f'event: {kind}\ndata: {{"type":{quote(kind)},' + dumps(body)[1:-1] + f',"sequence_number":{seq}}}\n\n'
+
+    def _response(self, status: str) -> dict[str, Any]:
+        return {
+            "id": self.response_id,
+            "object": "response",
+            "created_at": self.created,
+            "status": status,
+            "error": None,
+            "incomplete_details": None,
+            "model": self.model,
+            "output": [],
+            "usage": None,
+        }
+
+    def on_start(self) -> str:
+        self._stem = hashlib.blake2s((self.response_id or "").encode(), digest_size=10).hexdigest()
+        response = self._response("in_progress")
+        return self._event("response.created", {"response": response}) + self._event(
+            "response.in_progress", {"response": response}
+        )
+
+    def _new_item(self, prefix: str, kind: str) -> _Item:
+        item = _Item(f"{prefix}_{self._stem}{self._items}", kind, self._items)
+        self._items += 1
+        return item
+
+    # -- text and reasoning ------------------------------------------------------------------------------------
+    def _switch(self, kind: str) -> str:
+        """Make the open item a ``kind`` item (closing another kind first): the text written."""
+        item = self._open
+        if item is not None and item.kind == kind:
+            return ""
+        out = self._close_open()
+        if kind == "message":
+            item = self._open = self._new_item("msg", "message")
+            added = {"id": item.id, "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+            out += self._event("response.output_item.added", {"output_index": item.index, "item": added})
+            part = {"type": "output_text", "text": "", "annotations": []}
+            place = {"item_id": item.id, "output_index": item.index, "content_index": 0}
+            out += self._event("response.content_part.added", {**place, "part": part})
+            self._delta_head = "response.output_text.delta", dumps(place)[1:-1]
+        else:
+            item = self._open = self._new_item("rs", "reasoning")
+            added = {"id": item.id, "type": "reasoning", "summary": []}
+            out += self._event("response.output_item.added", {"output_index": item.index, "item": added})
+            place = {"item_id": item.id, "output_index": item.index, "summary_index": 0}
+            part = {"type": "summary_text", "text": ""}
+            out += self._event("response.reasoning_summary_part.added", {**place, "part": part})
+            self._delta_head = "response.reasoning_summary_text.delta", dumps(place)[1:-1]
+        return out
+
+    def _delta(self, text: str) -> str:
+        kind, place = self._delta_head
+        seq = self._seq
+        self._seq += 1
+        return f'event: {kind}\ndata: {{"type":"{kind}",{place},"delta":{quote(text)},"sequence_number":{seq}}}\n\n'
+
+    def on_text(self, text: str) -> str:
+        out = self._switch("message")
+        self._open.parts.append(text)  # type: ignore[union-attr]
+        return out + self._delta(text)
+
+    def on_reasoning(self, text: str) -> str:
+        out = self._switch("reasoning")
+        self._open.parts.append(text)  # type: ignore[union-attr]
+        return out + self._delta(text)
+
+    def on_signature(self, signature: str) -> str:
+        out = self._switch("reasoning")
+        self._open.signature = signature  # type: ignore[union-attr]
+        return out
+
+    def _close_open(self) -> str:
+        item = self._open
+        if item is None:
+            return ""
+        self._open = None
+        text = "".join(item.parts)
+        item.parts = []
+        if item.kind == "message":
+            place = {"item_id": item.id, "output_index": item.index, "content_index": 0}
+            part = {"type": "output_text", "text": text, "annotations": []}
+            out = self._event("response.output_text.done", {**place, "text": text})
+            out += self._event("response.content_part.done", {**place, "part": part})
+            done = {"id": item.id, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+        else:
+            place = {"item_id": item.id, "output_index": item.index, "summary_index": 0}
+            part = {"type": "summary_text", "text": text}
+            out = self._event("response.reasoning_summary_text.done", {**place, "text": text})
+            out += self._event("response.reasoning_summary_part.done", {**place, "part": part})
+            done = {"id": item.id, "type": "reasoning", "summary": [part] if text else []}
+            if item.signature is not None:
+                done["encrypted_content"] = item.signature
+        self._output.append((item.index, done))
+        return out + self._event("response.output_item.done", {"output_index": item.index, "item": done})
+
+    # -- calls --------------------------------------------------------------------------------------------------
+    def on_call_start(self, call: Call) -> str:
+        out = self._close_open()
+        item = self._new_item("fc", "function_call")
+        call.index, call.item_id = item.index, item.id
+        added = {
+            "id": item.id,
+            "type": "function_call",
+            "status": "in_progress",
+            "arguments": "",
+            "call_id": call.id,
+            "name": call.name or "",
+        }
+        return out + self._event("response.output_item.added", {"output_index": call.index, "item": added})
+
+    def on_call_arguments(self, call: Call, text: str) -> str:
+        call.parts.append(text)
+        return self._event(
+            "response.function_call_arguments.delta",
+            {"item_id": call.item_id, "output_index": call.index, "delta": text},
+        )
+
+    def on_call_done(self, call: Call, event: Unified) -> str:
+        arguments = "".join(call.parts)
+        call.parts = []
+        place = {"item_id": call.item_id, "output_index": call.index}
+        out = self._event("response.function_call_arguments.done", {**place, "arguments": arguments})
+        done = {
+            "id": call.item_id,
+            "type": "function_call",
+            "status": "completed",
+            "arguments": arguments,
+            "call_id": call.id,
+            "name": call.name or "",
+        }
+        self._output.append((call.index, done))
+        return out + self._event("response.output_item.done", {"output_index": call.index, "item": done})
+
+    # -- the end ------------------------------------------------------------------------------------------------
+    def _final(self, kind: str, status: str) -> dict[str, Any]:
+        response = self._response(status)
+        response["output"] = [item for _, item in sorted(self._output, key=_first)]
+        if self.usage is not None:
+            response["usage"] = responses_usage(self.usage)
+        return response
+
+    def on_done(self, stop: str, native: str) -> str:
+        out = self._close_open()
+        kind, status, reason = _ENDINGS.get(stop, _ENDINGS["other"])
+        response = self._final(kind, status)
+        if reason is not None:
+            response["incomplete_details"] = {"reason": reason}
+        if status == "failed":
+            response["error"] = self._error  # the source's error, else none (the provider said only "failed")
+        return out + self._event(kind, {"response": response})
+
+    def on_error(self, error: Mapping[str, Any]) -> str:
+        out = self._close_open()
+        kind, message = error_parts(error)
+        self._error = {"code": kind, "message": message}
+        return out + self._event("error", {"code": kind, "message": message, "param": None})
+
+    def on_close(self) -> str:
+        """After an error without a stop: ``response.failed`` carrying that error."""
+        response = self._final("response.failed", "failed")
+        response["error"] = self._error
+        return self._event("response.failed", {"response": response})
+
+
+def _first(pair: tuple[int, Any]) -> int:
+    """Sort key: the ``output_index`` of a finished item (calls can finish out of order)."""
+    return pair[0]

@@ -1,0 +1,174 @@
+"""Unified events -> the Vercel AI SDK's UI message stream (what ``useChat`` reads; header
+``x-vercel-ai-ui-message-stream: v1``), as its ``readUIMessageStream`` / ``uiMessageChunkSchema`` define it.
+
+Contract (see :mod:`.base` for what every encoder does):
+
+- ``start`` (``messageId`` the response id) and ``start-step`` first.
+- ``text_delta`` -> a text part (``text-start``, ``text-delta`` ..., ``text-end``, one id per part);
+  ``reasoning_delta`` -> a reasoning part (``reasoning-start`` / ``-delta`` / ``-end``); a part ends when another
+  begins. A signature -> ``providerMetadata.ssewire.signature`` on the reasoning part's ``reasoning-end`` (an empty
+  reasoning part of its own when none is open), or on the call that carried it.
+- A call -> ``tool-input-start`` (``toolCallId``, ``toolName``; ``providerExecuted: true`` for a call the provider
+  ran itself), ``tool-input-delta`` per fragment, and when the source closed it ``tool-input-available`` with the
+  parsed ``input`` (``tool-input-error`` when the arguments are not a JSON object). A call never closed stays
+  without either.
+- ``done`` -> ``finish-step``, ``finish`` with ``finishReason`` (end ``stop``, max_tokens ``length``, tool_use
+  ``tool-calls``, refusal ``content-filter``, failed ``error``, incomplete and cancelled ``interrupted``,
+  stop_sequence ``stop`` counted as dropped) and ``messageMetadata.usage`` in the AI SDK's ``LanguageModelUsage``
+  shape (``inputTokens`` with ``inputTokenDetails``, ``outputTokens`` with ``outputTokenDetails``,
+  ``totalTokens``), then ``data: [DONE]``.
+- ``error`` -> the usage so far on a ``message-metadata`` chunk, then ``{"type": "error", "errorText",
+  "errorType"}`` (``errorType``, the source's error type, is an extension member: the SDK's chunk schema keeps
+  members it does not know), then ``data: [DONE]`` (after the ``finish`` when the source still stopped).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Mapping, Optional
+
+from ..events import Unified
+from ..normalizers.vercel_ui import VERCEL_STOP
+from .base import Call, Encoder, dumps, error_parts, quote
+
+__all__ = ["VercelUIEncoder", "ui_usage"]
+
+
+def ui_usage(usage: Any) -> dict[str, Any]:
+    """A :class:`~ssewire.Usage` as the AI SDK's ``LanguageModelUsage``."""
+    inputs, outputs = usage.input_tokens or 0, usage.output_tokens or 0
+    read, written, reasoning = (
+        usage.cached_input_tokens or 0,
+        usage.cache_write_tokens or 0,
+        usage.reasoning_tokens or 0,
+    )
+    return {
+        "inputTokens": inputs,
+        "inputTokenDetails": {
+            "noCacheTokens": max(inputs - read - written, 0),
+            "cacheReadTokens": read,
+            "cacheWriteTokens": written,
+        },
+        "outputTokens": outputs,
+        "outputTokenDetails": {"textTokens": max(outputs - reasoning, 0), "reasoningTokens": reasoning},
+        "totalTokens": inputs + outputs,
+    }
+
+
+class VercelUIEncoder(Encoder):
+    """Unified events -> UI message stream chunks (see the module docstring)."""
+
+    to = "vercel-ui"
+    id_prefix = "msg-"
+    call_signatures = True
+    headers: ClassVar[Mapping[str, str]] = {
+        "x-vercel-ai-ui-message-stream": "v1",
+        "cache-control": "no-cache",
+        "x-accel-buffering": "no",
+    }
+    stops: ClassVar[Mapping[str, str]] = {
+        "end": "stop",
+        "max_tokens": "length",
+        "tool_use": "tool-calls",
+        "refusal": "content-filter",
+        "failed": "error",
+        "incomplete": "interrupted",
+        "cancelled": "interrupted",
+        "stop_sequence": "stop",
+        "other": "other",
+    }
+    reads_stop = VERCEL_STOP
+
+    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
+        super().__init__(to, **options)
+        self._parts = 0
+        self._open: Optional[str] = None  # "text" or "reasoning": the open part's kind
+        self._open_id = ""
+        self._delta_head = ""
+
+    def on_start(self) -> str:
+        return (
+            f'data: {{"type":"start","messageId":{quote(self.response_id or "")}}}\n\ndata: {{"type":"start-step"}}\n\n'
+        )
+
+    def _switch(self, kind: str) -> str:
+        if self._open == kind:
+            return ""
+        out = self._close_open()
+        self._open = kind
+        self._open_id = part_id = f"{kind[:4]}-{self._parts}"
+        self._parts += 1
+        self._delta_head = f'data: {{"type":"{kind}-delta","id":"{part_id}","delta":'
+        return out + f'data: {{"type":"{kind}-start","id":"{part_id}"}}\n\n'
+
+    def _close_open(self, metadata: Optional[dict[str, Any]] = None) -> str:
+        kind = self._open
+        if kind is None:
+            return ""
+        self._open = None
+        end: dict[str, Any] = {"type": f"{kind}-end", "id": self._open_id}
+        if metadata is not None:
+            end["providerMetadata"] = metadata
+        return "data: " + dumps(end) + "\n\n"
+
+    def on_text(self, text: str) -> str:
+        return f"{self._switch('text')}{self._delta_head}{quote(text)}}}\n\n"
+
+    def on_reasoning(self, text: str) -> str:
+        return f"{self._switch('reasoning')}{self._delta_head}{quote(text)}}}\n\n"
+
+    def on_signature(self, signature: str) -> str:
+        out = self._switch("reasoning")
+        return out + self._close_open({"ssewire": {"signature": signature}})
+
+    def _input_start(self, call: Call, server: bool) -> str:
+        out = self._close_open()
+        start: dict[str, Any] = {"type": "tool-input-start", "toolCallId": call.id, "toolName": call.name or ""}
+        if server:
+            start["providerExecuted"] = True
+        if call.signature is not None:
+            start["providerMetadata"] = {"ssewire": {"signature": call.signature}}
+        return out + "data: " + dumps(start) + "\n\n"
+
+    def on_call_start(self, call: Call) -> str:
+        return self._input_start(call, False)
+
+    def on_server_call(self, call: Call) -> str:
+        return self._input_start(call, True)
+
+    def on_call_arguments(self, call: Call, text: str) -> str:
+        return f'data: {{"type":"tool-input-delta","toolCallId":{quote(call.id)},"inputTextDelta":{quote(text)}}}\n\n'
+
+    on_server_arguments = on_call_arguments
+
+    def on_call_done(self, call: Call, event: Unified) -> str:
+        done: dict[str, Any] = {"type": "tool-input-available", "toolCallId": call.id, "toolName": call.name or ""}
+        if event.arguments is None:
+            done["type"] = "tool-input-error"
+            done["input"] = event.arguments_raw
+            done["errorText"] = event.arguments_error or "the arguments are not a JSON object"
+        else:
+            done["input"] = event.arguments
+        if call.server:
+            done["providerExecuted"] = True
+        return "data: " + dumps(done) + "\n\n"
+
+    on_server_done = on_call_done
+
+    def on_done(self, stop: str, native: str) -> str:
+        out = self._close_open() + 'data: {"type":"finish-step"}\n\n'
+        finish: dict[str, Any] = {"type": "finish", "finishReason": native}
+        if self.usage is not None:
+            finish["messageMetadata"] = {"usage": ui_usage(self.usage)}
+        return out + "data: " + dumps(finish) + "\n\ndata: [DONE]\n\n"
+
+    def on_error(self, error: Mapping[str, Any]) -> str:
+        kind, message = error_parts(error)
+        out = self._close_open()
+        if self.usage is not None:
+            out += "data: " + dumps({"type": "message-metadata", "messageMetadata": {"usage": ui_usage(self.usage)}})
+            out += "\n\n"
+        body = {"type": "error", "errorText": message or kind, "errorType": kind}
+        return out + "data: " + dumps(body) + "\n\n"
+
+    def on_close(self) -> str:
+        return "data: [DONE]\n\n"

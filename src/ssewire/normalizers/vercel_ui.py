@@ -1,0 +1,250 @@
+"""The Vercel AI SDK's UI message stream (SSE ``data:`` chunks, header ``x-vercel-ai-ui-message-stream: v1``) ->
+Unified: what a ``useChat`` front end reads, read back (a gateway's own output, a recorded UI stream).
+
+Contract (one instance per stream; every event made from a chunk carries ``raw``):
+
+- ``text-delta`` -> ``text_delta``, ``reasoning-delta`` -> ``reasoning_delta`` (non-empty ``delta`` only).
+- ``tool-input-start`` -> ``tool_call_start`` (``toolCallId``, ``toolName``; ``server`` when
+  ``providerExecuted``), ``tool-input-delta`` -> ``tool_call_delta`` (``inputTextDelta``),
+  ``tool-input-available`` / ``tool-input-error`` -> ``tool_call_done``: from the argument text that arrived when
+  fragments did, else from the ``input`` the chunk carries. A call that never got either is incomplete.
+- ``providerMetadata.<provider>.signature`` on a chunk -> that event's ``signature``; ``source-url`` ->
+  a ``raw`` event with its :class:`~ssewire.Citation`.
+- ``finish`` ends the stream: a ``usage`` event when ``messageMetadata.usage`` is there (the AI SDK's
+  ``LanguageModelUsage``), then ``done``: ``finishReason`` by :data:`VERCEL_STOP` (none: ``end``; tool_use when
+  client calls were made). A ``message-metadata`` chunk with a ``usage`` -> ``usage``.
+- ``error`` -> ``error`` (``type`` the extension member ``errorType`` when there, else ``error``; ``message`` the
+  ``errorText``); ``abort`` -> ``error`` of type ``aborted``; either ends the stream. ``[DONE]`` and every other
+  chunk (``start``, steps, ``data-*``, tool outputs ...) -> nothing / ``raw``.
+- Usage: ``inputTokens`` every input token, ``inputTokenDetails.cacheReadTokens`` / ``cacheWriteTokens`` (else the
+  older flat ``cachedInputTokens``), ``outputTokens`` every output token, reasoning from
+  ``outputTokenDetails.reasoningTokens`` (else ``reasoningTokens``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..citations import Citation
+from ..events import Unified, new_event, new_usage
+from ..usage import Usage, count, detail
+from .common import str_or
+from .contract import Normalizer, Recognition
+from .tool_calls import CallTable, OpenCall, done_event
+
+__all__ = ["VERCEL_STOP", "VercelUINormalizer", "VercelUIRules"]
+
+#: ``finishReason`` -> unified stop reason (anything else maps to ``other``; none to ``end``).
+VERCEL_STOP: dict[str, str] = {
+    "stop": "end",
+    "length": "max_tokens",
+    "tool-calls": "tool_use",
+    "content-filter": "refusal",
+    "error": "failed",
+    "interrupted": "incomplete",
+}
+#: The chunk types only this stream sends (``start``, ``finish`` and ``error`` are told apart by their members).
+_UI_TYPES = frozenset(
+    {
+        "text-start",
+        "text-delta",
+        "text-end",
+        "reasoning-start",
+        "reasoning-delta",
+        "reasoning-end",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-available",
+        "tool-input-error",
+        "tool-output-available",
+        "tool-output-error",
+        "start-step",
+        "finish-step",
+        "source-url",
+        "source-document",
+        "message-metadata",
+    }
+)
+
+
+class VercelUIRules(Recognition):
+    """How the registry recognises UI message stream chunks and the AI SDK's usage object."""
+
+    provider = "vercel-ui"
+
+    @classmethod
+    def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
+        """A chunk type only this stream has, ``start`` with a ``messageId``, or ``finish`` with a
+        ``finishReason`` or ``messageMetadata``."""
+        kind = obj.get("type")
+        if kind in _UI_TYPES:
+            return True
+        if kind == "start":
+            return "messageId" in obj
+        return kind == "finish" and ("finishReason" in obj or "messageMetadata" in obj)
+
+    @classmethod
+    def claims_error(cls, obj: dict[str, Any]) -> bool:
+        """``{"type": "error", "errorText": ...}``."""
+        return obj.get("type") == "error" and "errorText" in obj
+
+    @classmethod
+    def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
+        """The AI SDK's ``LanguageModelUsage``: told apart from Bedrock's camelCase object by its details members
+        (or the older flat ``cachedInputTokens`` / ``reasoningTokens``)."""
+        if not any(key in raw for key in ("inputTokenDetails", "outputTokenDetails", "cachedInputTokens")):
+            return None
+        reasoning = detail(raw, "outputTokenDetails", "reasoningTokens") or count(raw.get("reasoningTokens"))
+        cached = detail(raw, "inputTokenDetails", "cacheReadTokens") or count(raw.get("cachedInputTokens"))
+        return Usage(
+            count(raw.get("inputTokens")),
+            count(raw.get("outputTokens")),
+            cached_input_tokens=cached,
+            cache_write_tokens=detail(raw, "inputTokenDetails", "cacheWriteTokens"),
+            reasoning_tokens=reasoning,
+            raw=raw,
+            partial=partial,
+            source=cls.provider,
+        )
+
+    @classmethod
+    def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
+        """The ``start`` chunk's ``messageId``; the stream names no model."""
+        return (str_or(obj.get("messageId"), None) if obj.get("type") == "start" else None), None
+
+
+def _signature(obj: dict[str, Any]) -> Optional[str]:
+    """The ``signature`` of any provider's entry in the chunk's ``providerMetadata``, or None."""
+    metadata = obj.get("providerMetadata")
+    if type(metadata) is dict:
+        for entry in metadata.values():
+            signature = entry.get("signature") if type(entry) is dict else None
+            if type(signature) is str:
+                return signature
+    return None
+
+
+class VercelUINormalizer(Normalizer):
+    """UI message stream chunks -> Unified (see the module docstring for the full contract)."""
+
+    provider = "vercel-ui"
+    terminal = "finish"
+    rules = VercelUIRules
+    stops = VERCEL_STOP
+    names_model = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._calls = CallTable()
+        self._client_calls = False
+
+    def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        """Normalise one chunk."""
+        kind = obj.get("type")
+        out: list[Unified]
+        if kind == "text-delta" or kind == "reasoning-delta":
+            delta = obj.get("delta")
+            if type(delta) is str and delta:
+                out = [new_event("text_delta" if kind == "text-delta" else "reasoning_delta", obj, delta)]
+            else:
+                out = [new_event("raw", obj)]
+        elif kind == "tool-input-start":
+            out = self._call_start(obj)
+        elif kind == "tool-input-delta":
+            out = self._call_delta(obj)
+        elif kind == "tool-input-available" or kind == "tool-input-error":
+            out = self._call_done(obj)
+        elif kind == "finish":
+            out = self._finish(obj)
+        elif kind == "error" or kind == "abort":
+            return self._error(obj, kind)
+        elif kind == "message-metadata":
+            out = self._usage(obj) or [new_event("raw", obj)]
+        elif kind == "source-url":
+            event_ = new_event("raw", obj)
+            url, title = obj.get("url"), obj.get("title")
+            event_.citations = [Citation("source-url", str_or(url, None), str_or(title, None), raw=obj)]
+            out = [event_]
+        else:
+            if kind == "start":
+                self.response_id = str_or(obj.get("messageId"), self.response_id)
+            out = [new_event("raw", obj)]
+        if kind != "tool-input-start":
+            signature = _signature(obj)
+            if signature is not None:
+                out[0].signature = signature
+        return out
+
+    def _call_start(self, obj: dict[str, Any]) -> list[Unified]:
+        call_id, name = obj.get("toolCallId"), obj.get("toolName")
+        if type(call_id) is not str:
+            return [new_event("raw", obj)]
+        server = obj.get("providerExecuted") is True
+        self._client_calls = self._client_calls or not server
+        out = self._calls.close_at(call_id, obj)
+        out.append(self._calls.start(call_id, OpenCall(call_id, str_or(name, None), server), obj))
+        out[-1].signature = _signature(obj)
+        return out
+
+    def _call_delta(self, obj: dict[str, Any]) -> list[Unified]:
+        call_id = obj.get("toolCallId")
+        call = self._calls.get(call_id) if type(call_id) is str else None
+        text = obj.get("inputTextDelta")
+        if call is None or type(text) is not str or not text:
+            return [new_event("raw", obj)]
+        return [call.delta(text, obj)]
+
+    def _call_done(self, obj: dict[str, Any]) -> list[Unified]:
+        call_id = obj.get("toolCallId")
+        if type(call_id) is not str:
+            return [new_event("raw", obj)]
+        out: list[Unified] = []
+        call = self._calls.pop(call_id)
+        if call is None:  # a call sent whole, without its start
+            server = obj.get("providerExecuted") is True
+            self._client_calls = self._client_calls or not server
+            call = OpenCall(call_id, str_or(obj.get("toolName"), None), server)
+            out.append(call.start(obj))
+        if call.parts:
+            out.append(call.done(obj))
+        else:
+            value = obj.get("input")
+            if type(value) is str:
+                out.append(done_event(call.id, call.name, obj, text=value, server=call.server))
+            else:
+                out.append(done_event(call.id, call.name, obj, value=value, server=call.server))
+        return out
+
+    def _usage(self, obj: dict[str, Any]) -> list[Unified]:
+        metadata = obj.get("messageMetadata")
+        usage = metadata.get("usage") if type(metadata) is dict else None
+        if type(usage) is not dict or VercelUIRules.usage_from(usage) is None:
+            return []
+        self.usage = usage
+        return [new_usage(dict(usage), obj)]
+
+    def _finish(self, obj: dict[str, Any]) -> list[Unified]:
+        if self.finished:
+            return [new_event("raw", obj)]
+        out = self._usage(obj)
+        reason = obj.get("finishReason")
+        raw_stop = reason if type(reason) is str else None
+        return out + self.done_events(obj, self.stop_for(raw_stop, self._client_calls), raw_stop)
+
+    def _error(self, obj: dict[str, Any], kind: str) -> list[Unified]:
+        self.done = True
+        if kind == "abort":
+            reason = obj.get("reason")
+            error: dict[str, Any] = {"type": "aborted", "message": reason if type(reason) is str else ""}
+        else:
+            text, given = obj.get("errorText"), obj.get("errorType")
+            error = {"type": given if type(given) is str else "error", "message": text if type(text) is str else ""}
+        incomplete = self.incomplete_tool_calls()
+        if incomplete:
+            error["incomplete_tool_calls"] = incomplete
+        usage = dict(self.usage) if self.usage else None
+        return [Unified("error", error=error, usage=usage, raw=obj)]
+
+    def incomplete_tool_calls(self) -> list[dict[str, Any]]:
+        """The calls still open (no ``tool-input-available`` came)."""
+        return self._calls.incomplete()

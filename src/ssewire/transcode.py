@@ -1,0 +1,88 @@
+"""One provider's stream re-written in another API's wire format: :func:`transcode` and :func:`atranscode`.
+
+Byte chunks of one HTTP body in (any chunking, any provider ssewire reads), the target's bytes out as they are made
+(an encoder per stream, see :mod:`ssewire.encoders`): memory is one event of the source and what the target holds
+(see each encoder). A source that fails or is cut off ends as the target's error, never as a clean stop.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Optional, Union
+
+from .encoders import Encoder
+from .errors import not_one_chunk
+from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
+from .names import FramingName, ProviderName
+from .normalizers.contract import Normalizer
+from .stream import Piece, StreamDecoder
+
+__all__ = ["atranscode", "transcode"]
+
+
+def _pair(
+    provider: Union[ProviderName, Normalizer],
+    to: str,
+    framing: FramingName,
+    max_buffer: int,
+    content_encoding: Optional[str],
+    max_inflated: int,
+    options: dict[str, Any],
+) -> tuple[StreamDecoder, Encoder]:
+    decoder = StreamDecoder(
+        provider, framing, max_buffer=max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
+    )
+    options.setdefault("source", decoder.normalizer)
+    return decoder, Encoder(to, **options)
+
+
+def transcode(
+    chunks: Iterable[Piece],
+    provider: Union[ProviderName, Normalizer],
+    to: str,
+    framing: FramingName = "auto",
+    *,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+    content_encoding: Optional[str] = None,
+    max_inflated: int = DEFAULT_MAX_INFLATED,
+    **options: Any,
+) -> Iterator[bytes]:
+    """The stream ``chunks`` (read as ``provider`` with ``framing``, as :func:`~ssewire.iter_unified` reads it)
+    written as target ``to`` (``openai-chat``, ``openai``, ``anthropic``, ``gemini``, ``vercel-ui``): one ``bytes``
+    per source chunk that made any. ``options`` go to the target's encoder (``model``, ``response_id``,
+    ``created``; ``include_usage`` for ``openai-chat`` ...). Reading errors (framing, over-large events) raise as
+    in :func:`~ssewire.iter_unified`."""
+    if isinstance(chunks, (bytes, bytearray, memoryview, str)):
+        not_one_chunk(chunks, "transcode")
+    decoder, encoder = _pair(provider, to, framing, max_buffer, content_encoding, max_inflated, options)
+    encode = encoder.encode
+    for chunk in chunks:
+        out = b"".join([encode(event) for event in decoder.feed(chunk)])
+        if out:
+            yield out
+    out = b"".join([encode(event) for event in decoder.close()]) + encoder.close()
+    if out:
+        yield out
+
+
+async def atranscode(
+    chunks: AsyncIterable[Piece],
+    provider: Union[ProviderName, Normalizer],
+    to: str,
+    framing: FramingName = "auto",
+    *,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+    content_encoding: Optional[str] = None,
+    max_inflated: int = DEFAULT_MAX_INFLATED,
+    **options: Any,
+) -> AsyncIterator[bytes]:
+    """The async twin of :func:`transcode`: the same bytes from an async iterable of byte chunks."""
+    not_one_chunk(chunks, "atranscode")
+    decoder, encoder = _pair(provider, to, framing, max_buffer, content_encoding, max_inflated, options)
+    encode = encoder.encode
+    async for chunk in chunks:
+        out = b"".join([encode(event) for event in decoder.feed(chunk)])
+        if out:
+            yield out
+    out = b"".join([encode(event) for event in decoder.close()]) + encoder.close()
+    if out:
+        yield out

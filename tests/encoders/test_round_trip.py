@@ -1,0 +1,119 @@
+"""Every fixture and recording, written as every target and read back, says what the source said: text,
+reasoning, client tool calls (ids, names, arguments), usage counts, stop reason and error type. Where a target has
+no place for something, the encoder counted it in ``dropped`` -- that, and only that, may differ.
+
+The pure-Python pass of ``.ci/run`` runs this file again on the twin scanner and the standard library's JSON."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pytest
+
+from helpers import chunked
+from helpers.streams import all_streams
+from ssewire import StreamResult, collect, iter_unified, normalizer_for
+from ssewire.encoders import TARGETS, Encoder
+from ssewire.transcode import transcode
+
+STREAMS = [s for s in all_streams() if not s[0].startswith("generated-")]
+IDS = [s[0] for s in STREAMS]
+
+
+def written(data: bytes, provider: Any, framing: Any, to: str, **options: Any) -> tuple[bytes, Encoder]:
+    """The stream written as ``to`` by an encoder fed event by event, and that encoder."""
+    normalizer = normalizer_for(provider)
+    options.setdefault("created", 1_700_000_000)
+    encoder = Encoder(to, source=normalizer, **options)  # (the id and model: the source's, unless given)
+    out = [encoder.encode(event) for event in iter_unified([data], normalizer, framing)]
+    return b"".join(out) + encoder.close(), encoder
+
+
+def _counts(result: StreamResult) -> Optional[dict[str, Optional[int]]]:
+    usage = result.usage
+    if usage is None or usage.source is None:  # none, or an object no provider's shape: no counts to carry
+        return None
+    names = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens", "cache_write_tokens")
+    return {name: getattr(usage, name) or 0 for name in names}
+
+
+def check_round_trip(source: StreamResult, back: StreamResult, encoder: Encoder) -> None:
+    """``back`` (read from what ``encoder`` wrote) says what ``source`` said, but for what ``encoder.dropped``
+    counts."""
+    dropped = encoder.dropped
+    assert back.text == source.text
+    assert back.reasoning == source.reasoning
+    calls = [(c.id, c.name, c.arguments) for c in source.client_tool_calls]
+    assert [(c.id, c.name, c.arguments) for c in back.client_tool_calls] == calls
+    assert not back.server_tool_calls or encoder.to in ("anthropic", "vercel-ui")
+    assert len(back.server_tool_calls) + dropped["server_tool_call"] == len(source.server_tool_calls)
+    want, got = _counts(source), _counts(back)
+    if want is None:  # nothing to carry: nothing made up (the Messages stream always says its counts)
+        assert got is None or not any(got.values())
+    else:
+        assert got is not None
+        for name, value in want.items():
+            if name == "reasoning_tokens" and dropped["reasoning_tokens"]:
+                assert got[name] != value
+            elif name == "cache_write_tokens" and dropped["cache_write_tokens"]:
+                assert got[name] == 0
+            else:
+                assert got[name] == value, name
+    if source.error is not None:  # the error, and the stop the source still sent after it
+        assert back.error is not None and back.error["type"] == source.error["type"]
+        if source.stop_reason in _FAILED:  # a target whose error is its end says "failed"
+            assert back.stop_reason in _FAILED
+        else:
+            _check_stop(source, back, dropped)
+    elif source.stop_reason in ("failed", "cancelled"):  # a target without such a stop writes its error instead
+        assert back.stop_reason == source.stop_reason or (back.error or {}).get("type") == source.stop_reason
+    else:
+        assert back.error is None
+        _check_stop(source, back, dropped)
+
+
+_FAILED = (None, "failed")
+
+
+def _check_stop(source: StreamResult, back: StreamResult, dropped: Any) -> None:
+    """The same stop reason, or one the target cannot carry, counted once."""
+    assert dropped["stop_reason"] == (back.stop_reason != source.stop_reason)
+    assert back.stop_reason not in _FAILED
+
+
+@pytest.mark.parametrize("to", TARGETS)
+@pytest.mark.parametrize("stream", STREAMS, ids=IDS)
+def test_a_stream_written_as_any_target_reads_back_the_same(stream: tuple[str, bytes, Any, Any], to: str) -> None:
+    _, data, provider, framing = stream
+    source = collect(iter_unified([data], provider, framing))
+    out, encoder = written(data, provider, framing, to)
+    back = collect(iter_unified([out], to))
+    check_round_trip(source, back, encoder)
+    assert collect(iter_unified([out], "auto")).to_dict() == back.to_dict()  # auto-detection knows the target
+
+
+@pytest.mark.parametrize("to", TARGETS)
+@pytest.mark.parametrize("stream", STREAMS, ids=IDS)
+def test_transcode_writes_what_the_encoder_writes_at_any_chunking(stream: tuple[str, bytes, Any, Any], to: str) -> None:
+    _, data, provider, framing = stream
+    fixed = {"created": 1_700_000_000, "response_id": "r-1"}  # (made up where the source names none)
+    whole, _ = written(data, provider, framing, to, **fixed)
+    for size in (7, 64, None):
+        pieces = list(transcode(chunked(data, size), provider, to, framing, **fixed))
+        assert all(pieces), "no empty pieces"
+        assert b"".join(pieces) == whole, size
+
+
+@pytest.mark.parametrize("to", TARGETS)
+@pytest.mark.parametrize("stream", STREAMS, ids=IDS)
+def test_a_cut_source_never_ends_as_a_clean_stop(stream: tuple[str, bytes, Any, Any], to: str) -> None:
+    _, data, provider, framing = stream
+    cut = data[: len(data) // 2]
+    source = collect(iter_unified([cut], provider, framing))
+    out, _ = written(cut, provider, framing, to)
+    back = collect(iter_unified([out], to))
+    assert source.error is not None
+    assert back.error is not None and back.error["type"] == source.error["type"]
+    assert back.stop_reason not in ("end", "tool_use", "max_tokens", "stop_sequence", "refusal")
+    complete = {c.id for c in back.tool_calls}
+    assert not complete & {c.id for c in source.incomplete_tool_calls}, "an incomplete call was written as complete"
