@@ -23,6 +23,7 @@ from .adapters import iter_response as iter_response
 from .adapters import iter_response_events as iter_response_events
 from .citations import Citation
 from .content_encoding import UnsupportedEncodingError
+from .encoders import Encoder
 from .errors import (
     BodyTooLarge,
     ChunkTypeError,
@@ -41,7 +42,7 @@ from .errors import SSEBufferOverflow as SSEBufferOverflow
 from .errors import StreamTruncated as StreamTruncated
 from .events import UNIFIED_TYPES as UNIFIED_TYPES
 from .events import Unified
-from .names import FramingName, ProviderName, UnifiedType
+from .names import FramingName, ProviderName, TargetName, UnifiedType
 from .normalizers import PROVIDERS as PROVIDERS
 from .normalizers import AnthropicNormalizer as AnthropicNormalizer
 from .normalizers import BedrockAnthropicNormalizer as BedrockAnthropicNormalizer
@@ -77,6 +78,7 @@ from .stream import (
 )
 from .tap import StreamTap
 from .tap import TapMetrics as TapMetrics
+from .transcode import atranscode, render, transcode
 from .usage import Usage
 
 __all__ = [
@@ -92,6 +94,11 @@ __all__ = [
     "normalizer_for",
     "parse_sse_bytes",
     "StreamTap",
+    # writing streams
+    "atranscode",
+    "Encoder",
+    "render",
+    "transcode",
     # what they give
     "Citation",
     "SSEEvent",
@@ -116,6 +123,7 @@ __all__ = [
     # the names users type
     "FramingName",
     "ProviderName",
+    "TargetName",
     "UnifiedType",
     # what is installed
     "IMPLEMENTATION",

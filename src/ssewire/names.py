@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-__all__ = ["FramingName", "ProviderName", "UnifiedType", "literal_values"]
+__all__ = ["FramingName", "ProviderName", "TargetName", "UnifiedType", "literal_values"]
 
 #: Every value ``Unified.type`` can take.
 UnifiedType = Literal[
@@ -38,6 +38,9 @@ ProviderName = Literal[
     "openai-realtime",
     "vercel-ui",
 ]
+
+#: Every target :func:`~ssewire.transcode` writes (the provider name of the API it writes).
+TargetName = Literal["openai-chat", "openai", "anthropic", "gemini", "vercel-ui"]
 
 #: Every framing name the scanners accept (``auto``: recognised from the first bytes).
 FramingName = Literal["auto", "sse", "json_array", "ndjson", "aws-eventstream"]

@@ -1,4 +1,5 @@
-"""One provider's stream re-written in another API's wire format: :func:`transcode` and :func:`atranscode`.
+"""One provider's stream re-written in another API's wire format: :func:`transcode` and :func:`atranscode`; a
+finished stream's result as another API's whole response body: :func:`render`.
 
 Byte chunks of one HTTP body in (any chunking, any provider ssewire reads), the target's bytes out as they are made
 (an encoder per stream, see :mod:`ssewire.encoders`): memory is one event of the source and what the target holds
@@ -10,18 +11,20 @@ from __future__ import annotations
 from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Optional, Union
 
 from .encoders import Encoder
+from .encoders.base import dumps
 from .errors import not_one_chunk
 from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
-from .names import FramingName, ProviderName
+from .names import FramingName, ProviderName, TargetName
 from .normalizers.contract import Normalizer
+from .result import StreamResult
 from .stream import Piece, StreamDecoder
 
-__all__ = ["atranscode", "transcode"]
+__all__ = ["atranscode", "render", "transcode"]
 
 
 def _pair(
     provider: Union[ProviderName, Normalizer],
-    to: str,
+    to: TargetName,
     framing: FramingName,
     max_buffer: int,
     content_encoding: Optional[str],
@@ -38,7 +41,7 @@ def _pair(
 def transcode(
     chunks: Iterable[Piece],
     provider: Union[ProviderName, Normalizer],
-    to: str,
+    to: TargetName,
     framing: FramingName = "auto",
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
@@ -67,7 +70,7 @@ def transcode(
 async def atranscode(
     chunks: AsyncIterable[Piece],
     provider: Union[ProviderName, Normalizer],
-    to: str,
+    to: TargetName,
     framing: FramingName = "auto",
     *,
     max_buffer: int = DEFAULT_MAX_BUFFER,
@@ -86,3 +89,12 @@ async def atranscode(
     out = b"".join([encode(event) for event in decoder.close()]) + encoder.close()
     if out:
         yield out
+
+
+def render(result: StreamResult, to: TargetName, **options: Any) -> bytes:
+    """The non-streaming response body of target ``to`` for a finished stream's :class:`~ssewire.StreamResult`, as
+    JSON (a ``chat.completion``, a Responses ``response``, a Messages ``message``, a ``GenerateContentResponse``, a
+    UI ``UIMessage``): what a gateway answers ``stream: false`` with from a streaming upstream. A result that
+    ended in an error (a cut stream included) gives the target's error body: answer it with an error status.
+    ``options`` as for :func:`transcode` (the id and model default to the result's)."""
+    return dumps(Encoder(to, **options).render(result)).encode()

@@ -83,7 +83,7 @@ def _check_stop(source: StreamResult, back: StreamResult, dropped: Any) -> None:
 
 @pytest.mark.parametrize("to", TARGETS)
 @pytest.mark.parametrize("stream", STREAMS, ids=IDS)
-def test_a_stream_written_as_any_target_reads_back_the_same(stream: tuple[str, bytes, Any, Any], to: str) -> None:
+def test_a_stream_written_as_any_target_reads_back_the_same(stream: tuple[str, bytes, Any, Any], to: Any) -> None:
     _, data, provider, framing = stream
     source = collect(iter_unified([data], provider, framing))
     out, encoder = written(data, provider, framing, to)
@@ -94,9 +94,9 @@ def test_a_stream_written_as_any_target_reads_back_the_same(stream: tuple[str, b
 
 @pytest.mark.parametrize("to", TARGETS)
 @pytest.mark.parametrize("stream", STREAMS, ids=IDS)
-def test_transcode_writes_what_the_encoder_writes_at_any_chunking(stream: tuple[str, bytes, Any, Any], to: str) -> None:
+def test_transcode_writes_what_the_encoder_writes_at_any_chunking(stream: tuple[str, bytes, Any, Any], to: Any) -> None:
     _, data, provider, framing = stream
-    fixed = {"created": 1_700_000_000, "response_id": "r-1"}  # (made up where the source names none)
+    fixed: dict[str, Any] = {"created": 1_700_000_000, "response_id": "r-1"}  # (made up where the source names none)
     whole, _ = written(data, provider, framing, to, **fixed)
     for size in (7, 64, None):
         pieces = list(transcode(chunked(data, size), provider, to, framing, **fixed))
@@ -106,7 +106,7 @@ def test_transcode_writes_what_the_encoder_writes_at_any_chunking(stream: tuple[
 
 @pytest.mark.parametrize("to", TARGETS)
 @pytest.mark.parametrize("stream", STREAMS, ids=IDS)
-def test_a_cut_source_never_ends_as_a_clean_stop(stream: tuple[str, bytes, Any, Any], to: str) -> None:
+def test_a_cut_source_never_ends_as_a_clean_stop(stream: tuple[str, bytes, Any, Any], to: Any) -> None:
     _, data, provider, framing = stream
     cut = data[: len(data) // 2]
     source = collect(iter_unified([cut], provider, framing))

@@ -10,7 +10,8 @@ Contract (see :mod:`.base` for what every encoder does):
   block open gets a thinking block of its own, empty but for the signature, so a client can replay it).
 - A client call -> a ``tool_use`` block (``id``, ``name``, ``input: {}``), its fragments as ``input_json_delta``,
   ``content_block_stop`` when the source closed it; a call the provider ran itself -> a ``server_tool_use`` block
-  the same way. A call never closed gets no ``content_block_stop``.
+  the same way when it is one of the tools the Messages API runs (:data:`SERVER_TOOLS`), else dropped. A call
+  never closed gets no ``content_block_stop``.
 - ``done`` -> ``message_delta`` (``stop_reason``: end ``end_turn``, max_tokens, tool_use, stop_sequence, refusal as
   named, incomplete ``pause_turn``, failed and cancelled the error below, the rest ``end_turn`` counted as dropped;
   ``usage`` with every count: the Messages API counts ``input_tokens`` without the cache reads and writes, which
@@ -29,7 +30,7 @@ from ..events import Unified
 from ..normalizers.anthropic import ANTHROPIC_STOP
 from .base import Call, Encoder, dumps, error_parts, quote
 
-__all__ = ["AnthropicEncoder", "messages_usage"]
+__all__ = ["SERVER_TOOLS", "AnthropicEncoder", "messages_usage"]
 
 
 def messages_usage(usage: Any) -> dict[str, Any]:
@@ -48,6 +49,20 @@ def messages_usage(usage: Any) -> dict[str, Any]:
         }
     return out
 
+
+#: The tools the Messages API runs itself: the names a ``server_tool_use`` block may have (another provider's
+#: server call has no Messages shape: dropped).
+SERVER_TOOLS = frozenset(
+    {
+        "web_search",
+        "web_fetch",
+        "code_execution",
+        "bash_code_execution",
+        "text_editor_code_execution",
+        "tool_search_tool_regex",
+        "tool_search_tool_bm25",
+    }
+)
 
 _EMPTY_USAGE = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0}
 
@@ -68,6 +83,7 @@ class AnthropicEncoder(Encoder):
     }
     reads_stop = ANTHROPIC_STOP
     carries_reasoning_tokens = False
+    carries_server_calls = True
 
     def __init__(self, to: Optional[str] = None, **options: Any) -> None:
         super().__init__(to, **options)
@@ -145,7 +161,16 @@ class AnthropicEncoder(Encoder):
         return self._call_block(call, "tool_use")
 
     def on_server_call(self, call: Call) -> str:
+        if call.name not in SERVER_TOOLS:
+            call.index = -1
+            return super().on_server_call(call)
         return self._call_block(call, "server_tool_use")
+
+    def on_server_arguments(self, call: Call, text: str) -> str:
+        return "" if call.index < 0 else self.on_call_arguments(call, text)
+
+    def on_server_done(self, call: Call, event: Unified) -> str:
+        return "" if call.index < 0 else _stop(call.index)
 
     def on_call_arguments(self, call: Call, text: str) -> str:
         return (
@@ -153,12 +178,8 @@ class AnthropicEncoder(Encoder):
             f'"delta":{{"type":"input_json_delta","partial_json":{quote(text)}}}}}\n\n'
         )
 
-    on_server_arguments = on_call_arguments
-
     def on_call_done(self, call: Call, event: Unified) -> str:
         return _stop(call.index)
-
-    on_server_done = on_call_done
 
     def on_done(self, stop: str, native: str) -> str:
         out = self._close_open()
@@ -169,15 +190,48 @@ class AnthropicEncoder(Encoder):
         out += "event: message_delta\ndata: " + dumps(delta) + "\n\n"
         return out + 'event: message_stop\ndata: {"type":"message_stop"}\n\n'
 
+    def body(self, result: Any, native: str) -> dict[str, Any]:
+        """A ``message``: a thinking block (the reasoning, signed with the last signature), the text block, the
+        ``tool_use`` and ``server_tool_use`` blocks, ``stop_reason`` and ``usage``. Only one signature fits."""
+        content: list[dict[str, Any]] = []
+        signatures = result.signatures
+        if result.reasoning or signatures:
+            content.append(
+                {"type": "thinking", "thinking": result.reasoning, "signature": signatures[-1] if signatures else ""}
+            )
+            self.dropped["signature"] += max(len(signatures) - 1, 0)
+        if result.text:
+            content.append({"type": "text", "text": result.text})
+        for call in result.tool_calls:
+            if call.server and call.name not in SERVER_TOOLS:
+                self.dropped["server_tool_call"] += 1
+                continue
+            kind = "server_tool_use" if call.server else "tool_use"
+            content.append({"type": kind, "id": call.id, "name": call.name or "", "input": call.arguments or {}})
+        self.dropped["citation"] += len(result.citations)
+        return {
+            "id": self.response_id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            "stop_reason": native,
+            "stop_sequence": None,
+            "usage": _EMPTY_USAGE if self.usage is None else messages_usage(self.usage),
+        }
+
+    def error_body(self, error: Mapping[str, Any]) -> dict[str, Any]:
+        """The Messages API's error body, ``{"type": "error", "error": {"type", "message"}}``."""
+        kind, message = error_parts(error)
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
     def on_error(self, error: Mapping[str, Any]) -> str:
         out = ""
         if self.usage is not None:  # the usage so far, on a message_delta without a stop reason
             delta = {"type": "message_delta", "delta": {"stop_reason": None, "stop_sequence": None}}
             delta["usage"] = messages_usage(self.usage)
             out = "event: message_delta\ndata: " + dumps(delta) + "\n\n"
-        kind, message = error_parts(error)
-        body = {"type": "error", "error": {"type": kind, "message": message}}
-        return out + "event: error\ndata: " + dumps(body) + "\n\n"
+        return out + "event: error\ndata: " + dumps(self.error_body(error)) + "\n\n"
 
 
 def _stop(index: int) -> str:

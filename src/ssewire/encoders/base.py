@@ -36,7 +36,7 @@ from ..normalizers.common import client_stop
 from ..normalizers.tool_calls import compact_json
 from ..usage import Usage
 
-__all__ = ["Call", "Encoder", "dumps", "quote", "sse"]
+__all__ = ["Call", "Encoder", "arguments", "dumps", "error_parts", "quote", "sse"]
 
 #: A string as a JSON string literal (quotes and escapes; non-ASCII kept): the C encoder ``json`` uses.
 quote: Callable[[str], str] = json.encoder.encode_basestring
@@ -98,6 +98,8 @@ class Encoder:
     carries_cache_writes: ClassVar[bool] = True
     #: Whether the target writes the reasoning count as a share of the output (so it cannot exceed it).
     reasoning_within_output: ClassVar[bool] = False
+    #: Whether the target has a shape for calls the provider ran itself.
+    carries_server_calls: ClassVar[bool] = False
 
     def __new__(cls, to: Optional[str] = None, **options: Any) -> Encoder:
         """``Encoder(to, ...)`` makes the encoder of target ``to`` (see :data:`ssewire.encoders.ENCODERS`); a
@@ -211,6 +213,11 @@ class Encoder:
 
     def _start(self) -> str:
         self.started = True
+        self._start_meta()
+        return self.on_start()
+
+    def _start_meta(self) -> None:
+        """The response id and model: given, else the source's, else made up."""
         source = self.source
         if self.response_id is None:
             got = getattr(source, "response_id", None)
@@ -218,7 +225,6 @@ class Encoder:
         if self.model is None:
             got = getattr(source, "model", None)
             self.model = got if isinstance(got, str) else "unknown"
-        return self.on_start()
 
     def _start_call(self, event: Unified) -> tuple[Call, str]:
         """The call ``event`` is about, and the text that opened it (``""`` when it was already open)."""
@@ -286,6 +292,38 @@ class Encoder:
         if not self.carries_cache_writes and usage.cache_write_tokens:
             self.dropped["cache_write_tokens"] += 1
 
+    # -- a whole response -----------------------------------------------------------------------------------------
+    def render(self, result: Any) -> dict[str, Any]:
+        """The target's non-streaming response body for a finished :class:`~ssewire.StreamResult` (what a gateway
+        answers ``stream: false`` with from a streaming upstream): its text, reasoning, closed calls (incomplete
+        ones never), stop and usage. A result that ended in an error (a truncated stream included) gives the
+        target's error body instead: answer it with an error status. What the body cannot carry is counted in
+        :attr:`dropped` as the stream would count it."""
+        if self.response_id is None:
+            self.response_id = result.response_id
+        if self.model is None:
+            self.model = result.model
+        self._start_meta()
+        self.usage = result.usage if result.usage is not None and result.usage.source is not None else None
+        self.client_calls = len(result.client_tool_calls)
+        if not self.carries_server_calls:
+            self.dropped["server_tool_call"] += len(result.server_tool_calls)
+        self._count_usage_drops()
+        if result.error is not None:
+            return self.error_body(result.error)
+        stop = result.stop_reason or "other"
+        if stop in _NOT_CLEAN and stop not in self.stops:
+            return self.error_body({"type": stop, "message": f"the response {stop}"})
+        return self.body(result, self._target_stop(stop))
+
+    def body(self, result: Any, native: str) -> dict[str, Any]:
+        """The target's response body (``native``: the target's stop value)."""
+        raise NotImplementedError
+
+    def error_body(self, error: Mapping[str, Any]) -> dict[str, Any]:
+        """The target's error response body."""
+        raise NotImplementedError
+
     # -- what a target writes ------------------------------------------------------------------------------------
     def on_start(self) -> str:
         """The target's opening (the response's id, model and creation time are known)."""
@@ -337,6 +375,14 @@ class Encoder:
     def on_close(self) -> str:
         """What ends a stream that failed without a stop (after :meth:`on_error`)."""
         return ""
+
+
+def arguments(call: Any) -> str:
+    """A closed :class:`~ssewire.ToolCall`'s argument string: the one the provider sent, else its arguments as
+    compact JSON."""
+    if call.arguments_raw is not None:
+        return str(call.arguments_raw)
+    return dumps(call.arguments if call.arguments is not None else {})
 
 
 def error_parts(error: Mapping[str, Any]) -> tuple[str, str]:

@@ -11,9 +11,10 @@ Contract (see :mod:`.base` for what every encoder does):
   Gemini thought signature on the call goes where Gemini's OpenAI-compatible endpoint puts it
   (``extra_content.google.thought_signature``). Calls the provider ran itself have no Chat shape: dropped.
 - ``done`` -> a chunk with an empty delta and the ``finish_reason`` (end ``stop``, max_tokens ``length``, tool_use
-  ``tool_calls`` when client calls were written, refusal ``content_filter``, failed ``error``, cancelled the error
-  below, the rest ``stop`` or ``length`` and counted as dropped), then, with ``include_usage`` (the default, as a
-  client asks with ``stream_options.include_usage``), a chunk with ``choices: []`` and the ``usage``
+  ``tool_calls`` when client calls were written, refusal ``content_filter``, failed and cancelled the error below
+  (OpenAI's ``finish_reason`` has no value for them), the rest ``stop`` or ``length`` and counted as dropped),
+  then, with ``include_usage`` (the default, as a client asks with ``stream_options.include_usage``), a chunk with
+  ``choices: []`` and the ``usage``
   (``prompt_tokens`` every input token, ``prompt_tokens_details.cached_tokens`` / ``cache_write_tokens``,
   ``completion_tokens`` every output token, ``completion_tokens_details.reasoning_tokens``), then ``data: [DONE]``.
 - ``error`` -> the usage chunk so far (with ``include_usage``), then ``data: {"error": {"message", "type",
@@ -27,7 +28,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.chat import CHAT_STOP
-from .base import Call, Encoder, dumps, error_parts, quote
+from .base import Call, Encoder, arguments, dumps, error_parts, quote
 
 __all__ = ["ChatEncoder", "chat_usage"]
 
@@ -55,7 +56,6 @@ class ChatEncoder(Encoder):
         "max_tokens": "length",
         "tool_use": "tool_calls",
         "refusal": "content_filter",
-        "failed": "error",
         "stop_sequence": "stop",
         "incomplete": "length",
         "other": "stop",
@@ -126,9 +126,35 @@ class ChatEncoder(Encoder):
         head = self._head[: -len('[{"index":0,"delta":')]
         return f'{head}[],"usage":{dumps(chat_usage(self.usage))}}}\n\n'
 
+    def body(self, result: Any, native: str) -> dict[str, Any]:
+        """A ``chat.completion``: the message (``content``, the reasoning member, ``tool_calls``), the
+        ``finish_reason`` and ``usage``. Reasoning signatures have no member here: dropped."""
+        if native == "tool_calls" and not self.client_calls:
+            native = "stop"
+        message: dict[str, Any] = {"role": "assistant", "content": result.text or None}
+        if result.reasoning:
+            message[self._reasoning_key[1:-1]] = result.reasoning
+        if result.client_tool_calls:
+            message["tool_calls"] = [
+                {"id": call.id, "type": "function", "function": {"name": call.name or "", "arguments": arguments(call)}}
+                for call in result.client_tool_calls
+            ]
+        self.dropped["signature"] += len(result.signatures)
+        self.dropped["citation"] += len(result.citations)
+        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": native}
+        out: dict[str, Any] = {"id": self.response_id, "object": "chat.completion", "created": self.created}
+        out["model"] = self.model
+        out["choices"] = [choice]
+        if self.usage is not None:
+            out["usage"] = chat_usage(self.usage)
+        return out
+
+    def error_body(self, error: Mapping[str, Any]) -> dict[str, Any]:
+        """OpenAI's error body, ``{"error": {"message", "type", "code"}}``."""
+        kind, message = error_parts(error)
+        code = error.get("code")
+        return {"error": {"message": message, "type": kind, "code": code if isinstance(code, (str, int)) else None}}
+
     def on_error(self, error: Mapping[str, Any]) -> str:
         out = self._usage_chunk()  # the usage so far, which the error chunk cannot carry
-        kind, message = error_parts(error)
-        code: Optional[Any] = error.get("code")
-        body = {"message": message, "type": kind, "code": code if isinstance(code, (str, int)) else None}
-        return out + "data: " + dumps({"error": body}) + "\n\n"
+        return out + "data: " + dumps(self.error_body(error)) + "\n\n"

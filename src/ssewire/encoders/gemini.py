@@ -5,7 +5,8 @@ Contract (see :mod:`.base` for what every encoder does):
 - One chunk per event that says something: ``{"candidates": [{"content": {"role": "model", "parts": [part]},
   "index": 0}], "modelVersion", "responseId"}``.
 - ``text_delta`` -> a ``{"text"}`` part; ``reasoning_delta`` -> ``{"text", "thought": true}``; a signature ->
-  ``thoughtSignature`` on the call it came with, else on an empty text part of its own (as Gemini sends it).
+  ``thoughtSignature`` on the call it came with, else on an empty text part of its own (as Gemini sends it); one
+  that is not base64 (Gemini's SDKs decode it to bytes) is dropped.
 - A client call -> one ``functionCall`` part (``name``, ``args``, ``id``) when the source closes it: Gemini sends
   calls whole, so the call is written from the arguments its ``tool_call_done`` carries; a call never closed is
   never written. Arguments that are not a JSON object, and calls the provider ran itself, have no Gemini shape:
@@ -21,13 +22,25 @@ Contract (see :mod:`.base` for what every encoder does):
 
 from __future__ import annotations
 
+import base64
 from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.gemini import GEMINI_STOP
 from .base import Call, Encoder, dumps, error_parts, quote
 
-__all__ = ["GeminiEncoder", "gemini_usage"]
+__all__ = ["GeminiEncoder", "gemini_usage", "is_base64"]
+
+
+def is_base64(text: str) -> bool:
+    """Whether ``text`` is standard base64 (what Gemini's ``thoughtSignature`` is: its SDKs decode it to bytes)."""
+    if len(text) % 4:
+        return False
+    try:
+        base64.b64decode(text, validate=True)
+    except ValueError:
+        return False
+    return True
 
 
 def gemini_usage(usage: Any) -> dict[str, Any]:
@@ -79,6 +92,8 @@ class GeminiEncoder(Encoder):
         return f'{self._head}{{"text":{quote(text)},"thought":true}}{self._tail}'
 
     def on_signature(self, signature: str) -> str:
+        if not is_base64(signature):
+            return super().on_signature(signature)
         return f'{self._head}{{"text":"","thoughtSignature":{quote(signature)}}}{self._tail}'
 
     def on_call_start(self, call: Call) -> str:
@@ -94,7 +109,10 @@ class GeminiEncoder(Encoder):
             arguments = {}
         part: dict[str, Any] = {"functionCall": {"name": call.name or "", "args": arguments, "id": call.id}}
         if call.signature is not None:
-            part["thoughtSignature"] = call.signature
+            if is_base64(call.signature):
+                part["thoughtSignature"] = call.signature
+            else:
+                self.dropped["signature"] += 1
         return self._head + dumps(part) + self._tail
 
     def on_done(self, stop: str, native: str) -> str:
@@ -105,13 +123,44 @@ class GeminiEncoder(Encoder):
         body["responseId"] = self.response_id
         return "data: " + dumps(body) + "\n\n"
 
-    def on_error(self, error: Mapping[str, Any]) -> str:
+    def body(self, result: Any, native: str) -> dict[str, Any]:
+        """A ``GenerateContentResponse``: a thought part, the text part, a ``functionCall`` part per client call,
+        the last signature on the first part after the thought (where Gemini puts it), ``finishReason`` and
+        ``usageMetadata``."""
+        parts: list[dict[str, Any]] = []
+        if result.reasoning:
+            parts.append({"text": result.reasoning, "thought": True})
+        answer: list[dict[str, Any]] = [{"text": result.text}] if result.text else []
+        for call in result.client_tool_calls:
+            if call.arguments is None:
+                self.dropped["arguments"] += 1
+            answer.append({"functionCall": {"name": call.name or "", "args": call.arguments or {}, "id": call.id}})
+        signatures = [s for s in result.signatures if is_base64(s)]
+        self.dropped["signature"] += len(result.signatures) - min(len(signatures), 1)
+        if signatures:
+            if not answer:
+                answer.append({"text": ""})
+            answer[0]["thoughtSignature"] = signatures[-1]
+        self.dropped["citation"] += len(result.citations)
+        candidate = {"content": {"role": "model", "parts": parts + answer}, "finishReason": native, "index": 0}
+        out: dict[str, Any] = {"candidates": [candidate]}
+        if self.usage is not None:
+            out["usageMetadata"] = gemini_usage(self.usage)
+        out["modelVersion"] = self.model
+        out["responseId"] = self.response_id
+        return out
+
+    def error_body(self, error: Mapping[str, Any]) -> dict[str, Any]:
+        """Google's error body, ``{"error": {"code", "message", "status"}}`` (the source's error type as
+        ``status``)."""
         kind, message = error_parts(error)
         code = error.get("code")
-        body = {"code": code if type(code) is int else 500, "message": message, "status": kind}
+        return {"error": {"code": code if type(code) is int else 500, "message": message, "status": kind}}
+
+    def on_error(self, error: Mapping[str, Any]) -> str:
         out = ""
         if self.usage is not None:  # the usage so far, on a chunk of its own (no finishReason: not an end)
             usage = {"candidates": [{"content": {"role": "model", "parts": []}, "index": 0}]}
             usage["usageMetadata"] = gemini_usage(self.usage)  # type: ignore[assignment]
             out = "data: " + dumps(usage) + "\n\n"
-        return out + "data: " + dumps({"error": body}) + "\n\n"
+        return out + "data: " + dumps(self.error_body(error)) + "\n\n"

@@ -31,17 +31,15 @@ from typing import Any, ClassVar, Mapping, Optional
 from ..events import Unified
 from ..normalizers.common import client_stop
 from ..normalizers.openai import INCOMPLETE_STOP, RESPONSES_STOP
-from .base import Call, Encoder, dumps, error_parts, quote
+from .base import Call, Encoder, arguments, dumps, error_parts, quote
 
-__all__ = ["ResponsesEncoder", "responses_usage"]
+__all__ = ["ResponsesEncoder", "call_item", "message_item", "reasoning_item", "responses_usage"]
 
 
 def responses_usage(usage: Any) -> dict[str, Any]:
     """A :class:`~ssewire.Usage` as the Responses API's ``usage`` object."""
     inputs, outputs = usage.input_tokens or 0, usage.output_tokens or 0
-    details: dict[str, Any] = {"cached_tokens": usage.cached_input_tokens or 0}
-    if usage.cache_write_tokens:
-        details["cache_write_tokens"] = usage.cache_write_tokens
+    details = {"cached_tokens": usage.cached_input_tokens or 0, "cache_write_tokens": usage.cache_write_tokens or 0}
     return {
         "input_tokens": inputs,
         "input_tokens_details": details,
@@ -63,6 +61,35 @@ _ENDINGS: dict[str, tuple[str, str, Optional[str]]] = {
     "cancelled": ("response.incomplete", "cancelled", None),
     "other": ("response.completed", "completed", None),
 }
+
+
+def message_item(item_id: str, text: str) -> dict[str, Any]:
+    """A finished ``message`` output item holding ``text``."""
+    part = {"type": "output_text", "text": text, "annotations": []}
+    return {"id": item_id, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+
+
+def reasoning_item(item_id: str, text: str, signature: Optional[str]) -> dict[str, Any]:
+    """A finished ``reasoning`` output item: ``text`` as its one summary part, ``signature`` as its
+    ``encrypted_content``."""
+    item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": []}
+    if text:
+        item["summary"] = [{"type": "summary_text", "text": text}]
+    if signature is not None:
+        item["encrypted_content"] = signature
+    return item
+
+
+def call_item(item_id: str, call_id: str, name: Optional[str], arguments: str, status: str) -> dict[str, Any]:
+    """A ``function_call`` output item."""
+    return {
+        "id": item_id,
+        "type": "function_call",
+        "status": status,
+        "arguments": arguments,
+        "call_id": call_id,
+        "name": name or "",
+    }
 
 
 class _Item:
@@ -123,15 +150,22 @@ class ResponsesEncoder(Encoder):
             "incomplete_details": None,
             "model": self.model,
             "output": [],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
             "usage": None,
         }
 
     def on_start(self) -> str:
-        self._stem = hashlib.blake2s((self.response_id or "").encode(), digest_size=10).hexdigest()
+        self._set_stem()
         response = self._response("in_progress")
         return self._event("response.created", {"response": response}) + self._event(
             "response.in_progress", {"response": response}
         )
+
+    def _set_stem(self) -> None:
+        """The item ids' stem, made from the response id (the same ids each time a response is written)."""
+        self._stem = hashlib.blake2s((self.response_id or "").encode(), digest_size=10).hexdigest()
 
     def _new_item(self, prefix: str, kind: str) -> _Item:
         item = _Item(f"{prefix}_{self._stem}{self._items}", kind, self._items)
@@ -193,18 +227,15 @@ class ResponsesEncoder(Encoder):
         item.parts = []
         if item.kind == "message":
             place = {"item_id": item.id, "output_index": item.index, "content_index": 0}
-            part = {"type": "output_text", "text": text, "annotations": []}
+            done = message_item(item.id, text)
             out = self._event("response.output_text.done", {**place, "text": text})
-            out += self._event("response.content_part.done", {**place, "part": part})
-            done = {"id": item.id, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
+            out += self._event("response.content_part.done", {**place, "part": done["content"][0]})
         else:
             place = {"item_id": item.id, "output_index": item.index, "summary_index": 0}
             part = {"type": "summary_text", "text": text}
             out = self._event("response.reasoning_summary_text.done", {**place, "text": text})
             out += self._event("response.reasoning_summary_part.done", {**place, "part": part})
-            done = {"id": item.id, "type": "reasoning", "summary": [part] if text else []}
-            if item.signature is not None:
-                done["encrypted_content"] = item.signature
+            done = reasoning_item(item.id, text, item.signature)
         self._output.append((item.index, done))
         return out + self._event("response.output_item.done", {"output_index": item.index, "item": done})
 
@@ -213,14 +244,7 @@ class ResponsesEncoder(Encoder):
         out = self._close_open()
         item = self._new_item("fc", "function_call")
         call.index, call.item_id = item.index, item.id
-        added = {
-            "id": item.id,
-            "type": "function_call",
-            "status": "in_progress",
-            "arguments": "",
-            "call_id": call.id,
-            "name": call.name or "",
-        }
+        added = call_item(item.id, call.id, call.name, "", "in_progress")
         return out + self._event("response.output_item.added", {"output_index": call.index, "item": added})
 
     def on_call_arguments(self, call: Call, text: str) -> str:
@@ -235,14 +259,7 @@ class ResponsesEncoder(Encoder):
         call.parts = []
         place = {"item_id": call.item_id, "output_index": call.index}
         out = self._event("response.function_call_arguments.done", {**place, "arguments": arguments})
-        done = {
-            "id": call.item_id,
-            "type": "function_call",
-            "status": "completed",
-            "arguments": arguments,
-            "call_id": call.id,
-            "name": call.name or "",
-        }
+        done = call_item(call.item_id, call.id, call.name, arguments, "completed")
         self._output.append((call.index, done))
         return out + self._event("response.output_item.done", {"output_index": call.index, "item": done})
 
@@ -263,6 +280,37 @@ class ResponsesEncoder(Encoder):
         if status == "failed":
             response["error"] = self._error  # the source's error, else none (the provider said only "failed")
         return out + self._event(kind, {"response": response})
+
+    def body(self, result: Any, native: str) -> dict[str, Any]:
+        """A ``response`` object: a reasoning item (the reasoning as its summary, the last signature as its
+        ``encrypted_content``), a message item, a ``function_call`` item per client call, its status and usage."""
+        self._set_stem()
+        output: list[dict[str, Any]] = []
+        signatures = result.signatures
+        if result.reasoning or signatures:
+            signature = signatures[-1] if signatures else None
+            output.append(reasoning_item(self._new_item("rs", "reasoning").id, result.reasoning, signature))
+            self.dropped["signature"] += max(len(signatures) - 1, 0)
+        if result.text:
+            output.append(message_item(self._new_item("msg", "message").id, result.text))
+        for call in result.client_tool_calls:
+            item_id = self._new_item("fc", "function_call").id
+            output.append(call_item(item_id, call.id or item_id, call.name, arguments(call), "completed"))
+        self.dropped["citation"] += len(result.citations)
+        stop = result.stop_reason if result.stop_reason in _ENDINGS else "other"
+        _, status, reason = _ENDINGS[stop]
+        response = self._response(status)
+        response["output"] = output
+        if reason is not None:
+            response["incomplete_details"] = {"reason": reason}
+        if self.usage is not None:
+            response["usage"] = responses_usage(self.usage)
+        return response
+
+    def error_body(self, error: Mapping[str, Any]) -> dict[str, Any]:
+        """OpenAI's error body, ``{"error": {"message", "type", "code", "param"}}``."""
+        kind, message = error_parts(error)
+        return {"error": {"message": message, "type": kind, "code": kind, "param": None}}
 
     def on_error(self, error: Mapping[str, Any]) -> str:
         out = self._close_open()

@@ -77,6 +77,7 @@ class VercelUIEncoder(Encoder):
         "other": "other",
     }
     reads_stop = VERCEL_STOP
+    carries_server_calls = True
 
     def __init__(self, to: Optional[str] = None, **options: Any) -> None:
         super().__init__(to, **options)
@@ -160,6 +161,39 @@ class VercelUIEncoder(Encoder):
         if self.usage is not None:
             finish["messageMetadata"] = {"usage": ui_usage(self.usage)}
         return out + "data: " + dumps(finish) + "\n\ndata: [DONE]\n\n"
+
+    def body(self, result: Any, native: str) -> dict[str, Any]:
+        """A ``UIMessage`` (what ``useChat`` holds): reasoning, text and ``tool-<name>`` parts (state
+        ``input-available``), ``metadata`` with the ``finishReason`` and ``usage``."""
+        parts: list[dict[str, Any]] = []
+        if result.reasoning or result.signatures:
+            reasoning: dict[str, Any] = {"type": "reasoning", "text": result.reasoning, "state": "done"}
+            if result.signatures:
+                reasoning["providerMetadata"] = {"ssewire": {"signature": result.signatures[-1]}}
+                self.dropped["signature"] += len(result.signatures) - 1
+            parts.append(reasoning)
+        if result.text:
+            parts.append({"type": "text", "text": result.text, "state": "done"})
+        for call in result.tool_calls:
+            part = {"type": f"tool-{call.name or ''}", "toolCallId": call.id, "state": "input-available"}
+            part["input"] = call.arguments
+            if call.server:
+                part["providerExecuted"] = True
+            parts.append(part)
+        for citation in result.citations:
+            if citation.url is not None:
+                parts.append({"type": "source-url", "sourceId": f"src-{len(parts)}", "url": citation.url})
+            else:
+                self.dropped["citation"] += 1
+        metadata: dict[str, Any] = {"finishReason": native}
+        if self.usage is not None:
+            metadata["usage"] = ui_usage(self.usage)
+        return {"id": self.response_id, "role": "assistant", "parts": parts, "metadata": metadata}
+
+    def error_body(self, error: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"error": {"type", "message"}}`` (the UI stream has no error body of its own)."""
+        kind, message = error_parts(error)
+        return {"error": {"type": kind, "message": message}}
 
     def on_error(self, error: Mapping[str, Any]) -> str:
         kind, message = error_parts(error)
