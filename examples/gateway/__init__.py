@@ -9,6 +9,8 @@ usage and timings, optionally exported through :mod:`ssewire.otel`.
 - :mod:`.telemetry`: the span and GenAI metrics of each request (OpenTelemetry, only when asked for);
 - :mod:`.serve`: uvicorn in the foreground or in a background thread;
 - :mod:`.replay`: an upstream that replays recorded streams with realistic pacing, for tests;
+- :mod:`.translate`: ``create_translating_app(upstream_base_url, upstream_provider)``, an OpenAI Chat Completions,
+  Responses, Anthropic Messages, Gemini and AI SDK UI endpoint in front of an upstream of any provider;
 - ``python -m examples.gateway --upstream URL --port N`` runs it.
 """
 
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from .app import HOP_BY_HOP, PATH_PROVIDERS, create_app, provider_for_path
     from .limits import DEFAULT_LIMITS, Limits
     from .record import Record, RecordCallback, Recorder
+    from .translate import create_translating_app
 
 #: Where each name lives: imported when first used, so that ``examples.gateway.replay`` needs no Starlette.
 _HOMES = {
@@ -33,6 +36,7 @@ _HOMES = {
     "Record": "record",
     "RecordCallback": "record",
     "Recorder": "record",
+    "create_translating_app": "translate",
 }
 
 __all__ = [
@@ -44,6 +48,7 @@ __all__ = [
     "RecordCallback",
     "Recorder",
     "create_app",
+    "create_translating_app",
     "provider_for_path",
 ]
 

@@ -1,4 +1,5 @@
-"""``python -m examples.gateway --upstream URL [--port N]``: the gateway in the foreground, with uvicorn.
+"""``python -m examples.gateway --upstream URL [--port N]``: the gateway in the foreground, with uvicorn
+(``--translate-from PROVIDER``: the translation routes instead, see :mod:`examples.gateway.translate`).
 
 Each finished request is logged as one JSON line (``--records``, to stderr): status, stop reason, usage and
 provenance, timings. ``--otel-console`` prints spans and GenAI metrics with the OpenTelemetry SDK's console
@@ -54,6 +55,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument(
         "--provider", default="auto", choices=literal_values(ProviderName), help="default: from the path"
     )
+    parser.add_argument(
+        "--translate-from",
+        choices=[name for name in literal_values(ProviderName) if name != "auto"],
+        help="serve the translation routes (examples.gateway.translate) over an upstream of this provider",
+    )
+    parser.add_argument("--upstream-path", help="with --translate-from: the upstream path requests go to")
     parser.add_argument("--records", action="store_true", help="log a JSON line per request to stderr")
     parser.add_argument("--otel-console", action="store_true", help="print spans and metrics (opentelemetry-sdk)")
     for field in dataclasses.fields(Limits):
@@ -66,7 +73,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     limits = Limits(**{field.name: getattr(args, field.name) for field in dataclasses.fields(Limits)})
     telemetry = _console_telemetry() if args.otel_console else {}
     record = _print_record if args.records else None
-    app = create_app(args.upstream, provider=args.provider, record=record, limits=limits, **telemetry)
+    if args.translate_from is not None:
+        from .translate import create_translating_app
+
+        app = create_translating_app(args.upstream, args.translate_from, upstream_path=args.upstream_path)
+    else:
+        app = create_app(args.upstream, provider=args.provider, record=record, limits=limits, **telemetry)
     serve(app, args.host, args.port, limits=limits)
 
 

@@ -88,6 +88,7 @@ __all__ = [
     "create_app",
     "provider_for_path",
     "upstream_client",
+    "without_hop_by_hop",
 ]
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,7 @@ def provider_for_path(path: str, paths: Sequence[tuple[str, ProviderName]] = PAT
     return "auto"
 
 
-def _without_hop_by_hop(
+def without_hop_by_hop(
     raw: Iterable[tuple[bytes, bytes]], drop: frozenset[str] = frozenset()
 ) -> list[tuple[bytes, bytes]]:
     """``raw`` less the hop-by-hop headers, those the ``Connection`` header names and ``drop``; names lowercased
@@ -431,7 +432,7 @@ class _Gateway:
         except Refused as refused:
             log.info("refused %s %r: %s %s", request.method, path, refused.status, refused.message)
             return _error_response(provider, refused.status, refused.kind, refused.message, close=True)
-        headers = _without_hop_by_hop(request.headers.raw, frozenset({"host", "content-length"}))
+        headers = without_hop_by_hop(request.headers.raw, frozenset({"host", "content-length"}))
         if not any(name.lower() == b"accept-encoding" for name, _ in headers):
             headers.append((b"accept-encoding", b"identity"))
         sent = _Sent(request.method, path, provider, model, stream, time.monotonic())
@@ -478,7 +479,7 @@ class _Gateway:
             deadline=None if total is None else sent.at + total,
             stalled=stalled if identity else None,
         )
-        return _ProxyResponse(exchange, status, _without_hop_by_hop(upstream.headers.raw))
+        return _ProxyResponse(exchange, status, without_hop_by_hop(upstream.headers.raw))
 
     def _report(
         self,

@@ -10,7 +10,8 @@ Any method and path (``POST /v1/chat/completions``, ``/v1/responses``, ``/v1/mes
 stream named by the query; the request body is read and kept, not interpreted (the SDKs add the query through
 ``extra_query=`` / ``default_query=``):
 
-- ``file=<root>/<path>``: that file of a root, with the Content-Type of its suffix (``.sse``:
+- ``file=<root>/<path>`` (or a header ``x-replay-file: <root>/<path>``, for clients that cannot add a query):
+  that file of a root, with the Content-Type of its suffix (``.sse``:
   ``text/event-stream``, ``.json``: ``application/json``, ``.ndjson`` / ``.jsonl``: ``application/x-ndjson``,
   ``.eventstream``: ``application/vnd.amazon.eventstream``), paced as a provider flushes it: one write per event
   (one event in five coalesced with the next), events longer than a random 1 to ``maxchunk`` bytes (default 512)
@@ -274,7 +275,7 @@ class ReplayServer(LoopServer):
             status = int(q["status"])
             body = _error_body(status, q.get("shape", "openai"))
             return await self._stream(writer, token, body, "application/json", q, status)
-        name = q.get("file", "")
+        name = q.get("file") or req.headers.get("x-replay-file", "")
         root, _, rel = name.partition("/")
         base = self.roots.get(root)
         file = (base / rel).resolve() if base is not None else None
