@@ -57,14 +57,14 @@ def transcode(
     if isinstance(chunks, (bytes, bytearray, memoryview, str)):
         not_one_chunk(chunks, "transcode")
     decoder, encoder = _pair(provider, to, framing, max_buffer, content_encoding, max_inflated, options)
-    encode = encoder.encode
+    write = encoder.write
     for chunk in chunks:
-        out = b"".join([encode(event) for event in decoder.feed(chunk)])
+        out = "".join([write(event) for event in decoder.feed(chunk)])
         if out:
-            yield out
-    out = b"".join([encode(event) for event in decoder.close()]) + encoder.close()
-    if out:
-        yield out
+            yield out.encode()
+    last = "".join([write(event) for event in decoder.close()]).encode() + encoder.close()
+    if last:
+        yield last
 
 
 async def atranscode(
@@ -81,14 +81,14 @@ async def atranscode(
     """The async twin of :func:`transcode`: the same bytes from an async iterable of byte chunks."""
     not_one_chunk(chunks, "atranscode")
     decoder, encoder = _pair(provider, to, framing, max_buffer, content_encoding, max_inflated, options)
-    encode = encoder.encode
+    write = encoder.write
     async for chunk in chunks:
-        out = b"".join([encode(event) for event in decoder.feed(chunk)])
+        out = "".join([write(event) for event in decoder.feed(chunk)])
         if out:
-            yield out
-    out = b"".join([encode(event) for event in decoder.close()]) + encoder.close()
-    if out:
-        yield out
+            yield out.encode()
+    last = "".join([write(event) for event in decoder.close()]).encode() + encoder.close()
+    if last:
+        yield last
 
 
 def render(result: StreamResult, to: TargetName, **options: Any) -> bytes:

@@ -47,6 +47,9 @@ def check_round_trip(source: StreamResult, back: StreamResult, encoder: Encoder)
     assert [(c.id, c.name, c.arguments) for c in back.client_tool_calls] == calls
     assert not back.server_tool_calls or encoder.to in ("anthropic", "vercel-ui")
     assert len(back.server_tool_calls) + dropped["server_tool_call"] == len(source.server_tool_calls)
+    assert len(back.citations) + dropped["citation"] == len(source.citations)
+    urls = [c.url for c in source.citations if c.url is not None]
+    assert [c.url for c in back.citations if c.url is not None] == (urls if back.citations else [])
     want, got = _counts(source), _counts(back)
     if want is None:  # nothing to carry: nothing made up (the Messages stream always says its counts)
         assert got is None or not any(got.values())

@@ -5,7 +5,9 @@ Contract (see :mod:`.base` for what every encoder does):
 - ``message_start`` first (the message's id and model, ``usage`` as far as known), then one content block at a time
   for text and thinking: ``content_block_start`` (``index`` counting the blocks from 0), its deltas,
   ``content_block_stop`` when another block begins or the message ends.
-- ``text_delta`` -> a ``text`` block's ``text_delta``; ``reasoning_delta`` -> a ``thinking`` block's
+- ``text_delta`` -> a ``text`` block's ``text_delta``; a citation -> ``citations_delta`` on the text block (the
+  Messages API's own citation objects as sent, another provider's with a URL as a ``web_search_result_location``,
+  the rest dropped); ``reasoning_delta`` -> a ``thinking`` block's
   ``thinking_delta``; a signature -> ``signature_delta`` on the open thinking block (a signature with no thinking
   block open gets a thinking block of its own, empty but for the signature, so a client can replay it).
 - A client call -> a ``tool_use`` block (``id``, ``name``, ``input: {}``), its fragments as ``input_json_delta``,
@@ -30,7 +32,7 @@ from ..events import Unified
 from ..normalizers.anthropic import ANTHROPIC_STOP
 from .base import Call, Encoder, dumps, error_parts, quote
 
-__all__ = ["SERVER_TOOLS", "AnthropicEncoder", "messages_usage"]
+__all__ = ["CITATION_TYPES", "SERVER_TOOLS", "AnthropicEncoder", "citation_object", "messages_usage"]
 
 
 def messages_usage(usage: Any) -> dict[str, Any]:
@@ -63,6 +65,35 @@ SERVER_TOOLS = frozenset(
         "tool_search_tool_bm25",
     }
 )
+
+#: The Messages API's own citation types: a citation of one of them is written as the provider sent it.
+CITATION_TYPES = frozenset(
+    {
+        "char_location",
+        "page_location",
+        "content_block_location",
+        "web_search_result_location",
+        "search_result_location",
+    }
+)
+
+
+def citation_object(citation: Any) -> Optional[dict[str, Any]]:
+    """A :class:`~ssewire.Citation` as a Messages citation object: its own object when it is one of
+    :data:`CITATION_TYPES`, else a ``web_search_result_location`` for one with a URL, else None (dropped)."""
+    raw = citation.raw
+    if citation.kind in CITATION_TYPES and isinstance(raw, dict):
+        return raw
+    if citation.url is None:
+        return None
+    return {
+        "type": "web_search_result_location",
+        "url": citation.url,
+        "title": citation.title,
+        "cited_text": citation.cited_text or "",
+        "encrypted_index": "",
+    }
+
 
 _EMPTY_USAGE = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0}
 
@@ -129,7 +160,24 @@ class AnthropicEncoder(Encoder):
                 f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
                 '"delta":{"type":"text_delta","text":'
             )
-        return f"{out}{self._text_head}{quote(text)}}}}}\n\n"
+        return f"{out}{self._text_head}{quote(text)}}}}}\n\n" if text else out
+
+    def on_citations(self, citations: list[Any]) -> str:
+        """Each citation -> ``citations_delta`` on the open text block (one is opened when none is)."""
+        objects = [obj for obj in map(citation_object, citations) if obj is not None]
+        self.dropped["citation"] += len(citations) - len(objects)
+        if not objects:
+            return ""
+        out = self.on_text("") if self._open != "text" else ""
+        index = self._blocks - 1
+        for obj in objects:
+            delta = {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "citations_delta", "citation": obj},
+            }
+            out += "event: content_block_delta\ndata: " + dumps(delta) + "\n\n"
+        return out
 
     def on_reasoning(self, text: str) -> str:
         out = self._open_thinking()
@@ -200,15 +248,19 @@ class AnthropicEncoder(Encoder):
                 {"type": "thinking", "thinking": result.reasoning, "signature": signatures[-1] if signatures else ""}
             )
             self.dropped["signature"] += max(len(signatures) - 1, 0)
-        if result.text:
-            content.append({"type": "text", "text": result.text})
+        cited = [obj for obj in map(citation_object, result.citations) if obj is not None]
+        self.dropped["citation"] += len(result.citations) - len(cited)
+        if result.text or cited:
+            block: dict[str, Any] = {"type": "text", "text": result.text}
+            if cited:
+                block["citations"] = cited
+            content.append(block)
         for call in result.tool_calls:
             if call.server and call.name not in SERVER_TOOLS:
                 self.dropped["server_tool_call"] += 1
                 continue
             kind = "server_tool_use" if call.server else "tool_use"
             content.append({"type": kind, "id": call.id, "name": call.name or "", "input": call.arguments or {}})
-        self.dropped["citation"] += len(result.citations)
         return {
             "id": self.response_id,
             "type": "message",

@@ -31,22 +31,36 @@ import uuid
 from collections import Counter
 from typing import Any, Callable, ClassVar, Mapping, Optional
 
+from .._json import dumps as fast_dumps
 from ..events import Unified
 from ..normalizers.common import client_stop
-from ..normalizers.tool_calls import compact_json
 from ..usage import Usage
 
-__all__ = ["Call", "Encoder", "arguments", "dumps", "error_parts", "quote", "sse"]
+__all__ = ["Call", "Encoder", "arguments", "dumps", "error_parts", "quote", "sse", "url_citations"]
 
 #: A string as a JSON string literal (quotes and escapes; non-ASCII kept): the C encoder ``json`` uses.
 quote: Callable[[str], str] = json.encoder.encode_basestring
-#: A value as compact JSON text (no spaces, non-ASCII kept).
-dumps = compact_json
+#: A value as compact JSON text (no spaces, non-ASCII kept), by the fastest encoder installed.
+dumps = fast_dumps
 
 #: The stops that are no clean end: a target without its own value for one writes its error instead.
 _NOT_CLEAN = frozenset({"failed", "cancelled"})
 #: What a truncated source is reported as in every target's error shape.
 TRUNCATED = {"type": "stream_truncated", "message": "the source stream ended before its terminal event"}
+
+
+_ENCODER_CLASS: Optional[Callable[[str], type[Encoder]]] = None
+
+
+def _registry() -> Callable[[str], type[Encoder]]:
+    """:func:`ssewire.encoders.encoder_class`, imported on first use (the registry imports every target, each of
+    which imports this module)."""
+    global _ENCODER_CLASS
+    if _ENCODER_CLASS is None:
+        from . import encoder_class
+
+        _ENCODER_CLASS = encoder_class
+    return _ENCODER_CLASS
 
 
 def sse(data: str, event: Optional[str] = None) -> str:
@@ -105,11 +119,9 @@ class Encoder:
         """``Encoder(to, ...)`` makes the encoder of target ``to`` (see :data:`ssewire.encoders.ENCODERS`); a
         target's own class takes no ``to``."""
         if cls is Encoder:
-            from . import encoder_class  # (the registry imports every target, each of which imports this module)
-
             if to is None:
                 raise TypeError("Encoder() needs the target: Encoder(to, ...)")
-            cls = encoder_class(to)
+            cls = _registry()(to)
         return object.__new__(cls)
 
     def __init__(
@@ -127,9 +139,7 @@ class Encoder:
         self.response_id = response_id
         self.created = int(time.time()) if created is None else created
         self.source = source
-        #: What the target could not carry, by kind (``server_tool_call``, ``citation``, ``signature``,
-        #: ``stop_reason``, ``reasoning_tokens``, ``cache_write_tokens`` ...): each occurrence counted once.
-        self.dropped: Counter[str] = Counter()
+        self._dropped: Optional[Counter[str]] = None  # made when first counted in (most streams drop nothing)
         self.usage: Optional[Usage] = None
         self.calls: dict[Optional[str], Call] = {}
         self.client_calls = 0  # client calls opened
@@ -137,23 +147,55 @@ class Encoder:
         self.ended = False  # the target's stream is over: nothing more is written
         self.failed = False  # the target's error was written (the target may still write a stop after it)
         self.stop: Optional[str] = None  # the source's stop, not written yet (more content may follow it)
+        self._flowing = False  # started, neither ended nor stopped: a delta is only its text
+
+    @property
+    def dropped(self) -> Counter[str]:
+        """What the target could not carry, by kind (``server_tool_call``, ``citation``, ``signature``,
+        ``stop_reason``, ``reasoning_tokens``, ``cache_write_tokens``, ``usage``, ``arguments``): each occurrence
+        counted once."""
+        dropped = self._dropped
+        if dropped is None:
+            dropped = self._dropped = Counter()
+        return dropped
 
     # -- the walk ------------------------------------------------------------------------------------------------
     def encode(self, event: Unified) -> bytes:
         """The target's bytes for one event (``b""`` when it writes nothing yet)."""
+        text = self.write(event)
+        return text.encode() if text else b""
+
+    def write(self, event: Unified) -> str:
+        """:meth:`encode` as text (what :func:`ssewire.transcode` joins for a chunk's events, then encodes once)."""
+        if self._flowing and event.signature is None and event.citations is None:  # the bulk of a stream
+            kind = event.type
+            if kind == "text_delta":
+                return self.on_text(event.text) if event.text else ""
+            if kind == "reasoning_delta":
+                return self.on_reasoning(event.text) if event.text else ""
+            if kind == "raw":
+                return ""
+            if kind == "tool_call_delta" and event.arguments_delta:
+                call = self.calls.get(event.tool_call_id)
+                if call is not None:
+                    return self._fragment(call, event.arguments_delta)
+        return self._write(event)
+
+    def _write(self, event: Unified) -> str:
         kind = event.type
         if kind == "usage":
             if event.usage is not None:
                 self._take_usage(event.usage)
-            return b""
+            return ""
         if self.ended:
-            return b""
+            return ""
         out = "" if self.started else self._start()
         if self.stop is not None and kind != "done" and kind != "raw":
             if kind == "error":  # after the stop: the target ends as the source did, then reports the error
                 out += self._end()
             else:
                 self.stop = None  # the response goes on (a second message): one target response holds both
+                self._flowing = True
         if kind == "text_delta":
             out += self.on_text(event.text) if event.text else ""
         elif kind == "reasoning_delta":
@@ -169,6 +211,7 @@ class Encoder:
             out += self._done_call(event)
         elif kind == "done":
             self.stop = event.stop_reason or "other"  # written by the next event that is not more content, or close()
+            self._flowing = False
         elif kind == "error":
             if event.usage is not None and self.usage is None:
                 self._take_usage(event.usage)
@@ -179,7 +222,7 @@ class Encoder:
             out += self.on_signature(event.signature)
         if event.citations:
             out += self.on_citations(event.citations)
-        return out.encode() if out else b""
+        return out
 
     def close(self) -> bytes:
         """The bytes that end the stream: the target's stop when the source stopped, else (unless the source already
@@ -194,6 +237,7 @@ class Encoder:
             out += self.on_error(dict(TRUNCATED))
         if not self.ended:
             self.ended = True
+            self._flowing = False
             out += self.on_close()
         self._count_usage_drops()
         return out.encode()
@@ -201,6 +245,7 @@ class Encoder:
     def _end(self) -> str:
         stop = self.stop or "other"
         self.stop = None
+        self._flowing = False
         if stop in _NOT_CLEAN and stop not in self.stops:  # no such stop in the target: its error, never a clean one
             out = "" if self.failed else self.on_error({"type": stop, "message": f"the response {stop}"})
             self.failed = True
@@ -213,6 +258,7 @@ class Encoder:
 
     def _start(self) -> str:
         self.started = True
+        self._flowing = True
         self._start_meta()
         return self.on_start()
 
@@ -375,6 +421,15 @@ class Encoder:
     def on_close(self) -> str:
         """What ends a stream that failed without a stop (after :meth:`on_error`)."""
         return ""
+
+
+def url_citations(encoder: Encoder, citations: list[Any]) -> list[Any]:
+    """The citations of ``citations`` that name a URL (what every target that carries citations can say); the
+    others are counted in ``encoder.dropped``."""
+    kept = [c for c in citations if isinstance(getattr(c, "url", None), str)]
+    if len(kept) < len(citations):
+        encoder.dropped["citation"] += len(citations) - len(kept)
+    return kept
 
 
 def arguments(call: Any) -> str:

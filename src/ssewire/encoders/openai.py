@@ -7,7 +7,8 @@ Contract (see :mod:`.base` for what every encoder does):
   text -> a ``message`` item (``output_item.added``, ``content_part.added``, ``output_text.delta`` ...,
   ``output_text.done``, ``content_part.done``, ``output_item.done``); reasoning -> a ``reasoning`` item with one
   summary part (``reasoning_summary_part.added``, ``reasoning_summary_text.delta`` ..., ``.done``); a signature ->
-  the reasoning item's ``encrypted_content`` (a reasoning item of its own when none is open).
+  the reasoning item's ``encrypted_content`` (a reasoning item of its own when none is open); a citation with a URL
+  -> ``output_text.annotation.added`` (a ``url_citation``) on the open message, kept in its part (others dropped).
 - A client call -> a ``function_call`` item (``call_id`` the source's id, ``name``), its fragments as
   ``function_call_arguments.delta``, and when the source closed it ``function_call_arguments.done`` and
   ``output_item.done`` with the whole argument string. Calls the provider ran itself have no generic Responses
@@ -31,7 +32,7 @@ from typing import Any, ClassVar, Mapping, Optional
 from ..events import Unified
 from ..normalizers.common import client_stop
 from ..normalizers.openai import INCOMPLETE_STOP, RESPONSES_STOP
-from .base import Call, Encoder, arguments, dumps, error_parts, quote
+from .base import Call, Encoder, arguments, dumps, error_parts, quote, url_citations
 
 __all__ = ["ResponsesEncoder", "call_item", "message_item", "reasoning_item", "responses_usage"]
 
@@ -63,9 +64,22 @@ _ENDINGS: dict[str, tuple[str, str, Optional[str]]] = {
 }
 
 
-def message_item(item_id: str, text: str) -> dict[str, Any]:
-    """A finished ``message`` output item holding ``text``."""
-    part = {"type": "output_text", "text": text, "annotations": []}
+def url_annotation(citation: Any) -> dict[str, Any]:
+    """A :class:`~ssewire.Citation` with a URL as a ``url_citation`` annotation."""
+    start = citation.start if citation.start is not None else 0
+    end = citation.end if citation.end is not None else start
+    return {
+        "type": "url_citation",
+        "url": citation.url,
+        "title": citation.title or "",
+        "start_index": start,
+        "end_index": end,
+    }
+
+
+def message_item(item_id: str, text: str, annotations: Optional[list[dict[str, Any]]] = None) -> dict[str, Any]:
+    """A finished ``message`` output item holding ``text`` (and its ``annotations``)."""
+    part = {"type": "output_text", "text": text, "annotations": annotations or []}
     return {"id": item_id, "type": "message", "status": "completed", "role": "assistant", "content": [part]}
 
 
@@ -93,9 +107,9 @@ def call_item(item_id: str, call_id: str, name: Optional[str], arguments: str, s
 
 
 class _Item:
-    """An output item being written: its id, kind, place and the text written to it."""
+    """An output item being written: its id, kind, place, the text written to it and its annotations."""
 
-    __slots__ = ("id", "index", "kind", "parts", "signature")
+    __slots__ = ("annotations", "id", "index", "kind", "parts", "signature")
 
     def __init__(self, item_id: str, kind: str, index: int) -> None:
         self.id = item_id
@@ -103,6 +117,7 @@ class _Item:
         self.index = index
         self.parts: list[str] = []
         self.signature: Optional[str] = None
+        self.annotations: list[dict[str, Any]] = []
 
 
 class ResponsesEncoder(Encoder):
@@ -131,14 +146,15 @@ class ResponsesEncoder(Encoder):
         self._open: Optional[_Item] = None  # the open message or reasoning item
         self._output: list[tuple[int, dict[str, Any]]] = []  # every finished item, with its output_index
         self._items = 0
-        self._delta_head = ("", "")  # the open item's delta event type, and its place members as JSON
+        self._delta_head = ""  # the open item's delta event, up to its delta's value
         self._error: Optional[dict[str, Any]] = None  # the error written, for the failed response
 
     # -- framing ------------------------------------------------------------------------------------------------
     def _event(self, kind: str, body: dict[str, Any]) -> str:
+        """One event of type ``kind`` (one of the API's names: no escaping needed) with ``body``'s members."""
         seq = self._seq
-        self._seq += 1
-        return f'event: {kind}\ndata: {{"type":{quote(kind)},' + dumps(body)[1:-1] + f',"sequence_number":{seq}}}\n\n'
+        self._seq = seq + 1
+        return f'event: {kind}\ndata: {{"type":"{kind}",{dumps(body)[1:-1]},"sequence_number":{seq}}}\n\n'
 
     def _response(self, status: str) -> dict[str, Any]:
         return {
@@ -158,9 +174,14 @@ class ResponsesEncoder(Encoder):
 
     def on_start(self) -> str:
         self._set_stem()
-        response = self._response("in_progress")
-        return self._event("response.created", {"response": response}) + self._event(
-            "response.in_progress", {"response": response}
+        response = dumps(self._response("in_progress"))
+        created, progress = self._seq, self._seq + 1
+        self._seq += 2
+        return (
+            f'event: response.created\ndata: {{"type":"response.created","response":{response},'
+            f'"sequence_number":{created}}}\n\n'
+            f'event: response.in_progress\ndata: {{"type":"response.in_progress","response":{response},'
+            f'"sequence_number":{progress}}}\n\n'
         )
 
     def _set_stem(self) -> None:
@@ -186,7 +207,7 @@ class ResponsesEncoder(Encoder):
             part = {"type": "output_text", "text": "", "annotations": []}
             place = {"item_id": item.id, "output_index": item.index, "content_index": 0}
             out += self._event("response.content_part.added", {**place, "part": part})
-            self._delta_head = "response.output_text.delta", dumps(place)[1:-1]
+            self._delta_head = _delta_head("response.output_text.delta", place)
         else:
             item = self._open = self._new_item("rs", "reasoning")
             added = {"id": item.id, "type": "reasoning", "summary": []}
@@ -194,24 +215,47 @@ class ResponsesEncoder(Encoder):
             place = {"item_id": item.id, "output_index": item.index, "summary_index": 0}
             part = {"type": "summary_text", "text": ""}
             out += self._event("response.reasoning_summary_part.added", {**place, "part": part})
-            self._delta_head = "response.reasoning_summary_text.delta", dumps(place)[1:-1]
+            self._delta_head = _delta_head("response.reasoning_summary_text.delta", place)
         return out
 
-    def _delta(self, text: str) -> str:
-        kind, place = self._delta_head
-        seq = self._seq
-        self._seq += 1
-        return f'event: {kind}\ndata: {{"type":"{kind}",{place},"delta":{quote(text)},"sequence_number":{seq}}}\n\n'
-
     def on_text(self, text: str) -> str:
-        out = self._switch("message")
-        self._open.parts.append(text)  # type: ignore[union-attr]
-        return out + self._delta(text)
+        item = self._open
+        out = ""
+        if item is None or item.kind != "message":
+            out = self._switch("message")
+            item = self._open
+        item.parts.append(text)  # type: ignore[union-attr]
+        seq = self._seq
+        self._seq = seq + 1
+        return f'{out}{self._delta_head}{quote(text)},"sequence_number":{seq}}}\n\n'
 
     def on_reasoning(self, text: str) -> str:
-        out = self._switch("reasoning")
-        self._open.parts.append(text)  # type: ignore[union-attr]
-        return out + self._delta(text)
+        item = self._open
+        out = ""
+        if item is None or item.kind != "reasoning":
+            out = self._switch("reasoning")
+            item = self._open
+        item.parts.append(text)  # type: ignore[union-attr]
+        seq = self._seq
+        self._seq = seq + 1
+        return f'{out}{self._delta_head}{quote(text)},"sequence_number":{seq}}}\n\n'
+
+    def on_citations(self, citations: list[Any]) -> str:
+        """Each citation with a URL -> ``output_text.annotation.added`` on the open message (one is opened when
+        none is): a ``url_citation`` annotation, kept in the message's part too."""
+        kept = url_citations(self, citations)
+        if not kept:
+            return ""
+        out = self._switch("message")
+        item = self._open
+        assert item is not None
+        for citation in kept:
+            annotation = url_annotation(citation)
+            place = {"item_id": item.id, "output_index": item.index, "content_index": 0}
+            body = {**place, "annotation_index": len(item.annotations), "annotation": annotation}
+            item.annotations.append(annotation)
+            out += self._event("response.output_text.annotation.added", body)
+        return out
 
     def on_signature(self, signature: str) -> str:
         out = self._switch("reasoning")
@@ -227,7 +271,7 @@ class ResponsesEncoder(Encoder):
         item.parts = []
         if item.kind == "message":
             place = {"item_id": item.id, "output_index": item.index, "content_index": 0}
-            done = message_item(item.id, text)
+            done = message_item(item.id, text, item.annotations)
             out = self._event("response.output_text.done", {**place, "text": text})
             out += self._event("response.content_part.done", {**place, "part": done["content"][0]})
         else:
@@ -292,11 +336,13 @@ class ResponsesEncoder(Encoder):
             output.append(reasoning_item(self._new_item("rs", "reasoning").id, result.reasoning, signature))
             self.dropped["signature"] += max(len(signatures) - 1, 0)
         if result.text:
-            output.append(message_item(self._new_item("msg", "message").id, result.text))
+            annotations = [url_annotation(c) for c in url_citations(self, result.citations)]
+            output.append(message_item(self._new_item("msg", "message").id, result.text, annotations))
+        else:
+            self.dropped["citation"] += len(result.citations)
         for call in result.client_tool_calls:
             item_id = self._new_item("fc", "function_call").id
             output.append(call_item(item_id, call.id or item_id, call.name, arguments(call), "completed"))
-        self.dropped["citation"] += len(result.citations)
         stop = result.stop_reason if result.stop_reason in _ENDINGS else "other"
         _, status, reason = _ENDINGS[stop]
         response = self._response(status)
@@ -323,6 +369,11 @@ class ResponsesEncoder(Encoder):
         response = self._final("response.failed", "failed")
         response["error"] = self._error
         return self._event("response.failed", {"response": response})
+
+
+def _delta_head(kind: str, place: dict[str, Any]) -> str:
+    """A delta event of type ``kind`` at ``place``, up to the value of its ``delta``."""
+    return f'event: {kind}\ndata: {{"type":"{kind}",{dumps(place)[1:-1]},"delta":'
 
 
 def _first(pair: tuple[int, Any]) -> int:

@@ -8,6 +8,7 @@ Contract (see :mod:`.base` for what every encoder does):
   ``reasoning_delta`` -> a reasoning part (``reasoning-start`` / ``-delta`` / ``-end``); a part ends when another
   begins. A signature -> ``providerMetadata.ssewire.signature`` on the reasoning part's ``reasoning-end`` (an empty
   reasoning part of its own when none is open), or on the call that carried it.
+- A citation with a URL -> a ``source-url`` chunk (the others dropped).
 - A call -> ``tool-input-start`` (``toolCallId``, ``toolName``; ``providerExecuted: true`` for a call the provider
   ran itself), ``tool-input-delta`` per fragment, and when the source closed it ``tool-input-available`` with the
   parsed ``input`` (``tool-input-error`` when the arguments are not a JSON object). A call never closed stays
@@ -28,7 +29,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.vercel_ui import VERCEL_STOP
-from .base import Call, Encoder, dumps, error_parts, quote
+from .base import Call, Encoder, dumps, error_parts, quote, url_citations
 
 __all__ = ["VercelUIEncoder", "ui_usage"]
 
@@ -82,6 +83,7 @@ class VercelUIEncoder(Encoder):
     def __init__(self, to: Optional[str] = None, **options: Any) -> None:
         super().__init__(to, **options)
         self._parts = 0
+        self._sources = 0
         self._open: Optional[str] = None  # "text" or "reasoning": the open part's kind
         self._open_id = ""
         self._delta_head = ""
@@ -116,6 +118,17 @@ class VercelUIEncoder(Encoder):
 
     def on_reasoning(self, text: str) -> str:
         return f"{self._switch('reasoning')}{self._delta_head}{quote(text)}}}\n\n"
+
+    def on_citations(self, citations: list[Any]) -> str:
+        """Each citation with a URL -> a ``source-url`` chunk (the others dropped)."""
+        out = ""
+        for citation in url_citations(self, citations):
+            source: dict[str, Any] = {"type": "source-url", "sourceId": f"src-{self._sources}", "url": citation.url}
+            if citation.title is not None:
+                source["title"] = citation.title
+            self._sources += 1
+            out += "data: " + dumps(source) + "\n\n"
+        return out
 
     def on_signature(self, signature: str) -> str:
         out = self._switch("reasoning")
@@ -180,11 +193,8 @@ class VercelUIEncoder(Encoder):
             if call.server:
                 part["providerExecuted"] = True
             parts.append(part)
-        for citation in result.citations:
-            if citation.url is not None:
-                parts.append({"type": "source-url", "sourceId": f"src-{len(parts)}", "url": citation.url})
-            else:
-                self.dropped["citation"] += 1
+        for number, citation in enumerate(url_citations(self, result.citations)):
+            parts.append({"type": "source-url", "sourceId": f"src-{number}", "url": citation.url})
         metadata: dict[str, Any] = {"finishReason": native}
         if self.usage is not None:
             metadata["usage"] = ui_usage(self.usage)
