@@ -1,0 +1,148 @@
+"""What every encoder promises whatever it is fed: the constructor's errors, an empty or cut source ending as the
+target's error, nothing after the end, what it drops counted, and any sequence of unified events -- in any order,
+with any field values -- written without an exception to bytes ssewire reads back without one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import FIXTURES, examples
+from ssewire import Encoder, Unified, collect, iter_unified, transcode
+from ssewire.encoders import ENCODERS, TARGETS, ChatEncoder
+
+
+def test_the_target_is_named_and_checked() -> None:
+    with pytest.raises(TypeError):
+        Encoder()
+    with pytest.raises(ValueError, match="openai-chat"):
+        Encoder("open-ai")
+    with pytest.raises(ValueError):
+        ChatEncoder("anthropic")
+    for to, cls in ENCODERS.items():
+        encoder = Encoder(to)
+        assert type(encoder) is cls and isinstance(encoder, Encoder) and encoder.to == to
+        assert encoder.content_type == "text/event-stream"
+    assert Encoder("vercel-ui").headers["x-vercel-ai-ui-message-stream"] == "v1"
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_a_source_that_said_nothing_ends_as_a_truncation_error(to: str) -> None:
+    encoder = Encoder(to, model="m", response_id="r1")
+    out = encoder.close()
+    assert encoder.close() == b"" and encoder.encode(Unified("text_delta", text="late")) == b""
+    back = collect(iter_unified([out], to))  # type: ignore[arg-type]
+    assert back.error is not None and back.error["type"] == "stream_truncated"
+    assert back.stop_reason in (None, "failed") and back.text == ""
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_nothing_is_written_after_the_end(to: str) -> None:
+    encoder = Encoder(to, model="m", response_id="r1")
+    encoder.encode(Unified("text_delta", text="hi"))
+    encoder.encode(Unified("done", stop_reason="end"))
+    end = encoder.close()
+    assert end  # the stop, written once the source ended
+    assert encoder.encode(Unified("text_delta", text="after")) == b"" and encoder.close() == b""
+    assert b"after" not in end
+
+
+@pytest.mark.parametrize("to", ["openai-chat", "openai", "gemini"])
+def test_server_calls_a_target_cannot_carry_are_counted(to: str) -> None:
+    data = (FIXTURES / "openai-responses-mcp.sse").read_bytes()
+    source = collect(iter_unified([data], "openai"))
+    assert source.server_tool_calls
+    normalizer_events = list(iter_unified([data], "openai"))
+    encoder = Encoder(to)
+    out = b"".join(encoder.encode(e) for e in normalizer_events) + encoder.close()
+    assert encoder.dropped["server_tool_call"] == len(source.server_tool_calls)
+    back = collect(iter_unified([out], to))  # type: ignore[arg-type]
+    assert not back.server_tool_calls
+
+
+def test_chat_without_include_usage_counts_the_usage_it_left_out() -> None:
+    data = (FIXTURES / "anthropic-messages-tool-use.sse").read_bytes()
+    pieces = list(transcode([data], "anthropic", "openai-chat", include_usage=False))
+    assert b'"usage"' not in b"".join(pieces)
+    encoder = Encoder("openai-chat", include_usage=False)
+    for event in iter_unified([data], "anthropic"):
+        encoder.encode(event)
+    encoder.close()
+    assert encoder.dropped["usage"] == 1
+
+
+def test_a_signature_that_is_not_base64_is_not_written_to_gemini() -> None:
+    encoder = Encoder("gemini", model="m", response_id="r1")
+    out = encoder.encode(Unified("raw", signature="not base64!")) + encoder.encode(Unified("raw", signature="QUJD"))
+    assert b"not base64" not in out and b"QUJD" in out
+    assert encoder.dropped["signature"] == 1
+
+
+# -- any events --------------------------------------------------------------------------------------------------
+
+_TEXT = st.text(max_size=8)
+_IDS = st.sampled_from([None, "c1", "c2", "", "call_0"])
+_NAMES = st.sampled_from([None, "f", "web_search", ""])
+_USAGES = st.sampled_from(
+    [
+        None,
+        {},
+        {"input_tokens": 5, "output_tokens": 2},
+        {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7},
+        {"promptTokenCount": 1, "candidatesTokenCount": 2, "thoughtsTokenCount": 9},
+        {"input_tokens": "x"},
+    ]
+)
+_STOPS = st.sampled_from(
+    [None, "end", "max_tokens", "tool_use", "stop_sequence", "refusal", "incomplete", "failed", "cancelled", "other"]
+)
+_ERRORS = st.sampled_from([None, {}, {"type": "overloaded_error", "message": "busy"}, {"type": 3, "message": None}])
+_EVENTS = st.builds(
+    Unified,
+    st.sampled_from(
+        [
+            "text_delta",
+            "reasoning_delta",
+            "tool_call_start",
+            "tool_call_delta",
+            "tool_call_done",
+            "usage",
+            "done",
+            "error",
+            "raw",
+        ]
+    ),
+    text=_TEXT,
+    tool_call_id=_IDS,
+    tool_name=_NAMES,
+    arguments_delta=_TEXT,
+    arguments=st.sampled_from([None, {}, {"a": 1}]),
+    usage=_USAGES,
+    stop_reason=_STOPS,
+    error=_ERRORS,
+    server=st.booleans(),
+    signature=st.sampled_from([None, "c2ln", "sig"]),
+    arguments_raw=st.sampled_from([None, "", "{", '{"a": 1}', "[1]"]),
+)
+
+
+@pytest.mark.parametrize("to", TARGETS)
+@settings(max_examples=examples(200))
+@given(events=st.lists(_EVENTS, max_size=12), close=st.booleans())
+def test_any_events_are_written_and_read_back_without_an_exception(to: str, events: list[Unified], close: bool) -> None:
+    encoder = Encoder(to, model="m", response_id="r1", created=1)
+    out = b"".join(encoder.encode(event) for event in events)
+    if close:
+        out += encoder.close()
+    text = out.decode("utf-8")
+    for line in text.split("\n"):  # every data line is JSON (or the [DONE] sentinel); SSE lines end at \n only
+        if line.startswith("data: ") and line != "data: [DONE]":
+            json.loads(line[6:])
+    back = collect(iter_unified([out], to))  # type: ignore[arg-type]
+    if close and not any(e.type in ("done", "error") for e in events):  # a source that never ended
+        assert back.error is not None and back.error["type"] == "stream_truncated"
+        assert back.stop_reason not in ("end", "tool_use", "max_tokens")
+        assert back.text == "".join(e.text for e in events if e.type == "text_delta")
