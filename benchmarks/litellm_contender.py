@@ -1,25 +1,28 @@
-"""LiteLLM's own streaming translation, run on raw recorded bytes: the contender ``transcode`` is timed against.
+"""LiteLLM's own streaming translation run on raw recorded bytes: the contender ``transcode`` is timed against.
 
-Contract (pure functions; LiteLLM is imported on first call, so this module imports where it is absent):
+Contract (pure functions; LiteLLM is imported on the first call, so this module imports where it is absent):
 
-- :func:`to_openai_chat` ``(body, provider) -> list[bytes]``: ``body`` is the raw HTTP response body a provider
-  streams (``"anthropic"``: Messages SSE; ``"gemini"``: ``streamGenerateContent?alt=sse``, Google AI Studio or
-  Vertex; ``"bedrock-converse"``: ConverseStream AWS event-stream). Out come the frames LiteLLM's proxy writes on
-  ``/chat/completions`` for it: ``data: <chunk JSON>\\n\\n`` per chunk, then ``data: [DONE]\\n\\n``.
-- :func:`chat_to_anthropic` ``(body) -> list[bytes]``: ``body`` is an OpenAI Chat Completions SSE body; out come
-  the frames LiteLLM's ``/v1/messages`` route writes for it when the model behind it speaks Chat Completions
-  (``event: <type>\\ndata: <json>\\n\\n``).
+- :func:`to_openai_chat` ``(body, provider) -> list[bytes]``. In: the raw HTTP response body a provider streams,
+  whole (``"anthropic"``: Messages SSE; ``"gemini"``: ``streamGenerateContent?alt=sse``, Google AI Studio or Vertex;
+  ``"bedrock-converse"``: ConverseStream AWS event-stream). Out: the frames LiteLLM's proxy writes on
+  ``/chat/completions`` for it, ``data: <chunk JSON>\\n\\n`` per chunk (the client asked for the usage chunk), then
+  ``data: [DONE]\\n\\n``.
+- :func:`chat_to_anthropic` ``(body) -> list[bytes]``. In: an OpenAI Chat Completions SSE body. Out: the frames
+  LiteLLM's ``/v1/messages`` route writes for it when the model behind the route speaks Chat Completions,
+  ``event: <type>\\ndata: <json>\\n\\n`` each.
 
-Both run LiteLLM's async path, as its proxy does, on one event loop per call, with the body fed as one network read
-(``chunk_size`` splits it). The path is LiteLLM's own, unmodified: the provider's stream iterator (decoding the
-SSE lines or the event-stream) -> ``CustomStreamWrapper`` (with a ``Logging`` object set up as ``completion()``
-sets it up) -> the proxy's serialisation (``litellm/proxy/proxy_server.py``: ``_serialize_chat_chunk`` and
-``_format_streaming_sse_chunk``, copied here because importing the proxy needs FastAPI and builds the app). No
-callbacks are registered, the model cost map is the bundled one (``LITELLM_LOCAL_MODEL_COST_MAP``,
-``LITELLM_OFFLINE_MODE``) and nothing touches the network.
+The path is LiteLLM's own and runs unmodified, asynchronously as in its proxy: the provider's stream iterator over
+the body (fed as one network read; ``chunk_size`` cuts it) -> ``CustomStreamWrapper``, with a ``Logging`` object
+set up as ``acompletion()`` sets one up -> for chat, the proxy's serialisation (``_serialize_chat_chunk`` and
+``_format_streaming_sse_chunk`` of ``litellm/proxy/proxy_server.py``, restated here: importing the proxy needs
+FastAPI and builds its app); for ``/v1/messages``, ``AnthropicStreamWrapper``'s own SSE frames. Each call also runs
+what the stream leaves scheduled on the event loop (the success-logging dispatch), so its CPU time holds the whole
+stream's work. Nothing reaches the network: no callbacks are registered, the model cost map is the bundled one
+(``LITELLM_LOCAL_MODEL_COST_MAP``, ``LITELLM_OFFLINE_MODE``; set before LiteLLM is first imported, so import it
+through here), and the ``LiteLLM`` logger is set to CRITICAL (its mid-stream error tracebacks went to stderr).
 
-``python -m benchmarks.litellm_contender FILE PROVIDER`` prints the CPU time per output chunk of
-:func:`to_openai_chat` on FILE (``PROVIDER`` ``openai-chat``: of :func:`chat_to_anthropic`).
+``python -m benchmarks.litellm_contender FILE PROVIDER [SECONDS]`` prints the CPU time per output chunk of
+:func:`to_openai_chat` on FILE (PROVIDER ``openai-chat``: of :func:`chat_to_anthropic`) and the number of chunks.
 """
 
 from __future__ import annotations
@@ -34,7 +37,10 @@ import os
 import sys
 import time
 import uuid
-from typing import Any, AsyncIterator, Optional
+from typing import TYPE_CHECKING, Any, AsyncIterator, Coroutine, Optional
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["MODELS", "PROVIDERS", "available", "chat_to_anthropic", "to_openai_chat"]
 
@@ -58,7 +64,7 @@ def available() -> bool:
     return importlib.util.find_spec("litellm") is not None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _litellm() -> Any:
     """LiteLLM, imported once with everything that would reach the network or log turned off."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -98,6 +104,23 @@ def _logging_obj(model: str, provider: str, stream_options: Optional[dict[str, A
         stream_options=stream_options,
     )
     return logging_obj
+
+
+@functools.cache
+def _loop() -> asyncio.AbstractEventLoop:
+    """The event loop every call runs on, kept as a proxy keeps its own (worker threads stay warm)."""
+    return asyncio.new_event_loop()
+
+
+def _run(stream: Coroutine[Any, Any, list[bytes]]) -> list[bytes]:
+    """Run ``stream`` to its end, then whatever it left scheduled (the success-logging dispatch LiteLLM starts at
+    the end of a stream, async-generator cleanup), so a call's CPU time holds all the work of its stream."""
+    loop = _loop()
+    try:
+        return loop.run_until_complete(stream)
+    finally:
+        while pending := asyncio.all_tasks(loop):
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 def _first_data(body: bytes) -> bytes:
@@ -178,10 +201,11 @@ def _chat_stream(pieces: list[bytes], provider: str) -> Any:
     )
 
 
-def _chat_frame(chunk: Any) -> bytes:
+def _chat_frame(chunk: BaseModel) -> bytes:
     """One chunk as the proxy's ``async_data_generator`` writes it (``_serialize_chat_chunk`` +
     ``_format_streaming_sse_chunk``)."""
-    return b"data: " + chunk.model_dump_json(exclude_none=True, exclude_unset=True).encode() + b"\n\n"
+    data: str = chunk.model_dump_json(exclude_none=True, exclude_unset=True)
+    return b"data: " + data.encode() + b"\n\n"
 
 
 async def _to_openai_chat(pieces: list[bytes], provider: str) -> list[bytes]:
@@ -198,12 +222,13 @@ def to_openai_chat(body: bytes, provider: str, *, chunk_size: Optional[int] = No
     write that as an error frame)."""
     if provider not in PROVIDERS:
         raise ValueError(f"LiteLLM route not wired here: {provider!r} (one of {sorted(PROVIDERS)})")
-    if provider == "gemini" and (not _first_data(body) or b'"event_type"' in _first_data(body)):
+    first = _first_data(body)
+    if provider == "gemini" and (not first or b'"event_type"' in first):  # a JSON array, Interactions events
         raise ValueError("not a streamGenerateContent?alt=sse body: LiteLLM's Gemini route never reads it")
-    return asyncio.run(_to_openai_chat(_pieces(body, chunk_size), provider))
+    return _run(_to_openai_chat(_pieces(body, chunk_size), provider))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _openai_client() -> Any:
     """The OpenAI SDK client LiteLLM streams Chat Completions with (never sends a request here)."""
     import openai
@@ -235,7 +260,7 @@ async def _chat_to_anthropic(pieces: list[bytes]) -> list[bytes]:
         stream_options=_USAGE,
         _response_headers=headers,
     )
-    frames = ANTHROPIC_ADAPTER.translate_completion_output_params_streaming(
+    frames: Any = ANTHROPIC_ADAPTER.translate_completion_output_params_streaming(  # an AnthropicSSEStream
         chat,
         model=model,
         is_async=True,
@@ -252,29 +277,27 @@ def chat_to_anthropic(body: bytes, *, chunk_size: Optional[int] = None) -> list[
     legacy Completions body (``"object": "text_completion"``), which LiteLLM's chat path never reads."""
     if b'"text_completion"' in _first_data(body):
         raise ValueError("a legacy Completions body: LiteLLM's chat adapter never reads one")
-    return asyncio.run(_chat_to_anthropic(_pieces(body, chunk_size)))
+    return _run(_chat_to_anthropic(_pieces(body, chunk_size)))
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """``FILE PROVIDER [SECONDS]``: CPU time per output chunk, over repeats filling about SECONDS (default 2)."""
+    """``FILE PROVIDER [SECONDS]``: CPU time per output chunk over repeats filling about SECONDS (default 3)."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) not in (2, 3):
         print("usage: python -m benchmarks.litellm_contender FILE PROVIDER [SECONDS]", file=sys.stderr)
         return 2
     with open(args[0], "rb") as f:
         body = f.read()
-    provider, budget = args[1], float(args[2]) if len(args) == 3 else 2.0
+    provider, budget = args[1], float(args[2]) if len(args) == 3 else 3.0
     run = chat_to_anthropic if provider == "openai-chat" else functools.partial(to_openai_chat, provider=provider)
-    frames = run(body)  # warm-up: imports, caches
-    repeats, spent = 0, 0.0
-    start = time.process_time()
+    chunks = [frame for frame in run(body) if frame != _DONE]  # the first run imports LiteLLM and warms its caches
+    repeats, spent, start = 0, 0.0, time.process_time()
     while spent < budget or repeats < 5:
         run(body)
-        repeats += 1
-        spent = time.process_time() - start
-    per_stream = spent / repeats
-    print(f"{args[0]} ({provider}, {len(body)} bytes): {len(frames)} output chunks (with [DONE] / events)")
-    print(f"{per_stream * 1e3:.3f} ms CPU per stream, {per_stream / len(frames) * 1e6:.1f} us per chunk ({repeats} repeats)")
+        repeats, spent = repeats + 1, time.process_time() - start
+    stream = spent / repeats
+    print(f"{args[0]}: {len(body)} bytes ({provider}) -> {len(chunks)} chunks")
+    print(f"{stream / len(chunks) * 1e6:.0f} us CPU per chunk, {stream * 1e3:.2f} ms per stream ({repeats} repeats)")
     return 0
 
 

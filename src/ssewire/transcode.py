@@ -38,6 +38,14 @@ def _pair(
     return decoder, Encoder(to, **options)
 
 
+def from_pieces(pieces: list[str]) -> bytes:
+    """The UTF-8 of the texts one chunk's events made, holding at most two copies of them at once (a large event's
+    text is joined only when there is more than it, and the pieces are let go before encoding)."""
+    text = pieces[0] if len(pieces) == 1 else "".join(pieces)
+    pieces.clear()
+    return text.encode()
+
+
 def transcode(
     chunks: Iterable[Piece],
     provider: Union[ProviderName, Normalizer],
@@ -59,10 +67,10 @@ def transcode(
     decoder, encoder = _pair(provider, to, framing, max_buffer, content_encoding, max_inflated, options)
     write = encoder.write
     for chunk in chunks:
-        out = "".join([write(event) for event in decoder.feed(chunk)])
-        if out:
-            yield out.encode()
-    last = "".join([write(event) for event in decoder.close()]).encode() + encoder.close()
+        piece = from_pieces([write(event) for event in decoder.feed(chunk)])
+        if piece:
+            yield piece
+    last = from_pieces([write(event) for event in decoder.close()]) + encoder.close()
     if last:
         yield last
 
@@ -83,10 +91,10 @@ async def atranscode(
     decoder, encoder = _pair(provider, to, framing, max_buffer, content_encoding, max_inflated, options)
     write = encoder.write
     async for chunk in chunks:
-        out = "".join([write(event) for event in decoder.feed(chunk)])
-        if out:
-            yield out.encode()
-    last = "".join([write(event) for event in decoder.close()]).encode() + encoder.close()
+        piece = from_pieces([write(event) for event in decoder.feed(chunk)])
+        if piece:
+            yield piece
+    last = from_pieces([write(event) for event in decoder.close()]) + encoder.close()
     if last:
         yield last
 

@@ -144,7 +144,7 @@ class ResponsesEncoder(Encoder):
         self._seq = 0
         self._stem = ""  # made from the response id: item ids are the same each time a stream is written
         self._open: Optional[_Item] = None  # the open message or reasoning item
-        self._output: list[tuple[int, dict[str, Any]]] = []  # every finished item, with its output_index
+        self._output: list[tuple[int, str]] = []  # every finished item's JSON, with its output_index
         self._items = 0
         self._delta_head = ""  # the open item's delta event, up to its delta's value
         self._error: Optional[dict[str, Any]] = None  # the error written, for the failed response
@@ -152,9 +152,7 @@ class ResponsesEncoder(Encoder):
     # -- framing ------------------------------------------------------------------------------------------------
     def _event(self, kind: str, body: dict[str, Any]) -> str:
         """One event of type ``kind`` (one of the API's names: no escaping needed) with ``body``'s members."""
-        seq = self._seq
-        self._seq = seq + 1
-        return f'event: {kind}\ndata: {{"type":"{kind}",{dumps(body)[1:-1]},"sequence_number":{seq}}}\n\n'
+        return self._members(kind, dumps(body)[1:-1])
 
     def _response(self, status: str) -> dict[str, Any]:
         return {
@@ -263,25 +261,30 @@ class ResponsesEncoder(Encoder):
         return out
 
     def _close_open(self) -> str:
+        """Finish the open text or reasoning item: its done events, each with the whole text, quoted once (the
+        finished item's JSON is kept for the final response)."""
         item = self._open
         if item is None:
             return ""
         self._open = None
-        text = "".join(item.parts)
+        text = quote("".join(item.parts))
         item.parts = []
         if item.kind == "message":
-            place = {"item_id": item.id, "output_index": item.index, "content_index": 0}
-            done = message_item(item.id, text, item.annotations)
-            out = self._event("response.output_text.done", {**place, "text": text})
-            out += self._event("response.content_part.done", {**place, "part": done["content"][0]})
+            place = f'"item_id":"{item.id}","output_index":{item.index},"content_index":0'
+            part = f'{{"type":"output_text","text":{text},"annotations":{dumps(item.annotations)}}}'
+            out = self._members("response.output_text.done", f'{place},"text":{text}')
+            out += self._members("response.content_part.done", f'{place},"part":{part}')
+            done = f'{{"id":"{item.id}","type":"message","status":"completed","role":"assistant","content":[{part}]}}'
         else:
-            place = {"item_id": item.id, "output_index": item.index, "summary_index": 0}
-            part = {"type": "summary_text", "text": text}
-            out = self._event("response.reasoning_summary_text.done", {**place, "text": text})
-            out += self._event("response.reasoning_summary_part.done", {**place, "part": part})
-            done = reasoning_item(item.id, text, item.signature)
+            place = f'"item_id":"{item.id}","output_index":{item.index},"summary_index":0'
+            part = f'{{"type":"summary_text","text":{text}}}'
+            out = self._members("response.reasoning_summary_text.done", f'{place},"text":{text}')
+            out += self._members("response.reasoning_summary_part.done", f'{place},"part":{part}')
+            summary = f"[{part}]" if text != '""' else "[]"
+            secret = "" if item.signature is None else f',"encrypted_content":{quote(item.signature)}'
+            done = f'{{"id":"{item.id}","type":"reasoning","summary":{summary}{secret}}}'
         self._output.append((item.index, done))
-        return out + self._event("response.output_item.done", {"output_index": item.index, "item": done})
+        return out + self._members("response.output_item.done", f'"output_index":{item.index},"item":{done}')
 
     # -- calls --------------------------------------------------------------------------------------------------
     def on_call_start(self, call: Call) -> str:
@@ -299,31 +302,43 @@ class ResponsesEncoder(Encoder):
         )
 
     def on_call_done(self, call: Call, event: Unified) -> str:
-        arguments = "".join(call.parts)
+        arguments = quote("".join(call.parts))
         call.parts = []
-        place = {"item_id": call.item_id, "output_index": call.index}
-        out = self._event("response.function_call_arguments.done", {**place, "arguments": arguments})
-        done = call_item(call.item_id, call.id, call.name, arguments, "completed")
+        place = f'"item_id":"{call.item_id}","output_index":{call.index}'
+        out = self._members("response.function_call_arguments.done", f'{place},"arguments":{arguments}')
+        done = dumps(call_item(call.item_id, call.id, call.name, "", "completed"))
+        done = done.replace('"arguments":""', f'"arguments":{arguments}', 1)  # (ids and names are quoted: no match)
         self._output.append((call.index, done))
-        return out + self._event("response.output_item.done", {"output_index": call.index, "item": done})
+        return out + self._members("response.output_item.done", f'"output_index":{call.index},"item":{done}')
 
     # -- the end ------------------------------------------------------------------------------------------------
-    def _final(self, kind: str, status: str) -> dict[str, Any]:
+    def _final(self, kind: str, status: str, **members: Any) -> str:
+        """The terminal event ``kind``: the response with ``status``, ``members``, the usage and every finished
+        item's JSON, in output order (spliced in: each item's text was quoted once, when it finished)."""
         response = self._response(status)
-        response["output"] = [item for _, item in sorted(self._output, key=_first)]
+        response.update(members)
         if self.usage is not None:
             response["usage"] = responses_usage(self.usage)
-        return response
+        output = ",".join(item for _, item in sorted(self._output, key=_first))
+        # the one unescaped '"output":[]' is the member's own: quotes inside string values are escaped
+        text = dumps(response).replace('"output":[]', f'"output":[{output}]', 1)
+        return self._members(kind, f'"response":{text}')
+
+    def _members(self, kind: str, members: str) -> str:
+        """One event of type ``kind`` whose members (JSON text, without braces) are ``members``."""
+        seq = self._seq
+        self._seq = seq + 1
+        return f'event: {kind}\ndata: {{"type":"{kind}",{members},"sequence_number":{seq}}}\n\n'
 
     def on_done(self, stop: str, native: str) -> str:
         out = self._close_open()
         kind, status, reason = _ENDINGS.get(stop, _ENDINGS["other"])
-        response = self._final(kind, status)
+        members: dict[str, Any] = {}
         if reason is not None:
-            response["incomplete_details"] = {"reason": reason}
+            members["incomplete_details"] = {"reason": reason}
         if status == "failed":
-            response["error"] = self._error  # the source's error, else none (the provider said only "failed")
-        return out + self._event(kind, {"response": response})
+            members["error"] = self._error  # the source's error, else none (the provider said only "failed")
+        return out + self._final(kind, status, **members)
 
     def body(self, result: Any, native: str) -> dict[str, Any]:
         """A ``response`` object: a reasoning item (the reasoning as its summary, the last signature as its
@@ -366,9 +381,7 @@ class ResponsesEncoder(Encoder):
 
     def on_close(self) -> str:
         """After an error without a stop: ``response.failed`` carrying that error."""
-        response = self._final("response.failed", "failed")
-        response["error"] = self._error
-        return self._event("response.failed", {"response": response})
+        return self._final("response.failed", "failed", error=self._error)
 
 
 def _delta_head(kind: str, place: dict[str, Any]) -> str:
