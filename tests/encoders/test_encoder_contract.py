@@ -22,6 +22,8 @@ def test_the_target_is_named_and_checked() -> None:
         Encoder("open-ai")
     with pytest.raises(ValueError):
         ChatEncoder("anthropic")
+    with pytest.raises(TypeError, match="include_usage"):
+        Encoder("anthropic", include_usage=True)
     for to, cls in ENCODERS.items():
         encoder = Encoder(to)
         assert type(encoder) is cls and isinstance(encoder, Encoder) and encoder.to == to

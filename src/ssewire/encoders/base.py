@@ -90,7 +90,8 @@ class Encoder:
     """Unified events in, one target's wire bytes out (see the module docstring for the contract).
 
     Options every target takes: ``model`` and ``response_id`` (else the source's, else made up), ``created``
-    (Unix seconds; else now) and ``source`` (the normaliser reading the stream, for its id and model).
+    (Unix seconds; else now) and ``source`` (the normaliser reading the stream, for its id and model); a target's
+    own (``include_usage`` ...) are its class's, and any other is a ``TypeError``.
     """
 
     #: The target's name (what ``to=`` takes).
@@ -132,9 +133,12 @@ class Encoder:
         response_id: Optional[str] = None,
         created: Optional[int] = None,
         source: Any = None,
+        **options: Any,
     ) -> None:
         if to is not None and to != self.to:
             raise ValueError(f"{type(self).__name__} writes {self.to!r}, not {to!r}")
+        if options:  # a target's own options are taken by its class before this
+            raise TypeError(f"the {self.to} encoder has no option {', '.join(sorted(options))}")
         self.model = model
         self.response_id = response_id
         self.created = int(time.time()) if created is None else created
