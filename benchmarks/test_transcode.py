@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.transcode import FLOORS, MEMORY_CEILING, MEMORY_FROM, TARGETS, _largest_event, failures, format_tables
+from benchmarks.transcode import (
+    FLOORS,
+    MEMORY_CEILING,
+    MEMORY_FROM,
+    RESPONSES_MEMORY_CEILING,
+    TARGETS,
+    _largest_event,
+    failures,
+    format_tables,
+)
 
 
 def _doc(ratio: float, litellm: float = 100.0, memory: float = 2.0, largest: int = MEMORY_FROM) -> dict[str, Any]:
@@ -35,7 +44,12 @@ def test_each_floor_fails_the_gate() -> None:
     assert any("iter_unified's speed" in line for line in failures(_doc(FLOORS["group"] - 0.01)))
     assert any("geometric mean" in line for line in failures(_doc(FLOORS["geomean"] - 0.01)))
     assert any("LiteLLM" in line for line in failures(_doc(0.6, litellm=FLOORS["litellm"] - 1)))
-    assert any("memory" in line for line in failures(_doc(0.6, memory=MEMORY_CEILING + 0.1)))
+    assert any("memory" in line for line in failures(_doc(0.6, memory=RESPONSES_MEMORY_CEILING + 0.1)))
+    doc = _doc(0.6, memory=MEMORY_CEILING + 0.1)
+    doc["memory"]["large"]["openai"]["ratio"] = 2.0
+    assert [line for line in failures(doc) if "memory" in line] == [
+        f"memory large -> {to}: {MEMORY_CEILING + 0.1:.2f}x the largest event" for to in TARGETS if to != "openai"
+    ]
 
 
 def test_memory_under_64_kib_events_is_reported_not_held() -> None:

@@ -158,13 +158,13 @@ _STD_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 def _make_dumps() -> Callable[[Any], str]:
     """Compact JSON text (no spaces, non-ASCII kept) by the decoder's library: msgspec's or orjson's encoder (about
     ten times the standard library's on small objects), the standard library's for what they refuse (integers
-    beyond 64 bits for orjson). NaN and the infinities, which JSON has no word for, are ``null`` from either fast
-    encoder and ``NaN`` / ``Infinity`` from the standard library."""
+    beyond 64 bits for orjson, lone surrogates for both). NaN and the infinities, which JSON has no word for, are
+    ``null`` from either fast encoder and ``NaN`` / ``Infinity`` from the standard library."""
     if BACKEND == "msgspec":
         import msgspec
 
         encode: Callable[[Any], bytes] = msgspec.json.encode
-        refused: tuple[type[BaseException], ...] = (TypeError, OverflowError, msgspec.EncodeError)
+        refused: tuple[type[BaseException], ...] = (TypeError, OverflowError, UnicodeEncodeError, msgspec.EncodeError)
     elif BACKEND == "orjson":
         import orjson
 

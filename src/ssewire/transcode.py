@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Optional, Union
 
 from .encoders import Encoder
-from .encoders.base import dumps
+from .encoders.base import dumps, utf8
 from .errors import not_one_chunk
 from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName, TargetName
@@ -43,7 +43,7 @@ def from_pieces(pieces: list[str]) -> bytes:
     text is joined only when there is more than it, and the pieces are let go before encoding)."""
     text = pieces[0] if len(pieces) == 1 else "".join(pieces)
     pieces.clear()
-    return text.encode()
+    return utf8(text)
 
 
 def transcode(
@@ -70,7 +70,12 @@ def transcode(
         piece = from_pieces([write(event) for event in decoder.feed(chunk)])
         if piece:
             yield piece
-    last = from_pieces([write(event) for event in decoder.close()]) + encoder.close()
+        if encoder.bytes_after is not None:
+            yield encoder.take_bytes()
+    last = from_pieces([write(event) for event in decoder.close()])
+    if encoder.bytes_after is not None:
+        last += encoder.take_bytes()
+    last += encoder.close()
     if last:
         yield last
 
@@ -94,7 +99,12 @@ async def atranscode(
         piece = from_pieces([write(event) for event in decoder.feed(chunk)])
         if piece:
             yield piece
-    last = from_pieces([write(event) for event in decoder.close()]) + encoder.close()
+        if encoder.bytes_after is not None:
+            yield encoder.take_bytes()
+    last = from_pieces([write(event) for event in decoder.close()])
+    if encoder.bytes_after is not None:
+        last += encoder.take_bytes()
+    last += encoder.close()
     if last:
         yield last
 
@@ -105,4 +115,4 @@ def render(result: StreamResult, to: TargetName, **options: Any) -> bytes:
     UI ``UIMessage``): what a gateway answers ``stream: false`` with from a streaming upstream. A result that
     ended in an error (a cut stream included) gives the target's error body: answer it with an error status.
     ``options`` as for :func:`transcode` (the id and model default to the result's)."""
-    return dumps(Encoder(to, **options).render(result)).encode()
+    return utf8(dumps(Encoder(to, **options).render(result)))

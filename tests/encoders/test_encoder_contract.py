@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import FIXTURES, examples
-from ssewire import Encoder, Unified, collect, iter_unified, transcode
+from ssewire import UNIFIED_TYPES, Encoder, Unified, collect, iter_unified, transcode
 from ssewire.encoders import ENCODERS, TARGETS, ChatEncoder
 
 
@@ -85,8 +85,8 @@ def test_a_signature_that_is_not_base64_is_not_written_to_gemini() -> None:
 
 # -- any events --------------------------------------------------------------------------------------------------
 
-_TEXT = st.text(max_size=8)
-_IDS = st.sampled_from([None, "c1", "c2", "", "call_0"])
+_TEXT = st.text(st.characters(blacklist_categories=()), max_size=8)  # lone surrogates too (JSON can escape them)
+_IDS = st.sampled_from([None, "c1", "c2", "", "call_0", "id\ud800"])
 _NAMES = st.sampled_from([None, "f", "web_search", ""])
 _USAGES = st.sampled_from(
     [
@@ -104,19 +104,7 @@ _STOPS = st.sampled_from(
 _ERRORS = st.sampled_from([None, {}, {"type": "overloaded_error", "message": "busy"}, {"type": 3, "message": None}])
 _EVENTS = st.builds(
     Unified,
-    st.sampled_from(
-        [
-            "text_delta",
-            "reasoning_delta",
-            "tool_call_start",
-            "tool_call_delta",
-            "tool_call_done",
-            "usage",
-            "done",
-            "error",
-            "raw",
-        ]
-    ),
+    st.sampled_from(sorted(UNIFIED_TYPES)),
     text=_TEXT,
     tool_call_id=_IDS,
     tool_name=_NAMES,
@@ -139,7 +127,7 @@ def test_any_events_are_written_and_read_back_without_an_exception(to: str, even
     out = b"".join(encoder.encode(event) for event in events)
     if close:
         out += encoder.close()
-    text = out.decode("utf-8")
+    text = out.decode("utf-8")  # valid UTF-8: a lone surrogate is written as its JSON escape
     for line in text.split("\n"):  # every data line is JSON (or the [DONE] sentinel); SSE lines end at \n only
         if line.startswith("data: ") and line != "data: [DONE]":
             json.loads(line[6:])
@@ -148,3 +136,27 @@ def test_any_events_are_written_and_read_back_without_an_exception(to: str, even
         assert back.error is not None and back.error["type"] == "stream_truncated"
         assert back.stop_reason not in ("end", "tool_use", "max_tokens")
         assert back.text == "".join(e.text for e in events if e.type == "text_delta")
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_lone_surrogates_anywhere_are_written_as_json_escapes(to: str) -> None:
+    call = {
+        "index": 0,
+        "id": "c\\ud800",
+        "type": "function",
+        "function": {"name": "f\\udfff", "arguments": '{"a":"\\ud800"}'},
+    }
+    chunks = [
+        {"id": "id\\ud800", "model": "m\\udc00", "choices": [{"index": 0, "delta": {"content": "a\\ud800b"}}]},
+        {"id": "id\\ud800", "model": "m\\udc00", "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+        {"id": "id\\ud800", "model": "m\\udc00", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    body = b"".join(b"data: " + json.dumps(c).replace("\\\\u", "\\u").encode() + b"\n\n" for c in chunks)
+    body += b"data: [DONE]\n\n"
+    source = collect(iter_unified([body], "openai-chat"))
+    assert source.text == "a\ud800b"
+    out = b"".join(transcode([body], "openai-chat", to))  # type: ignore[arg-type]
+    out.decode("utf-8")
+    back = collect(iter_unified([out], to))  # type: ignore[arg-type]
+    assert back.text == source.text
+    assert [(c.id, c.name) for c in back.client_tool_calls] == [(c.id, c.name) for c in source.client_tool_calls]

@@ -120,3 +120,22 @@ def test_a_cut_source_never_ends_as_a_clean_stop(stream: tuple[str, bytes, Any, 
     assert back.stop_reason not in ("end", "tool_use", "max_tokens", "stop_sequence", "refusal")
     complete = {c.id for c in back.tool_calls}
     assert not complete & {c.id for c in source.incomplete_tool_calls}, "an incomplete call was written as complete"
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_atranscode_writes_what_transcode_writes(to: Any) -> None:
+    import asyncio
+
+    from ssewire import atranscode
+
+    async def pieces(data: bytes) -> Any:
+        for i in range(0, len(data), 50):
+            yield data[i : i + 50]
+
+    async def written_async(data: bytes, provider: Any, framing: Any) -> bytes:
+        out = [p async for p in atranscode(pieces(data), provider, to, framing, created=1, response_id="r-1")]
+        return b"".join(out)
+
+    for _, data, provider, framing in STREAMS[:: max(1, len(STREAMS) // 15)]:
+        whole = b"".join(transcode([data], provider, to, framing, created=1, response_id="r-1"))
+        assert asyncio.run(written_async(data, provider, framing)) == whole

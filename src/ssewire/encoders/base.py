@@ -36,7 +36,7 @@ from ..events import Unified
 from ..normalizers.common import client_stop
 from ..usage import Usage
 
-__all__ = ["Call", "Encoder", "arguments", "dumps", "error_parts", "quote", "sse", "url_citations"]
+__all__ = ["Call", "Encoder", "arguments", "dumps", "error_parts", "quote", "url_citations", "utf8"]
 
 #: A string as a JSON string literal (quotes and escapes; non-ASCII kept): the C encoder ``json`` uses.
 quote: Callable[[str], str] = json.encoder.encode_basestring
@@ -63,9 +63,10 @@ def _registry() -> Callable[[str], type[Encoder]]:
     return _ENCODER_CLASS
 
 
-def sse(data: str, event: Optional[str] = None) -> str:
-    """One Server-Sent Event: ``event: <name>`` (when given) and one ``data:`` line (``data`` is JSON: no newline)."""
-    return f"event: {event}\ndata: {data}\n\n" if event is not None else f"data: {data}\n\n"
+def utf8(text: str) -> bytes:
+    """An encoder's text as UTF-8. A lone surrogate (a JSON payload may escape one: ``"\\ud800"``) can only be in a
+    JSON string here, and is written back as that escape, never as an exception or invalid UTF-8."""
+    return text.encode("utf-8", "backslashreplace")
 
 
 class Call:
@@ -152,6 +153,9 @@ class Encoder:
         self.failed = False  # the target's error was written (the target may still write a stop after it)
         self.stop: Optional[str] = None  # the source's stop, not written yet (more content may follow it)
         self._flowing = False  # started, neither ended nor stopped: a delta is only its text
+        #: A large piece a target made as UTF-8 (the Responses API's final event, which repeats the whole output),
+        #: written after the text of the same call (:meth:`take_bytes`).
+        self.bytes_after: Optional[bytes] = None
 
     @property
     def dropped(self) -> Counter[str]:
@@ -167,10 +171,18 @@ class Encoder:
     def encode(self, event: Unified) -> bytes:
         """The target's bytes for one event (``b""`` when it writes nothing yet)."""
         text = self.write(event)
-        return text.encode() if text else b""
+        out = utf8(text) if text else b""
+        return out + self.take_bytes() if self.bytes_after is not None else out
+
+    def take_bytes(self) -> bytes:
+        """The piece a target made as UTF-8 (see ``bytes_after``), once; ``b""`` when there is none."""
+        piece = self.bytes_after
+        self.bytes_after = None
+        return piece or b""
 
     def write(self, event: Unified) -> str:
-        """:meth:`encode` as text (what :func:`ssewire.transcode` joins for a chunk's events, then encodes once)."""
+        """:meth:`encode` as text (what :func:`ssewire.transcode` joins for a chunk's events, then encodes once);
+        a piece the target made as UTF-8 follows it in ``bytes_after``."""
         if self._flowing and event.signature is None and event.citations is None:  # the bulk of a stream
             kind = event.type
             if kind == "text_delta":
@@ -244,7 +256,7 @@ class Encoder:
             self._flowing = False
             out += self.on_close()
         self._count_usage_drops()
-        return out.encode()
+        return utf8(out) + self.take_bytes()
 
     def _end(self) -> str:
         stop = self.stop or "other"

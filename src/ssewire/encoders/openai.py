@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Mapping, Optional
 from ..events import Unified
 from ..normalizers.common import client_stop
 from ..normalizers.openai import INCOMPLETE_STOP, RESPONSES_STOP
-from .base import Call, Encoder, arguments, dumps, error_parts, quote, url_citations
+from .base import Call, Encoder, arguments, dumps, error_parts, quote, url_citations, utf8
 
 __all__ = ["ResponsesEncoder", "call_item", "message_item", "reasoning_item", "responses_usage"]
 
@@ -144,7 +144,7 @@ class ResponsesEncoder(Encoder):
         self._seq = 0
         self._stem = ""  # made from the response id: item ids are the same each time a stream is written
         self._open: Optional[_Item] = None  # the open message or reasoning item
-        self._output: list[tuple[int, str]] = []  # every finished item's JSON, with its output_index
+        self._output: list[tuple[int, bytes]] = []  # every finished item's JSON as UTF-8, with its output_index
         self._items = 0
         self._delta_head = ""  # the open item's delta event, up to its delta's value
         self._error: Optional[dict[str, Any]] = None  # the error written, for the failed response
@@ -184,7 +184,7 @@ class ResponsesEncoder(Encoder):
 
     def _set_stem(self) -> None:
         """The item ids' stem, made from the response id (the same ids each time a response is written)."""
-        self._stem = hashlib.blake2s((self.response_id or "").encode(), digest_size=10).hexdigest()
+        self._stem = hashlib.blake2s(utf8(self.response_id or ""), digest_size=10).hexdigest()
 
     def _new_item(self, prefix: str, kind: str) -> _Item:
         item = _Item(f"{prefix}_{self._stem}{self._items}", kind, self._items)
@@ -216,27 +216,23 @@ class ResponsesEncoder(Encoder):
             self._delta_head = _delta_head("response.reasoning_summary_text.delta", place)
         return out
 
-    def on_text(self, text: str) -> str:
+    def _delta(self, kind: str, text: str) -> str:
+        """A delta of the open ``kind`` item (``message`` or ``reasoning``; opened first when another is open)."""
         item = self._open
         out = ""
-        if item is None or item.kind != "message":
-            out = self._switch("message")
+        if item is None or item.kind != kind:
+            out = self._switch(kind)
             item = self._open
         item.parts.append(text)  # type: ignore[union-attr]
         seq = self._seq
         self._seq = seq + 1
         return f'{out}{self._delta_head}{quote(text)},"sequence_number":{seq}}}\n\n'
 
+    def on_text(self, text: str) -> str:
+        return self._delta("message", text)
+
     def on_reasoning(self, text: str) -> str:
-        item = self._open
-        out = ""
-        if item is None or item.kind != "reasoning":
-            out = self._switch("reasoning")
-            item = self._open
-        item.parts.append(text)  # type: ignore[union-attr]
-        seq = self._seq
-        self._seq = seq + 1
-        return f'{out}{self._delta_head}{quote(text)},"sequence_number":{seq}}}\n\n'
+        return self._delta("reasoning", text)
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> ``output_text.annotation.added`` on the open message (one is opened when
@@ -283,7 +279,7 @@ class ResponsesEncoder(Encoder):
             summary = f"[{part}]" if text != '""' else "[]"
             secret = "" if item.signature is None else f',"encrypted_content":{quote(item.signature)}'
             done = f'{{"id":"{item.id}","type":"reasoning","summary":{summary}{secret}}}'
-        self._output.append((item.index, done))
+        self._output.append((item.index, utf8(done)))
         return out + self._members("response.output_item.done", f'"output_index":{item.index},"item":{done}')
 
     # -- calls --------------------------------------------------------------------------------------------------
@@ -308,21 +304,30 @@ class ResponsesEncoder(Encoder):
         out = self._members("response.function_call_arguments.done", f'{place},"arguments":{arguments}')
         done = dumps(call_item(call.item_id, call.id, call.name, "", "completed"))
         done = done.replace('"arguments":""', f'"arguments":{arguments}', 1)  # (ids and names are quoted: no match)
-        self._output.append((call.index, done))
+        self._output.append((call.index, utf8(done)))
         return out + self._members("response.output_item.done", f'"output_index":{call.index},"item":{done}')
 
     # -- the end ------------------------------------------------------------------------------------------------
     def _final(self, kind: str, status: str, **members: Any) -> str:
         """The terminal event ``kind``: the response with ``status``, ``members``, the usage and every finished
-        item's JSON, in output order (spliced in: each item's text was quoted once, when it finished)."""
+        item, in output order. It repeats the whole output, so it is made as UTF-8 from the items kept as UTF-8 (a
+        text is up to four times its UTF-8 in memory) and handed over as bytes (:meth:`take_bytes`): returns ""."""
         response = self._response(status)
         response.update(members)
         if self.usage is not None:
             response["usage"] = responses_usage(self.usage)
-        output = ",".join(item for _, item in sorted(self._output, key=_first))
+        head = utf8(dumps(response))
         # the one unescaped '"output":[]' is the member's own: quotes inside string values are escaped
-        text = dumps(response).replace('"output":[]', f'"output":[{output}]', 1)
-        return self._members(kind, f'"response":{text}')
+        cut = head.index(b'"output":[]') + len(b'"output":[')
+        seq = self._seq
+        self._seq = seq + 1
+        pieces = [f'event: {kind}\ndata: {{"type":"{kind}","response":'.encode(), head[:cut]]
+        for place, (_, item) in enumerate(sorted(self._output, key=_first)):
+            pieces += (b",", item) if place else (item,)
+        self._output = []
+        pieces += (head[cut:], f',"sequence_number":{seq}}}\n\n'.encode())
+        self.bytes_after = b"".join(pieces)
+        return ""
 
     def _members(self, kind: str, members: str) -> str:
         """One event of type ``kind`` whose members (JSON text, without braces) are ``members``."""
