@@ -262,11 +262,13 @@ def format_tables(doc: dict[str, Any]) -> str:
 
 
 def caption(doc: dict[str, Any]) -> str:
+    """The README block's line above the tables: what they compare, where and how it was measured."""
+    env = doc["environment"]
     return (
         "`transcode` to each target against `iter_unified` on the same bytes: speed ratio (1.00: writing costs "
         f"nothing more than reading; medians of {doc['samples']} interleaved samples), then LiteLLM's streaming "
         "translation of the same recordings against ssewire's (CPU time), then peak memory against the largest "
-        f"event read or written. {doc['environment']}"
+        f"event read or written. Measured on {env['machine']}, Python {env['python']}, scanner {env['scanner']}."
     )
 
 

@@ -51,6 +51,7 @@ _UNIFIED_DEFAULTS: dict[str, Any] = {
     "arguments_raw": None,
     "arguments_error": None,
     "citations": None,
+    "encrypted_reasoning": None,
 }
 
 
@@ -78,6 +79,9 @@ class Unified:
       ``signature_delta``, Interactions ``thought_signature``); these must be echoed back verbatim.
     - ``citations``: the :class:`~ssewire.citations.Citation` objects this event brought (a list), else ``None``;
       they ride on the provider event that carried them (mostly ``raw``), never on a ``text_delta``.
+    - ``encrypted_reasoning``: a finished reasoning item's encrypted reasoning (the Responses API's
+      ``encrypted_content``, OpenAI's and xAI's), on the ``raw`` event of that item: sent back verbatim on the
+      next turn, as a signature is (it is no signature: it holds the reasoning itself).
     - ``raw``: the provider's decoded payload this event came from.
     """
 
@@ -105,6 +109,7 @@ class Unified:
         arguments_raw: Optional[str] = None,
         arguments_error: Optional[str] = None,
         citations: Optional[list[Any]] = None,
+        encrypted_reasoning: Optional[str] = None,
     ) -> None:
         self.type = type
         self.text = text
@@ -123,6 +128,7 @@ class Unified:
         self.arguments_raw = arguments_raw
         self.arguments_error = arguments_error
         self.citations = citations
+        self.encrypted_reasoning = encrypted_reasoning
 
     def to_dict(self, *, with_raw: bool = False) -> dict[str, Any]:
         """The event as a JSON-ready dict: ``type`` plus every field that differs from its default.
@@ -232,6 +238,7 @@ def new_event(
     event.arguments_raw = None
     event.arguments_error = None
     event.citations = None
+    event.encrypted_reasoning = None
     return event
 
 

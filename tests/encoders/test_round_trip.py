@@ -139,3 +139,15 @@ def test_atranscode_writes_what_transcode_writes(to: Any) -> None:
     for _, data, provider, framing in STREAMS[:: max(1, len(STREAMS) // 15)]:
         whole = b"".join(transcode([data], provider, to, framing, created=1, response_id="r-1"))
         assert asyncio.run(written_async(data, provider, framing)) == whole
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_encrypted_reasoning_is_carried_or_counted(to: Any) -> None:
+    for _, data, provider, framing in STREAMS:
+        secrets = [e.encrypted_reasoning for e in iter_unified([data], provider, framing) if e.encrypted_reasoning]
+        if not secrets:
+            continue
+        out, encoder = written(data, provider, framing, to)
+        back = [e.encrypted_reasoning for e in iter_unified([out], to) if e.encrypted_reasoning]
+        assert back == (secrets if to in ("openai", "vercel-ui") else [])
+        assert encoder.dropped["encrypted_reasoning"] == len(secrets) - len(back)

@@ -189,7 +189,7 @@ class Encoder:
                 return self.on_text(event.text) if event.text else ""
             if kind == "reasoning_delta":
                 return self.on_reasoning(event.text) if event.text else ""
-            if kind == "raw":
+            if kind == "raw" and event.encrypted_reasoning is None:
                 return ""
             if kind == "tool_call_delta" and event.arguments_delta:
                 call = self.calls.get(event.tool_call_id)
@@ -238,6 +238,8 @@ class Encoder:
             out += self.on_signature(event.signature)
         if event.citations:
             out += self.on_citations(event.citations)
+        if event.encrypted_reasoning is not None:
+            out += self.on_encrypted_reasoning(event.encrypted_reasoning)
         return out
 
     def close(self) -> bytes:
@@ -420,6 +422,11 @@ class Encoder:
     def on_signature(self, signature: str) -> str:
         """A reasoning signature not carried by a call: counted as dropped unless the target carries it."""
         self.dropped["signature"] += 1
+        return ""
+
+    def on_encrypted_reasoning(self, secret: str) -> str:
+        """A reasoning item's encrypted reasoning: counted as dropped unless the target carries it."""
+        self.dropped["encrypted_reasoning"] += 1
         return ""
 
     def on_citations(self, citations: list[Any]) -> str:

@@ -6,9 +6,10 @@ Contract (see :mod:`.base` for what every encoder does):
 - Output items, one open at a time for text and reasoning, each with a stable id and its ``output_index``:
   text -> a ``message`` item (``output_item.added``, ``content_part.added``, ``output_text.delta`` ...,
   ``output_text.done``, ``content_part.done``, ``output_item.done``); reasoning -> a ``reasoning`` item with one
-  summary part (``reasoning_summary_part.added``, ``reasoning_summary_text.delta`` ..., ``.done``); a signature ->
-  the reasoning item's ``encrypted_content`` (a reasoning item of its own when none is open); a citation with a URL
-  -> ``output_text.annotation.added`` (a ``url_citation``) on the open message, kept in its part (others dropped).
+  summary part (``reasoning_summary_part.added``, ``reasoning_summary_text.delta`` ..., ``.done``); a signature or
+  a source's encrypted reasoning -> the reasoning item's ``encrypted_content`` (one per item: a reasoning item of
+  its own when none is open, or the open one has one); a citation with a URL -> ``output_text.annotation.added``
+  (a ``url_citation``) on the open message, kept in its part (others dropped).
 - A client call -> a ``function_call`` item (``call_id`` the source's id, ``name``), its fragments as
   ``function_call_arguments.delta``, and when the source closed it ``function_call_arguments.done`` and
   ``output_item.done`` with the whole argument string. Calls the provider ran itself have no generic Responses
@@ -252,9 +253,16 @@ class ResponsesEncoder(Encoder):
         return out
 
     def on_signature(self, signature: str) -> str:
-        out = self._switch("reasoning")
+        """The open reasoning item's ``encrypted_content`` (one per item: a second starts a new item)."""
+        item = self._open
+        out = self._close_open() if item is not None and item.signature is not None else ""
+        out += self._switch("reasoning")
         self._open.signature = signature  # type: ignore[union-attr]
         return out
+
+    def on_encrypted_reasoning(self, secret: str) -> str:
+        """As a signature: the reasoning item's ``encrypted_content``."""
+        return self.on_signature(secret)
 
     def _close_open(self) -> str:
         """Finish the open text or reasoning item: its done events, each with the whole text, quoted once (the

@@ -7,7 +7,8 @@ Contract (see :mod:`.base` for what every encoder does):
 - ``text_delta`` -> a text part (``text-start``, ``text-delta`` ..., ``text-end``, one id per part);
   ``reasoning_delta`` -> a reasoning part (``reasoning-start`` / ``-delta`` / ``-end``); a part ends when another
   begins. A signature -> ``providerMetadata.ssewire.signature`` on the reasoning part's ``reasoning-end`` (an empty
-  reasoning part of its own when none is open), or on the call that carried it.
+  reasoning part of its own when none is open), or on the call that carried it; encrypted reasoning ->
+  ``providerMetadata.openai.reasoningEncryptedContent`` (where the AI SDK's OpenAI provider puts it).
 - A citation with a URL -> a ``source-url`` chunk (the others dropped).
 - A call -> ``tool-input-start`` (``toolCallId``, ``toolName``; ``providerExecuted: true`` for a call the provider
   ran itself), ``tool-input-delta`` per fragment, and when the source closed it ``tool-input-available`` with the
@@ -133,6 +134,12 @@ class VercelUIEncoder(Encoder):
     def on_signature(self, signature: str) -> str:
         out = self._switch("reasoning")
         return out + self._close_open({"ssewire": {"signature": signature}})
+
+    def on_encrypted_reasoning(self, secret: str) -> str:
+        """Where the AI SDK's OpenAI provider puts it: ``providerMetadata.openai.reasoningEncryptedContent`` on the
+        reasoning part's end."""
+        out = self._switch("reasoning")
+        return out + self._close_open({"openai": {"reasoningEncryptedContent": secret}})
 
     def _input_start(self, call: Call, server: bool) -> str:
         out = self._close_open()

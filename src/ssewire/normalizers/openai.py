@@ -421,7 +421,8 @@ class OpenAINormalizer(DelegatingNormalizer):
     def _other_item(self, obj: dict[str, Any], seq: Optional[int], done: bool) -> list[Unified]:
         """An output item that is no call: a provider-made ``*_output`` of a call reported as a client call
         re-marks that call as the provider's (see :meth:`_provider_output`); a finished ``message`` brings the
-        citations of its parts not taken yet; anything else is ``raw``."""
+        citations of its parts not taken yet, a finished ``reasoning`` item its ``encrypted_content`` (as
+        ``encrypted_reasoning``); anything else is ``raw``."""
         item = obj.get("item")
         kind = item.get("type") if type(item) is dict else None
         if type(item) is dict and type(kind) is str:
@@ -432,6 +433,10 @@ class OpenAINormalizer(DelegatingNormalizer):
             elif done and kind == "message":
                 event = new_event("raw", obj, "", seq)
                 event.citations = self._message_citations(item)
+                return [event]
+            elif done and kind == "reasoning" and type(item.get("encrypted_content")) is str:
+                event = new_event("raw", obj, "", seq)
+                event.encrypted_reasoning = item["encrypted_content"]
                 return [event]
         return [new_event("raw", obj, "", seq)]
 

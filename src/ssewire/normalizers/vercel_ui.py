@@ -8,7 +8,8 @@ Contract (one instance per stream; every event made from a chunk carries ``raw``
   ``providerExecuted``), ``tool-input-delta`` -> ``tool_call_delta`` (``inputTextDelta``),
   ``tool-input-available`` / ``tool-input-error`` -> ``tool_call_done``: from the argument text that arrived when
   fragments did, else from the ``input`` the chunk carries. A call that never got either is incomplete.
-- ``providerMetadata.<provider>.signature`` on a chunk -> that event's ``signature``; ``source-url`` ->
+- ``providerMetadata.<provider>.signature`` on a chunk -> that event's ``signature``,
+  ``providerMetadata.openai.reasoningEncryptedContent`` -> its ``encrypted_reasoning``; ``source-url`` ->
   a ``raw`` event with its :class:`~ssewire.Citation`.
 - ``finish`` ends the stream: a ``usage`` event when ``messageMetadata.usage`` is there (the AI SDK's
   ``LanguageModelUsage``), then ``done``: ``finishReason`` by :data:`VERCEL_STOP` (none: ``end``; tool_use when
@@ -124,6 +125,14 @@ def _signature(obj: dict[str, Any]) -> Optional[str]:
     return None
 
 
+def _encrypted_reasoning(obj: dict[str, Any]) -> Optional[str]:
+    """``providerMetadata.openai.reasoningEncryptedContent`` (the AI SDK's OpenAI provider's), or None."""
+    metadata = obj.get("providerMetadata")
+    openai = metadata.get("openai") if type(metadata) is dict else None
+    secret = openai.get("reasoningEncryptedContent") if type(openai) is dict else None
+    return secret if type(secret) is str else None
+
+
 class VercelUINormalizer(Normalizer):
     """UI message stream chunks -> Unified (see the module docstring for the full contract)."""
 
@@ -173,6 +182,9 @@ class VercelUINormalizer(Normalizer):
             signature = _signature(obj)
             if signature is not None:
                 out[0].signature = signature
+            secret = _encrypted_reasoning(obj)
+            if secret is not None:
+                out[0].encrypted_reasoning = secret
         return out
 
     def _call_start(self, obj: dict[str, Any]) -> list[Unified]:
