@@ -321,3 +321,27 @@ def test_raw_events_of_providers_without_event_names_say_what_they_are(
         raws = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"type": "raw"' in line]
         assert raws, given
         assert {raw.get("event") for raw in raws} == names, given
+
+
+@pytest.mark.parametrize("to", ["openai-chat", "openai", "anthropic", "gemini", "vercel-ui"])
+def test_to_writes_the_stream_in_another_apis_format(to: str) -> None:
+    from ssewire import collect, iter_unified
+
+    source = FIXTURES / "anthropic-messages-tool-use.sse"
+    proc = _cli(str(source), "--provider", "anthropic", "--to", to)
+    assert proc.returncode == 0, proc.stderr
+    back = collect(iter_unified([proc.stdout], to))  # type: ignore[arg-type]
+    want = collect(iter_unified([source.read_bytes()], "anthropic"))
+    assert (back.text, [c.name for c in back.tool_calls], back.stop_reason) == (
+        want.text,
+        [c.name for c in want.tool_calls],
+        want.stop_reason,
+    )
+
+
+def test_to_with_a_failed_or_cut_stream_exits_1_and_writes_the_targets_error() -> None:
+    data = (FIXTURES / "anthropic-messages-tool-use.sse").read_bytes()
+    proc = _cli("-", "--provider", "anthropic", "--to", "openai-chat", stdin=data[: len(data) // 2])
+    assert proc.returncode == 1
+    assert b'"type":"stream_truncated"' in proc.stdout and b"[DONE]" not in proc.stdout
+    assert _cli(str(FIXTURES / "anthropic-messages-tool-use.sse"), "--to", "nope").returncode == 2

@@ -1,4 +1,5 @@
-"""Command line: ``ssewire [STREAM]`` prints a stream's unified events as JSON lines, as they arrive.
+"""Command line: ``ssewire [STREAM]`` prints a stream's unified events as JSON lines, as they arrive (``--to TARGET``:
+the stream written in another API's wire format instead, see :mod:`ssewire.encoders`).
 
 STREAM is a file, ``-`` for stdin, or nothing when stdin is a pipe (``curl -N ... | ssewire``). Input is read as
 it becomes available (never whole) and each event is written and flushed as soon as it is complete, so a live
@@ -24,6 +25,7 @@ from ..errors import SSEBufferOverflow, SSEwireError
 from ..events import SSEEvent, Unified
 from ..framing import make_scanner
 from ..limits import DEFAULT_MAX_BUFFER
+from ..names import TargetName, literal_values
 from ..stream import StreamDecoder
 from ..usage import Usage
 from .options import add_provider_options, byte_size, version_line
@@ -38,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ssewire",
         usage="ssewire [STREAM] [--provider NAME] [--framing NAME] [--with-raw] [--framed] [--usage] "
-        "[--max-buffer BYTES]\n       ssewire batch INPUT... --out FILE [options]",
+        "[--to TARGET] [--max-buffer BYTES]\n       ssewire batch INPUT... --out FILE [options]",
         description="Parse an LLM API stream and print its unified events as JSON lines, as they arrive.",
         epilog="Exit status: 0 clean end, 1 the stream carried an error (or was cut short), "
         "2 unreadable input or no stream at all, 130 interrupted. "
@@ -54,6 +56,12 @@ def _parser() -> argparse.ArgumentParser:
     add_provider_options(parser, "whose stream it is", "detected from the payloads", "detected from the first bytes")
     parser.add_argument("--with-raw", action="store_true", help="include each event's raw provider payload")
     parser.add_argument("--framed", action="store_true", help="print the framed events instead (SSE fields)")
+    parser.add_argument(
+        "--to",
+        choices=literal_values(TargetName),
+        metavar="TARGET",
+        help="write the stream in another API's wire format instead: " + ", ".join(literal_values(TargetName)),
+    )
     parser.add_argument(
         "--usage", action="store_true", help="print the normalised token usage at the end (with --framed too)"
     )
@@ -258,6 +266,34 @@ def _run_unified(chunks: Iterator[bytes], args: argparse.Namespace, out: _Output
     return 1 if watch.kinds & {"error", "stream_truncated"} else 0
 
 
+def _run_transcode(chunks: Iterator[bytes], args: argparse.Namespace, out: _Output) -> int:
+    """``--to TARGET``: the stream written as ``TARGET`` (:class:`~ssewire.Encoder`), each chunk's bytes as soon
+    as they are made; the exit status as for the events (1 when the stream carried an error or was cut)."""
+    from ..encoders import Encoder
+
+    watch = _UsageWatch(args)
+    decoder = watch.decoder
+    encoder = Encoder(args.to, source=decoder.normalizer)
+
+    def emit(events: list[Unified], end: bytes = b"") -> None:
+        watch.seen(events)
+        data = b"".join([encoder.encode(event) for event in events]) + end
+        if data:
+            out.out.write(data)
+            if out.live:
+                out.out.flush()
+
+    for chunk in chunks:
+        emit(decoder.feed(chunk))
+    tail = decoder.close()
+    if tail and _error_kind(tail[-1]) == "not_a_stream":
+        print(f"ssewire: no stream in the input: {tail[-1].error['message']}", file=sys.stderr)  # type: ignore[index]
+        return 2
+    emit(tail, b"")
+    emit([], encoder.close())
+    return 1 if watch.kinds & {"error", "stream_truncated"} else 0
+
+
 def _error_kind(event: Unified) -> Optional[str]:
     """The ``type`` of an ``error`` event's error (None for any other event)."""
     if event.type != "error" or event.error is None:
@@ -294,7 +330,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         with stream:
             chunks = _chunks(stream)
-            return _run_framed(chunks, args, out) if args.framed else _run_unified(chunks, args, out)
+            if args.framed:
+                return _run_framed(chunks, args, out)
+            return _run_transcode(chunks, args, out) if args.to else _run_unified(chunks, args, out)
     except SSEwireError as exc:
         hint = " (on the command line: --max-buffer BYTES)" if isinstance(exc, SSEBufferOverflow) else ""
         print(f"ssewire: {type(exc).__name__}: {exc}{hint}", file=sys.stderr)
