@@ -160,8 +160,8 @@ class Encoder:
     @property
     def dropped(self) -> Counter[str]:
         """What the target could not carry, by kind (``server_tool_call``, ``citation``, ``signature``,
-        ``stop_reason``, ``reasoning_tokens``, ``cache_write_tokens``, ``usage``, ``arguments``): each occurrence
-        counted once."""
+        ``encrypted_reasoning``, ``stop_reason``, ``reasoning_tokens``, ``cache_write_tokens``, ``usage``,
+        ``arguments``): each occurrence counted once."""
         dropped = self._dropped
         if dropped is None:
             dropped = self._dropped = Counter()
