@@ -87,6 +87,7 @@ __all__ = [
     "UpstreamTimeout",
     "create_app",
     "provider_for_path",
+    "read_body",
     "upstream_client",
     "without_hop_by_hop",
 ]
@@ -214,7 +215,7 @@ def _checked_path(raw_path: bytes) -> str:
     return text
 
 
-async def _read_body(request: Request, limit: int, timeout: Optional[float]) -> bytes:
+async def read_body(request: Request, limit: int, timeout: Optional[float]) -> bytes:
     """The request body, read chunk by chunk: :class:`Refused` 413 as soon as it is known to be over ``limit``
     bytes (its ``Content-Length``, before reading; else the count so far), 408 when it takes over ``timeout``
     seconds. Holds at most ``limit`` bytes plus one chunk (then their join)."""
@@ -427,7 +428,7 @@ class _Gateway:
         provider = self.provider if self.provider != "auto" else provider_for_path(path, self.paths)
         try:
             target = _checked_path(request.scope.get("raw_path") or quote(path).encode())
-            body = await _read_body(request, self.limits.max_body, self.limits.body_timeout)
+            body = await read_body(request, self.limits.max_body, self.limits.body_timeout)
             model, stream = _request_fields(body, request.headers.get("content-type"))
         except Refused as refused:
             log.info("refused %s %r: %s %s", request.method, path, refused.status, refused.message)

@@ -13,7 +13,9 @@ stream, its result answered whole by :func:`ssewire.render`).
 Each request goes to ``upstream_base_url`` + ``upstream_path`` (else the path it came on) with its query, headers
 (less the hop-by-hop ones) and body unchanged: translating the request itself (messages, tool schemas) is not the
 library's, and the tests' replay upstream picks its stream by query (or header). An upstream error status is
-answered with the same status and the route's error body; an upstream that cannot be reached is a 502. A stream that
+answered with the same status and the route's error body; an upstream that cannot be reached is a 502. The request
+body is bounded as the proxy bounds it (``limits``); a whole answer is built from the result as it grows, never
+from the whole upstream body. A stream that
 fails or is cut upstream ends in the route's error shape, never as a clean stop (see :mod:`ssewire.encoders`).
 """
 
@@ -29,11 +31,12 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ssewire import Encoder, aiter_unified, atranscode, collect, render
+from ssewire import Accumulator, Encoder, aiter_unified, atranscode, render
 from ssewire.encoders import encoder_class
 from ssewire.names import ProviderName, TargetName
 
-from .app import upstream_client, without_hop_by_hop
+from .app import Refused, read_body, upstream_client, without_hop_by_hop
+from .limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
     import httpx
@@ -78,9 +81,15 @@ def _options(to: TargetName, fields: dict[str, Any]) -> dict[str, Any]:
 
 class _Translator:
     def __init__(
-        self, base: str, upstream_provider: ProviderName, upstream_path: Optional[str], client: Optional[Any]
+        self,
+        base: str,
+        upstream_provider: ProviderName,
+        upstream_path: Optional[str],
+        client: Optional[Any],
+        limits: Limits,
     ) -> None:
         self.base = base.rstrip("/")
+        self.limits = limits
         self.provider = upstream_provider
         self.upstream_path = upstream_path
         self.owns_client = client is None
@@ -101,10 +110,13 @@ class _Translator:
         return handle
 
     async def handle(self, request: Request, to: TargetName) -> Response:
-        body = await request.body()
+        try:
+            body = await read_body(request, self.limits.max_body, self.limits.body_timeout)
+        except Refused as refused:
+            return self._error(to, refused.status, refused.kind, refused.message)
         try:
             fields = json.loads(body) if body else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return self._error(to, 400, "invalid_request_error", "the request body is not valid JSON")
         fields = fields if isinstance(fields, dict) else {}
         query = request.url.query
@@ -139,11 +151,13 @@ class _Translator:
                     await upstream.aclose()
 
             return StreamingResponse(chunks(), media_type=target.content_type, headers=headers)
+        accumulator = Accumulator()  # the result as it grows: never the whole body, nor every event
         try:
-            events = [e async for e in aiter_unified(upstream.aiter_raw(), self.provider, content_encoding=encoding)]
+            async for event in aiter_unified(upstream.aiter_raw(), self.provider, content_encoding=encoding):
+                accumulator.add(event)
         finally:
             await upstream.aclose()
-        result = collect(events)
+        result = accumulator.result
         status = 200 if result.error is None else 502
         return Response(render(result, to, **options), status_code=status, media_type="application/json")
 
@@ -158,11 +172,14 @@ def create_translating_app(
     *,
     upstream_path: Optional[str] = None,
     client: Optional[httpx.AsyncClient] = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Starlette:
     """The translation routes (see the module docstring) in front of ``upstream_base_url``, whose streams are read
     as ``upstream_provider``; ``upstream_path``: where requests go upstream (else the path they came on);
-    ``client``: the ``AsyncClient`` to send with (else the gateway's, closed at shutdown)."""
-    translator = _Translator(upstream_base_url, upstream_provider, upstream_path, client)
+    ``client``: the ``AsyncClient`` to send with (else the gateway's, closed at shutdown); ``limits``: the request
+    body's bounds (``max_body``: 413, ``body_timeout``: 408; a body that is not JSON, nested too deep included: 400),
+    as the proxy's."""
+    translator = _Translator(upstream_base_url, upstream_provider, upstream_path, client, limits)
     routes = [
         Route(path + (":{method}" if to == "gemini" else ""), translator.route(to), methods=["POST"])
         for path, to in ROUTES

@@ -368,3 +368,40 @@ def test_the_ai_sdk_reads_every_translated_stream_as_the_source_said(gateways: G
             _compare(
                 _ui_view(reading), _expected(source), _carried(source.stop_reason, VERCEL_STOP, _answered_calls(source))
             )
+
+
+def test_a_request_that_asks_for_no_stream_gets_the_whole_body(gateways: Gateways) -> None:
+    import httpx
+
+    from ssewire import render
+
+    name = "fixtures/anthropic-messages-tool-use.sse"
+    source = _source(FIXTURES / "anthropic-messages-tool-use.sse", "anthropic", "sse")
+    url = gateways.url("anthropic") + "/v1/chat/completions"
+    answer = httpx.post(url, params={"file": name, "pause": 0}, json={"model": "m", "stream": False}, timeout=TIMEOUT)
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
+    body = answer.json()
+    expected = json.loads(render(source, "openai-chat", model="m"))
+    assert body["choices"] == expected["choices"] and body["usage"] == expected["usage"]
+
+
+def test_upstream_errors_and_bad_requests_come_back_in_the_routes_shape(gateways: Gateways) -> None:
+    import httpx
+
+    base = gateways.url("anthropic")
+    answer = httpx.post(base + "/v1/messages", params={"status": 529}, json={"stream": True}, timeout=TIMEOUT)
+    assert answer.status_code == 529 and answer.json()["type"] == "error"
+    answer = httpx.post(base + "/v1/chat/completions", content=b"{" * 100_000, timeout=TIMEOUT)
+    assert answer.status_code == 400 and "error" in answer.json()
+
+
+def test_a_request_body_over_the_limit_is_refused_unread() -> None:
+    import httpx
+    from examples.gateway.limits import Limits
+
+    with ReplayServer({"fixtures": FIXTURES}) as upstream:
+        app = create_translating_app(upstream.url, "anthropic", limits=Limits(max_body=1000))
+        with BackgroundServer(app) as gateway:
+            answer = httpx.post(gateway.url + "/v1/messages", content=b"x" * 5000, timeout=TIMEOUT)
+            assert answer.status_code == 413 and answer.json()["type"] == "error"
+            assert not upstream.requests  # never sent upstream
