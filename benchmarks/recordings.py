@@ -199,8 +199,8 @@ CONTENDERS: tuple[tuple[str, Run], ...] = (
 )
 
 
-def _sample(run: Run, group: list[Recording], passes: int) -> float:
-    """Seconds per pass over ``group``, timed over ``passes`` passes (the collector held off)."""
+def sample_seconds(run: Callable[[Any], Any], group: Any, passes: int) -> float:
+    """Seconds per pass of ``run(group)``, timed over ``passes`` passes (the collector held off)."""
     gc.collect()
     gc.disable()
     try:
@@ -224,7 +224,7 @@ def measure_group(group: list[Recording], floor: Run, samples: int, min_time: fl
     times: dict[str, list[float]] = {name: [] for name, _run in runs}
     for _ in range(samples):
         for name, run in runs:
-            times[name].append(_sample(run, group, passes))
+            times[name].append(sample_seconds(run, group, passes))
     medians = {name: statistics.median(values) for name, values in times.items()}
     size = sum(rec.size for rec in group)
     return {

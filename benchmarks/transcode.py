@@ -32,7 +32,7 @@ from .contenders import CHUNK_SIZE, MAX_BUFFER, compiled_scanner
 from .environment import brief
 from .generate import STREAMS, generate
 from .readme import parser, publish
-from .recordings import Recording, load_recordings, readable
+from .recordings import Recording, load_recordings, readable, sample_seconds
 
 TARGETS = ("openai-chat", "openai", "anthropic", "gemini", "vercel-ui")
 #: The gate: the lowest speed ratio of any group or stream to any target, the geometric mean over them, LiteLLM's
@@ -74,18 +74,6 @@ def _writer(to: str) -> Callable[[list[Body]], None]:
     return run
 
 
-def _sample(run: Callable[[list[Body]], None], bodies: list[Body], passes: int) -> float:
-    gc.collect()
-    gc.disable()
-    try:
-        start = time.perf_counter()
-        for _ in range(passes):
-            run(bodies)
-        return (time.perf_counter() - start) / passes
-    finally:
-        gc.enable()
-
-
 def speed_ratios(bodies: list[Body], samples: int, min_time: float) -> dict[str, Any]:
     """Median seconds per pass of ``iter_unified`` and of ``transcode`` to each target over ``bodies`` (samples
     interleaved, each about ``min_time`` seconds), and each target's speed ratio to ``iter_unified``."""
@@ -97,7 +85,7 @@ def speed_ratios(bodies: list[Body], samples: int, min_time: float) -> dict[str,
     times: dict[str, list[float]] = {name: [] for name, _ in runs}
     for _ in range(samples):
         for name, run in runs:
-            times[name].append(_sample(run, bodies, passes))
+            times[name].append(sample_seconds(run, bodies, passes))
     seconds = {name: statistics.median(values) for name, values in times.items()}
     size = sum(len(c) for _, _, chunks in bodies for c in chunks)
     return {

@@ -82,6 +82,7 @@ if not TYPE_CHECKING:
 __all__ = [
     "HOP_BY_HOP",
     "PATH_PROVIDERS",
+    "ClientOwner",
     "Limits",
     "Refused",
     "UpstreamTimeout",
@@ -380,7 +381,23 @@ def _error_response(
     return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
-class _Gateway:
+class ClientOwner:
+    """An app's state that sends with ``client``, and closes it at shutdown when it made it (``owns_client``)."""
+
+    client: Any
+    owns_client: bool
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        """The app's lifespan: nothing at start-up; the client closed at shutdown when this made it."""
+        try:
+            yield
+        finally:
+            if self.owns_client:
+                await self.client.aclose()
+
+
+class _Gateway(ClientOwner):
     """The state behind the app: upstream base URL, httpx client, recorder, telemetry, limits."""
 
     def __init__(
@@ -410,14 +427,6 @@ class _Gateway:
         self.timeout: Any = httpx.Timeout(
             connect=timeout.connect, read=limits.idle_timeout, write=timeout.write, pool=timeout.pool
         )
-
-    @contextlib.asynccontextmanager
-    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            if self.owns_client:
-                await self.client.aclose()
 
     def _url(self, path: str, scope: Scope) -> str:
         query = scope.get("query_string") or b""

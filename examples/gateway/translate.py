@@ -21,7 +21,6 @@ fails or is cut upstream ends in the route's error shape, never as a clean stop 
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Optional
@@ -35,7 +34,7 @@ from ssewire import Accumulator, Encoder, aiter_unified, atranscode, render
 from ssewire.encoders import encoder_class
 from ssewire.names import ProviderName, TargetName
 
-from .app import Refused, read_body, upstream_client, without_hop_by_hop
+from .app import ClientOwner, Refused, read_body, upstream_client, without_hop_by_hop
 from .limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
@@ -79,7 +78,7 @@ def _options(to: TargetName, fields: dict[str, Any]) -> dict[str, Any]:
     return {"include_usage": asked}
 
 
-class _Translator:
+class _Translator(ClientOwner):
     def __init__(
         self,
         base: str,
@@ -94,14 +93,6 @@ class _Translator:
         self.upstream_path = upstream_path
         self.owns_client = client is None
         self.client = client or upstream_client()
-
-    @contextlib.asynccontextmanager
-    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            if self.owns_client:
-                await self.client.aclose()
 
     def route(self, to: TargetName) -> Any:
         async def handle(request: Request) -> Response:

@@ -22,20 +22,45 @@ from .stream import Piece, StreamDecoder
 __all__ = ["atranscode", "render", "transcode"]
 
 
-def _pair(
-    provider: Union[ProviderName, Normalizer],
-    to: TargetName,
-    framing: FramingName,
-    max_buffer: int,
-    content_encoding: Optional[str],
-    max_inflated: int,
-    options: dict[str, Any],
-) -> tuple[StreamDecoder, Encoder]:
-    decoder = StreamDecoder(
-        provider, framing, max_buffer=max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
-    )
-    options.setdefault("source", decoder.normalizer)
-    return decoder, Encoder(to, **options)
+class _Writing:
+    """One stream read by a decoder and written by an encoder: the bytes each source chunk makes, in order (the
+    chunk's text, then a piece the target made as bytes), and the bytes that end the stream."""
+
+    __slots__ = ("decoder", "encoder", "write")
+
+    def __init__(
+        self,
+        provider: Union[ProviderName, Normalizer],
+        to: TargetName,
+        framing: FramingName,
+        max_buffer: int,
+        content_encoding: Optional[str],
+        max_inflated: int,
+        options: dict[str, Any],
+    ) -> None:
+        self.decoder = StreamDecoder(
+            provider, framing, max_buffer=max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
+        )
+        options.setdefault("source", self.decoder.normalizer)
+        self.encoder = Encoder(to, **options)
+        self.write = self.encoder.write
+
+    def chunk(self, chunk: Piece) -> list[bytes]:
+        """The non-empty pieces one source chunk makes."""
+        write, encoder = self.write, self.encoder
+        piece = from_pieces([write(event) for event in self.decoder.feed(chunk)])
+        out = [piece] if piece else []
+        if encoder.bytes_after is not None:
+            out.append(encoder.take_bytes())
+        return out
+
+    def end(self) -> bytes:
+        """The bytes that end the stream (the decoder's last events, then the encoder's end)."""
+        encoder = self.encoder
+        last = from_pieces([self.write(event) for event in self.decoder.close()])
+        if encoder.bytes_after is not None:
+            last += encoder.take_bytes()
+        return last + encoder.close()
 
 
 def from_pieces(pieces: list[str]) -> bytes:
@@ -64,18 +89,10 @@ def transcode(
     in :func:`~ssewire.iter_unified`."""
     if isinstance(chunks, (bytes, bytearray, memoryview, str)):
         not_one_chunk(chunks, "transcode")
-    decoder, encoder = _pair(provider, to, framing, max_buffer, content_encoding, max_inflated, options)
-    write = encoder.write
+    writing = _Writing(provider, to, framing, max_buffer, content_encoding, max_inflated, options)
     for chunk in chunks:
-        piece = from_pieces([write(event) for event in decoder.feed(chunk)])
-        if piece:
-            yield piece
-        if encoder.bytes_after is not None:
-            yield encoder.take_bytes()
-    last = from_pieces([write(event) for event in decoder.close()])
-    if encoder.bytes_after is not None:
-        last += encoder.take_bytes()
-    last += encoder.close()
+        yield from writing.chunk(chunk)
+    last = writing.end()
     if last:
         yield last
 
@@ -93,18 +110,11 @@ async def atranscode(
 ) -> AsyncIterator[bytes]:
     """The async twin of :func:`transcode`: the same bytes from an async iterable of byte chunks."""
     not_one_chunk(chunks, "atranscode")
-    decoder, encoder = _pair(provider, to, framing, max_buffer, content_encoding, max_inflated, options)
-    write = encoder.write
+    writing = _Writing(provider, to, framing, max_buffer, content_encoding, max_inflated, options)
     async for chunk in chunks:
-        piece = from_pieces([write(event) for event in decoder.feed(chunk)])
-        if piece:
+        for piece in writing.chunk(chunk):
             yield piece
-        if encoder.bytes_after is not None:
-            yield encoder.take_bytes()
-    last = from_pieces([write(event) for event in decoder.close()])
-    if encoder.bytes_after is not None:
-        last += encoder.take_bytes()
-    last += encoder.close()
+    last = writing.end()
     if last:
         yield last
 
