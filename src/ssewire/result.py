@@ -11,7 +11,8 @@ payload, then only that provider's ``meta_from`` reads the next ones, until the 
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from .citations import Citation
 from .events import Unified
@@ -21,6 +22,9 @@ from .normalizers.contract import Normalizer
 from .normalizers.providers import ENTRIES
 from .normalizers.tool_calls import decode_arguments
 from .usage import Usage
+
+if TYPE_CHECKING:
+    from .cost import Cost
 
 __all__ = ["DELTA_KINDS", "Accumulator", "StreamResult", "ToolCall", "collect"]
 
@@ -113,6 +117,7 @@ class StreamResult:
         "raw_stop_reason",
         "reasoning",
         "response_id",
+        "service_tier",
         "signatures",
         "stop_reason",
         "text",
@@ -134,6 +139,7 @@ class StreamResult:
         self.response_id: Optional[str] = None
         self.model: Optional[str] = None
         self.last_sequence: Optional[int] = None  # resume cursor: the last sequence_number seen
+        self.service_tier: Optional[str] = None  # the tier the provider says served the request (it sets prices)
 
     @property
     def client_tool_calls(self) -> list[ToolCall]:
@@ -153,8 +159,24 @@ class StreamResult:
 
     @property
     def cost(self) -> Optional[float]:
-        """The cost the provider reported in the stream's usage (see :attr:`Usage.cost`), else None."""
+        """The cost the provider reported in the stream's usage (see :attr:`Usage.cost`), else None. The whole
+        cost, computed from a price table and checked against this figure, is :meth:`price`'s."""
         return None if self.usage is None else self.usage.cost
+
+    def price(
+        self,
+        model: Optional[str] = None,
+        provider: Optional[str] = None,
+        at: Optional[datetime] = None,
+        *,
+        strict: bool = False,
+    ) -> Optional[Cost]:
+        """What the stream cost, component by component in exact USD: :func:`ssewire.cost.price` of this result
+        (the price table is the extra ``prices``; without it only a provider-reported figure is known). None when
+        the stream cannot be priced (``strict=True``: :class:`~ssewire.cost.Unpriced` says why)."""
+        from .cost import price
+
+        return price(self, model, provider, at, strict=strict)
 
     @property
     def last_signature(self) -> Optional[str]:
@@ -183,6 +205,7 @@ class StreamResult:
             "response_id": self.response_id,
             "model": self.model,
             "last_sequence": self.last_sequence,
+            "service_tier": self.service_tier,
         }
 
     def __repr__(self) -> str:
@@ -318,6 +341,9 @@ class Accumulator:
         elif kind == "usage":
             if event.usage is not None:
                 self._usage = event.usage
+                tier = service_tier(event.raw, event.usage)
+                if tier is not None:
+                    result.service_tier = tier
         elif kind == "done":
             self._done = True
             result.stop_reason = event.stop_reason
@@ -471,6 +497,20 @@ class Accumulator:
         if self._usage is not None:
             result.usage = Usage.from_raw(self._usage, partial=not self._done or result.error is not None)
         return result
+
+
+def service_tier(payload: Any, usage: dict[str, Any]) -> Optional[str]:
+    """The service tier a usage-carrying payload names: in the usage object (Anthropic), on the payload (Chat
+    Completions chunks), on its ``response`` (Responses) or as Bedrock's ``serviceTier`` (a string or
+    ``{"type": ...}``); None when none does."""
+    for holder in (usage, payload, payload.get("response") if isinstance(payload, dict) else None):
+        if isinstance(holder, dict):
+            tier = holder.get("service_tier", holder.get("serviceTier"))
+            if isinstance(tier, dict):
+                tier = tier.get("type")
+            if type(tier) is str and tier:
+                return tier
+    return None
 
 
 def _claimant(obj: dict[str, Any]) -> Optional[type[Normalizer]]:

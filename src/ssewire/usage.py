@@ -46,13 +46,6 @@ def _reader() -> UsageReader:
     return _READER
 
 
-_TICKS_PER_USD = 10_000_000_000  # xAI: 1 tick = 1e-10 USD
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def count(value: Any) -> int:
     """A token count field: the value when it is an int, else 0 (a missing or malformed count)."""
     return value if type(value) is int else 0
@@ -135,15 +128,12 @@ class Usage:
     @property
     def cost(self) -> Optional[float]:
         """The cost the provider reported in its usage object, in USD: ``cost`` (OpenRouter and other
-        OpenAI-compatible routers), else xAI's ``cost_in_usd_ticks`` / 1e10; None when it reported none."""
-        raw = self.raw
-        if not isinstance(raw, dict):
-            return None
-        cost: Any = raw.get("cost")
-        if _is_number(cost):
-            return cost  # type: ignore[no-any-return]
-        ticks: Any = raw.get("cost_in_usd_ticks")
-        return ticks / _TICKS_PER_USD if _is_number(ticks) else None
+        OpenAI-compatible routers; its BYOK upstream cost added), else xAI's ``cost_in_usd_ticks`` / 1e10; None when
+        it reported none. Exact, as a Decimal: :func:`ssewire.cost.reported_cost`."""
+        from .cost.reported import reported_cost
+
+        cost = reported_cost(self.raw)
+        return None if cost is None else float(cost)
 
     @property
     def recognised(self) -> bool:

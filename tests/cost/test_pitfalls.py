@@ -1,0 +1,204 @@
+"""The mistakes gateways make when pricing streams, each priced right: every expected figure is built from the
+table's own rates for the model (never a hard-coded price), from usage objects in each provider's own shape."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from ssewire.cost import Cost, Unpriced, price
+from ssewire.usage import Usage
+
+genai_prices = pytest.importorskip("genai_prices", reason="the price table needs Python 3.11+ (extra prices)")
+
+AT = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)  # after the service-tier variants start (2026-10-12)
+M = Decimal(1_000_000)
+
+
+def table_prices(model: str, provider: str, context: Any = None) -> Any:
+    """The table's ``ModelPrice`` for ``model`` at ``provider`` at :data:`AT`."""
+    _, info = genai_prices.data_snapshot.get_snapshot().find_provider_model(model, None, provider, None)
+    return info.get_prices(AT, context)
+
+
+def base(rate: Any) -> Any:
+    return rate.base if isinstance(rate, genai_prices.types.TieredPrices) else rate
+
+
+def tier(rate: Any) -> Any:
+    assert isinstance(rate, genai_prices.types.TieredPrices), "the model should have a long-context tier"
+    return rate.tiers[-1].price
+
+
+def priced(raw: dict[str, Any], model: str, **options: Any) -> Cost:
+    cost = price(Usage.from_raw(raw), model, at=AT, strict=True, **options)
+    assert cost is not None
+    return cost
+
+
+def test_openai_cached_input_is_inside_input_tokens() -> None:
+    rates = table_prices("gpt-4o", "openai")
+    raw = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100,
+           "prompt_tokens_details": {"cached_tokens": 800}}  # fmt: skip
+    cost = priced(raw, "gpt-4o")
+    assert cost.input == 200 * rates.input_mtok / M  # the cached 800 are not input again
+    assert cost.cache_read == 800 * rates.cache_read_mtok / M
+    assert cost.output == 100 * rates.output_mtok / M
+    assert cost.computed == cost.input + cost.cache_read + cost.output
+    assert (cost.source, cost.model, cost.provider, cost.partial) == ("computed", "gpt-4o", "openai", False)
+
+
+def test_anthropic_cache_counts_are_outside_input_tokens_and_1h_writes_cost_more() -> None:
+    rates = table_prices("claude-opus-4-1", "anthropic")
+    raw = {"input_tokens": 100, "cache_read_input_tokens": 5000, "cache_creation_input_tokens": 2000,
+           "cache_creation": {"ephemeral_5m_input_tokens": 500, "ephemeral_1h_input_tokens": 1500},
+           "output_tokens": 300}  # fmt: skip
+    cost = priced(raw, "claude-opus-4-1")
+    assert cost.input == 100 * rates.input_mtok / M  # Anthropic's input_tokens already leaves the cache out
+    assert cost.cache_read == 5000 * rates.cache_read_mtok / M
+    assert cost.cache_write_5m == 500 * rates.cache_write_mtok / M
+    assert cost.cache_write_1h == 1500 * rates.cache_write_1h_mtok / M
+    assert rates.cache_write_1h_mtok > rates.cache_write_mtok  # priced as 5-minute writes it would be under
+    assert cost.output == 300 * rates.output_mtok / M
+
+
+def test_anthropic_writes_without_a_duration_are_five_minute_writes() -> None:
+    rates = table_prices("claude-opus-4-1", "anthropic")
+    cost = priced({"input_tokens": 10, "cache_creation_input_tokens": 1000, "output_tokens": 1}, "claude-opus-4-1")
+    assert cost.cache_write_5m == 1000 * rates.cache_write_mtok / M and cost.cache_write_1h == 0
+
+
+def test_anthropic_iterations_are_all_billed() -> None:
+    rates = table_prices("claude-opus-4-1", "anthropic")
+    raw = {
+        "input_tokens": 50,
+        "output_tokens": 20,  # the top level leaves the compaction iteration out
+        "iterations": [{"input_tokens": 5000, "output_tokens": 400}, {"input_tokens": 50, "output_tokens": 20}],
+    }
+    cost = priced(raw, "claude-opus-4-1")
+    assert cost.input == 5050 * rates.input_mtok / M
+    assert cost.output == 420 * rates.output_mtok / M
+
+
+def test_long_context_tier_applies_to_every_token_and_counts_cache_reads() -> None:
+    rates = table_prices("claude-sonnet-4-5", "anthropic")
+    short = priced({"input_tokens": 150_000, "output_tokens": 1000}, "claude-sonnet-4-5")
+    assert short.input == 150_000 * base(rates.input_mtok) / M
+    # 1,000 new tokens and 210,000 read from the cache: a 211,000-token prompt, past the 200K tier
+    raw = {"input_tokens": 1000, "cache_read_input_tokens": 210_000, "output_tokens": 1000}
+    long = priced(raw, "claude-sonnet-4-5")
+    assert long.input == 1000 * tier(rates.input_mtok) / M
+    assert long.cache_read == 210_000 * tier(rates.cache_read_mtok) / M
+    assert long.output == 1000 * tier(rates.output_mtok) / M
+    assert tier(rates.output_mtok) > base(rates.output_mtok)
+
+
+def test_gemini_thoughts_are_output_and_tool_use_prompt_tokens_are_input() -> None:
+    rates = table_prices("gemini-2.5-flash", "google")
+    raw = {"promptTokenCount": 100, "toolUsePromptTokenCount": 50, "candidatesTokenCount": 20,
+           "thoughtsTokenCount": 300, "cachedContentTokenCount": 40, "totalTokenCount": 470}  # fmt: skip
+    cost = priced(raw, "gemini-2.5-flash")
+    assert cost.input == (150 - 40) * rates.input_mtok / M
+    assert cost.cache_read == 40 * rates.cache_read_mtok / M
+    assert cost.output == 320 * rates.output_mtok / M  # thoughts billed at the output rate
+    assert cost.reasoning == 0  # the model does not price reasoning apart
+
+
+def test_xai_reasoning_outside_completion_tokens_is_billed() -> None:
+    rates = table_prices("grok-4-fast-reasoning", "x-ai")
+    raw = {
+        "prompt_tokens": 432,
+        "completion_tokens": 68,
+        "total_tokens": 636,
+        "prompt_tokens_details": {"cached_tokens": 153},
+        "completion_tokens_details": {"reasoning_tokens": 136},
+    }
+    cost = priced(raw, "grok-4-fast-reasoning")
+    assert cost.output == (68 + 136) * rates.output_mtok / M
+    assert cost.provider == "x-ai"
+
+
+def test_deepseek_cache_hits_and_misses() -> None:
+    rates = table_prices("deepseek-chat", "deepseek")
+    raw = {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050,
+           "prompt_cache_hit_tokens": 800, "prompt_cache_miss_tokens": 200}  # fmt: skip
+    cost = priced(raw, "deepseek-chat")
+    assert (cost.input, cost.cache_read) == (200 * rates.input_mtok / M, 800 * rates.cache_read_mtok / M)
+    assert cost.provider == "deepseek"  # an OpenAI-compatible shape: the model name finds its provider
+
+
+@pytest.mark.parametrize("tier_name", ["priority", "flex"])
+def test_service_tier_picks_the_tables_variant(tier_name: str) -> None:
+    raw = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
+    standard = priced(raw, "gpt-5")
+    tiered = priced(raw, "gpt-5", service_tier=tier_name)
+    rates = table_prices("gpt-5", "openai", {"service_tier": tier_name})
+    assert tiered.input == 1000 * rates.input_mtok / M and tiered.service_tier == tier_name
+    assert tiered.computed is not None and standard.computed is not None
+    assert (tiered.computed > standard.computed) if tier_name == "priority" else (tiered.computed < standard.computed)
+
+
+def test_batch_tier_is_batch_processing() -> None:
+    raw = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
+    rates = table_prices("gpt-5", "openai", {"processing": "batch"})
+    assert priced(raw, "gpt-5", service_tier="batch").input == 1000 * rates.input_mtok / M
+
+
+def test_anthropic_web_searches_are_billed_per_search() -> None:
+    rates = table_prices("claude-opus-4-1", "anthropic")
+    raw = {"input_tokens": 10, "output_tokens": 10, "server_tool_use": {"web_search_requests": 7}}
+    assert priced(raw, "claude-opus-4-1").other == 7 * rates.web_searches_kcount / 1000
+
+
+def test_partial_usage_is_priced_and_marked_partial() -> None:
+    cost = price(Usage.from_raw({"input_tokens": 1000, "output_tokens": 40}, partial=True), "claude-opus-4-1")
+    assert cost is not None and cost.partial and cost.computed is not None and cost.computed > 0
+
+
+def test_effort_suffix_and_models_prefix_are_retried() -> None:
+    raw = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+    effort = priced(raw, "grok-3-mini-high")
+    assert (effort.model, effort.model_ref, effort.provider) == ("grok-3-mini", "grok-3-mini-high", "x-ai")
+    assert priced({"promptTokenCount": 5, "candidatesTokenCount": 5}, "models/gemini-2.5-flash").model == (
+        "gemini-2.5-flash"
+    )
+
+
+def test_provider_named_by_the_caller() -> None:
+    raw = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
+    routed = priced(raw, "anthropic/claude-sonnet-4.5", provider="openrouter")
+    assert routed.provider == "openrouter"
+    with pytest.raises(Unpriced, match="no price for model 'gpt-4o' at provider 'anthropic'"):
+        price(Usage.from_raw(raw), "gpt-4o", provider="anthropic", strict=True)
+
+
+@pytest.mark.parametrize(
+    ("usage", "model", "options", "reason"),
+    [
+        (None, "gpt-4o", {}, "no usage"),
+        (Usage.from_raw({"tokens": 5}), "gpt-4o", {}, "recognises the usage"),
+        (Usage.from_raw({"prompt_tokens": 5, "completion_tokens": 1}), None, {}, "names no model"),
+        (Usage.from_raw({"prompt_tokens": 5, "completion_tokens": 1}), "no-such-model-xyz", {}, "no price for model"),
+        (Usage.from_raw({"prompt_eval_count": 5, "eval_count": 1}), "llama3.2", {}, "locally"),
+        (
+            Usage.from_raw({"prompt_tokens": 5, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 9}}),
+            "gpt-4o",
+            {},
+            "contradict",
+        ),
+    ],
+    ids=["no-usage", "unrecognised", "no-model", "unknown-model", "local", "contradictory"],
+)
+def test_unpriceable_gives_none_and_the_reason(usage: Any, model: Any, options: dict[str, Any], reason: str) -> None:
+    assert price(usage, model, **options) is None  # never a 0 that looks like a price
+    with pytest.raises(Unpriced, match=reason) as raised:
+        price(usage, model, strict=True, **options)
+    assert reason in raised.value.reason
+
+
+def test_price_takes_only_results_and_usages() -> None:
+    with pytest.raises(TypeError, match="StreamResult or a Usage"):
+        price({"prompt_tokens": 1}, "gpt-4o")  # type: ignore[arg-type]
