@@ -614,22 +614,24 @@ def test_opentelemetry_span_and_metrics() -> None:
     assert data is not None
     metrics: dict[str, Any] = {m.name: m for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
     assert set(metrics) >= {
-        "gen_ai.client.token.usage",
-        "gen_ai.client.operation.duration",
-        "gen_ai.client.operation.time_to_first_chunk",
-        "gen_ai.client.operation.time_per_output_chunk",
+        "gen_ai.client.inference.usage.input_tokens",
+        "gen_ai.client.inference.usage.output_tokens",
+        "gen_ai.client.inference.duration",
+        "gen_ai.client.inference.time_to_first_chunk",
+        "gen_ai.client.inference.time_per_output_chunk",
     }
     tokens = {
-        (p.attributes["gen_ai.token.type"], bool(p.attributes.get("ssewire.usage.partial"))): p.sum
-        for p in metrics["gen_ai.client.token.usage"].data.data_points
+        (kind, bool(p.attributes.get("ssewire.usage.partial"))): p.value
+        for kind in ("input", "output")
+        for p in metrics[f"gen_ai.client.inference.usage.{kind}_tokens"].data.data_points
     }
     assert tokens[("input", False)] == usage.input_tokens and tokens[("output", False)] == usage.output_tokens
     assert tokens[("input", True)] == 12
-    durations = metrics["gen_ai.client.operation.duration"].data.data_points
+    durations = metrics["gen_ai.client.inference.duration"].data.data_points
     assert sum(p.count for p in durations) == 2
     assert {p.attributes.get("error.type") for p in durations} == {None, "stream_truncated"}
     assert {(p.attributes or {}).get("gen_ai.request.model") for p in durations} == {"claude-test", None}
-    gaps = metrics["gen_ai.client.operation.time_per_output_chunk"].data.data_points
+    gaps = metrics["gen_ai.client.inference.time_per_output_chunk"].data.data_points
     assert sum(p.count for p in gaps) == len(records[0].metrics.gaps) + len(records[1].metrics.gaps) > 0
 
 

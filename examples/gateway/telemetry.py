@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Optional
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
+from ssewire.cost import price
 from ssewire.otel import GenAIMetrics, set_span_attributes
 
 from .record import Record
@@ -48,9 +49,15 @@ class Telemetry:
         """End ``span`` with the record's ``gen_ai.*`` attributes and record its metrics. An upstream status of
         400 or more with no error in the body gets ``error.type`` = the status code."""
         provider = None if record.provider == "auto" else record.provider
+        cost = price(record.result, provider=provider) or False  # priced once, for the span and the metrics
         if span is not None:
             set_span_attributes(
-                span, record.result, record.metrics, provider=provider, request_stream=record.stream is not False
+                span,
+                record.result,
+                record.metrics,
+                provider=provider,
+                request_stream=record.stream is not False,
+                cost=cost,
             )
             span.set_attribute("http.response.status_code", record.status)
             if record.disconnected:
@@ -69,5 +76,10 @@ class Telemetry:
                 if value is not None:
                     attributes[key] = value
             self.metrics.record(
-                record.result, record.metrics, duration=record.duration, provider=provider, attributes=attributes
+                record.result,
+                record.metrics,
+                duration=record.duration,
+                provider=provider,
+                attributes=attributes,
+                cost=cost,
             )
