@@ -22,14 +22,18 @@
    usage tokens). It reads SSE only: NDJSON, JSON-array and event-stream bodies are reported as skipped, and
    ssewire's side of this comparison is ``result_rows`` in-process on one core on exactly the bodies the baseline
    reads (provider detected, so ssewire does more work).
+4. The cost columns: ``result_rows`` with them and with ``priced=False`` on each archive's bodies (``--quick``: the
+   first 1,000), in turns, in-process on one core; the many small recorded streams are where a per-row cost weighs
+   most.
 
 Medians of repeats; every ratio is between numbers of the same run. ``--check`` exits 1 when ssewire is less than
 1.6x the baseline, ``--jobs 2`` less than its floor times ``--jobs 1`` on a machine with 2+ cores
 (:data:`SCALING_FLOORS`: the generated archive 1.5x, quick 0.85x; the recorded one 1.0x; an input that misses its
-floor is timed again with twice the runs, and fails only then), (full run) a worker's
-peak RSS above half the archive, or a summary miscounts. Writes ``benchmarks/results/batch[-quick].json``, prints a
-markdown table and, on a full run, the README block between ``<!-- batch:start -->`` and ``<!-- batch:end -->``
-(when README.md has those markers).
+floor is timed again with twice the runs, and fails only then), the cost columns above their ceiling
+(:data:`COST_CEILINGS`: the generated archive 1.10x, the recorded one 1.12x), (full run) a worker's
+peak RSS above half the generated archive, or a summary miscounts. Writes ``benchmarks/results/batch[-quick].json``,
+prints a markdown table and, on a full run, the README block between ``<!-- batch:start -->`` and
+``<!-- batch:end -->`` (when README.md has those markers).
 """
 
 from __future__ import annotations
@@ -83,6 +87,10 @@ FULL_STREAMS, QUICK_STREAMS = 20_000, 2_000
 CLI = ("-m", "ssewire", "batch")  # the command, after the interpreter
 
 BASELINE_FLOOR = 1.6  # CI: ssewire (one core) at least 1.6x the httpx-sse + json.loads loop on the same bodies
+#: CI: the cost columns (ssewire.cost.price per row) add at most this to result_rows' time, per archive (the aim
+#: is 5%; the many small recorded streams are where a per-row cost weighs most; margins for a noisy 2-core machine)
+COST_CEILINGS = {"generated": 1.10, "recorded": 1.12}
+QUICK_COST_BODIES = 1_000  # --quick: the cost overhead on the first this many bodies of each archive
 #: 2+ cores: --jobs 2 at least this much faster than --jobs 1, per archive, in a full and a quick run (same-run
 #: ratios of wall clocks that include the interpreter's start and imports, about 0.3 s; a margin below what a quiet
 #: 2-core machine measures: generated 1.6-1.75x; recorded 1.1-1.5x). Runs of about a second (the quick run, the
@@ -99,7 +107,9 @@ SCALING_FLOORS = {
 }
 RECORDED_REPEATS = 5  # at least: its runs take about a second
 REMEASURE_FACTOR = 2  # --check: an input whose scaling missed its floor is timed again with this many times the runs
-RSS_CEILING = 0.5  # full run: a worker's peak RSS below half the archive
+#: full run: a worker's peak RSS below half the generated archive (1.1 GB; the recorded one, 75 MB, is below what
+#: an interpreter with pyarrow and the price table holds before its first body: its ratio tells nothing)
+RSS_CEILING = 0.5
 
 
 # --- the archive --------------------------------------------------------------------------------------------------
@@ -688,6 +698,44 @@ def baseline_comparison(archive: Archive, repeats: int, log: Callable[[str], Non
     }
 
 
+def cost_overhead(archive: Archive, repeats: int, limit: Optional[int], log: Callable[[str], None]) -> dict[str, Any]:
+    """``result_rows`` on the archive's first ``limit`` bodies (all: None) with the cost columns and with
+    ``priced=False``, in turns (the first side alternating between rounds), in-process on one core: the median of
+    the rounds' time ratios."""
+    from ssewire.batch import result_rows
+
+    bodies: list[bytes] = []
+    for group in row_groups(archive.parquet, ("body",)):
+        bodies += [body for body in group["body"] if body is not None]
+        if limit is not None and len(bodies) >= limit:
+            break
+    bodies = bodies[:limit]
+    rows = list(result_rows(bodies))  # warm: every import, the price table, its lookups
+    times: dict[bool, list[float]] = {True: [], False: []}
+    gc.collect()
+    gc.freeze()
+    for round_ in range(repeats):
+        for priced in (True, False) if round_ % 2 == 0 else (False, True):
+            start = time.perf_counter()
+            for _ in result_rows(bodies, priced=priced):
+                pass
+            times[priced].append(time.perf_counter() - start)
+        log(f"cost round {round_ + 1}: with cost {times[True][-1]:.2f} s, without {times[False][-1]:.2f} s")
+    gc.unfreeze()
+    size = sum(map(len, bodies))
+    with_cost, without = statistics.median(times[True]), statistics.median(times[False])
+    return {
+        "streams": len(bodies),
+        "bytes": size,
+        "priced_streams": sum(1 for row in rows if row["cost_usd"] is not None),
+        "with_cost_mb_per_s": size / with_cost / 1e6,
+        "without_cost_mb_per_s": size / without / 1e6,
+        "us_per_stream": (with_cost - without) / len(bodies) * 1e6,
+        "ratio": statistics.median(a / b for a, b in zip(times[True], times[False])),
+        "runs": repeats,
+    }
+
+
 # --- report -------------------------------------------------------------------------------------------------------
 
 
@@ -715,6 +763,11 @@ def failures(doc: dict[str, Any]) -> list[str]:
     base = doc.get("baseline")
     if base and base["ratio"] < BASELINE_FLOOR:
         out.append(f"ssewire/baseline {base['ratio']:.2f}x < {BASELINE_FLOOR}x")
+    for name, cost in (doc.get("cost") or {}).items():
+        if cost["ratio"] > COST_CEILINGS[name]:
+            out.append(
+                f"{name}: result_rows with / without the cost columns {cost['ratio']:.3f}x > {COST_CEILINGS[name]}x"
+            )
     unscaled = scaling_skipped(doc)
     runs = doc.get("cli") or []
     for run in runs:
@@ -722,7 +775,8 @@ def failures(doc: dict[str, Any]) -> list[str]:
         floor = scaling_floor(run["archive"], doc["quick"])
         if run["jobs"] == 2 and unscaled is None and run["scaling"] < floor:
             out.append(f"{run['input']}: --jobs 2 / --jobs 1 {run['scaling']:.2f}x < {floor}x")
-        if not doc["quick"] and run["peak_worker_rss"] and run["peak_worker_rss"] > RSS_CEILING * run["bytes"]:
+        big = run["archive"] == "generated" and not doc["quick"]
+        if big and run["peak_worker_rss"] and run["peak_worker_rss"] > RSS_CEILING * run["bytes"]:
             share = run["peak_worker_rss"] / run["bytes"]
             out.append(f"{where}: peak worker RSS {share:.2f}x the archive > {RSS_CEILING}")
         for key in ("streams", "bytes"):
@@ -832,6 +886,22 @@ def report(doc: dict[str, Any]) -> str:
         f"{base['agreement']['compared']:,} bodies both read without error, on "
         f"{base['agreement']['output_tokens']:,} output token counts and {base['agreement']['stop_reason']:,} "
         "stop reasons.",
+    ]
+    costs = doc.get("cost")
+    if costs:
+        lines += [
+            "",
+            "| the cost columns (`ssewire.cost.price` per row), `result_rows` on one core | bodies (priced) | "
+            "MB/s without | MB/s with | time with / without | µs a stream |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, cost in costs.items():
+            lines.append(
+                f"| {name} archive | {cost['streams']:,} ({cost['priced_streams']:,}) | "
+                f"{cost['without_cost_mb_per_s']:,.0f} | {cost['with_cost_mb_per_s']:,.0f} | {cost['ratio']:.3f}x | "
+                f"{cost['us_per_stream']:.1f} |"
+            )
+    lines += [
         "",
         f"Measured by `python -m benchmarks.batch{' --quick' if doc['quick'] else ''}` ({doc['machine']}; "
         f"medians of {doc['repeats']} runs, ratios from the same run).",
@@ -919,6 +989,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         doc["cli"], doc["cli_unavailable"] = [], why
         log(f"skipped `ssewire batch`: {why}")
     doc["baseline"] = baseline_comparison(archive, repeats, log)
+    limit = QUICK_COST_BODIES if quick else None
+    doc["cost"] = {
+        name: cost_overhead(source, max(repeats, RECORDED_REPEATS), limit, log)
+        for name, source in (("generated", archive), ("recorded", recorded))
+    }
     doc["failures"] = failures(doc)
     if args.check and doc["failures"] and doc["cli"]:
         doc["cli"], doc["remeasured"] = remeasure_scaling(inputs, doc, log)

@@ -164,6 +164,19 @@ def _doc() -> dict[str, Any]:
         "recorded": recorded,
         "cli": [run, two, recorded_run, {**recorded_run, "jobs": 2, "scaling": 1.5, "peak_worker_rss": None}],
         "baseline": baseline,
+        "cost": {
+            name: {
+                "streams": 1_000,
+                "bytes": 50_000_000,
+                "priced_streams": 800,
+                "with_cost_mb_per_s": 190.0,
+                "without_cost_mb_per_s": 200.0,
+                "us_per_stream": 13.2,
+                "ratio": 1.05,
+                "runs": 5,
+            }
+            for name in ("generated", "recorded")
+        },
     }
 
 
@@ -201,6 +214,10 @@ def test_check_floors_are_same_run_ratios() -> None:
     assert batch.failures(differ) == ["recorded, directory --jobs 2: [170, 171] errors, --jobs 1: 170"]
     differ["cli"][2]["summary_bytes"] = 1
     assert batch.failures(differ)[0] == "recorded, directory --jobs 1: 1 bytes, not 75000000"
+    costly = copy.deepcopy(doc)
+    costly["cost"]["recorded"]["ratio"] = 1.11  # under its ceiling, 1.12x
+    costly["cost"]["generated"]["ratio"] = 1.11
+    assert batch.failures(costly) == ["generated: result_rows with / without the cost columns 1.110x > 1.1x"]
 
 
 def test_a_missed_scaling_floor_is_measured_again(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -234,6 +251,7 @@ def test_report_says_how_it_was_measured() -> None:
     assert "| recorded, directory, `--jobs 2` | 1,000 | 50 | 50 | 1.50x | n/a | 60 MB |" in text
     assert "Recorded archive: 3,000 bodies drawn at random from the 60 real recordings of the corpus" in text
     assert "| ssewire `result_rows` (provider detected) | 3,000 | 150 | 3.0x |" in text
+    assert "| recorded archive | 1,000 (800) | 200 | 190 | 1.050x | 13.2 |" in text
     no_cli = {**_doc(), "cli": [], "cli_unavailable": "not built"}
     assert "`ssewire batch` not measured: not built." in batch.report(no_cli)
 
@@ -280,3 +298,11 @@ def test_the_recorded_archive_draws_real_recordings(tmp_path: Path) -> None:
     assert len(set(drawn)) > 10  # drawn at random, not one body over and over
     assert manifest["bytes"] == sum(map(len, drawn)) and manifest["origin"] == origin
     assert build_recorded(50, root=tmp_path) == (root, manifest)  # cached
+
+
+def test_cost_overhead_times_rows_with_and_without_the_cost_columns(tmp_path: Path) -> None:
+    archive = batch.build(60, root=tmp_path, log=lambda _msg: None)
+    cost = batch.cost_overhead(archive, 2, 40, lambda _msg: None)
+    assert cost["streams"] == 40 and cost["runs"] == 2 and cost["bytes"] > 0
+    assert 0 <= cost["priced_streams"] <= 40
+    assert cost["ratio"] > 0 and cost["with_cost_mb_per_s"] > 0 and cost["without_cost_mb_per_s"] > 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import importlib.util
 import logging
 import re
 import sys
@@ -141,12 +142,24 @@ def test_readme_example_runs(
     if "InMemorySpanExporter" in code:  # the OpenTelemetry example prints what it recorded, as its comments say
         printed = capsys.readouterr().out.splitlines()
         assert printed[0] == "412 ('tool_use',)"
-        assert printed[1:] == [
-            "gen_ai.client.token.usage {token}",
-            "gen_ai.client.operation.duration s",
-            "gen_ai.client.operation.time_to_first_chunk s",
-            "gen_ai.client.operation.time_per_output_chunk s",
+        assert printed[1:11] == [
+            "gen_ai.client.inference.usage.input_tokens {token}",
+            "gen_ai.client.inference.usage.output_tokens {token}",
+            "gen_ai.client.inference.usage.cache_read.input_tokens {token}",
+            "gen_ai.client.inference.usage.cache_write.input_tokens {token}",
+            "gen_ai.client.inference.usage.reasoning.output_tokens {token}",
+            "gen_ai.client.inference.operation.input_tokens {token}",
+            "gen_ai.client.inference.operation.output_tokens {token}",
+            "gen_ai.client.inference.duration s",
+            "gen_ai.client.inference.time_to_first_chunk s",
+            "gen_ai.client.inference.time_per_output_chunk s",
         ]
+        priced = importlib.util.find_spec("genai_prices") is not None  # the cost counter needs the price table
+        assert printed[11:] == (["ssewire.client.inference.cost {USD}"] if priced else [])
+    if "result.price()" in code:  # the cost example prints what its comments say
+        printed = capsys.readouterr().out.splitlines()
+        priced = importlib.util.find_spec("genai_prices") is not None  # the computed figure needs the price table
+        assert printed == ["0.000136525 reported", "0.000136525 0.0001240" if priced else "None None"]
     if "downstream.send" in code:
         assert bytes(namespace["downstream"].sent) == namespace["upstream"].raw  # forwarded untouched
         assert namespace["result"].stop_reason is not None  # the tap parsed the compressed upstream to its end

@@ -147,7 +147,7 @@ def test_empty_batch() -> None:
 
 def test_input_schema_metadata_is_kept() -> None:
     batch = _batch([GOOD]).replace_schema_metadata({"source": "archive"})
-    assert parse_batch(batch).schema.metadata == {b"source": b"archive", b"ssewire.schema_version": b"1"}
+    assert parse_batch(batch).schema.metadata == {b"source": b"archive", b"ssewire.schema_version": b"2"}
 
 
 def test_map_batches_for_spark_map_in_arrow() -> None:

@@ -50,6 +50,7 @@ def _row_from_collect(body: bytes, provider: str, framing: str) -> dict[str, Any
     result = collect(iter_unified([body], provider, framing))  # type: ignore[arg-type]
     usage = result.usage
     tokens = {name: None if usage is None else getattr(usage, name) for name in TOKENS}
+    cost = result.price()
     return {
         "response_id": result.response_id,
         "model": result.model,
@@ -66,6 +67,11 @@ def _row_from_collect(body: bytes, provider: str, framing: str) -> dict[str, Any
         **tokens,
         "usage_provenance": result.usage_provenance,
         "cost": result.cost,
+        "cost_usd": None if cost is None else float(cost.total),
+        "cost_computed_usd": None if cost is None or cost.computed is None else float(cost.computed),
+        "cost_source": None if cost is None else cost.source,
+        "price_version": None if cost is None else cost.price_version,
+        "service_tier": result.service_tier,
         "events": len(events),
         "bytes": len(body),
         "schema_version": SCHEMA_VERSION,
@@ -94,7 +100,7 @@ def _check_error_row(row: dict[str, Any], error_type: Optional[str] = None) -> N
 
 
 def test_columns_are_a_versioned_schema() -> None:
-    assert SCHEMA_VERSION == 1
+    assert SCHEMA_VERSION == 2
     assert len(set(NAMES)) == len(NAMES)
     assert {kind for _, kind in COLUMNS} <= {*PYTHON_TYPES, "list<string>"}
     _check_types(result_row(GOOD))
@@ -191,7 +197,7 @@ def test_hand_checked_rows() -> None:
     cut = result_row((FIXTURES / "openai-chat-truncated.sse").read_bytes(), "openai-chat")
     assert (cut["error_type"], cut["truncated"], cut["stop_reason"]) == ("stream_truncated", True, None)
     assert cut["usage_provenance"] == "absent"
-    assert all(cut[name] is None for name in (*TOKENS, "cost"))  # absent, never 0
+    assert all(cut[name] is None for name in (*TOKENS, "cost", "cost_usd", "cost_source"))  # absent, never 0
 
     failed = result_row((FIXTURES / "anthropic-messages-overloaded.sse").read_bytes())
     assert (failed["error_type"], failed["error_message"], failed["truncated"]) == (
@@ -386,3 +392,26 @@ def test_lone_surrogates_from_the_stream_become_escapes() -> None:
         if isinstance(value, str):
             value.encode("utf-8")  # raises on a lone surrogate
     assert result_row(body.replace(b"m\\udc00", "m\u00e9".encode()), "openai-chat")["model"] == "m\u00e9"
+
+
+def test_cost_columns_price_at_the_given_time_or_not_at_all() -> None:
+    pytest.importorskip("genai_prices", reason="the price table needs Python 3.11+ (extra prices)")
+    from datetime import datetime, timezone
+
+    body = (FIXTURES / "openai-chat-deepseek-cache-resource.sse").read_bytes()
+    result = collect(iter_unified([body], "openai-chat"))
+    costs = {}
+    for hour in (1, 20):  # DeepSeek's discount hours (00:30-16:30 UTC in the table) and outside them
+        at = datetime(2026, 11, 2, hour, tzinfo=timezone.utc)
+        row = result_row(body, "openai-chat", priced_at=at)
+        expected = result.price(at=at)
+        assert expected is not None and row["cost_source"] == "computed" == expected.source
+        assert row["cost_usd"] == row["cost_computed_usd"] == float(expected.total)
+        assert row["price_version"] == expected.price_version and row["price_version"].startswith("genai-prices ")
+        costs[hour] = row["cost_usd"]
+    assert costs[1] != costs[20]
+    unpriced = result_row(body, "openai-chat", priced=False)
+    assert all(unpriced[name] is None for name in ("cost_usd", "cost_computed_usd", "cost_source", "price_version"))
+    assert {k: v for k, v in unpriced.items() if not k.startswith(("cost_", "price_"))} == {
+        k: v for k, v in result_row(body, "openai-chat").items() if not k.startswith(("cost_", "price_"))
+    }

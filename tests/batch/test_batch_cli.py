@@ -41,10 +41,12 @@ POSIX = sys.platform != "win32"  # peak RSS comes from the resource module
 README_HEADING = "### Re-parsing stored streams: `ssewire batch`"
 README_QUERY = """\
 SELECT provider, model, count(*) AS streams, count(error_type) AS errors,
-       sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
+       sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+       count(cost_usd) AS priced, round(sum(cost_usd), 6) AS cost_usd,
+       round(sum(cost_usd - cost_computed_usd), 6) AS reported_minus_computed
 FROM 'results.parquet'
 GROUP BY ALL
-ORDER BY streams DESC;
+ORDER BY cost_usd DESC NULLS LAST, streams DESC;
 """
 
 
@@ -382,14 +384,20 @@ def test_the_summary_adds_up_the_rows(tmp_path: Path, capsys: pytest.CaptureFixt
         group.update(streams=1, errors=row["error_type"] is not None)
         for name in ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens"):
             group[name] += row[name] or 0
+        if row["cost_usd"] is not None:
+            group.update(priced_streams=1, cost_usd=row["cost_usd"])
     got = {(g["provider"], g["model"]): g for g in summary["by_provider_model"]}
     assert got.keys() == groups.keys()
+    assert any(group["priced_streams"] for group in groups.values())
     for key, group in groups.items():
-        assert {k: v for k, v in got[key].items() if k not in ("provider", "model")} == {
+        summed = got[key]
+        assert summed["cost_usd"] == pytest.approx(group["cost_usd"], rel=1e-12, abs=1e-15)
+        assert {k: v for k, v in summed.items() if k not in ("provider", "model", "cost_usd")} == {
             "streams": group["streams"],
             "errors": group["errors"],
             **{name: group[name] for name in ("input_tokens", "output_tokens", "cached_input_tokens")},
             "reasoning_tokens": group["reasoning_tokens"],
+            "priced_streams": group["priced_streams"],
         }
     assert [g["streams"] for g in summary["by_provider_model"]] == sorted(
         (g["streams"] for g in got.values()), reverse=True
@@ -553,11 +561,14 @@ def test_the_readme_duckdb_query_runs_over_the_output(tmp_path: Path, monkeypatc
     got = duckdb.sql(README_QUERY).fetchall()
     summary = json.loads(Path("summary.json").read_text(encoding="utf-8"))
     groups = summary["by_provider_model"]
-    want = {
-        (g["provider"], g["model"]): (g["streams"], g["errors"], g["input_tokens"], g["output_tokens"]) for g in groups
-    }
-    assert {(p, m): (s, e, i or 0, o or 0) for p, m, s, e, i, o in got} == want  # SUM of only nulls is NULL
-    assert [row[2] for row in got] == sorted((row[2] for row in got), reverse=True)
+    counted = ("streams", "errors", "input_tokens", "output_tokens", "priced_streams")
+    want = {(g["provider"], g["model"]): tuple(g[name] for name in counted) for g in groups}
+    assert {(p, m): (s, e, i or 0, o or 0, n) for p, m, s, e, i, o, n, *_ in got} == want  # SUM of only nulls: NULL
+    costs = {(g["provider"], g["model"]): g["cost_usd"] for g in groups}
+    assert all(c == (round(costs[p, m], 6) if n else None) for p, m, *_, n, c, _ in got)
+    priced = [row[-2] for row in got if row[-2] is not None]
+    assert priced and priced == sorted(priced, reverse=True)  # the costliest models first
+    assert any(row[-1] is not None for row in got)  # where both exist: the audit's column
 
 
 def test_the_readme_shows_the_tested_query() -> None:

@@ -3,6 +3,7 @@ table's own rates for the model (never a hard-coded price), from usage objects i
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
@@ -202,3 +203,33 @@ def test_unpriceable_gives_none_and_the_reason(usage: Any, model: Any, options: 
 def test_price_takes_only_results_and_usages() -> None:
     with pytest.raises(TypeError, match="StreamResult or a Usage"):
         price({"prompt_tokens": 1}, "gpt-4o")  # type: ignore[arg-type]
+
+
+def test_ssewire_provider_names() -> None:
+    raw = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
+    assert priced(raw, "grok-4-fast-reasoning", provider="xai").provider == "x-ai"
+    assert priced(raw, "deepseek-chat", provider="openai-chat").provider == "deepseek"  # many serve that shape
+    with pytest.raises(Unpriced, match="locally"):
+        price(Usage.from_raw(raw), "llama3.2", provider="ollama", strict=True)
+
+
+def test_the_streams_own_service_tier_prices_it() -> None:
+    from ssewire import collect, iter_unified
+
+    def stream(tier: str) -> bytes:
+        head = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-5", "service_tier": tier}
+        text = {**head, "choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}]}
+        counts = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
+        usage = {**head, "choices": [], "usage": counts}
+        return f"data: {json.dumps(text)}\n\ndata: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode()
+
+    costs = {}
+    for tier in ("default", "priority"):
+        result = collect(iter_unified([stream(tier)], "openai-chat"))
+        assert result.service_tier == tier
+        cost = result.price(at=AT)
+        assert cost is not None and cost.service_tier == tier
+        rates = table_prices("gpt-5", "openai", {"service_tier": tier})
+        assert cost.input == 1000 * rates.input_mtok / M and cost.output == 100 * rates.output_mtok / M
+        costs[tier] = cost.total
+    assert costs["priority"] > costs["default"]

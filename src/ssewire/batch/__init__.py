@@ -26,7 +26,17 @@ The schema (version :data:`SCHEMA_VERSION`, in every row as ``schema_version``);
 - ``input_tokens`` ... ``total_tokens``: :class:`~ssewire.Usage`'s counts (all None when the stream reported no
   usage, each None where the provider does not report it), ``usage_provenance`` ``"reported"``, ``"partial"``
   (the best seen before the stream was cut or failed) or ``"absent"``, ``cost`` the provider's reported cost;
+- ``cost_usd``: what the stream cost (:func:`ssewire.cost.price`: the provider's figure where it reported one,
+  else computed from the price table), ``cost_computed_usd`` the table's figure (beside ``cost``: an audit's
+  difference), ``cost_source`` ``"reported"`` or ``"computed"``, ``price_version`` the table priced from
+  (``genai-prices <version>``), all None for a stream that cannot be priced (no usage, a model the table lacks,
+  the extra ``prices`` not installed: never a 0 that looks like a price); a partial usage is priced and its
+  ``usage_provenance`` says ``"partial"``; ``service_tier`` the tier the provider says served it;
 - ``events``: unified events; ``bytes``: the stored body's length (compressed, when it is).
+
+Schema 2 added ``cost_usd``, ``cost_computed_usd``, ``cost_source``, ``price_version`` and ``service_tier`` after
+``cost``; every column of schema 1 keeps its name, type and meaning, so a reader that selects columns by name
+reads either (one that reads them by position must skip the five).
 
 A None body gives a ``missing_body`` row with every measured column None. Strings are valid UTF-8: a lone surrogate
 the stream's JSON spelled out (``"\\ud83d"``) is kept as that escape. ``ssewire batch`` adds ``unreadable_input``
@@ -35,8 +45,10 @@ rows for inputs it could not read.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Iterable, Iterator, NamedTuple, Optional, Union
 
+from ..cost import price
 from ..errors import SSEwireError, UnknownProviderError, error_type
 from ..events import Unified
 from ..framing import Chunk, framing_name
@@ -49,7 +61,7 @@ from ..stream import StreamDecoder
 __all__ = ["COLUMNS", "SCHEMA_VERSION", "error_row", "result_row", "result_rows"]
 
 #: Version of the row schema: bumped whenever a column is added, removed, renamed or changes meaning.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Every column of a row, in order, with its type: ``string``, ``int64``, ``bool``, ``float64`` or
 #: ``list<string>``. Every column is nullable.
@@ -76,6 +88,11 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("total_tokens", "int64"),
     ("usage_provenance", "string"),
     ("cost", "float64"),
+    ("cost_usd", "float64"),
+    ("cost_computed_usd", "float64"),
+    ("cost_source", "string"),
+    ("price_version", "string"),
+    ("service_tier", "string"),
     ("events", "int64"),
     ("bytes", "int64"),
     ("schema_version", "int64"),
@@ -93,15 +110,19 @@ def result_row(
     content_encoding: Optional[str] = None,
     max_buffer: int = DEFAULT_MAX_BUFFER,
     max_inflated: int = DEFAULT_MAX_INFLATED,
+    priced_at: Optional[datetime] = None,
+    priced: bool = True,
 ) -> dict[str, Any]:
     """The row (the columns of :data:`COLUMNS`, see the module docstring) of one whole stored body.
 
     ``content_encoding`` is the body's ``Content-Encoding`` (None: gzip and zlib-wrapped deflate are recognised by
     their first bytes); ``max_buffer`` bounds one event and ``max_inflated`` what a compressed body may inflate to
-    (``buffer_overflow`` / ``body_too_large`` rows past them). Never raises for the body's content; an unknown
-    ``provider`` or ``framing`` name raises (``ValueError``)."""
+    (``buffer_overflow`` / ``body_too_large`` rows past them); ``priced_at`` is when the requests were made, for
+    the prices then in force (None: now), and ``priced=False`` leaves the cost columns None (no lookup at all;
+    ``cost``, the provider's own figure, is still read). Never raises for the body's content; an unknown ``provider`` or
+    ``framing`` name raises (``ValueError``)."""
     framing = _check_names(provider, framing)
-    return _row(body, provider, framing, _Options(content_encoding, max_buffer, max_inflated))
+    return _row(body, provider, framing, _Options(content_encoding, max_buffer, max_inflated, priced_at, priced))
 
 
 def result_rows(
@@ -112,12 +133,14 @@ def result_rows(
     content_encoding: Optional[str] = None,
     max_buffer: int = DEFAULT_MAX_BUFFER,
     max_inflated: int = DEFAULT_MAX_INFLATED,
+    priced_at: Optional[datetime] = None,
+    priced: bool = True,
 ) -> Iterator[dict[str, Any]]:
     """One row per body, in order, as :func:`result_row`. An item may be ``(body, provider)``: that row's provider
     (None: ``provider``); a name ssewire does not know gives an ``unknown_provider`` row. Unknown ``provider`` or
     ``framing`` arguments raise here, before any body is read."""
     framing = _check_names(provider, framing)
-    return _rows(bodies, provider, framing, _Options(content_encoding, max_buffer, max_inflated))
+    return _rows(bodies, provider, framing, _Options(content_encoding, max_buffer, max_inflated, priced_at, priced))
 
 
 class _Options(NamedTuple):
@@ -126,6 +149,8 @@ class _Options(NamedTuple):
     content_encoding: Optional[str]
     max_buffer: int
     max_inflated: int
+    priced_at: Optional[datetime] = None
+    priced: bool = True
 
 
 def _rows(bodies: Iterable[Body], provider: str, framing: FramingName, options: _Options) -> Iterator[dict[str, Any]]:
@@ -164,7 +189,7 @@ def _row(body: Optional[Chunk], provider: str, framing: FramingName, options: _O
             return error_row(error_type(exc), str(exc), len(body))
         accumulator = Accumulator()
         truncated = _parse(body, decoder, accumulator)
-        return _result_row(accumulator, decoder, framing, truncated, len(body))
+        return _result_row(accumulator, decoder, framing, truncated, len(body), options)
     except Exception as exc:
         return error_row("internal", f"{type(exc).__name__}: {exc}", len(body))
 
@@ -206,7 +231,12 @@ def _detected(decoder: StreamDecoder, framing: str) -> tuple[Optional[str], Opti
 
 
 def _result_row(
-    accumulator: Accumulator, decoder: StreamDecoder, framing: str, truncated: bool, size: int
+    accumulator: Accumulator,
+    decoder: StreamDecoder,
+    framing: str,
+    truncated: bool,
+    size: int,
+    options: _Options,
 ) -> dict[str, Any]:
     result: StreamResult = accumulator.result
     provider, used_framing = _detected(decoder, framing)
@@ -219,12 +249,18 @@ def _result_row(
         if kind == "not_a_stream":  # a body without a stream has no framing
             used_framing = None
     usage = result.usage
+    priced = price(result, at=options.priced_at) if options.priced and usage is not None else None
     if usage is None:
         input_tokens = output_tokens = cached = cache_write = reasoning = total = cost = None
     else:
         input_tokens, output_tokens, total = usage.input_tokens, usage.output_tokens, usage.total_tokens
         cached, cache_write, reasoning = usage.cached_input_tokens, usage.cache_write_tokens, usage.reasoning_tokens
-        cost = usage.cost
+        # the provider's figure: the Cost has it when there is one (a Cost is made whenever there is)
+        cost = usage.cost if priced is None or priced.reported is None else priced.reported
+    cost_usd = cost_computed = None
+    if priced is not None:
+        cost_computed = None if priced.computed is None else float(priced.computed)
+        cost_usd = cost_computed if priced.reported is None else float(priced.reported)
     return {
         "provider": provider,
         "framing": used_framing,
@@ -248,6 +284,11 @@ def _result_row(
         "total_tokens": total,
         "usage_provenance": "absent" if usage is None else usage.provenance,
         "cost": None if cost is None else float(cost),
+        "cost_usd": cost_usd,
+        "cost_computed_usd": cost_computed,
+        "cost_source": None if priced is None else priced.source,
+        "price_version": None if priced is None else priced.price_version,
+        "service_tier": _utf8(result.service_tier),
         "events": accumulator.events,
         "bytes": size,
         "schema_version": SCHEMA_VERSION,

@@ -276,8 +276,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _start_workers(jobs: int) -> Optional[Workers]:
-    """``jobs`` workers (None for one job: this process parses), started now."""
-    return None if jobs == 1 else Workers(jobs)
+    """``jobs`` workers (None for one job: this process parses), started now; each imports the price table as it
+    starts (a quarter of a second, once per worker, not in the first task)."""
+    return None if jobs == 1 else Workers(jobs, preload=("genai_prices",))
 
 
 def _tables_read_here(inputs: Sequence[Input], workers: Optional[Workers]) -> Optional[Reader]:

@@ -1,6 +1,7 @@
 """Result rows in, a batch's totals out: streams, errors by type, bytes, and per provider and model the streams,
-errors and summed tokens (a None count adds nothing). :meth:`Summary.to_dict` is the ``--summary-json`` document's
-core, :meth:`Summary.text` what ``ssewire batch`` prints."""
+errors, summed tokens (a None count adds nothing), the summed cost in USD and how many streams it prices (the rest
+had no usage or a model the price table lacks: their cost is unknown, not 0). :meth:`Summary.to_dict` is the
+``--summary-json`` document's core, :meth:`Summary.text` what ``ssewire batch`` prints."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tok
 
 _AT = {name: index for index, (name, _) in enumerate(COLUMNS)}
 _PROVIDER, _MODEL, _ERROR, _BYTES = _AT["provider"], _AT["model"], _AT["error_type"], _AT["bytes"]
+_COST = _AT["cost_usd"]
 _TOKEN_AT = [_AT[name] for name in TOKENS]
-_HEADER = ("provider", "model", "streams", "errors", "input", "output", "cached", "reasoning")
+_HEADER = ("provider", "model", "streams", "errors", "input", "output", "cached", "reasoning", "priced", "cost_usd")
+_FIELDS = ("streams", "errors", *TOKENS, "priced_streams", "cost_usd")
 
 
 class Summary:
@@ -27,8 +30,8 @@ class Summary:
         self.streams = 0
         self.bytes = 0
         self.errors: Counter[str] = Counter()
-        # (provider, model) -> [streams, errors, *TOKENS sums]
-        self.groups: dict[tuple[Optional[str], Optional[str]], list[int]] = {}
+        # (provider, model) -> [streams, errors, *TOKENS sums, priced streams, cost in USD]
+        self.groups: dict[tuple[Optional[str], Optional[str]], list[Any]] = {}
 
     def add(self, rows: Iterable[tuple[Any, ...]]) -> None:
         for row in rows:
@@ -38,13 +41,17 @@ class Summary:
             key = (row[_PROVIDER], row[_MODEL])
             sums = self.groups.get(key)
             if sums is None:
-                sums = self.groups[key] = [0] * (2 + len(TOKENS))
+                sums = self.groups[key] = [0] * (2 + len(TOKENS)) + [0, 0.0]
             sums[0] += 1
             if error is not None:
                 self.errors[error] += 1
                 sums[1] += 1
             for slot, at in enumerate(_TOKEN_AT, 2):
                 sums[slot] += row[at] or 0
+            cost = row[_COST]
+            if cost is not None:
+                sums[-2] += 1
+                sums[-1] += cost
 
     def to_dict(self, seconds: float) -> dict[str, Any]:
         """The totals as JSON-ready values; rates are per second of ``seconds`` (MB: 10**6 bytes)."""
@@ -57,7 +64,7 @@ class Summary:
             "streams_per_s": round(self.streams / seconds, 1) if seconds > 0 else None,
             "mb_per_s": round(self.bytes / seconds / 1e6, 2) if seconds > 0 else None,
             "by_provider_model": [
-                {"provider": provider, "model": model, **dict(zip(("streams", "errors", *TOKENS), sums))}
+                {"provider": provider, "model": model, **dict(zip(_FIELDS, sums))}
                 for (provider, model), sums in self._sorted_groups()
             ],
         }
@@ -69,7 +76,7 @@ class Summary:
         errors = ", ".join(f"{kind} {count:,}" for kind, count in self.errors.most_common())
         lines.append(f"{sum(self.errors.values()):,} errors" + (f": {errors}" if errors else ""))
         table = [_HEADER] + [
-            (provider or "-", model or "-", *(f"{count:,}" for count in sums))
+            (provider or "-", model or "-", *(f"{count:,}" for count in sums[:-1]), f"{sums[-1]:,.6f}")
             for (provider, model), sums in self._sorted_groups()
         ]
         widths = [max(len(cells[column]) for cells in table) for column in range(len(_HEADER))]
@@ -79,11 +86,11 @@ class Summary:
             lines.append("  ".join(left + right).rstrip())
         return "\n".join(lines)
 
-    def _sorted_groups(self) -> list[tuple[tuple[Optional[str], Optional[str]], list[int]]]:
+    def _sorted_groups(self) -> list[tuple[tuple[Optional[str], Optional[str]], list[Any]]]:
         """Most streams first, then by provider and model (None last)."""
         return sorted(self.groups.items(), key=_most_streams_first)
 
 
-def _most_streams_first(item: tuple[tuple[Optional[str], Optional[str]], list[int]]) -> tuple[int, str, str]:
+def _most_streams_first(item: tuple[tuple[Optional[str], Optional[str]], list[Any]]) -> tuple[int, str, str]:
     (provider, model), sums = item
     return -sums[0], provider or "\uffff", model or "\uffff"

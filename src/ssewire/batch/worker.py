@@ -78,9 +78,10 @@ def start_worker(preload: Sequence[str] = ()) -> None:
 
 
 def import_modules(names: Sequence[str]) -> int:
-    """The modules ``names`` imported (those that cannot be: left to the task that needs them); this pid."""
+    """The modules ``names`` imported (those that cannot be, whatever the reason: left to the task that needs them,
+    never a worker that fails to start and breaks the pool); this pid."""
     for name in names:
-        with contextlib.suppress(ImportError):
+        with contextlib.suppress(Exception):
             importlib.import_module(name)
     return os.getpid()
 

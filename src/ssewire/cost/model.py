@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 __all__ = ["COMPONENTS", "Cost"]
 
 #: The components of a computed cost, in the order a bill lists them.
 COMPONENTS = ("input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning", "other")
+_NAMES = frozenset(COMPONENTS)
 
 
 class Cost:
@@ -42,7 +43,7 @@ class Cost:
     def __init__(
         self,
         *,
-        components: Optional[dict[str, Decimal]] = None,
+        components: Union[dict[str, Decimal], tuple[Decimal, ...], None] = None,
         reported: Optional[Decimal] = None,
         partial: bool = False,
         model: Optional[str] = None,
@@ -54,19 +55,26 @@ class Cost:
     ) -> None:
         if components is None and reported is None:
             raise ValueError("a Cost needs computed components or a reported figure")
-        parts = components or {}
-        unknown = set(parts) - set(COMPONENTS)
-        if unknown:
-            raise ValueError(f"unknown cost components {sorted(unknown)}: a Cost has {COMPONENTS}")
-        zero = Decimal(0) if components is not None else None
-        self.input: Optional[Decimal] = parts.get("input", zero)
-        self.cache_read: Optional[Decimal] = parts.get("cache_read", zero)
-        self.cache_write_5m: Optional[Decimal] = parts.get("cache_write_5m", zero)
-        self.cache_write_1h: Optional[Decimal] = parts.get("cache_write_1h", zero)
-        self.output: Optional[Decimal] = parts.get("output", zero)
-        self.reasoning: Optional[Decimal] = parts.get("reasoning", zero)
-        self.other: Optional[Decimal] = parts.get("other", zero)
-        self.computed: Optional[Decimal] = None if components is None else sum(parts.values(), Decimal(0))
+        values: tuple[Optional[Decimal], ...] = (None,) * len(COMPONENTS)
+        computed: Optional[Decimal] = None
+        if isinstance(components, tuple) and len(components) == len(COMPONENTS):  # the amounts, in order
+            values = components
+            computed = sum(components, Decimal(0))
+        elif isinstance(components, dict) and len(components) == len(COMPONENTS) and components.keys() <= _NAMES:
+            values = tuple(components[name] for name in COMPONENTS)
+            computed = sum(components.values(), Decimal(0))
+        elif components is not None:
+            raise ValueError(f"a Cost's components are {COMPONENTS} (a dict by name or a tuple in order)")
+        (
+            self.input,
+            self.cache_read,
+            self.cache_write_5m,
+            self.cache_write_1h,
+            self.output,
+            self.reasoning,
+            self.other,
+        ) = values
+        self.computed = computed
         self.reported = reported
         self.partial = partial
         self.model = model
@@ -75,6 +83,34 @@ class Cost:
         self.service_tier = service_tier
         self.price_version = price_version
         self.reason = reason
+
+    @classmethod
+    def computed_from(
+        cls,
+        amounts: tuple[Decimal, ...],
+        reported: Optional[Decimal],
+        partial: bool,
+        model: str,
+        provider: str,
+        model_ref: Optional[str],
+        service_tier: Optional[str],
+        price_version: str,
+    ) -> Cost:
+        """A computed cost from the :data:`COMPONENTS` ``amounts`` in order (what the pricing makes, per stream:
+        positional, unchecked, for speed)."""
+        cost = object.__new__(cls)
+        cost.input, cost.cache_read, cost.cache_write_5m, cost.cache_write_1h, cost.output, cost.reasoning = amounts[:6]
+        cost.other = amounts[6]
+        cost.computed = sum(amounts, Decimal(0))
+        cost.reported = reported
+        cost.partial = partial
+        cost.model = model
+        cost.provider = provider
+        cost.model_ref = model_ref
+        cost.service_tier = service_tier
+        cost.price_version = price_version
+        cost.reason = None
+        return cost
 
     @property
     def total(self) -> Decimal:

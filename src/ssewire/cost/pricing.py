@@ -28,58 +28,56 @@ from typing import Any, Optional, Union
 from ..result import StreamResult
 from ..usage import Usage, count
 from . import table
-from .model import Cost
+from .model import COMPONENTS, Cost
 from .reported import reported_cost
 from .table import Unpriced
 
-__all__ = ["components", "price", "price_context"]
+__all__ = ["amounts", "components", "price"]
 
 _PER_MTOK = 1_000_000
-_PER_K = 1_000
 _ZERO = Decimal(0)
 
 
-def price_context(service_tier: Optional[str]) -> Optional[dict[str, str]]:
-    """The table's request context for a stream's ``service_tier``: ``batch`` is batch processing, any other
-    tier is itself (the table has variants for OpenAI's ``priority``/``flex``, Google's ...)."""
-    if not service_tier:
-        return None
-    if service_tier == "batch":
-        return {"processing": "batch"}
-    return {"service_tier": service_tier}
+def _charge(rate: Any, n: int, prompt: int) -> Decimal:
+    """``n`` tokens at ``rate`` (per token; tiered per million by the whole ``prompt``, as the table prices it)."""
+    if rate is None or not n:
+        return _ZERO
+    if type(rate) is Decimal:
+        return rate * n
+    return table.module().types.calc_unit_price(rate, n, prompt, _PER_MTOK)  # type: ignore[no-any-return]
+
+
+def amounts(usage: Usage, rates: table.Rates, web_searches: int = 0) -> tuple[Decimal, ...]:
+    """``usage`` priced at one model's ``rates``: the amounts of :data:`~ssewire.cost.COMPONENTS`, in order.
+    :class:`~ssewire.cost.table.Unpriced` when the counts contradict each other."""
+    prompt = usage.input_tokens or 0  # (a recognised usage's counts are ints or None)
+    read = usage.cached_input_tokens or 0
+    writes = usage.cache_write_tokens or 0
+    hour = usage.cache_write_1h_tokens or 0
+    output = usage.output_tokens or 0
+    reasoning = (usage.reasoning_tokens or 0) if rates.reasoning is not None else 0
+    plain = prompt - read - writes
+    if plain < 0 or hour > writes or reasoning > output:
+        raise Unpriced(f"the usage counts contradict each other: {usage!r}")
+    other = _ZERO
+    if web_searches and rates.web_search is not None:
+        other += rates.web_search * web_searches
+    if rates.request is not None:
+        other += rates.request
+    return (
+        _charge(rates.input, plain, prompt) if plain else _ZERO,
+        _charge(rates.cache_read, read, prompt) if read else _ZERO,
+        _charge(rates.cache_write_5m, writes - hour, prompt) if writes > hour else _ZERO,
+        _charge(rates.cache_write_1h, hour, prompt) if hour else _ZERO,
+        _charge(rates.output, output - reasoning, prompt) if output > reasoning else _ZERO,
+        _charge(rates.reasoning, reasoning, prompt) if reasoning else _ZERO,
+        other,
+    )
 
 
 def components(usage: Usage, rates: table.Rates, web_searches: int = 0) -> dict[str, Decimal]:
-    """``usage`` priced at one model's ``rates``, component by component (see :class:`~ssewire.cost.Cost`).
-    :class:`~ssewire.cost.table.Unpriced` when the counts contradict each other."""
-    charge = table.module().types.calc_unit_price
-    total_input = count(usage.input_tokens)
-    read = count(usage.cached_input_tokens)
-    writes = count(usage.cache_write_tokens)
-    hour = count(usage.cache_write_1h_tokens)
-    output = count(usage.output_tokens)
-    reasoning = count(usage.reasoning_tokens) if rates.reasoning is not None else 0
-    plain = total_input - read - writes
-    if plain < 0 or hour > writes or reasoning > output:
-        raise Unpriced(f"the usage counts contradict each other: {usage!r}")
-
-    def tokens(rate: Any, n: int) -> Decimal:
-        return _ZERO if rate is None or not n else charge(rate, n, total_input, _PER_MTOK)
-
-    other = _ZERO
-    if rates.web_search is not None and web_searches:
-        other += charge(rates.web_search, web_searches, total_input, _PER_K)
-    if rates.request is not None:
-        other += charge(rates.request, 1, total_input, _PER_K)
-    return {
-        "input": tokens(rates.input, plain),
-        "cache_read": tokens(rates.cache_read, read),
-        "cache_write_5m": tokens(rates.cache_write_5m, writes - hour),
-        "cache_write_1h": tokens(rates.cache_write_1h, hour),
-        "output": tokens(rates.output, output - reasoning),
-        "reasoning": tokens(rates.reasoning, reasoning),
-        "other": other,
-    }
+    """:func:`amounts` by component name (see :class:`~ssewire.cost.Cost`)."""
+    return dict(zip(COMPONENTS, amounts(usage, rates, web_searches)))
 
 
 def _web_searches(usage: Usage, result: Optional[StreamResult]) -> int:
@@ -101,30 +99,29 @@ def _priced(
     provider: Optional[str],
     at: Optional[datetime],
     service_tier: Optional[str],
-) -> Cost:
+) -> Union[Cost, str]:
+    """The cost, or the reason there is none (returned, not raised: unpriced streams are common in a batch)."""
     if usage is None:
-        raise Unpriced("the stream reported no usage")
+        return "the stream reported no usage"
     reported = reported_cost(usage.raw)
-    try:
-        if not usage.recognised:
-            raise Unpriced("no provider recognises the usage object's shape")
-        match = table.find(model, provider, usage.source)
-        rates = table.rates_at(match, at, price_context(service_tier))
-        parts = components(usage, rates, _web_searches(usage, result))
-    except Unpriced as exc:
+    found: Union[table.Match, str] = "no provider recognises the usage object's shape"
+    if usage.recognised:
+        found = table.lookup(model, provider, usage.source)
+    if type(found) is not str:
+        match: table.Match = found  # type: ignore[assignment]
+        try:
+            rates = table.rates_at(match, at, service_tier)
+            searches = 0 if rates.web_search is None else _web_searches(usage, result)
+            parts = amounts(usage, rates, searches)
+        except Unpriced as exc:  # counts that contradict each other
+            found = exc.reason
+    if type(found) is str:  # no computed figure: the provider's alone, or none
         if reported is None:
-            raise
+            return found
         return Cost(reported=reported, partial=usage.partial, model_ref=model, service_tier=service_tier,
-                    reason=exc.reason)  # fmt: skip
-    return Cost(
-        components=parts,
-        reported=reported,
-        partial=usage.partial,
-        model=match.model.id,
-        provider=match.provider.id,
-        model_ref=model,
-        service_tier=service_tier,
-        price_version=table.version(),
+                    reason=found)  # fmt: skip
+    return Cost.computed_from(
+        parts, reported, usage.partial, match.model.id, match.provider.id, model, service_tier, table.version()
     )
 
 
@@ -158,9 +155,9 @@ def price(
         result, usage = None, result_or_usage
     else:
         raise TypeError(f"price() takes a StreamResult or a Usage, not {type(result_or_usage).__name__}")
-    try:
-        return _priced(usage, result, model, provider, at, service_tier)
-    except Unpriced:
+    cost = _priced(usage, result, model, provider, at, service_tier)
+    if type(cost) is str:
         if strict:
-            raise
+            raise Unpriced(cost)
         return None
+    return cost  # type: ignore[return-value]

@@ -16,12 +16,26 @@ xAI's ``grok-3-mini-high`` is ``grok-3-mini`` run with more effort, billed by it
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime, timezone
-from typing import Any, Optional
+from decimal import Decimal
+from typing import Any, Optional, Union
 
 from ..errors import SSEwireError
 
-__all__ = ["LOCAL_PROVIDERS", "PROVIDER_IDS", "Match", "Rates", "Unpriced", "find", "module", "rates_at", "version"]
+__all__ = [
+    "LOCAL_PROVIDERS",
+    "PROVIDER_IDS",
+    "Match",
+    "Rates",
+    "Unpriced",
+    "find",
+    "lookup",
+    "module",
+    "price_context",
+    "rates_at",
+    "version",
+]
 
 #: genai-prices' provider id for each ssewire provider whose streams come from one provider (None: the shape is
 #: served by many, so the model name decides).
@@ -54,7 +68,8 @@ class Unpriced(SSEwireError, LookupError):
         self.reason = reason
 
 
-_MODULE: Any = None
+_MODULE: Any = None  # the module once imported; False once its import failed (not tried again)
+_MISSING = "the price table is not installed: pip install 'ssewire[prices]' (genai-prices, Python 3.11+)"
 
 
 def module() -> Any:
@@ -63,17 +78,24 @@ def module() -> Any:
     if _MODULE is None:
         try:
             import genai_prices
-        except ImportError as exc:
-            raise Unpriced(
-                "the price table is not installed: pip install 'ssewire[prices]' (genai-prices, Python 3.11+)"
-            ) from exc
-        _MODULE = genai_prices
+        except ImportError:
+            _MODULE = False
+        else:
+            _MODULE = genai_prices
+    if _MODULE is False:
+        raise Unpriced(_MISSING)
     return _MODULE
 
 
 def version() -> str:
     """The table's version: ``genai-prices <version>``."""
-    return f"genai-prices {module().__version__}"
+    global _VERSION
+    if _VERSION is None:
+        _VERSION = f"genai-prices {module().__version__}"
+    return _VERSION
+
+
+_VERSION: Optional[str] = None
 
 
 class Match:
@@ -100,32 +122,50 @@ def _refs(model_ref: str) -> list[str]:
     return refs
 
 
-#: Lookups already made (a gateway prices a few models all day), bounded: emptied when it reaches _CACHE_SIZE.
-_FOUND: dict[tuple[Optional[str], Optional[str], Optional[str]], Match] = {}
-_RATES: dict[tuple[int, Optional[tuple[tuple[str, str], ...]], datetime], Rates] = {}
+#: Lookups already made (a gateway prices a few models all day), found or not (the reason), bounded: emptied when
+#: it reaches _CACHE_SIZE.
+_FOUND: dict[tuple[Optional[str], Optional[str], Optional[str]], Union[Match, str]] = {}
+_RATES: dict[tuple[int, Optional[str], Any], Rates] = {}
 _CACHE_SIZE = 4096
 
 
 def find(model_ref: Optional[str], provider: Optional[str], stream_provider: Optional[str]) -> Match:
-    """The table's entry for ``model_ref``: at ``provider`` when given (a genai-prices id or an ssewire provider
-    name), else at the one ``stream_provider`` implies and then by the model name alone. :class:`Unpriced` when
-    there is none."""
+    """The table's entry for ``model_ref``: at ``provider`` when given (a genai-prices id, or an ssewire provider
+    name that names one: ``anthropic``, ``xai``; ``openai-chat`` names none and counts as the stream's), else at the
+    one ``stream_provider`` implies and then by the model name alone. :class:`Unpriced` when there is none."""
+    found = lookup(model_ref, provider, stream_provider)
+    if type(found) is str:
+        raise Unpriced(found)
+    return found  # type: ignore[return-value]
+
+
+def lookup(model_ref: Optional[str], provider: Optional[str], stream_provider: Optional[str]) -> Union[Match, str]:
+    """:func:`find`'s answer, or the reason there is none (no exception: a batch meets unknown models all day)."""
     key = (model_ref, provider, stream_provider)
-    match = _FOUND.get(key)
-    if match is None:
-        match = _find(model_ref, provider, stream_provider)
+    found = _FOUND.get(key)
+    if found is None:
+        try:
+            found = _find(model_ref, provider, stream_provider)
+        except Unpriced as exc:
+            if exc.reason == _MISSING:  # (not remembered: the table may be installed later)
+                return _MISSING
+            found = exc.reason
         if len(_FOUND) >= _CACHE_SIZE:
             _FOUND.clear()
-        _FOUND[key] = match
-    return match
+        _FOUND[key] = found
+    return found
 
 
 def _find(model_ref: Optional[str], provider: Optional[str], stream_provider: Optional[str]) -> Match:
     if not model_ref:
         raise Unpriced("the stream names no model: pass model=")
     snapshot = module().data_snapshot.get_snapshot()
+    if provider in LOCAL_PROVIDERS or (provider in PROVIDER_IDS and PROVIDER_IDS[provider] is None):
+        provider, stream_provider = None, provider  # an ssewire name that names no one provider: as the stream's
+    elif provider in PROVIDER_IDS:
+        provider = PROVIDER_IDS[provider]
     if provider is not None:
-        providers: list[Optional[str]] = [PROVIDER_IDS.get(provider) or provider]
+        providers: list[Optional[str]] = [provider]
     elif stream_provider in LOCAL_PROVIDERS:
         raise Unpriced(f"{stream_provider} runs models locally: pass provider= to price it as a hosted model")
     else:
@@ -145,19 +185,21 @@ def _find(model_ref: Optional[str], provider: Optional[str], stream_provider: Op
 
 
 class Rates:
-    """One model's rates in force for one request, per token type (each a Decimal per million, tiered prices, or
-    None where the model has no rate of its own: the fallbacks are the table's decomposition's); ``web_search``
-    and ``request`` per thousand."""
+    """One model's rates in force for one request, per token type: a Decimal per token (or per search, per
+    request), tiered prices as the table holds them (per million tokens, tiered by the whole prompt), or None where
+    the model has no rate of its own (the fallbacks are the table's decomposition's)."""
 
     __slots__ = ("cache_read", "cache_write_1h", "cache_write_5m", "input", "output", "reasoning", "request",
                  "web_search")  # fmt: skip
 
     def __init__(self, prices: Any) -> None:
-        def rate(*keys: str) -> Any:
+        def rate(*keys: str, per: int = 1_000_000) -> Any:
             for key in keys:
                 value = getattr(prices, key, None)
                 if value is not None:
-                    return value
+                    if isinstance(value, Decimal):
+                        return value / per
+                    return value if per == 1_000_000 else value.base / per  # (tiers are by prompt tokens)
             return None
 
         self.input = rate("input_mtok")
@@ -166,24 +208,31 @@ class Rates:
         self.cache_write_1h = rate("cache_write_1h_mtok", "cache_write_mtok", "input_mtok")
         self.output = rate("output_mtok")
         self.reasoning = rate("output_reasoning_mtok")  # None: reasoning is billed as output
-        self.web_search = rate("web_searches_kcount")
-        self.request = rate("requests_kcount")
+        self.web_search = rate("web_searches_kcount", per=1000)
+        self.request = rate("requests_kcount", per=1000)
 
 
-def rates_at(match: Match, at: Optional[datetime], context: Optional[dict[str, str]]) -> Rates:
-    """The model's :class:`Rates` in force at ``at`` (now when None; a naive time is UTC) for the request
-    ``context`` (e.g. ``{"service_tier": "priority"}``; applied only to the provider's own models, as the table
-    does). Cached by model, context and minute (the table's finest constraint is a time of day)."""
-    when = datetime.now(timezone.utc) if at is None else at
-    context = context if context and match.own else None
-    key = (
-        id(match.model),
-        None if context is None else tuple(sorted(context.items())),
-        when.replace(second=0, microsecond=0),
-    )
+def price_context(service_tier: Optional[str]) -> Optional[dict[str, str]]:
+    """The table's request context for a stream's ``service_tier``: ``batch`` is batch processing, any other
+    tier is itself (the table has variants for OpenAI's ``priority``/``flex``, Google's ...)."""
+    if not service_tier:
+        return None
+    if service_tier == "batch":
+        return {"processing": "batch"}
+    return {"service_tier": service_tier}
+
+
+def rates_at(match: Match, at: Optional[datetime], service_tier: Optional[str]) -> Rates:
+    """The model's :class:`Rates` in force at ``at`` (now when None; a naive time is UTC) for a request served at
+    ``service_tier`` (:func:`price_context`; applied only to the provider's own models, as the table does). Cached
+    by model, tier and minute (the table's finest constraint is a time of day)."""
+    tier = service_tier if match.own else None
+    minute = int(time.time()) // 60 if at is None else at.replace(second=0, microsecond=0)
+    key = (id(match.model), tier, minute)
     rates = _RATES.get(key)
     if rates is None:
-        rates = Rates(match.model.get_prices(when, context))
+        when = datetime.now(timezone.utc) if at is None else at
+        rates = Rates(match.model.get_prices(when, price_context(tier)))
         if len(_RATES) >= _CACHE_SIZE:
             _RATES.clear()
         _RATES[key] = rates
