@@ -84,34 +84,6 @@ class Cost:
         self.price_version = price_version
         self.reason = reason
 
-    @classmethod
-    def computed_from(
-        cls,
-        amounts: tuple[Decimal, ...],
-        reported: Optional[Decimal],
-        partial: bool,
-        model: str,
-        provider: str,
-        model_ref: Optional[str],
-        service_tier: Optional[str],
-        price_version: str,
-    ) -> Cost:
-        """A computed cost from the :data:`COMPONENTS` ``amounts`` in order (what the pricing makes, per stream:
-        positional, unchecked, for speed)."""
-        cost = object.__new__(cls)
-        cost.input, cost.cache_read, cost.cache_write_5m, cost.cache_write_1h, cost.output, cost.reasoning = amounts[:6]
-        cost.other = amounts[6]
-        cost.computed = sum(amounts, Decimal(0))
-        cost.reported = reported
-        cost.partial = partial
-        cost.model = model
-        cost.provider = provider
-        cost.model_ref = model_ref
-        cost.service_tier = service_tier
-        cost.price_version = price_version
-        cost.reason = None
-        return cost
-
     @property
     def total(self) -> Decimal:
         """``reported`` when the provider reported a figure, else ``computed``."""

@@ -120,8 +120,15 @@ def _priced(
             return found
         return Cost(reported=reported, partial=usage.partial, model_ref=model, service_tier=service_tier,
                     reason=found)  # fmt: skip
-    return Cost.computed_from(
-        parts, reported, usage.partial, match.model.id, match.provider.id, model, service_tier, table.version()
+    return Cost(
+        components=parts,
+        reported=reported,
+        partial=usage.partial,
+        model=match.model.id,
+        provider=match.provider.id,
+        model_ref=model,
+        service_tier=service_tier,
+        price_version=table.version(),
     )
 
 
