@@ -11,6 +11,7 @@ from benchmarks.transcode import (
     RESPONSES_MEMORY_CEILING,
     TARGETS,
     _largest_event,
+    again,
     failures,
     format_tables,
 )
@@ -67,3 +68,36 @@ def test_an_error_row_is_reported() -> None:
 def test_the_largest_event_of_a_body() -> None:
     assert _largest_event(b"data: 1\n\ndata: 12345\n\n") == len(b"data: 12345")
     assert _largest_event(b'{"a":1}\n{"bb":22}\n') == len(b'{"bb":22}')
+
+
+def test_only_what_missed_is_timed_again() -> None:
+    assert again(_doc(0.6)) == set()
+    low = _doc(0.6)
+    low["generated"]["other"] = {**low["generated"]["stream"], "ratio": dict.fromkeys(TARGETS, 0.6)}
+    low["generated"]["stream"] = {**low["generated"]["stream"], "ratio": {**dict.fromkeys(TARGETS, 0.6), "openai": 0.1}}
+    assert again(low) == {("generated", "stream")}
+    assert again(_doc(0.6, litellm=FLOORS["litellm"] - 1)) == {"litellm"}
+    assert again(_doc(0.6, memory=RESPONSES_MEMORY_CEILING + 0.1)) == {"memory"}
+    assert again(_doc(FLOORS["geomean"] - 0.01)) is None  # the mean: every group makes it
+
+
+def test_the_gate_times_again_only_the_group_that_missed(monkeypatch: Any) -> None:
+    import benchmarks.transcode as bench
+
+    timed: list[tuple[int, int]] = []  # (samples, bodies) of each speed measurement
+
+    def speed_ratios(bodies: list[Any], samples: int, min_time: float) -> dict[str, Any]:
+        timed.append((samples, len(bodies)))
+        low = samples == 3 and len(timed) == 1  # the first group, the first time only
+        return {"bytes": 1, "mb_s": {"iter_unified": 1.0}, "ratio": dict.fromkeys(TARGETS, 0.1 if low else 0.6)}
+
+    monkeypatch.setattr(bench, "speed_ratios", speed_ratios)
+    monkeypatch.setattr(bench, "litellm_ratios", lambda recordings, samples: {})
+    monkeypatch.setattr(bench, "memory", lambda size: {})
+    monkeypatch.setattr(bench, "generate", lambda name, size: type("G", (), {"data": b"data: {}\n\n"})())
+    published: list[dict[str, Any]] = []
+    monkeypatch.setattr(bench, "publish", lambda doc, *args, **kwargs: published.append(doc))
+    assert bench.main(["--quick", "--check"]) == 0
+    first = len(bench.STREAMS) + len(published[0]["recordings"])
+    assert len(timed) == first + 1 and timed[-1][0] == 9  # the one group, again, with 3x the samples
+    assert published[0]["measured_again"] == [str(("recordings", sorted(published[0]["recordings"])[0]))]

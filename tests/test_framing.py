@@ -137,3 +137,25 @@ def test_a_new_framing_is_one_entry(monkeypatch: pytest.MonkeyPatch, scanner: Mo
     events = auto.feed(b"~hello\n") + auto.close()
     assert auto.framing == "tilde" and [e.data for e in events] == ["hello"]
     assert isinstance(framing.make_scanner("tilde"), Lines)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("size", [1, 3, 5, 64])
+def test_a_body_never_recognised_is_read_as_sse_at_close_with_its_events(
+    monkeypatch: pytest.MonkeyPatch, scanner: ModuleType, size: int
+) -> None:
+    """Bytes that show no framing (binary junk first) are read as SSE when the body ends: the events of the bytes
+    held until then are given, not dropped (found by the scanner fuzzer)."""
+    registry = {
+        name: entry._replace(scanner=getattr(scanner, entry.scanner.__name__))
+        for name, entry in framing.FRAMINGS_BY_NAME.items()
+    }
+    monkeypatch.setattr(framing, "FRAMINGS_BY_NAME", registry)
+    body = b"\x00\xd7\x1a\ndata\n\n"  # short: no recogniser decides before the end
+    named = scanner.SSEParser()
+    want = [(e.event, e.data) for e in list(named.feed(body)) + list(named.close())]
+    auto = framing.AutoScanner(max_buffer=4096)
+    got = []
+    for i in range(0, len(body), size):
+        got += auto.feed(body[i : i + size])
+    got += auto.close()
+    assert auto.framing == "sse" and [(e.event, e.data) for e in got] == want == [("message", "")]

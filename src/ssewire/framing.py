@@ -264,12 +264,13 @@ class AutoScanner:
 
     def close(self) -> list[SSEEvent]:
         """End of stream (a body that never showed its framing is read as SSE)."""
+        events: list[SSEEvent] = []
         if self.inner is None:
             if self._error is not None:
                 raise self._error
-            self._start(_DEFAULT)
+            events = self._start(_DEFAULT)  # the events of the bytes held so far, then the end's
         assert self.inner is not None
-        return self.inner.close()
+        return events + self.inner.close() if events else self.inner.close()
 
 
 def framing_name(name: object) -> FramingName:
