@@ -87,15 +87,15 @@ def module() -> Any:
     return _MODULE
 
 
+_VERSION: Optional[str] = None  # (annotated before the function that rebinds it: PyPy's rule)
+
+
 def version() -> str:
     """The table's version: ``genai-prices <version>``."""
     global _VERSION
     if _VERSION is None:
         _VERSION = f"genai-prices {module().__version__}"
     return _VERSION
-
-
-_VERSION: Optional[str] = None
 
 
 class Match:
