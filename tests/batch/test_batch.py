@@ -15,10 +15,11 @@ from typing import Any, Optional
 
 import pytest
 
+import ssewire.batch
 from helpers import CORPUS, FIXTURES, load_manifest
 from helpers.corpus import framing_for, provider_for
 from ssewire import PROVIDERS, StreamTap, collect, iter_unified
-from ssewire.batch import COLUMNS, SCHEMA_VERSION, result_row, result_rows
+from ssewire.batch import COLUMNS, GROUP_STREAMS, SCHEMA_VERSION, result_row, result_rows
 
 STREAMS = sorted(p for p in FIXTURES.iterdir() if p.is_file() and not p.name.endswith(".expected.json"))
 NAMES = [name for name, _ in COLUMNS]
@@ -339,12 +340,38 @@ def test_an_unexpected_exception_is_an_internal_row(monkeypatch: pytest.MonkeyPa
     assert rows[0] == rows[2] and rows[0]["error_type"] is None
 
 
-def test_result_rows_is_lazy() -> None:
-    def bodies() -> Any:
-        yield GOOD
-        raise AssertionError("read past the first body")
+def _bodies_then_fail(n: int) -> Any:
+    yield from [GOOD] * n
+    raise AssertionError(f"read past body {n}")
 
-    assert next(result_rows(bodies()))["stop_reason"] == "tool_use"
+
+def test_result_rows_reads_one_pricing_group_ahead_at_most() -> None:
+    assert next(result_rows(_bodies_then_fail(GROUP_STREAMS)))["stop_reason"] == "tool_use"
+    with pytest.raises(AssertionError, match=f"read past body {GROUP_STREAMS - 1}"):
+        next(result_rows(_bodies_then_fail(GROUP_STREAMS - 1)))
+    rows = result_rows(_bodies_then_fail(2 * GROUP_STREAMS))
+    assert len([next(rows) for _ in range(2 * GROUP_STREAMS)]) == 2 * GROUP_STREAMS
+
+
+def test_result_rows_unpriced_is_lazy_body_by_body() -> None:
+    assert next(result_rows(_bodies_then_fail(1), priced=False))["stop_reason"] == "tool_use"
+
+
+def test_a_pricing_bug_becomes_an_internal_row_and_the_batch_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = ssewire.batch.figures  # type: ignore[attr-defined]
+    calls = []
+
+    def broken(*args: Any, **options: Any) -> Any:
+        calls.append(args)
+        if len(calls) == 2:
+            raise RuntimeError("a pricing bug")
+        return real(*args, **options)
+
+    monkeypatch.setattr("ssewire.batch.figures", broken)
+    rows = list(result_rows([GOOD, GOOD, GOOD]))
+    _check_error_row(rows[1], "internal")
+    assert rows[1]["error_message"] == "RuntimeError: a pricing bug" and rows[1]["bytes"] == len(GOOD)
+    assert rows[0] == rows[2] and rows[0]["error_type"] is None
 
 
 def test_both_scanner_implementations_give_the_same_rows() -> None:

@@ -48,7 +48,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Iterable, Iterator, NamedTuple, Optional, Union
 
-from ..cost import price
+from ..cost.pricing import Figures, figures, web_search_calls
 from ..errors import SSEwireError, UnknownProviderError, error_type
 from ..events import Unified
 from ..framing import Chunk, framing_name
@@ -57,8 +57,9 @@ from ..names import FramingName, ProviderName
 from ..normalizers.registry import normalizer_for
 from ..result import Accumulator, StreamResult
 from ..stream import StreamDecoder
+from ..usage import Usage
 
-__all__ = ["COLUMNS", "SCHEMA_VERSION", "error_row", "result_row", "result_rows"]
+__all__ = ["COLUMNS", "GROUP_STREAMS", "SCHEMA_VERSION", "error_row", "result_row", "result_rows"]
 
 #: Version of the row schema: bumped whenever a column is added, removed, renamed or changes meaning.
 SCHEMA_VERSION = 2
@@ -122,7 +123,8 @@ def result_row(
     ``cost``, the provider's own figure, is still read). Never raises for the body's content; an unknown ``provider`` or
     ``framing`` name raises (``ValueError``)."""
     framing = _check_names(provider, framing)
-    return _row(body, provider, framing, _Options(content_encoding, max_buffer, max_inflated, priced_at, priced))
+    options = Options(content_encoding, max_buffer, max_inflated, priced_at, priced)
+    return next(priced_rows([parsed_row(body, provider, framing, options)], options))
 
 
 def result_rows(
@@ -137,14 +139,16 @@ def result_rows(
     priced: bool = True,
 ) -> Iterator[dict[str, Any]]:
     """One row per body, in order, as :func:`result_row`. An item may be ``(body, provider)``: that row's provider
-    (None: ``provider``); a name ssewire does not know gives an ``unknown_provider`` row. Unknown ``provider`` or
-    ``framing`` arguments raise here, before any body is read."""
+    (None: ``provider``); a name ssewire does not know gives an ``unknown_provider`` row. Rows are priced
+    :data:`GROUP_STREAMS` (64) at a time, so up to that many bodies are read ahead (one at a time with
+    ``priced=False``); a group holds rows, never a stream's text. Unknown ``provider`` or ``framing`` arguments
+    raise here, before any body is read."""
     framing = _check_names(provider, framing)
-    return _rows(bodies, provider, framing, _Options(content_encoding, max_buffer, max_inflated, priced_at, priced))
+    return _rows(bodies, provider, framing, Options(content_encoding, max_buffer, max_inflated, priced_at, priced))
 
 
-class _Options(NamedTuple):
-    """How every body of a call is read (see :func:`result_row`)."""
+class Options(NamedTuple):
+    """How every body of a call is read and priced (see :func:`result_row`)."""
 
     content_encoding: Optional[str]
     max_buffer: int
@@ -153,13 +157,78 @@ class _Options(NamedTuple):
     priced: bool = True
 
 
-def _rows(bodies: Iterable[Body], provider: str, framing: FramingName, options: _Options) -> Iterator[dict[str, Any]]:
-    for item in bodies:
-        if isinstance(item, tuple):
-            body, name = item
-            yield _row(body, provider if name is None else name, framing, options)
-        else:
-            yield _row(item, provider, framing, options)
+def _rows(bodies: Iterable[Body], provider: str, framing: FramingName, options: Options) -> Iterator[dict[str, Any]]:
+    parsed = (
+        parsed_row(item[0], provider if item[1] is None else item[1], framing, options)
+        if isinstance(item, tuple)
+        else parsed_row(item, provider, framing, options)
+        for item in bodies
+    )
+    return priced_rows(parsed, options)
+
+
+class Priceable(NamedTuple):
+    """What a stream is priced from (:func:`ssewire.cost.pricing.figures`), kept without its result (and text)."""
+
+    usage: Usage
+    model: Optional[str]
+    service_tier: Optional[str]
+    web_search_calls: int
+
+
+class ParsedRow(NamedTuple):
+    """A body's row before its cost columns, what they are priced from (None: nothing to price) and the body's
+    length."""
+
+    row: dict[str, Any]
+    priceable: Optional[Priceable]
+    size: int
+
+
+#: :func:`priced_rows` prices rows this many streams at a time: pricing code kept hot across a group costs about
+#: half what it costs between parses; a group holds its rows and what they are priced from (never a stream's text).
+GROUP_STREAMS = 64
+
+
+def priced_rows(parsed: Iterable[ParsedRow], options: Options) -> Iterator[dict[str, Any]]:
+    """The rows of ``parsed``, in order, with their cost columns (``options.priced``): one at a time unpriced,
+    else in groups of up to :data:`GROUP_STREAMS` (it reads that many items ahead)."""
+    if not options.priced:
+        for item in parsed:
+            yield item.row
+        return
+    group: list[ParsedRow] = []
+    for item in parsed:
+        group.append(item)
+        if len(group) >= GROUP_STREAMS:
+            yield from _price_group(group, options.priced_at)
+            group = []
+    yield from _price_group(group, options.priced_at)
+
+
+def _price_group(group: list[ParsedRow], at: Optional[datetime]) -> Iterator[dict[str, Any]]:
+    for item in group:
+        row, priceable = item.row, item.priceable
+        if priceable is not None:
+            try:
+                usage, model, tier, calls = priceable
+                _add_cost(row, figures(usage, model, at, service_tier=tier, web_search_calls=calls))
+            except Exception as exc:  # a bug in ssewire: the row says so, the batch goes on
+                row = error_row("internal", f"{type(exc).__name__}: {exc}", item.size)
+        yield row
+
+
+def _add_cost(row: dict[str, Any], found: Optional[Figures]) -> None:
+    """The cost columns of ``row`` from a stream's :class:`~ssewire.cost.pricing.Figures`."""
+    if found is None:
+        return
+    computed, reported, version = found
+    row["cost_computed_usd"] = cost_computed = None if computed is None else float(computed)
+    if reported is None:
+        row["cost_usd"], row["cost_source"] = cost_computed, "computed"
+    else:  # the provider's figure, from the Cost's reading (the same one ``cost`` has)
+        row["cost_usd"], row["cost_source"] = float(reported), "reported"
+    row["price_version"] = version
 
 
 def _check_names(provider: str, framing: FramingName) -> FramingName:
@@ -168,15 +237,16 @@ def _check_names(provider: str, framing: FramingName) -> FramingName:
     return framing_name(framing)
 
 
-def _row(body: Optional[Chunk], provider: str, framing: FramingName, options: _Options) -> dict[str, Any]:
-    """The row of one body: never raises (anything unexpected becomes an ``internal`` error row)."""
+def parsed_row(body: Optional[Chunk], provider: str, framing: FramingName, options: Options) -> ParsedRow:
+    """One body parsed: its row without the cost columns (never raises: anything unexpected becomes an ``internal``
+    error row), for :func:`priced_rows`."""
     if body is None:
-        return error_row("missing_body", "the body is null", None)
+        return ParsedRow(error_row("missing_body", "the body is null", None), None, 0)
     try:
         try:
             normalizer = normalizer_for(provider)
         except UnknownProviderError as exc:
-            return error_row("unknown_provider", str(exc), len(body))
+            return ParsedRow(error_row("unknown_provider", str(exc), len(body)), None, len(body))
         try:
             decoder = StreamDecoder(
                 normalizer,
@@ -186,12 +256,18 @@ def _row(body: Optional[Chunk], provider: str, framing: FramingName, options: _O
                 max_inflated=options.max_inflated,
             )
         except SSEwireError as exc:  # an encoding the standard library cannot undo
-            return error_row(error_type(exc), str(exc), len(body))
+            return ParsedRow(error_row(error_type(exc), str(exc), len(body)), None, len(body))
         accumulator = Accumulator()
         truncated = _parse(body, decoder, accumulator)
-        return _result_row(accumulator, decoder, framing, truncated, len(body), options)
+        result = accumulator.result
+        row = _result_row(result, decoder, framing, truncated, len(body), accumulator.events)
+        usage = result.usage
+        priceable = None
+        if usage is not None and options.priced:
+            priceable = Priceable(usage, result.model, result.service_tier, web_search_calls(result))
+        return ParsedRow(row, priceable, len(body))
     except Exception as exc:
-        return error_row("internal", f"{type(exc).__name__}: {exc}", len(body))
+        return ParsedRow(error_row("internal", f"{type(exc).__name__}: {exc}", len(body)), None, len(body))
 
 
 def _parse(body: Chunk, decoder: StreamDecoder, accumulator: Accumulator) -> bool:
@@ -231,14 +307,9 @@ def _detected(decoder: StreamDecoder, framing: str) -> tuple[Optional[str], Opti
 
 
 def _result_row(
-    accumulator: Accumulator,
-    decoder: StreamDecoder,
-    framing: str,
-    truncated: bool,
-    size: int,
-    options: _Options,
+    result: StreamResult, decoder: StreamDecoder, framing: str, truncated: bool, size: int, events: int
 ) -> dict[str, Any]:
-    result: StreamResult = accumulator.result
+    """The row of a parsed stream, its cost columns None (:func:`priced_rows` fills them)."""
     provider, used_framing = _detected(decoder, framing)
     error = result.error
     kind = message = None
@@ -249,18 +320,12 @@ def _result_row(
         if kind == "not_a_stream":  # a body without a stream has no framing
             used_framing = None
     usage = result.usage
-    priced = price(result, at=options.priced_at) if options.priced and usage is not None else None
     if usage is None:
         input_tokens = output_tokens = cached = cache_write = reasoning = total = cost = None
     else:
         input_tokens, output_tokens, total = usage.input_tokens, usage.output_tokens, usage.total_tokens
         cached, cache_write, reasoning = usage.cached_input_tokens, usage.cache_write_tokens, usage.reasoning_tokens
-        # the provider's figure: the Cost has it when there is one (a Cost is made whenever there is)
-        cost = usage.cost if priced is None or priced.reported is None else priced.reported
-    cost_usd = cost_computed = None
-    if priced is not None:
-        cost_computed = None if priced.computed is None else float(priced.computed)
-        cost_usd = cost_computed if priced.reported is None else float(priced.reported)
+        cost = usage.cost
     return {
         "provider": provider,
         "framing": used_framing,
@@ -284,12 +349,12 @@ def _result_row(
         "total_tokens": total,
         "usage_provenance": "absent" if usage is None else usage.provenance,
         "cost": None if cost is None else float(cost),
-        "cost_usd": cost_usd,
-        "cost_computed_usd": cost_computed,
-        "cost_source": None if priced is None else priced.source,
-        "price_version": None if priced is None else priced.price_version,
+        "cost_usd": None,
+        "cost_computed_usd": None,
+        "cost_source": None,
+        "price_version": None,
         "service_tier": _utf8(result.service_tier),
-        "events": accumulator.events,
+        "events": events,
         "bytes": size,
         "schema_version": SCHEMA_VERSION,
     }

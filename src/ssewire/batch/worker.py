@@ -14,11 +14,11 @@ import os
 import signal
 import stat
 import sys
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Iterable, Iterator, Optional, Sequence, Union
 
+from ..limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from ..names import FramingName
-from ..normalizers.registry import PROVIDERS
-from . import COLUMNS, error_row, result_row, result_rows
+from . import COLUMNS, Options, ParsedRow, error_row, parsed_row, priced_rows
 from .items import Payload, ReadFile, RowRange, Unreadable, os_message, too_large, utf8
 
 __all__ = [
@@ -37,12 +37,13 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO with no writer return
 _NAMES = tuple(name for name, _ in COLUMNS)
 Row = tuple[Any, ...]  # one result row: the values of COLUMNS, in order
 Work = list[tuple[Payload, Optional[str]]]  # items a worker gets: (payload, provider or None) per item
+_OPTIONS = Options(None, DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED)  # how every body is read (the row API's defaults)
 
 
 def parse_work(work: Work, provider: str, framing: FramingName) -> tuple[list[Row], int, Optional[int]]:
     """The rows of ``work`` (``provider`` where an item names none), this process's pid and peak RSS."""
-    rows = [_row(payload, name, provider, framing) for payload, name in work]
-    return rows, os.getpid(), peak_rss()
+    parsed = (_parsed(payload, name, provider, framing) for payload, name in work)
+    return _values(priced_rows(parsed, _OPTIONS)), os.getpid(), peak_rss()
 
 
 def parse_range(
@@ -52,11 +53,14 @@ def parse_range(
     process's pid and peak RSS. Holds one record batch of bodies at a time."""
     from .parquet_rows import range_items
 
-    parsed, kept = [], []
-    for payload, name, values in range_items(rows):
-        parsed.append(_row(payload, name, provider, framing))
-        kept.append(values)
-    return parsed, kept, os.getpid(), peak_rss()
+    kept: list[tuple[Any, ...]] = []
+
+    def parsed() -> Iterator[ParsedRow]:
+        for payload, name, values in range_items(rows):
+            kept.append(values)
+            yield _parsed(payload, name, provider, framing)
+
+    return _values(priced_rows(parsed(), _OPTIONS)), kept, os.getpid(), peak_rss()
 
 
 def peak_rss() -> Optional[int]:
@@ -117,18 +121,13 @@ def _open_nonblocking(path: str, flags: int) -> int:
     return os.open(path, flags | _NONBLOCK)
 
 
-def _row(payload: Payload, name: Optional[str], provider: str, framing: FramingName) -> Row:
+def _parsed(payload: Payload, name: Optional[str], provider: str, framing: FramingName) -> ParsedRow:
     if isinstance(payload, ReadFile):
         payload = read_file(payload.path, payload.limit)
     if isinstance(payload, Unreadable):
-        return _error(payload)
-    if name is None or name in PROVIDERS:
-        row = result_row(payload, provider if name is None else name, framing)  # type: ignore[arg-type]
-    else:  # an unknown per-row name: result_rows makes its unknown_provider row
-        row = next(result_rows([(payload, name)], provider, framing))  # type: ignore[arg-type]
-    return tuple(row[column] for column in _NAMES)
+        return ParsedRow(error_row(payload.kind, payload.message, payload.size), None, payload.size or 0)
+    return parsed_row(payload, provider if name is None else name, framing, _OPTIONS)
 
 
-def _error(payload: Unreadable) -> Row:
-    row = error_row(payload.kind, payload.message, payload.size)
-    return tuple(row[column] for column in _NAMES)
+def _values(rows: Iterable[dict[str, Any]]) -> list[Row]:
+    return [tuple(row[column] for column in _NAMES) for row in rows]

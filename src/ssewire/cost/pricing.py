@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Optional, Union
+from typing import Any, NamedTuple, Optional, Union
 
 from ..result import StreamResult
 from ..usage import Usage, count
@@ -32,7 +32,7 @@ from .model import COMPONENTS, Cost
 from .reported import reported_cost
 from .table import Unpriced
 
-__all__ = ["amounts", "components", "price"]
+__all__ = ["Figures", "amounts", "components", "figures", "price", "web_search_calls"]
 
 _PER_MTOK = 1_000_000
 _ZERO = Decimal(0)
@@ -80,16 +80,75 @@ def components(usage: Usage, rates: table.Rates, web_searches: int = 0) -> dict[
     return dict(zip(COMPONENTS, amounts(usage, rates, web_searches)))
 
 
-def _web_searches(usage: Usage, result: Optional[StreamResult]) -> int:
-    """Web searches billed per call: Anthropic's usage counts them, else the result's ``web_search`` server
-    calls (OpenAI Responses' ``web_search_call`` items)."""
+def web_search_calls(result: Optional[StreamResult]) -> int:
+    """The ``web_search`` server calls of ``result`` (OpenAI Responses' ``web_search_call`` items): the searches
+    billed per call where the usage object does not count them."""
+    if result is None or not result.tool_calls:
+        return 0
+    return sum(1 for call in result.tool_calls if call.server and call.name == "web_search")
+
+
+def _web_searches(usage: Usage, calls: int) -> int:
+    """Web searches billed per call: Anthropic's usage counts them, else the stream's ``calls``."""
     raw = usage.raw
     tools = raw.get("server_tool_use") if isinstance(raw, dict) else None
     if isinstance(tools, dict) and "web_search_requests" in tools:
         return count(tools.get("web_search_requests"))
-    if result is None:
-        return 0
-    return sum(1 for call in result.tool_calls if call.server and call.name == "web_search")
+    return calls
+
+
+class Figures(NamedTuple):
+    """A stream's figures without the :class:`Cost` around them (what a batch row keeps): ``computed`` (the sum of
+    the table's amounts) and ``reported`` (the provider's), at least one of them set; ``price_version`` with
+    ``computed``."""
+
+    computed: Optional[Decimal]
+    reported: Optional[Decimal]
+    price_version: Optional[str]
+
+
+def _figures(
+    usage: Optional[Usage],
+    calls: int,
+    model: Optional[str],
+    provider: Optional[str],
+    at: Optional[datetime],
+    service_tier: Optional[str],
+) -> tuple[Optional[tuple[Decimal, ...]], Optional[Decimal], Union[table.Match, str]]:
+    """The amounts (None when not computed), the provider's figure and the table's match (or the reason there is
+    no computed figure): the one path :func:`price` and :func:`figures` share. ``calls``: the stream's web search
+    server calls (:func:`web_search_calls`)."""
+    if usage is None:
+        return None, None, "the stream reported no usage"
+    reported = reported_cost(usage.raw)
+    if not usage.recognised:
+        return None, reported, "no provider recognises the usage object's shape"
+    found = table.lookup(model, provider, usage.source)
+    if type(found) is str:
+        return None, reported, found
+    try:
+        rates = table.rates_at(found, at, service_tier)  # type: ignore[arg-type]
+        searches = 0 if rates.web_search is None else _web_searches(usage, calls)
+        return amounts(usage, rates, searches), reported, found
+    except Unpriced as exc:  # counts that contradict each other
+        return None, reported, exc.reason
+
+
+def figures(
+    usage: Usage,
+    model: Optional[str],
+    at: Optional[datetime] = None,
+    *,
+    service_tier: Optional[str] = None,
+    web_search_calls: int = 0,
+) -> Optional[Figures]:
+    """:func:`price`'s figures for a stream's ``usage`` (``model`` and ``service_tier`` its own, the provider its
+    shape implies; ``web_search_calls`` as :func:`web_search_calls` counts them), without building a :class:`Cost`:
+    what a batch row needs, at a fraction of the cost. None when neither figure exists."""
+    parts, reported, _ = _figures(usage, web_search_calls, model, None, at, service_tier)
+    if parts is None:
+        return None if reported is None else Figures(None, reported, None)
+    return Figures(sum(parts, _ZERO), reported, table.version())
 
 
 def _priced(
@@ -101,29 +160,18 @@ def _priced(
     service_tier: Optional[str],
 ) -> Union[Cost, str]:
     """The cost, or the reason there is none (returned, not raised: unpriced streams are common in a batch)."""
-    if usage is None:
-        return "the stream reported no usage"
-    reported = reported_cost(usage.raw)
-    found: Union[table.Match, str] = "no provider recognises the usage object's shape"
-    if usage.recognised:
-        found = table.lookup(model, provider, usage.source)
-    if type(found) is not str:
-        match: table.Match = found  # type: ignore[assignment]
-        try:
-            rates = table.rates_at(match, at, service_tier)
-            searches = 0 if rates.web_search is None else _web_searches(usage, result)
-            parts = amounts(usage, rates, searches)
-        except Unpriced as exc:  # counts that contradict each other
-            found = exc.reason
-    if type(found) is str:  # no computed figure: the provider's alone, or none
+    parts, reported, found = _figures(usage, web_search_calls(result), model, provider, at, service_tier)
+    partial = usage is not None and usage.partial
+    if parts is None:  # no computed figure: the provider's alone, or none
         if reported is None:
-            return found
-        return Cost(reported=reported, partial=usage.partial, model_ref=model, service_tier=service_tier,
-                    reason=found)  # fmt: skip
+            return found  # type: ignore[return-value]
+        return Cost(reported=reported, partial=partial, model_ref=model, service_tier=service_tier,
+                    reason=found)  # type: ignore[arg-type]  # fmt: skip
+    match: table.Match = found  # type: ignore[assignment]
     return Cost(
         components=parts,
         reported=reported,
-        partial=usage.partial,
+        partial=partial,
         model=match.model.id,
         provider=match.provider.id,
         model_ref=model,

@@ -36,7 +36,9 @@ def reported_cost(raw: Any) -> Optional[Decimal]:
     reports none."""
     if not isinstance(raw, dict):
         return None
-    cost = _amount(raw.get("cost"))
+    cost = raw.get("cost")
+    if cost is not None:
+        cost = _amount(cost)
     if cost is not None:
         details = raw.get("cost_details")
         if raw.get("is_byok") is True and isinstance(details, dict):
