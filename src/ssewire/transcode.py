@@ -46,29 +46,23 @@ class _Writing:
         self.write = self.encoder.write
 
     def chunk(self, chunk: Piece) -> list[bytes]:
-        """The non-empty pieces one source chunk makes."""
-        write, encoder = self.write, self.encoder
-        piece = from_pieces([write(event) for event in self.decoder.feed(chunk)])
-        out = [piece] if piece else []
-        if encoder.bytes_after is not None:
-            out.append(encoder.take_bytes())
-        return out
+        """The non-empty pieces one source chunk makes (its text, and the pieces the target made as UTF-8)."""
+        write = self.write
+        return self.encoder.pieces(joined([write(event) for event in self.decoder.feed(chunk)]))
 
     def end(self) -> bytes:
         """The bytes that end the stream (the decoder's last events, then the encoder's end)."""
         encoder = self.encoder
-        last = from_pieces([self.write(event) for event in self.decoder.close()])
-        if encoder.bytes_after is not None:
-            last += encoder.take_bytes()
+        last = b"".join(encoder.pieces(joined([self.write(event) for event in self.decoder.close()])))
         return last + encoder.close()
 
 
-def from_pieces(pieces: list[str]) -> bytes:
-    """The UTF-8 of the texts one chunk's events made, holding at most two copies of them at once (a large event's
-    text is joined only when there is more than it, and the pieces are let go before encoding)."""
-    text = pieces[0] if len(pieces) == 1 else "".join(pieces)
-    pieces.clear()
-    return utf8(text)
+def joined(texts: list[str]) -> str:
+    """The texts one chunk's events made, as one, holding at most two copies of them at once (a large event's text
+    is joined only when there is more than it, and the pieces are let go before it is encoded)."""
+    text = texts[0] if len(texts) == 1 else "".join(texts)
+    texts.clear()
+    return text
 
 
 def transcode(

@@ -5,6 +5,7 @@ with any field values -- written without an exception to bytes ssewire reads bac
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from helpers import FIXTURES, examples
 from ssewire import UNIFIED_TYPES, Encoder, Unified, collect, iter_unified, transcode
 from ssewire.encoders import ENCODERS, TARGETS, ChatEncoder
+from ssewire.encoders.base import PIECES_JOINED, Pieces
 
 
 def test_the_target_is_named_and_checked() -> None:
@@ -131,11 +133,42 @@ def test_any_events_are_written_and_read_back_without_an_exception(to: str, even
     for line in text.split("\n"):  # every data line is JSON (or the [DONE] sentinel); SSE lines end at \n only
         if line.startswith("data: ") and line != "data: [DONE]":
             json.loads(line[6:])
+    if to == "openai":  # events in the order they were made, pieces made as UTF-8 included
+        numbers = [int(n) for n in re.findall(rb'"sequence_number":(\d+)\}\n\n', out)]
+        assert numbers == list(range(len(numbers))) and len(numbers) == out.count(b"\n\n")
     back = collect(iter_unified([out], to))  # type: ignore[arg-type]
     if close and not any(e.type in ("done", "error") for e in events):  # a source that never ended
         assert back.error is not None and back.error["type"] == "stream_truncated"
         assert back.stop_reason not in ("end", "tool_use", "max_tokens")
         assert back.text == "".join(e.text for e in events if e.type == "text_delta")
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_an_error_after_the_stop_is_written_after_the_targets_end(to: str) -> None:
+    encoder = Encoder(to, model="m", response_id="r1")
+    events = [Unified("text_delta", text="hi"), Unified("done", stop_reason="end")]
+    out = b"".join(encoder.encode(e) for e in [*events, Unified("error", error={"type": "overloaded", "message": "x"})])
+    out += encoder.close()
+    clean = Encoder(to, model="m", response_id="r1")
+    ended = b"".join(clean.encode(e) for e in events) + clean.close()
+    if to == "openai-chat":  # the stop, then the error chunk, then the sentinel
+        ended = ended[: -len(b"data: [DONE]\n\n")]
+    assert out.startswith(ended)  # the whole end as a clean stream writes it, the error after it
+    back = collect(iter_unified([out], to))  # type: ignore[arg-type]
+    assert back.text == "hi" and back.error is not None and back.error["type"] == "overloaded"
+
+
+@settings(max_examples=examples(100))
+@given(texts=st.lists(st.text(max_size=3), max_size=2000))
+def test_pieces_hold_many_small_texts_compact_and_give_them_back_whole(texts: list[str]) -> None:
+    pieces = Pieces()
+    for round_ in range(2):  # taken, it starts again
+        for text in texts:
+            pieces.append(text)
+            if len(pieces) >= pieces.limit:
+                pieces.compact()
+            assert len(pieces) <= len(texts) // PIECES_JOINED + PIECES_JOINED
+        assert pieces.take() == "".join(texts) and len(pieces) == 0, round_
 
 
 @pytest.mark.parametrize("to", TARGETS)

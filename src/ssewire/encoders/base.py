@@ -36,7 +36,7 @@ from ..events import Unified
 from ..normalizers.common import client_stop
 from ..usage import Usage
 
-__all__ = ["Call", "Encoder", "arguments", "dumps", "error_parts", "quote", "url_citations", "utf8"]
+__all__ = ["HELD", "Call", "Encoder", "Pieces", "arguments", "dumps", "error_parts", "quote", "url_citations", "utf8"]
 
 #: A string as a JSON string literal (quotes and escapes; non-ASCII kept): the C encoder ``json`` uses.
 quote: Callable[[str], str] = json.encoder.encode_basestring
@@ -69,6 +69,40 @@ def utf8(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
+#: The mark of a held piece (:meth:`Encoder.hold`) in an encoder's text: a NUL, which no target writes otherwise
+#: (every value is JSON-quoted, and JSON escapes control characters).
+HELD = "\x00"
+
+
+class Pieces(list[str]):
+    """Text written in many small pieces (a list of them), held compact: a writer appends a piece and, when the
+    list reaches ``limit``, calls :meth:`compact`, which joins the pieces since the last compaction into one (a small
+    string costs about 50 bytes beside its text, ten times a typical delta), so what is held stays near the text's
+    own size; :meth:`take` gives the whole text once and empties it. (The check is the writer's, inline: a method
+    call per delta would cost more than the append.)"""
+
+    __slots__ = ("limit",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.limit = PIECES_JOINED
+
+    def compact(self) -> None:
+        start = self.limit - PIECES_JOINED
+        self[start:] = ["".join(self[start:])]
+        self.limit = start + 1 + PIECES_JOINED
+
+    def take(self) -> str:
+        text = self[0] if len(self) == 1 else "".join(self)
+        self.clear()
+        self.limit = PIECES_JOINED
+        return text
+
+
+#: :class:`Pieces` joins its pieces this many at a time.
+PIECES_JOINED = 256
+
+
 class Call:
     """One tool call as the encoder wrote it: the source's id and name, the target's ``index`` (the call's place
     among the calls, or its block's place among the blocks), whether any argument text was written (``streamed``),
@@ -82,7 +116,7 @@ class Call:
         self.index = index
         self.server = server
         self.streamed = False
-        self.parts: list[str] = []
+        self.parts = Pieces()
         self.signature: Optional[str] = None
         self.item_id = call_id
 
@@ -153,9 +187,9 @@ class Encoder:
         self.failed = False  # the target's error was written (the target may still write a stop after it)
         self.stop: Optional[str] = None  # the source's stop, not written yet (more content may follow it)
         self._flowing = False  # started, neither ended nor stopped: a delta is only its text
-        #: A large piece a target made as UTF-8 (the Responses API's final event, which repeats the whole output),
-        #: written after the text of the same call (:meth:`take_bytes`).
-        self.bytes_after: Optional[bytes] = None
+        #: Large pieces a target made as UTF-8 (the Responses API's done events and final event, which repeat an
+        #: item's or the whole output's text), each in the text where :data:`HELD` stands (:meth:`hold`).
+        self.held: list[bytes] = []
 
     @property
     def dropped(self) -> Counter[str]:
@@ -171,18 +205,36 @@ class Encoder:
     def encode(self, event: Unified) -> bytes:
         """The target's bytes for one event (``b""`` when it writes nothing yet)."""
         text = self.write(event)
-        out = utf8(text) if text else b""
-        return out + self.take_bytes() if self.bytes_after is not None else out
+        if self.held:
+            return b"".join(self.pieces(text))
+        return utf8(text) if text else b""
 
-    def take_bytes(self) -> bytes:
-        """The piece a target made as UTF-8 (see ``bytes_after``), once; ``b""`` when there is none."""
-        piece = self.bytes_after
-        self.bytes_after = None
-        return piece or b""
+    def hold(self, piece: bytes) -> str:
+        """A piece made as UTF-8 (a text that repeats a whole item is up to four times its UTF-8 in memory), to be
+        written where the :data:`HELD` mark this returns stands in the text (see :meth:`pieces`)."""
+        self.held.append(piece)
+        return HELD
+
+    def pieces(self, text: str) -> list[bytes]:
+        """``text`` (what :meth:`write` returned, for one event or joined for several) as the UTF-8 pieces to write,
+        each held piece in the place of its mark, in order; empty pieces left out."""
+        held = self.held
+        if not held:
+            return [utf8(text)] if text else []
+        self.held = []
+        texts = text.split(HELD)
+        if len(texts) != len(held) + 1:  # (a mark lost or one in the text: a bug in a target)
+            raise AssertionError(f"{len(held)} pieces held, {len(texts) - 1} marks in the text")
+        out = [utf8(texts[0])] if texts[0] else []
+        for piece, after in zip(held, texts[1:]):
+            out.append(piece)
+            if after:
+                out.append(utf8(after))
+        return out
 
     def write(self, event: Unified) -> str:
-        """:meth:`encode` as text (what :func:`ssewire.transcode` joins for a chunk's events, then encodes once);
-        a piece the target made as UTF-8 follows it in ``bytes_after``."""
+        """:meth:`encode` as text (what :func:`ssewire.transcode` joins for a chunk's events, then gives to
+        :meth:`pieces`); a piece the target made as UTF-8 is a :data:`HELD` mark in it."""
         if self._flowing and event.signature is None and event.citations is None:  # the bulk of a stream
             kind = event.type
             if kind == "text_delta":
@@ -258,7 +310,7 @@ class Encoder:
             self._flowing = False
             out += self.on_close()
         self._count_usage_drops()
-        return utf8(out) + self.take_bytes()
+        return b"".join(self.pieces(out))
 
     def _end(self) -> str:
         stop = self.stop or "other"

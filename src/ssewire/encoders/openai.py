@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Mapping, Optional
 from ..events import Unified
 from ..normalizers.common import client_stop
 from ..normalizers.openai import INCOMPLETE_STOP, RESPONSES_STOP
-from .base import Call, Encoder, arguments, dumps, error_parts, quote, url_citations, utf8
+from .base import Call, Encoder, Pieces, arguments, dumps, error_parts, quote, url_citations, utf8
 
 __all__ = ["ResponsesEncoder", "call_item", "message_item", "reasoning_item", "responses_usage"]
 
@@ -116,7 +116,7 @@ class _Item:
         self.id = item_id
         self.kind = kind
         self.index = index
-        self.parts: list[str] = []
+        self.parts = Pieces()
         self.signature: Optional[str] = None
         self.annotations: list[dict[str, Any]] = []
 
@@ -145,7 +145,8 @@ class ResponsesEncoder(Encoder):
         self._seq = 0
         self._stem = ""  # made from the response id: item ids are the same each time a stream is written
         self._open: Optional[_Item] = None  # the open message or reasoning item
-        self._output: list[tuple[int, bytes]] = []  # every finished item's JSON as UTF-8, with its output_index
+        #: every finished item's JSON as UTF-8 pieces, with its output_index
+        self._output: list[tuple[int, list[bytes]]] = []
         self._items = 0
         self._delta_head = ""  # the open item's delta event, up to its delta's value
         self._error: Optional[dict[str, Any]] = None  # the error written, for the failed response
@@ -224,7 +225,10 @@ class ResponsesEncoder(Encoder):
         if item is None or item.kind != kind:
             out = self._switch(kind)
             item = self._open
-        item.parts.append(text)  # type: ignore[union-attr]
+        parts = item.parts  # type: ignore[union-attr]
+        parts.append(text)
+        if len(parts) >= parts.limit:
+            parts.compact()
         seq = self._seq
         self._seq = seq + 1
         return f'{out}{self._delta_head}{quote(text)},"sequence_number":{seq}}}\n\n'
@@ -265,30 +269,48 @@ class ResponsesEncoder(Encoder):
         return self.on_signature(secret)
 
     def _close_open(self) -> str:
-        """Finish the open text or reasoning item: its done events, each with the whole text, quoted once (the
-        finished item's JSON is kept for the final response)."""
+        """Finish the open text or reasoning item: its done events, each with the whole text, quoted once and made
+        as UTF-8 (:meth:`hold`; a text is up to four times its UTF-8 in memory); the finished item's JSON is kept as
+        UTF-8 for the final response, sharing the quoted text's bytes until then."""
         item = self._open
         if item is None:
             return ""
         self._open = None
-        text = quote("".join(item.parts))
-        item.parts = []
+        text = utf8(quote(item.parts.take()))
+        place = f'"item_id":"{item.id}","output_index":{item.index}'
         if item.kind == "message":
-            place = f'"item_id":"{item.id}","output_index":{item.index},"content_index":0'
-            part = f'{{"type":"output_text","text":{text},"annotations":{dumps(item.annotations)}}}'
-            out = self._members("response.output_text.done", f'{place},"text":{text}')
-            out += self._members("response.content_part.done", f'{place},"part":{part}')
-            done = f'{{"id":"{item.id}","type":"message","status":"completed","role":"assistant","content":[{part}]}}'
+            annotations = utf8(dumps(item.annotations))
+            pieces = [
+                self._head("response.output_text.done", place), b',"content_index":0,"text":', text, self._tail(),
+                self._head("response.content_part.done", place),
+                b',"content_index":0,"part":{"type":"output_text","text":', text, b',"annotations":', annotations,
+                b"}", self._tail(),
+            ]  # fmt: skip
+            done = [f'{{"id":"{item.id}","type":"message","status":"completed","role":"assistant","content":['.encode(),
+                    b'{"type":"output_text","text":', text, b',"annotations":', annotations, b"}]}"]  # fmt: skip
         else:
-            place = f'"item_id":"{item.id}","output_index":{item.index},"summary_index":0'
-            part = f'{{"type":"summary_text","text":{text}}}'
-            out = self._members("response.reasoning_summary_text.done", f'{place},"text":{text}')
-            out += self._members("response.reasoning_summary_part.done", f'{place},"part":{part}')
-            summary = f"[{part}]" if text != '""' else "[]"
-            secret = "" if item.signature is None else f',"encrypted_content":{quote(item.signature)}'
-            done = f'{{"id":"{item.id}","type":"reasoning","summary":{summary}{secret}}}'
-        self._output.append((item.index, utf8(done)))
-        return out + self._members("response.output_item.done", f'"output_index":{item.index},"item":{done}')
+            pieces = [
+                self._head("response.reasoning_summary_text.done", place), b',"summary_index":0,"text":', text,
+                self._tail(), self._head("response.reasoning_summary_part.done", place),
+                b',"summary_index":0,"part":{"type":"summary_text","text":', text, b"}", self._tail(),
+            ]  # fmt: skip
+            secret = b"" if item.signature is None else b',"encrypted_content":' + utf8(quote(item.signature))
+            summary = [b'[{"type":"summary_text","text":', text, b"}]"] if text != b'""' else [b"[]"]
+            done = [f'{{"id":"{item.id}","type":"reasoning","summary":'.encode(), *summary, secret, b"}"]
+        self._output.append((item.index, done))
+        pieces += (self._head("response.output_item.done", f'"output_index":{item.index},"item":'), *done,
+                   self._tail())  # fmt: skip
+        return self.hold(b"".join(pieces))
+
+    def _head(self, kind: str, members: str) -> bytes:
+        """An event of type ``kind``, up to and with its first ``members`` (JSON text, ASCII)."""
+        return f'event: {kind}\ndata: {{"type":"{kind}",{members}'.encode()
+
+    def _tail(self) -> bytes:
+        """The end of an event: its sequence number (the next one)."""
+        seq = self._seq
+        self._seq = seq + 1
+        return f',"sequence_number":{seq}}}\n\n'.encode()
 
     # -- calls --------------------------------------------------------------------------------------------------
     def on_call_start(self, call: Call) -> str:
@@ -299,27 +321,37 @@ class ResponsesEncoder(Encoder):
         return out + self._event("response.output_item.added", {"output_index": call.index, "item": added})
 
     def on_call_arguments(self, call: Call, text: str) -> str:
-        call.parts.append(text)
+        parts = call.parts
+        parts.append(text)
+        if len(parts) >= parts.limit:
+            parts.compact()
         return self._event(
             "response.function_call_arguments.delta",
             {"item_id": call.item_id, "output_index": call.index, "delta": text},
         )
 
     def on_call_done(self, call: Call, event: Unified) -> str:
-        arguments = quote("".join(call.parts))
-        call.parts = []
+        """The call's done events, its whole arguments in two of them, made as UTF-8 as an item's are."""
+        arguments = utf8(quote(call.parts.take()))
         place = f'"item_id":"{call.item_id}","output_index":{call.index}'
-        out = self._members("response.function_call_arguments.done", f'{place},"arguments":{arguments}')
-        done = dumps(call_item(call.item_id, call.id, call.name, "", "completed"))
-        done = done.replace('"arguments":""', f'"arguments":{arguments}', 1)  # (ids and names are quoted: no match)
-        self._output.append((call.index, utf8(done)))
-        return out + self._members("response.output_item.done", f'"output_index":{call.index},"item":{done}')
+        item = utf8(dumps(call_item(call.item_id, call.id, call.name, "", "completed")))
+        # the one unescaped '"arguments":""' is the member's own (ids and names are quoted: no match inside them)
+        cut = item.index(b'"arguments":""') + len(b'"arguments":')
+        done = [item[:cut], arguments, item[cut + 2 :]]
+        self._output.append((call.index, done))
+        return self.hold(
+            b"".join((
+                self._head("response.function_call_arguments.done", place), b',"arguments":', arguments,
+                self._tail(), self._head("response.output_item.done", f'"output_index":{call.index},"item":'), *done,
+                self._tail(),
+            ))
+        )  # fmt: skip
 
     # -- the end ------------------------------------------------------------------------------------------------
     def _final(self, kind: str, status: str, **members: Any) -> str:
         """The terminal event ``kind``: the response with ``status``, ``members``, the usage and every finished
         item, in output order. It repeats the whole output, so it is made as UTF-8 from the items kept as UTF-8 (a
-        text is up to four times its UTF-8 in memory) and handed over as bytes (:meth:`take_bytes`): returns ""."""
+        text is up to four times its UTF-8 in memory) and held (:meth:`hold`)."""
         response = self._response(status)
         response.update(members)
         if self.usage is not None:
@@ -331,11 +363,12 @@ class ResponsesEncoder(Encoder):
         self._seq = seq + 1
         pieces = [f'event: {kind}\ndata: {{"type":"{kind}","response":'.encode(), head[:cut]]
         for place, (_, item) in enumerate(sorted(self._output, key=_first)):
-            pieces += (b",", item) if place else (item,)
+            if place:
+                pieces.append(b",")
+            pieces += item
         self._output = []
         pieces += (head[cut:], f',"sequence_number":{seq}}}\n\n'.encode())
-        self.bytes_after = b"".join(pieces)
-        return ""
+        return self.hold(b"".join(pieces))
 
     def _members(self, kind: str, members: str) -> str:
         """One event of type ``kind`` whose members (JSON text, without braces) are ``members``."""
