@@ -178,7 +178,9 @@ def test_upload_memory_is_bounded_by_the_limit(gateway: Gateway) -> None:
     """Uploading 8x as much past the limit takes no more memory: the body is counted, not kept (before: the 16x
     upload was buffered whole, 4 MiB more)."""
     small = peak_traced(lambda: _chunked_upload(gateway.port, 2 * LIMITS.max_body))
-    large = peak_traced(lambda: _chunked_upload(gateway.port, 16 * LIMITS.max_body))
+    # the least of three: the gateway's threads are traced too, and a busy machine delays their cleanup (a body
+    # buffered whole is in every one of them)
+    large = min(peak_traced(lambda: _chunked_upload(gateway.port, 16 * LIMITS.max_body)) for _ in range(3))
     print(f"peak traced: {small} B (2x the limit uploaded), {large} B (16x)")
     assert large < small + LIMITS.max_body
 

@@ -23,8 +23,9 @@ __all__ = ["atranscode", "render", "transcode"]
 
 
 class _Writing:
-    """One stream read by a decoder and written by an encoder: the bytes each source chunk makes, in order (the
-    chunk's text, then a piece the target made as bytes), and the bytes that end the stream."""
+    """One stream read by a decoder and written by an encoder: the pieces each source chunk makes, in order (the
+    chunk's text, with the runs of pieces the target made as UTF-8 in their places), and those that end the
+    stream."""
 
     __slots__ = ("decoder", "encoder", "write")
 
@@ -50,11 +51,10 @@ class _Writing:
         write = self.write
         return self.encoder.pieces(joined([write(event) for event in self.decoder.feed(chunk)]))
 
-    def end(self) -> bytes:
-        """The bytes that end the stream (the decoder's last events, then the encoder's end)."""
+    def end(self) -> list[bytes]:
+        """The non-empty pieces that end the stream (the decoder's last events, then the encoder's end)."""
         encoder = self.encoder
-        last = b"".join(encoder.pieces(joined([self.write(event) for event in self.decoder.close()])))
-        return last + encoder.close()
+        return encoder.pieces(joined([self.write(event) for event in self.decoder.close()])) + encoder.close_pieces()
 
 
 def joined(texts: list[str]) -> str:
@@ -77,18 +77,17 @@ def transcode(
     **options: Any,
 ) -> Iterator[bytes]:
     """The stream ``chunks`` (read as ``provider`` with ``framing``, as :func:`~ssewire.iter_unified` reads it)
-    written as target ``to`` (``openai-chat``, ``openai``, ``anthropic``, ``gemini``, ``vercel-ui``): one ``bytes``
-    per source chunk that made any. ``options`` go to the target's encoder (``model``, ``response_id``,
-    ``created``; ``include_usage`` for ``openai-chat`` ...). Reading errors (framing, over-large events) raise as
-    in :func:`~ssewire.iter_unified`."""
+    written as target ``to`` (``openai-chat``, ``openai``, ``anthropic``, ``gemini``, ``vercel-ui``): the bytes each
+    source chunk makes, in one piece (in several where the target made a large part as UTF-8: the Responses API's
+    done events and final response share their text's bytes), never an empty one. ``options`` go to the target's
+    encoder (``model``, ``response_id``, ``created``; ``include_usage`` for ``openai-chat`` ...). Reading errors
+    (framing, over-large events) raise as in :func:`~ssewire.iter_unified`."""
     if isinstance(chunks, (bytes, bytearray, memoryview, str)):
         not_one_chunk(chunks, "transcode")
     writing = _Writing(provider, to, framing, max_buffer, content_encoding, max_inflated, options)
     for chunk in chunks:
         yield from writing.chunk(chunk)
-    last = writing.end()
-    if last:
-        yield last
+    yield from writing.end()
 
 
 async def atranscode(
@@ -108,9 +107,8 @@ async def atranscode(
     async for chunk in chunks:
         for piece in writing.chunk(chunk):
             yield piece
-    last = writing.end()
-    if last:
-        yield last
+    for piece in writing.end():
+        yield piece
 
 
 def render(result: StreamResult, to: TargetName, **options: Any) -> bytes:

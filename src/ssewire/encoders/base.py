@@ -187,9 +187,9 @@ class Encoder:
         self.failed = False  # the target's error was written (the target may still write a stop after it)
         self.stop: Optional[str] = None  # the source's stop, not written yet (more content may follow it)
         self._flowing = False  # started, neither ended nor stopped: a delta is only its text
-        #: Large pieces a target made as UTF-8 (the Responses API's done events and final event, which repeat an
+        #: Runs of pieces a target made as UTF-8 (the Responses API's done events and final event, which repeat an
         #: item's or the whole output's text), each in the text where :data:`HELD` stands (:meth:`hold`).
-        self.held: list[bytes] = []
+        self.held: list[list[bytes]] = []
 
     @property
     def dropped(self) -> Counter[str]:
@@ -209,25 +209,26 @@ class Encoder:
             return b"".join(self.pieces(text))
         return utf8(text) if text else b""
 
-    def hold(self, piece: bytes) -> str:
-        """A piece made as UTF-8 (a text that repeats a whole item is up to four times its UTF-8 in memory), to be
-        written where the :data:`HELD` mark this returns stands in the text (see :meth:`pieces`)."""
-        self.held.append(piece)
+    def hold(self, pieces: list[bytes]) -> str:
+        """Pieces made as UTF-8 (a text that repeats a whole item is up to four times its UTF-8 in memory), to be
+        written in order where the :data:`HELD` mark this returns stands in the text (see :meth:`pieces`): kept as
+        they are, so a text several events repeat is held once."""
+        self.held.append(pieces)
         return HELD
 
     def pieces(self, text: str) -> list[bytes]:
         """``text`` (what :meth:`write` returned, for one event or joined for several) as the UTF-8 pieces to write,
-        each held piece in the place of its mark, in order; empty pieces left out."""
+        each held run of pieces in the place of its mark, in order; empty pieces left out."""
         held = self.held
         if not held:
             return [utf8(text)] if text else []
         self.held = []
         texts = text.split(HELD)
         if len(texts) != len(held) + 1:  # (a mark lost or one in the text: a bug in a target)
-            raise AssertionError(f"{len(held)} pieces held, {len(texts) - 1} marks in the text")
+            raise AssertionError(f"{len(held)} runs of pieces held, {len(texts) - 1} marks in the text")
         out = [utf8(texts[0])] if texts[0] else []
-        for piece, after in zip(held, texts[1:]):
-            out.append(piece)
+        for run, after in zip(held, texts[1:]):
+            out += [piece for piece in run if piece]
             if after:
                 out.append(utf8(after))
         return out
@@ -297,8 +298,12 @@ class Encoder:
     def close(self) -> bytes:
         """The bytes that end the stream: the target's stop when the source stopped, else (unless the source already
         reported an error) the target's error for a truncated stream: never a clean stop."""
+        return b"".join(self.close_pieces())
+
+    def close_pieces(self) -> list[bytes]:
+        """:meth:`close` as the pieces it joins (a large end made as UTF-8 is not copied again)."""
         if self.ended:
-            return b""
+            return []
         out = "" if self.started else self._start()
         if self.stop is not None:
             out += self._end()
@@ -310,7 +315,7 @@ class Encoder:
             self._flowing = False
             out += self.on_close()
         self._count_usage_drops()
-        return b"".join(self.pieces(out))
+        return self.pieces(out)
 
     def _end(self) -> str:
         stop = self.stop or "other"

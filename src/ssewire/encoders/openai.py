@@ -270,8 +270,8 @@ class ResponsesEncoder(Encoder):
 
     def _close_open(self) -> str:
         """Finish the open text or reasoning item: its done events, each with the whole text, quoted once and made
-        as UTF-8 (:meth:`hold`; a text is up to four times its UTF-8 in memory); the finished item's JSON is kept as
-        UTF-8 for the final response, sharing the quoted text's bytes until then."""
+        as UTF-8 (a text is up to four times its UTF-8 in memory), held as pieces that share those bytes
+        (:meth:`hold`); the finished item's JSON is kept as such pieces for the final response."""
         item = self._open
         if item is None:
             return ""
@@ -300,7 +300,7 @@ class ResponsesEncoder(Encoder):
         self._output.append((item.index, done))
         pieces += (self._head("response.output_item.done", f'"output_index":{item.index},"item":'), *done,
                    self._tail())  # fmt: skip
-        return self.hold(b"".join(pieces))
+        return self.hold(pieces)
 
     def _head(self, kind: str, members: str) -> bytes:
         """An event of type ``kind``, up to and with its first ``members`` (JSON text, ASCII)."""
@@ -339,19 +339,16 @@ class ResponsesEncoder(Encoder):
         cut = item.index(b'"arguments":""') + len(b'"arguments":')
         done = [item[:cut], arguments, item[cut + 2 :]]
         self._output.append((call.index, done))
-        return self.hold(
-            b"".join((
-                self._head("response.function_call_arguments.done", place), b',"arguments":', arguments,
-                self._tail(), self._head("response.output_item.done", f'"output_index":{call.index},"item":'), *done,
-                self._tail(),
-            ))
-        )  # fmt: skip
+        return self.hold([
+            self._head("response.function_call_arguments.done", place), b',"arguments":', arguments, self._tail(),
+            self._head("response.output_item.done", f'"output_index":{call.index},"item":'), *done, self._tail(),
+        ])  # fmt: skip
 
     # -- the end ------------------------------------------------------------------------------------------------
     def _final(self, kind: str, status: str, **members: Any) -> str:
         """The terminal event ``kind``: the response with ``status``, ``members``, the usage and every finished
-        item, in output order. It repeats the whole output, so it is made as UTF-8 from the items kept as UTF-8 (a
-        text is up to four times its UTF-8 in memory) and held (:meth:`hold`)."""
+        item, in output order. It repeats the whole output, so it is held as the pieces of the items kept as UTF-8
+        (:meth:`hold`): no copy of the output is made."""
         response = self._response(status)
         response.update(members)
         if self.usage is not None:
@@ -368,7 +365,7 @@ class ResponsesEncoder(Encoder):
             pieces += item
         self._output = []
         pieces += (head[cut:], f',"sequence_number":{seq}}}\n\n'.encode())
-        return self.hold(b"".join(pieces))
+        return self.hold(pieces)
 
     def _members(self, kind: str, members: str) -> str:
         """One event of type ``kind`` whose members (JSON text, without braces) are ``members``."""
