@@ -110,6 +110,7 @@ class StreamResult:
 
     __slots__ = (
         "citations",
+        "encrypted_reasoning",
         "error",
         "incomplete_tool_calls",
         "last_sequence",
@@ -135,6 +136,9 @@ class StreamResult:
         self.usage: Optional[Usage] = None
         self.error: Optional[dict[str, Any]] = None
         self.signatures: list[str] = []
+        #: each finished reasoning item's encrypted reasoning (the Responses API's ``encrypted_content``), in order:
+        #: what a client sends back to continue the reasoning
+        self.encrypted_reasoning: list[str] = []
         self.citations: list[Citation] = []  # every provider's citations, in stream order (see ssewire.citations)
         self.response_id: Optional[str] = None
         self.model: Optional[str] = None
@@ -201,6 +205,7 @@ class StreamResult:
             "cost": self.cost,
             "error": self.error,
             "signatures": list(self.signatures),
+            "encrypted_reasoning": list(self.encrypted_reasoning),
             "citations": [citation.to_dict(with_raw=with_raw) for citation in self.citations],
             "response_id": self.response_id,
             "model": self.model,
@@ -313,6 +318,8 @@ class Accumulator:
             self._result.signatures.append(event.signature)
         if event.citations:
             self._result.citations += event.citations
+        if event.encrypted_reasoning is not None:
+            self._result.encrypted_reasoning.append(event.encrypted_reasoning)
 
     def _add_other(self, kind: str, event: Unified) -> None:
         """:meth:`add` for the kinds of event that come once or a few times a stream."""

@@ -172,3 +172,40 @@ def test_an_incomplete_call_is_never_rendered() -> None:
         body = json.loads(render(result, cast(TargetName, to)))
         assert "call_9" not in json.dumps(body)
         assert "stream_truncated" in json.dumps(body)
+
+
+def test_a_result_keeps_each_encrypted_reasoning_and_a_body_carries_the_last_or_counts_them() -> None:
+    seen = 0
+    for _, data, provider, framing in STREAMS:
+        secrets = [e.encrypted_reasoning for e in iter_unified([data], provider, framing) if e.encrypted_reasoning]
+        result = collect(iter_unified([data], provider, framing))
+        assert result.encrypted_reasoning == secrets
+        assert result.to_dict()["encrypted_reasoning"] == secrets
+        if not secrets or result.error is not None:
+            continue
+        seen += 1
+        for to in TARGETS:
+            encoder = Encoder(to)
+            body = encoder.render(result)
+            if to == "openai":
+                items = [item for item in body["output"] if item["type"] == "reasoning"]
+                assert [item.get("encrypted_content") for item in items] == [secrets[-1]]
+                back = collect(iter_unified([_as_done_event(body)], "openai"))
+                assert back.encrypted_reasoning == [secrets[-1]]
+            elif to == "vercel-ui":
+                parts = [part for part in body["parts"] if part["type"] == "reasoning"]
+                assert parts[0]["providerMetadata"]["openai"]["reasoningEncryptedContent"] == secrets[-1]
+            kept = 1 if to in ("openai", "vercel-ui") else 0
+            assert encoder.dropped["encrypted_reasoning"] == len(secrets) - kept, to
+    assert seen >= 3  # the shared Responses recordings with encrypted reasoning, and the xAI fixture
+
+
+def _as_done_event(response: dict[str, Any]) -> bytes:
+    """A Responses body as the one ``response.completed`` event a stream ends with (each output item also as its
+    ``output_item.done``, where a reader takes a finished item's encrypted reasoning)."""
+    events = [
+        {"type": "response.output_item.done", "output_index": index, "item": item}
+        for index, item in enumerate(response["output"])
+    ]
+    events.append({"type": "response.completed", "response": response})
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)

@@ -71,6 +71,23 @@ def test_signatures_encrypted_reasoning_and_sources() -> None:
     assert [(c.kind, c.url, c.title) for c in events[2].citations] == [("source-url", "https://example.com", "Example")]
 
 
+def test_encrypted_reasoning_on_a_delta_chunk_is_an_event_of_its_own_and_in_the_result() -> None:
+    secret = {"openai": {"reasoningEncryptedContent": "enc"}}
+    events = run(
+        {"type": "reasoning-start", "id": "r"},
+        {"type": "reasoning-delta", "id": "r", "delta": "think", "providerMetadata": secret},
+        {"type": "reasoning-end", "id": "r"},
+        {"type": "finish"},
+    )
+    # the delta's text is taken without its event where the accumulator reads runs of deltas: the secret is not on it
+    assert [(e.type, e.text, e.encrypted_reasoning) for e in events[1:3]] == [
+        ("reasoning_delta", "think", None),
+        ("raw", "", "enc"),
+    ]
+    for taken in (collect(events), collect(iter(events))):
+        assert taken.reasoning == "think" and taken.encrypted_reasoning == ["enc"]
+
+
 def test_finish_ends_with_usage_and_its_reason() -> None:
     events = run({"type": "finish", "finishReason": "length", "messageMetadata": {"usage": USAGE}}, {"type": "finish"})
     assert types(events) == ["usage", "done", "raw"]  # a second finish is raw

@@ -150,6 +150,8 @@ class Encoder:
     reasoning_within_output: ClassVar[bool] = False
     #: Whether the target has a shape for calls the provider ran itself.
     carries_server_calls: ClassVar[bool] = False
+    #: Whether its whole response body (:meth:`render`) carries encrypted reasoning (else it is counted as dropped).
+    carries_encrypted_reasoning: ClassVar[bool] = False
 
     def __new__(cls, to: Optional[str] = None, **options: Any) -> Encoder:
         """``Encoder(to, ...)`` makes the encoder of target ``to`` (see :data:`ssewire.encoders.ENCODERS`); a
@@ -429,6 +431,8 @@ class Encoder:
         self.client_calls = len(result.client_tool_calls)
         if not self.carries_server_calls:
             self.dropped["server_tool_call"] += len(result.server_tool_calls)
+        if not self.carries_encrypted_reasoning:
+            self.dropped["encrypted_reasoning"] += len(result.encrypted_reasoning)
         self._count_usage_drops()
         if result.error is not None:
             return self.error_body(result.error)

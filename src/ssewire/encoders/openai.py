@@ -125,6 +125,7 @@ class ResponsesEncoder(Encoder):
     """Unified events -> Responses stream events (see the module docstring)."""
 
     to = "openai"
+    carries_encrypted_reasoning = True
     stops: ClassVar[Mapping[str, str]] = {stop: ending[1] for stop, ending in _ENDINGS.items()}
     #: What the reader makes of each ending: by ``status``, and an incomplete one by its reason.
     reads_stop: ClassVar[Mapping[str, str]] = {
@@ -384,15 +385,18 @@ class ResponsesEncoder(Encoder):
         return out + self._final(kind, status, **members)
 
     def body(self, result: Any, native: str) -> dict[str, Any]:
-        """A ``response`` object: a reasoning item (the reasoning as its summary, the last signature as its
-        ``encrypted_content``), a message item, a ``function_call`` item per client call, its status and usage."""
+        """A ``response`` object: a reasoning item (the reasoning as its summary, the last encrypted reasoning, else
+        the last signature, as its ``encrypted_content``), a message item, a ``function_call`` item per client call,
+        its status and usage."""
         self._set_stem()
         output: list[dict[str, Any]] = []
-        signatures = result.signatures
-        if result.reasoning or signatures:
-            signature = signatures[-1] if signatures else None
-            output.append(reasoning_item(self._new_item("rs", "reasoning").id, result.reasoning, signature))
-            self.dropped["signature"] += max(len(signatures) - 1, 0)
+        signatures, secrets = result.signatures, result.encrypted_reasoning
+        if result.reasoning or signatures or secrets:
+            # one reasoning item, one encrypted_content: the last encrypted reasoning, else the last signature
+            kept = secrets[-1] if secrets else signatures[-1] if signatures else None
+            output.append(reasoning_item(self._new_item("rs", "reasoning").id, result.reasoning, kept))
+            self.dropped["encrypted_reasoning"] += max(len(secrets) - 1, 0)
+            self.dropped["signature"] += len(signatures) if secrets else max(len(signatures) - 1, 0)
         if result.text:
             annotations = [url_annotation(c) for c in url_citations(self, result.citations)]
             output.append(message_item(self._new_item("msg", "message").id, result.text, annotations))

@@ -80,6 +80,7 @@ class VercelUIEncoder(Encoder):
     }
     reads_stop = VERCEL_STOP
     carries_server_calls = True
+    carries_encrypted_reasoning = True
 
     def __init__(self, to: Optional[str] = None, **options: Any) -> None:
         super().__init__(to, **options)
@@ -186,11 +187,18 @@ class VercelUIEncoder(Encoder):
         """A ``UIMessage`` (what ``useChat`` holds): reasoning, text and ``tool-<name>`` parts (state
         ``input-available``), ``metadata`` with the ``finishReason`` and ``usage``."""
         parts: list[dict[str, Any]] = []
-        if result.reasoning or result.signatures:
+        secrets = result.encrypted_reasoning
+        if result.reasoning or result.signatures or secrets:
             reasoning: dict[str, Any] = {"type": "reasoning", "text": result.reasoning, "state": "done"}
+            provider: dict[str, Any] = {}
             if result.signatures:
-                reasoning["providerMetadata"] = {"ssewire": {"signature": result.signatures[-1]}}
+                provider["ssewire"] = {"signature": result.signatures[-1]}
                 self.dropped["signature"] += len(result.signatures) - 1
+            if secrets:  # where the AI SDK's OpenAI provider puts it
+                provider["openai"] = {"reasoningEncryptedContent": secrets[-1]}
+                self.dropped["encrypted_reasoning"] += len(secrets) - 1
+            if provider:
+                reasoning["providerMetadata"] = provider
             parts.append(reasoning)
         if result.text:
             parts.append({"type": "text", "text": result.text, "state": "done"})

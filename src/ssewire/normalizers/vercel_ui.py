@@ -184,7 +184,9 @@ class VercelUINormalizer(Normalizer):
                 out[0].signature = signature
             secret = _encrypted_reasoning(obj)
             if secret is not None:
-                out[0].encrypted_reasoning = secret
+                if out[0].type in ("text_delta", "reasoning_delta"):  # (a delta's text is taken without its event)
+                    out.append(new_event("raw", obj))
+                out[-1].encrypted_reasoning = secret
         return out
 
     def _call_start(self, obj: dict[str, Any]) -> list[Unified]:
