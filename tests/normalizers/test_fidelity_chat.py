@@ -242,6 +242,32 @@ def test_perplexity_sources_are_cited_once_per_stream() -> None:
         ]
 
 
+def test_url_citation_annotations_of_a_delta_are_cited_in_order_and_others_ignored() -> None:
+    first = {"type": "url_citation", "url_citation": {"url": "https://a.example", "title": "A", "start_index": 6,
+                                                      "end_index": 9}}  # fmt: skip
+    again = {"type": "url_citation", "url_citation": {"url": "https://a.example", "start_index": 10, "end_index": 12}}
+    flat = {"type": "url_citation", "url": "https://b.example", "title": "B", "start_index": 0, "end_index": 5}
+    ignored = [{"type": "file_citation", "file_id": "f"}, {"type": "url_citation", "url_citation": {"title": "T"}}, 3]
+    items = (
+        chunk({"role": "assistant", "content": "Paris "}),
+        chunk({"content": "is it", "annotations": [flat]}),  # beside text: the fast paths must leave it
+        chunk({"annotations": [first, *ignored, again]}),  # OpenAI's last delta of its own
+        chunk({}, "stop"),
+        DONE,
+    )
+    events = feed(ChatCompletionsNormalizer(), *items)
+    assert [(e.type, e.text) for e in events[:2]] == [("text_delta", "Paris "), ("text_delta", "is it")]
+    assert [(e.type, len(e.citations or ())) for e in events[:4]] == [("text_delta", 0)] * 2 + [("raw", 1), ("raw", 2)]
+    assert not any(e.citations for e in events[4:])
+    for result in both(*items):
+        assert result.text == "Paris is it" and result.stop_reason == "end"
+        assert result.citations == [
+            Citation("url_citation", "https://b.example", "B", None, 0, 5, flat),
+            Citation("url_citation", "https://a.example", "A", None, 6, 9, first),
+            Citation("url_citation", "https://a.example", None, None, 10, 12, again),
+        ]
+
+
 @pytest.mark.parametrize(
     ("finish", "stop"),
     [("model_length", "max_tokens"), ("error", "failed"), ("insufficient_system_resource", "failed")],

@@ -10,6 +10,9 @@ Contract (see :mod:`.base` for what every encoder does):
   then ``{"index", "function": {"arguments": <fragment>}}`` per fragment; ``index`` counts the calls from 0. A
   Gemini thought signature on the call goes where Gemini's OpenAI-compatible endpoint puts it
   (``extra_content.google.thought_signature``). Calls the provider ran itself have no Chat shape: dropped.
+- Citations with a URL -> ``url_citation`` annotations (``{"type": "url_citation", "url_citation": {"url",
+  "title", "start_index", "end_index"}}``), all in one delta of their own before the finish (or the error), as
+  OpenAI's search models send them; others are dropped.
 - ``done`` -> a chunk with an empty delta and the ``finish_reason`` (end ``stop``, max_tokens ``length``, tool_use
   ``tool_calls`` when client calls were written, refusal ``content_filter``, failed and cancelled the error below
   (OpenAI's ``finish_reason`` has no value for them), the rest ``stop`` or ``length`` and counted as dropped),
@@ -28,9 +31,17 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.chat import CHAT_STOP
-from .base import Call, Encoder, arguments, dumps, error_parts, quote
+from .base import Call, Encoder, arguments, dumps, error_parts, quote, url_citations
+from .openai import url_annotation
 
-__all__ = ["ChatEncoder", "chat_usage"]
+__all__ = ["ChatEncoder", "chat_annotation", "chat_usage"]
+
+
+def chat_annotation(citation: Any) -> dict[str, Any]:
+    """A :class:`~ssewire.Citation` with a URL as a Chat Completions ``url_citation`` annotation."""
+    flat = url_annotation(citation)
+    del flat["type"]
+    return {"type": "url_citation", "url_citation": flat}
 
 
 def chat_usage(usage: Any) -> dict[str, Any]:
@@ -75,6 +86,7 @@ class ChatEncoder(Encoder):
         self._reasoning_key = quote(reasoning_field)
         self._head = ""
         self._usage_written: Any = None
+        self._annotations: list[dict[str, Any]] = []  # the citations' annotations, written before the finish
 
     def on_start(self) -> str:
         head = f'{{"id":{quote(self.response_id or "")},"object":"chat.completion.chunk","created":{self.created},'
@@ -89,6 +101,20 @@ class ChatEncoder(Encoder):
 
     def on_reasoning(self, text: str) -> str:
         return f'{self._head}{{{self._reasoning_key}:{quote(text)}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
+
+    def on_citations(self, citations: list[Any]) -> str:
+        """Each citation with a URL -> a ``url_citation`` annotation, all of them in one delta of their own before
+        the finish (as OpenAI's search models send them; the ``openai`` SDK's stream helper cannot merge two)."""
+        self._annotations += (chat_annotation(citation) for citation in url_citations(self, citations))
+        return ""
+
+    def _annotations_chunk(self) -> str:
+        """The delta of the annotations held, once."""
+        if not self._annotations:
+            return ""
+        delta = dumps({"annotations": self._annotations})
+        self._annotations = []
+        return self._chunk(delta)
 
     def on_call_start(self, call: Call) -> str:
         opened: dict[str, Any] = {
@@ -111,7 +137,7 @@ class ChatEncoder(Encoder):
     def on_done(self, stop: str, native: str) -> str:
         if native == "tool_calls" and not self.client_calls:
             native = "stop"  # only calls the provider ran: nothing for the client to run
-        out = self._chunk("{}", quote(native))
+        out = self._annotations_chunk() + self._chunk("{}", quote(native))
         out += self._usage_chunk()
         return out + "data: [DONE]\n\n"
 
@@ -127,8 +153,8 @@ class ChatEncoder(Encoder):
         return f'{head}[],"usage":{dumps(chat_usage(self.usage))}}}\n\n'
 
     def body(self, result: Any, native: str) -> dict[str, Any]:
-        """A ``chat.completion``: the message (``content``, the reasoning member, ``tool_calls``), the
-        ``finish_reason`` and ``usage``. Reasoning signatures have no member here: dropped."""
+        """A ``chat.completion``: the message (``content``, the reasoning member, ``tool_calls``, ``annotations``),
+        the ``finish_reason`` and ``usage``. Reasoning signatures have no member here: dropped."""
         if native == "tool_calls" and not self.client_calls:
             native = "stop"
         message: dict[str, Any] = {"role": "assistant", "content": result.text or None}
@@ -140,7 +166,9 @@ class ChatEncoder(Encoder):
                 for call in result.client_tool_calls
             ]
         self.dropped["signature"] += len(result.signatures)
-        self.dropped["citation"] += len(result.citations)
+        cited = url_citations(self, result.citations)
+        if cited:
+            message["annotations"] = [chat_annotation(citation) for citation in cited]
         choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": native}
         out: dict[str, Any] = {"id": self.response_id, "object": "chat.completion", "created": self.created}
         out["model"] = self.model
@@ -156,5 +184,5 @@ class ChatEncoder(Encoder):
         return {"error": {"message": message, "type": kind, "code": code if isinstance(code, (str, int)) else None}}
 
     def on_error(self, error: Mapping[str, Any]) -> str:
-        out = self._usage_chunk()  # the usage so far, which the error chunk cannot carry
+        out = self._annotations_chunk() + self._usage_chunk()  # what the error chunk cannot carry
         return out + "data: " + dumps(self.error_body(error)) + "\n\n"

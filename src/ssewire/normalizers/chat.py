@@ -49,6 +49,10 @@ Contract (one instance per stream):
   raw=result)`` and ``citations`` (URLs) -> ``Citation("citation", url, raw=url)``, on a ``raw`` event of the chunk
   that first brought them: Perplexity repeats both lists on every chunk, and a source (by URL) is cited once per
   stream; those chunks take the full decode.
+- ``url_citation`` annotations of a delta (OpenAI's search models, OpenRouter's web search: ``{"type":
+  "url_citation", "url_citation": {"url", "title", "start_index", "end_index"}}``, on a last delta of their own)
+  -> ``Citation("url_citation", url, title, None, start, end, raw=annotation)`` on a ``raw`` event after the
+  delta's events; those chunks take the full decode.
 - ``data: [DONE]`` -> ``done`` (exactly one): ``raw_stop_reason`` is the last ``finish_reason`` seen, ``stop_reason``
   its unified value by :data:`CHAT_STOP`, one table for every compatible server (``stop`` -> end, ``length`` and
   Mistral's ``model_length`` -> max_tokens, ``tool_calls``/``function_call`` -> tool_use, ``content_filter`` ->
@@ -131,6 +135,22 @@ def _content_chunk(chunk: Any, obj: dict[str, Any], out: list[Unified]) -> None:
                 out.append(new_event("reasoning_delta", obj, text))
     else:
         out.append(new_event("raw", obj))
+
+
+def chat_citation(annotation: Any) -> Optional[Citation]:
+    """The :class:`~ssewire.Citation` of one Chat Completions annotation: ``{"type": "url_citation", "url_citation":
+    {"url", "title", "start_index", "end_index"}}`` (the span: characters of the message's content); the same
+    members unnested are read too. None for any other annotation."""
+    if type(annotation) is not dict or annotation.get("type") != "url_citation":
+        return None
+    inner = annotation.get("url_citation")
+    found = inner if type(inner) is dict else annotation
+    url = str_or(found.get("url"), None)
+    if url is None:
+        return None
+    start, end = found.get("start_index"), found.get("end_index")
+    start, end = (start if type(start) is int else None), (end if type(end) is int else None)
+    return Citation("url_citation", url, str_or(found.get("title"), None), None, start, end, annotation)
 
 
 def _google_signature(holder: Any) -> Optional[str]:
@@ -369,6 +389,13 @@ class ChatCompletionsNormalizer(Normalizer):
         if new:
             out.append(Unified("raw", raw=obj, citations=new))
 
+    def _annotated(self, annotations: list[Any], obj: dict[str, Any], out: list[Unified]) -> None:
+        """Append a ``raw`` event with the ``url_citation`` annotations of a delta (OpenAI's search models send them
+        on a last delta of their own)."""
+        new = [citation for citation in map(chat_citation, annotations) if citation is not None]
+        if new:
+            out.append(Unified("raw", raw=obj, citations=new))
+
     def _choice(self, choice: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
         """Append the events of one choice: its delta, then the calls its ``finish_reason`` closes."""
         delta = choice.get("delta")
@@ -422,6 +449,9 @@ class ChatCompletionsNormalizer(Normalizer):
         legacy = delta.get("function_call")  # the pre-tools ``functions`` API: one call per choice
         if type(legacy) is dict:
             self._tool(index, -1, _EMPTY, legacy, obj, out)
+        annotations = delta.get("annotations")
+        if type(annotations) is list and annotations:
+            self._annotated(annotations, obj, out)
         if "extra_content" in delta:
             signature = _google_signature(delta)
             if signature is not None:

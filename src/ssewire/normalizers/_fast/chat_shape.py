@@ -15,10 +15,10 @@ _CALL = (*_DELTA, "tool_calls", 0)
 #: One choice whose delta is text (``content``) or reasoning (``reasoning_content``, else ``reasoning``), never
 #: both, with no ``type`` (a payload with one is routed by the Responses rules), usage, error, finish reason,
 #: refusal, ``reasoning_details`` (OpenRouter's structured reasoning), ``extra_content`` (Gemini's thought
-#: signature), Perplexity ``citations`` or ``search_results``, llama.cpp ``timings`` (each absent or null), and no
-#: tool call fragment; or (the compiled reader only) one such choice, the first (``index`` 0), whose delta is one tool
-#: call fragment that continues the open call at its ``index`` with a non-empty ``arguments`` text, naming no
-#: ``id``, ``name`` or Gemini ``extra_content`` (and no text).
+#: signature), ``annotations`` (url citations), Perplexity ``citations`` or ``search_results``, llama.cpp
+#: ``timings`` (each absent or null), and no tool call fragment; or (the compiled reader only) one such choice,
+#: the first (``index`` 0), whose delta is one tool call fragment that continues the open call at its ``index``
+#: with a non-empty ``arguments`` text, naming no ``id``, ``name`` or Gemini ``extra_content`` (and no text).
 #: The chunk's ``id`` and ``model`` are read, unchecked: the compiled reader takes such chunks once the stream's id
 #: and model are known (a chunk it takes sets nothing else); the Python fast path notes them. Every other member is
 #: ignored, as the full decode ignores it: ``role`` (OpenRouter and others repeat ``"role": "assistant"`` on every
@@ -39,6 +39,7 @@ CHAT_SHAPE = DeltaShape(
         (*_DELTA, "function_call"),
         (*_DELTA, "reasoning_details"),
         (*_DELTA, "extra_content"),
+        (*_DELTA, "annotations"),
         ("citations",),
         ("search_results",),
         ("timings",),
