@@ -11,6 +11,9 @@ Contract (see :mod:`.base` for what every encoder does):
   calls whole, so the call is written from the arguments its ``tool_call_done`` carries; a call never closed is
   never written. Arguments that are not a JSON object, and calls the provider ran itself, have no Gemini shape:
   dropped.
+- Citations with a URL -> the grounding chunks (``{"web": {"uri", "title"}}``) of the ``groundingMetadata`` of
+  the last chunk (the finish, or the chunk before an error); a source cited again is dropped (Gemini lists each
+  once).
 - ``done`` -> a last chunk with ``finishReason`` (end and tool_use ``STOP``, max_tokens ``MAX_TOKENS``, refusal
   ``SAFETY``, failed and cancelled the error below, the rest ``OTHER`` or ``STOP`` counted as dropped) and
   ``usageMetadata`` (``promptTokenCount`` every input token, ``cachedContentTokenCount``, ``candidatesTokenCount``
@@ -27,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.gemini import GEMINI_STOP
-from .base import Call, Encoder, dumps, error_parts, quote
+from .base import Call, Encoder, dumps, error_parts, quote, url_citations
 
 __all__ = ["GeminiEncoder", "gemini_usage", "is_base64"]
 
@@ -78,6 +81,29 @@ class GeminiEncoder(Encoder):
         super().__init__(to, **options)
         self._head = ""
         self._tail = ""
+        self._sources: dict[tuple[str, Optional[str]], dict[str, Any]] = {}  # grounding chunks, by (uri, title)
+
+    def on_citations(self, citations: list[Any]) -> str:
+        """Each citation with a URL -> a grounding chunk (``{"web": {"uri", "title"}}``) of the ``groundingMetadata``
+        the last chunk carries (Gemini's sources are a set: a source cited again is counted as dropped)."""
+        self._cite(citations)
+        return ""
+
+    def _cite(self, citations: list[Any]) -> None:
+        for citation in url_citations(self, citations):
+            key = (citation.url, citation.title)
+            if key in self._sources:
+                self.dropped["citation"] += 1
+            else:
+                web = {"uri": citation.url} if citation.title is None else {"uri": citation.url, "title": citation.title}
+                self._sources[key] = {"web": web}
+
+    def _grounding(self, candidate: dict[str, Any]) -> dict[str, Any]:
+        """``candidate`` with the ``groundingMetadata`` of the sources cited so far (given once)."""
+        if self._sources:
+            candidate["groundingMetadata"] = {"groundingChunks": list(self._sources.values())}
+            self._sources = {}
+        return candidate
 
     def on_start(self) -> str:
         self._head = 'data: {"candidates":[{"content":{"role":"model","parts":['
@@ -116,7 +142,7 @@ class GeminiEncoder(Encoder):
         return self._head + dumps(part) + self._tail
 
     def on_done(self, stop: str, native: str) -> str:
-        body: dict[str, Any] = {"candidates": [{"finishReason": native, "index": 0}]}
+        body: dict[str, Any] = {"candidates": [self._grounding({"finishReason": native, "index": 0})]}
         if self.usage is not None:
             body["usageMetadata"] = gemini_usage(self.usage)
         body["modelVersion"] = self.model
@@ -141,8 +167,9 @@ class GeminiEncoder(Encoder):
             if not answer:
                 answer.append({"text": ""})
             answer[0]["thoughtSignature"] = signatures[-1]
-        self.dropped["citation"] += len(result.citations)
+        self._cite(result.citations)
         candidate = {"content": {"role": "model", "parts": parts + answer}, "finishReason": native, "index": 0}
+        candidate = self._grounding(candidate)
         out: dict[str, Any] = {"candidates": [candidate]}
         if self.usage is not None:
             out["usageMetadata"] = gemini_usage(self.usage)
@@ -159,8 +186,11 @@ class GeminiEncoder(Encoder):
 
     def on_error(self, error: Mapping[str, Any]) -> str:
         out = ""
-        if self.usage is not None:  # the usage so far, on a chunk of its own (no finishReason: not an end)
-            usage = {"candidates": [{"content": {"role": "model", "parts": []}, "index": 0}]}
-            usage["usageMetadata"] = gemini_usage(self.usage)  # type: ignore[assignment]
+        if self.usage is not None or self._sources:  # the usage and sources so far, on a chunk of their own (no
+            # finishReason: not an end)
+            candidate = self._grounding({"content": {"role": "model", "parts": []}, "index": 0})
+            usage: dict[str, Any] = {"candidates": [candidate]}
+            if self.usage is not None:
+                usage["usageMetadata"] = gemini_usage(self.usage)
             out = "data: " + dumps(usage) + "\n\n"
         return out + "data: " + dumps(self.error_body(error)) + "\n\n"
