@@ -95,7 +95,9 @@ class GeminiEncoder(Encoder):
             if key in self._sources:
                 self.dropped["citation"] += 1
             else:
-                web = {"uri": citation.url} if citation.title is None else {"uri": citation.url, "title": citation.title}
+                web = {"uri": citation.url}
+                if citation.title is not None:
+                    web["title"] = citation.title
                 self._sources[key] = {"web": web}
 
     def _grounding(self, candidate: dict[str, Any]) -> dict[str, Any]:
