@@ -124,3 +124,23 @@ def test_error_only_streams_read_like_their_provider(body: bytes, provider: Prov
     assert [e.to_dict(with_raw=True) for e in iter_unified([body], "auto")] == [
         e.to_dict(with_raw=True) for e in iter_unified([body], provider)
     ]
+
+
+def test_a_decoder_hands_an_auto_stream_to_the_settled_normaliser_once_it_is_known() -> None:
+    """``settled()``: None while auto has not recognised the provider, then its delegate (which reads every later
+    event, chunk by chunk, in its place: the events are those of the provider named)."""
+    from ssewire import StreamDecoder
+
+    body = (FIXTURES / "openai-chat-multi-tool-use-parallel.sse").read_bytes()
+    auto = AutoNormalizer()
+    assert auto.settled() is None
+    decoder, named = StreamDecoder(auto, "auto"), StreamDecoder("openai-chat", "sse")
+    assert named.normalizer.settled() is named.normalizer
+    pieces = [body[i : i + 7] for i in range(0, len(body), 7)]
+    from_auto = [event for piece in pieces for event in decoder.feed(piece)] + decoder.close()
+    from_named = [event for piece in pieces for event in named.feed(piece)] + named.close()
+    assert auto.settled() is auto.delegate is not None and auto.detected == "openai-chat"
+    assert [(e.type, e.text, e.tool_call_id) for e in from_auto] == [
+        (e.type, e.text, e.tool_call_id) for e in from_named
+    ]
+    assert auto.done and auto.finished

@@ -32,6 +32,7 @@ __all__ = [
     "Scanner",
     "framing_for_content_type",
     "framing_name",
+    "framing_scanner",
     "make_scanner",
     "scanner_named",
 ]
@@ -271,6 +272,14 @@ class AutoScanner:
             events = self._start(_DEFAULT)  # the events of the bytes held so far, then the end's
         assert self.inner is not None
         return events + self.inner.close() if events else self.inner.close()
+
+
+def framing_scanner(scanner: Scanner) -> Scanner:
+    """The scanner that frames the body now: an :class:`AutoScanner`'s scanner once it recognised the framing (its
+    ``feed`` is the auto scanner's from then on), else ``scanner`` itself."""
+    if type(scanner) is AutoScanner and scanner.inner is not None:
+        return scanner.inner
+    return scanner
 
 
 def framing_name(name: object) -> FramingName:

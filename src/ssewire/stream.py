@@ -26,7 +26,7 @@ from ._scan.sniff import describe_body, starts_a_stream
 from .content_encoding import BodyDecoder
 from .errors import BodyTooLarge, StreamTruncatedError, chunk_type_error, not_one_chunk
 from .events import Unified
-from .framing import FRAMINGS_BY_NAME, Chunk, framing_name, make_scanner, scanner_named
+from .framing import FRAMINGS_BY_NAME, Chunk, framing_name, framing_scanner, make_scanner, scanner_named
 from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
@@ -112,7 +112,9 @@ class StreamDecoder:
         "_max_buffer",
         "_max_inflated",
         "_plain",
+        "_reader",
         "_replay",
+        "_scan",
         "_sequence",
         "_sniff",
         "normalizer",
@@ -155,10 +157,17 @@ class StreamDecoder:
         #: True once bytes go straight from the scanner to the normaliser: the body's first event came (no head to
         #: keep), its encoding is known and not compressed, no replayed events to drop (see :meth:`_replan`).
         self._plain = False
+        #: On the plain path: the feed of the scanner that frames the body (an auto scanner's, once it recognised
+        #: the framing), and the normaliser that reads every event in the named one's place (see
+        #: :meth:`~ssewire.normalizers.contract.Normalizer.settled`; None until it is known).
+        self._scan: Callable[[Chunk], list[SSEEvent]]  # (set by _replan, with _plain)
+        self._reader = self.normalizer.settled()
 
     def _replan(self) -> None:
-        """Whether a chunk can take the plain path now (see ``_plain``)."""
-        self._plain = self._head is None and not self._sniff and self._body is None and self._replay is None
+        """Whether a chunk can take the plain path now (see ``_plain``), and what frames it there."""
+        plain = self._plain = self._head is None and not self._sniff and self._body is None and self._replay is None
+        if plain:
+            self._scan = framing_scanner(self.scanner).feed
 
     def _sniffed(self, chunk: Chunk) -> bool:
         """Whether ``chunk``, a body's first non-empty bytes of no stated encoding, may start a compressed body:
@@ -197,7 +206,7 @@ class StreamDecoder:
         """Unified events completed by ``chunk`` (a dict: one event an SDK already decoded, given to the
         normaliser's ``frame()``, e.g. boto3's Bedrock event dicts)."""
         if self._plain and not isinstance(chunk, dict):  # the bulk of a stream
-            events = self.scanner.feed(chunk)
+            events = self._scan(chunk)
             return self._normalize(events) if events else []
         if isinstance(chunk, dict):
             self._head = None
@@ -220,7 +229,7 @@ class StreamDecoder:
         return self._normalize(events) if events else []
 
     def _normalize(self, events: list[SSEEvent]) -> list[Unified]:
-        out = self.normalizer.normalize(events)
+        out = (self._reader or self._settled()).normalize(events)
         if out:
             sequence, last_id = out[-1].sequence, events[-1].id
             if sequence is not None or last_id is not None:
@@ -231,9 +240,17 @@ class StreamDecoder:
         """Give the unified events completed by ``chunk`` to ``accumulator``: what ``accumulator.take(feed(chunk))``
         does, without making the events it does not need (see :meth:`Normalizer.normalize_into`)."""
         if self._plain and not isinstance(chunk, dict):  # the bulk of a stream
-            events = self.scanner.feed(chunk)
+            events = self._scan(chunk)
             if events:
-                self._normalize_into(events, accumulator)
+                before = accumulator.events
+                reader = self._reader or self._settled()
+                reader.normalize_into(events, accumulator)
+                if accumulator.events > before:
+                    sequence, last_id = reader.last_sequence, events[-1].id
+                    if sequence is not None or last_id is not None:
+                        self._delivered(sequence, last_id)
+                if not accumulator.has_meta:
+                    accumulator.adopt_meta(reader.response_id, reader.model)
             return
         if isinstance(chunk, dict):
             self._head = None
@@ -273,9 +290,16 @@ class StreamDecoder:
                 events = events[1:]
         self._normalize_into(events, accumulator)
 
+    def _settled(self) -> Normalizer:
+        """The normaliser that reads the stream's events now: the one :meth:`Normalizer.settled` names (kept once
+        known), else the named one."""
+        normalizer = self.normalizer
+        reader = self._reader = normalizer.settled()
+        return normalizer if reader is None else reader
+
     def _normalize_into(self, events: list[SSEEvent], accumulator: Accumulator) -> None:
         before = accumulator.events
-        normalizer = self.normalizer
+        normalizer = self._reader or self._settled()
         normalizer.normalize_into(events, accumulator)
         if accumulator.events > before:
             sequence, last_id = normalizer.last_sequence, events[-1].id

@@ -35,7 +35,7 @@ from . import COLUMNS, SCHEMA_VERSION
 from .errors import UsageError
 from .inputs import NameFilter, open_inputs
 from .items import Input, TableColumns
-from .outputs import FORMATS, Writer, format_for, open_writer, partial_path, require_format
+from .outputs import FORMATS, Writer, format_for, open_writer, partial_path, pyarrow_without_pandas, require_format
 from .parquet_rows import Reader
 from .pool import TABLES_READ_BY_WORKERS, TASK_BYTES, Workers, peak_rss, run, tasks
 from .progress import Progress
@@ -84,8 +84,8 @@ def _parser() -> argparse.ArgumentParser:
         type=_jobs,
         default=_cpus(),
         metavar="N",
-        help="worker processes (default: one per CPU; 1: parse in this process, which otherwise parses only until "
-        "a worker has started)",
+        help="worker processes (default: one per CPU; 1: parse in this process, which otherwise only reads the "
+        "inputs and writes the rows)",
     )
     add_provider_options(parser, "whose streams", "detected per stream", "per stream")
     parser.add_argument(
@@ -186,7 +186,7 @@ def _run(batch: _Batch, writer: Writer, workers: Optional[Workers]) -> int:
     progress = Progress(sys.stderr, *_totals(batch.inputs)) if show else None
     summary = Summary()
     peaks: dict[int, int] = {}  # worker pid -> peak RSS in bytes
-    parent = os.getpid()  # with workers, it parses until the first has started
+    parent = os.getpid()
     start = time.perf_counter()
     items = itertools.chain.from_iterable(source.items() for source in batch.inputs)
     try:
@@ -258,13 +258,17 @@ def _failed(exc: BaseException, rows: int, partial: str) -> int:
     raise exc
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run ``ssewire batch`` with ``argv`` (the arguments after ``batch``); returns the exit status."""
+def main(argv: Optional[Sequence[str]] = None, *, own_process: bool = False) -> int:
+    """Run ``ssewire batch`` with ``argv`` (the arguments after ``batch``); returns the exit status.
+    ``own_process``: the command runs in a process of its own (the console script, ``python -m ssewire``), where
+    pyarrow may be told pandas is absent (:func:`~ssewire.batch.outputs.pyarrow_without_pandas`)."""
     args = _parser().parse_args(argv)
     workers = _start_workers(args.jobs)
     try:
         try:
             batch = _Batch(args)
+            if own_process and batch.format == "parquet":
+                pyarrow_without_pandas()
             writer = open_writer(args.out, batch.format, batch.kept)
         except UsageError as exc:
             print(f"ssewire batch: {exc}", file=sys.stderr)

@@ -40,6 +40,11 @@ class NameFilter:
     glob: Optional[str] = None
     exclude: tuple[str, ...] = ()
 
+    @property
+    def keeps_all(self) -> bool:
+        """Whether every file is read (no pattern given)."""
+        return self.glob is None and not self.exclude
+
     def __call__(self, relative: str) -> bool:
         if self.glob is not None and not fnmatch.fnmatch(relative, self.glob):
             return False
@@ -72,9 +77,10 @@ class DirectoryInput(Input):
         super().__init__(path, columns, max_body)
         self.exclude = exclude
         self.names = names
+        self._prefix = len(os.path.join(path, ""))  # a listed path is the directory's path joined to the rest
 
     def _keep(self, path: str) -> bool:
-        return self.names(os.path.relpath(path, self.path))
+        return self.names.keeps_all or self.names(path[self._prefix :])
 
     def items(self) -> Iterator[Item]:
         skip = {_identity(path) for path in self.exclude} - {None}

@@ -14,12 +14,22 @@ import base64
 import csv
 import json
 import os
+import sys
 from typing import Any, Optional, Sequence
 
 from . import COLUMNS
 from .errors import UsageError
 
-__all__ = ["FORMATS", "ROW_GROUP_ROWS", "Writer", "format_for", "open_writer", "partial_path", "require_format"]
+__all__ = [
+    "FORMATS",
+    "ROW_GROUP_ROWS",
+    "Writer",
+    "format_for",
+    "open_writer",
+    "partial_path",
+    "pyarrow_without_pandas",
+    "require_format",
+]
 
 #: The output formats, ``--format``'s choices.
 FORMATS = ("parquet", "jsonl", "csv")
@@ -164,6 +174,31 @@ def _pyarrow() -> tuple[Any, Any, Any]:
             "(--format jsonl or --format csv, or an --out ending in .jsonl or .csv)"
         ) from None
     return pa, pq, SCHEMA
+
+
+class _PandasHidden:
+    """An import finder for which pandas is not there (see :func:`pyarrow_without_pandas`)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError("hidden from pyarrow by ssewire batch", name=name)
+
+
+def pyarrow_without_pandas() -> None:
+    """Have pyarrow take pandas as not installed in this process, unless pandas is imported already: the Parquet
+    writer converts Python lists, which never need it, but pyarrow's first conversion of any kind imports pandas
+    where it is installed (a quarter of a second of every run, more than parsing a thousand small bodies). For a
+    process that runs nothing else (the command line): pyarrow then never converts to or from pandas in it. Pandas
+    itself stays importable."""
+    if "pandas" in sys.modules:
+        return
+    pa = _pyarrow()[0]
+    hidden = _PandasHidden()
+    sys.meta_path.insert(0, hidden)
+    try:
+        pa.array([], type=pa.null())  # pyarrow asks for pandas once, on its first conversion, and remembers
+    finally:
+        sys.meta_path.remove(hidden)
 
 
 def _escaped(value: Any) -> Any:

@@ -88,8 +88,7 @@ class Workers:
     """``jobs`` worker processes, all started at once, so that they start while the parent opens its inputs and
     imports what it writes with; :meth:`close` stops them. Where there is a forkserver, it imports this module (and
     so ssewire) once and each worker starts as a fork of it; a thread waits for that, not the parent. Each worker
-    imports the modules of ``preload`` (pyarrow for table inputs) as it starts. :meth:`started` tells whether one is
-    ready for work: until then :func:`run` parses in this process."""
+    imports the modules of ``preload`` (pyarrow for table inputs) as it starts; tasks sent before then wait."""
 
     def __init__(self, jobs: int, preload: Sequence[str] = ()) -> None:
         self.jobs = jobs
@@ -125,14 +124,6 @@ class Workers:
             raise self._failed
         assert self._executor is not None
         return self._executor
-
-    def started(self) -> bool:
-        """Whether a worker is ready for work (never waits; raises what made the start fail)."""
-        if self._starter.is_alive():
-            return False
-        if self._failed is not None:
-            raise self._failed
-        return any(future.done() for future in self._ready)
 
     def _join(self) -> None:
         if self._starter.ident is not None:
@@ -223,15 +214,16 @@ def _range_tasks(rows: RowRange, task_bytes: int) -> Iterator[Task]:
 
 
 def run(work: Iterable[Task], provider: str, framing: FramingName, workers: Optional[Workers] = None) -> Iterator[Done]:
-    """Each task of ``work`` parsed, in order: by ``workers``, or in this process when there are none (and, for
-    tasks of items, a few bodies each, while none of them has started yet: a range of table rows, as big as a row
-    group, would keep this process from sending work to the workers once they have started)."""
+    """Each task of ``work`` parsed, in order: by ``workers``, or in this process when there are none. With workers,
+    this process never parses: its own work (listing the inputs, sending tasks, writing the rows) is what keeps them
+    busy, and the first body it parsed would cost it the price table's import (a quarter of a second, which the
+    workers take as they start); tasks sent before a worker has started wait in the pool's queue."""
     from . import parquet_rows
 
     try:
         pending: deque[tuple[Task, Future[Parsed]]] = deque()
         for task in work:
-            if workers is None or (not pending and isinstance(task.work, list) and not workers.started()):
+            if workers is None:
                 yield _done(task, _parse_here(task, provider, framing))
                 continue
             pending.append((task._replace(work=[]), workers.submit(task, provider, framing)))

@@ -1,6 +1,6 @@
 """The command line: ``ssewire [STREAM]`` (:mod:`.main`) and ``ssewire batch`` (:mod:`ssewire.batch.command`),
 which share the options of :mod:`.options`."""
 
-from .main import main
+from .main import console, main
 
-__all__ = ["main"]
+__all__ = ["console", "main"]

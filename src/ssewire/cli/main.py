@@ -302,13 +302,19 @@ def _error_kind(event: Unified) -> Optional[str]:
     return kind if isinstance(kind, str) else None
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command line; returns the exit status. ``batch`` first: :func:`ssewire.batch.command.main`."""
+def console() -> int:
+    """The ``ssewire`` command in a process of its own (the console script, ``python -m ssewire``): :func:`main`."""
+    return main(own_process=True)
+
+
+def main(argv: Optional[Sequence[str]] = None, *, own_process: bool = False) -> int:
+    """Run the command line; returns the exit status. ``batch`` first: :func:`ssewire.batch.command.main`
+    (``own_process``: see there)."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "batch":
         from ..batch.command import main as batch
 
-        return batch(argv[1:])
+        return batch(argv[1:], own_process=own_process)
     parser = _parser()
     args = parser.parse_args(argv)
     name = args.stream

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 from ..errors import DetectionError
 from ..events import SSEEvent, Unified
 from .common import truncated_event
-from .contract import DelegatingNormalizer
+from .contract import DelegatingNormalizer, Normalizer
 from .providers import ENTRIES, detect_provider, error_provider
 
 if TYPE_CHECKING:
@@ -41,6 +41,10 @@ class AutoNormalizer(DelegatingNormalizer):
     def detected(self) -> Optional[str]:
         """The provider recognised so far (None before the first recognisable payload)."""
         return None if self.delegate is None else self.delegate.provider
+
+    def settled(self) -> Optional[Normalizer]:
+        """The recognised provider's normaliser (every later event is its own); None before."""
+        return self.delegate
 
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
         """Decode events until the provider is recognised, then hand the rest to its normaliser."""

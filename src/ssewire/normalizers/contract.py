@@ -221,6 +221,12 @@ class Normalizer:
             return self._normalize_decoding(events)
         return self.normalize_reading(events, self, self.reads_deltas if self.reading_can_stop else None)
 
+    def settled(self) -> Optional[Normalizer]:
+        """The normaliser that reads every later event of this stream in this one's place (same events, same state:
+        what :class:`~ssewire.StreamDecoder` hands the bulk of a stream to): this one; None while that is not
+        known yet."""
+        return self
+
     def reads_deltas(self) -> bool:
         """Whether the compiled delta reader may take the stream's payloads now (a payload it takes must change no
         state but what its notes and ``_reader_calls`` carry). Always, unless a provider says otherwise."""
