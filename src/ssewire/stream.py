@@ -242,15 +242,7 @@ class StreamDecoder:
         if self._plain and not isinstance(chunk, dict):  # the bulk of a stream
             events = self._scan(chunk)
             if events:
-                before = accumulator.events
-                reader = self._reader or self._settled()
-                reader.normalize_into(events, accumulator)
-                if accumulator.events > before:
-                    sequence, last_id = reader.last_sequence, events[-1].id
-                    if sequence is not None or last_id is not None:
-                        self._delivered(sequence, last_id)
-                if not accumulator.has_meta:
-                    accumulator.adopt_meta(reader.response_id, reader.model)
+                self._normalize_into(events, accumulator)
             return
         if isinstance(chunk, dict):
             self._head = None

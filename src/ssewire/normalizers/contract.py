@@ -288,7 +288,7 @@ class Normalizer:
         end = len(batch)
         index = 0
         sink = None if into is None else into._sink or into.text_sink()  # (None until it knows the id and model)
-        fast: Any = _UNASKED  # the typed fast path, asked for at the first decoded event
+        fast: Any = _UNASKED  # the typed fast path, asked for at the first event it may read
         fast_from = 0 if reader.fast_beyond_rule else typed.READER_MAX_CHARS
         while True:
             after = take(batch, index, rule, out, calls, notes, sink)
@@ -303,12 +303,12 @@ class Normalizer:
                 return out
             event = batch[index]
             index += 1
-            if fast is _UNASKED:
-                fast = self.fast
-            if fast is None or (fast_from and type(event) is not Utf8Event and len(event.data) < fast_from):
-                got = None  # (a held event is too large for the reader: the fast path reads its UTF-8)
+            if fast_from and type(event) is not Utf8Event and len(event.data) < fast_from:
+                got = None  # (declined by the reader: the full decode; the fast path reads a held event's UTF-8)
             else:
-                got = fast(event)
+                if fast is _UNASKED:
+                    fast = self.fast
+                got = None if fast is None else fast(event)
             made = decoded(event) if got is None else got
             if into is None:
                 out += made
