@@ -3,10 +3,12 @@ answer from the API, batch rows, the tap and the command line."""
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
 import subprocess
 import sys
+import tracemalloc
 import zlib
 from pathlib import Path
 from typing import Any, Callable
@@ -16,6 +18,7 @@ import pytest
 from helpers import FIXTURES, chunked
 from ssewire import StreamTap, collect, iter_unified
 from ssewire.batch import result_row
+from ssewire.stream import StreamDecoder
 
 RESPONSES = (FIXTURES / "openai-responses-tool-call.sse").read_bytes()
 CHAT = (FIXTURES / "openai-chat-truncated.sse").read_bytes()
@@ -66,6 +69,40 @@ def test_a_provider_that_reads_the_stream_by_delegation_is_not_wrong(body: bytes
     for data in (body, cut):
         error = collect(iter_unified([data], provider)).error  # type: ignore[arg-type]
         assert error is None or error["type"] != "wrong_provider", error
+
+
+def _chat_chunk(text: str) -> bytes:
+    chunk = {"id": "c1", "model": "m", "choices": [{"index": 0, "delta": {"content": text}}]}
+    return b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
+
+
+@pytest.mark.parametrize("text", ["a" * 300_000, "\u00e9" * 150_000], ids=["ascii", "held-utf8"])
+def test_a_large_first_event_still_names_the_wrong_provider(text: str) -> None:
+    """Only the start of a first event over 64 KiB is kept to the end: enough to tell whose payload it is."""
+    body = _chat_chunk(text) + _chat_chunk("more")
+    for result in (collect(iter_unified([body], "anthropic")), _tap(body, "anthropic")):
+        error = result.error
+        assert error is not None and error["type"] == "wrong_provider", error
+        assert error["detected_provider"] == "openai-chat"
+
+
+def test_the_first_event_is_not_held_whole_to_the_end() -> None:
+    """A stream's memory stays about one event: a 2 MB first event is not kept while the rest is read."""
+    first = _chat_chunk("x" * 2_000_000)
+    rest = [_chat_chunk("y") for _ in range(3)]
+    decoder = StreamDecoder("openai-chat", "sse")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        decoder.feed(first)
+        for chunk in rest:
+            decoder.feed(chunk)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 256 * 1024, held
+    assert [e.type for e in decoder.close()] == ["error"]  # (no terminal: still told as truncated)
 
 
 def test_a_cut_stream_of_the_right_provider_is_still_truncated() -> None:

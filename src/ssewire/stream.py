@@ -32,6 +32,7 @@ from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
 from .normalizers.providers import wrong_provider
 from .normalizers.registry import PROVIDERS, normalizer_for
+from .partial_json import parse_partial_json
 from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
 from .transport import is_transport_error
 
@@ -56,6 +57,9 @@ __all__ = [
 Piece = Union[Chunk, dict[str, Any]]
 
 _HEAD = 64 * 1024  # bytes of a body kept until its first event, to say what it is when none comes
+#: Characters of a body's first event kept to its end to tell a wrong provider (a payload's members that say whose
+#: it is come first in every provider's payloads; a larger first event is kept cut: see ``_keep_first``).
+_FIRST_KEPT = 8 * 1024
 _COMPRESSED_FIRST = (0x1F, 0x78)  # the first byte of a gzip and of a zlib stream (see content_encoding)
 
 
@@ -105,6 +109,7 @@ class StreamDecoder:
     __slots__ = (
         "_body",
         "_first",
+        "_first_cut",
         "_framing",
         "_head",
         "_ids",
@@ -145,7 +150,10 @@ class StreamDecoder:
         self._replay: Optional[ReplayFilter] = None
         #: The body's first bytes until its first event (an empty bytes until a chunk without an event comes).
         self._head: Union[bytes, bytearray, None] = b""
-        self._first: Optional[SSEEvent] = None  # the body's first event, to tell a wrong provider at the end
+        #: The body's first event (its data cut to _FIRST_KEPT characters: memory stays one event), to tell a
+        #: wrong provider at the end; whether it was cut.
+        self._first: Optional[SSEEvent] = None
+        self._first_cut = False
         #: True until the first bytes say whether a body of no stated encoding is compressed (no decoder before).
         self._sniff = content_encoding is None
         self._body: Optional[BodyDecoder] = None  # None: bytes as they come
@@ -316,7 +324,7 @@ class StreamDecoder:
         if head is not None:
             if events:
                 self._head = None
-                self._first = events[0]
+                self._keep_first(events[0])
                 self._replan()
             elif len(head) < _HEAD:
                 if type(head) is not bytearray:
@@ -325,6 +333,17 @@ class StreamDecoder:
         if events and self._replay is not None:
             events = self._drop_replays(events)
         return events
+
+    def _keep_first(self, event: SSEEvent) -> None:
+        """Keep the body's first event for :meth:`_told_apart`: as it is, or the start of a larger one's data (its
+        first :data:`_FIRST_KEPT` characters; a held event's from its UTF-8, whose text is never built here)."""
+        utf8 = getattr(event, "utf8", None)  # (a held event whose text was not read: see Utf8Event)
+        if utf8 is not None:
+            self._first, self._first_cut = SSEEvent(event.event, utf8[:_FIRST_KEPT].decode("utf-8", "ignore")), True
+        elif len(event.data) > _FIRST_KEPT:
+            self._first, self._first_cut = SSEEvent(event.event, event.data[:_FIRST_KEPT]), True
+        else:
+            self._first = event
 
     def _delivered(self, sequence: Optional[int], last_id: Optional[str]) -> None:
         """Events were delivered, the last with SSE id ``last_id``, ``sequence`` the last sequence number: keep
@@ -407,7 +426,9 @@ class StreamDecoder:
         try:
             obj = loads(first.data)
         except ValueError:
-            return out
+            if not self._first_cut:
+                return out
+            obj = parse_partial_json(first.data)  # the start of a large payload: its members so far
         named = self.normalizer.provider
         detected = wrong_provider(named, obj, first.event) if type(obj) is dict else None
         if detected is not None:

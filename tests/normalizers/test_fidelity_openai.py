@@ -4,7 +4,9 @@ rule of the two modules' docstrings, on fixtures written from the documented for
 
 from __future__ import annotations
 
+import gc
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +168,50 @@ def test_an_output_that_arrives_while_the_call_is_open_makes_its_one_done_a_serv
     events = _output_rule_events(output_before_done=True)
     assert [e.server for e in events if e.type == "tool_call_done"] == [True]
     assert collect(events).stop_reason == "end"
+
+
+def _function_call_events(call_id: str, index: int, arguments: str) -> list[dict[str, Any]]:
+    item = {"id": f"fc_{call_id}", "type": "function_call", "call_id": call_id, "name": "run", "arguments": ""}
+    place = {"output_index": index, "item_id": item["id"]}
+    return [
+        {"type": "response.output_item.added", "output_index": index, "item": item},
+        {"type": "response.function_call_arguments.delta", **place, "delta": arguments},
+        {"type": "response.function_call_arguments.done", **place, "arguments": arguments},
+        {"type": "response.output_item.done", "output_index": index, "item": {**item, "arguments": arguments}},
+    ]
+
+
+@pytest.mark.parametrize("arguments", ['{"cmd": "ls -la", "n": [1, 2.5]}', '{"cmd": "ls', "[1, 2]"])
+def test_a_re_marked_function_call_repeats_its_name_and_arguments(arguments: str) -> None:
+    output = {"id": "fco_1", "type": "function_call_output", "call_id": "call_1", "output": "done"}
+    events = feed(
+        OpenAINormalizer(),
+        *_function_call_events("call_1", 0, arguments),
+        {"type": "response.output_item.done", "output_index": 1, "item": output},
+    )
+    first, again = [e for e in events if e.type == "tool_call_done"]
+    assert (again.server, first.server) == (True, False)
+    fields = ("tool_call_id", "tool_name", "arguments", "arguments_raw", "arguments_error")
+    assert [getattr(again, f) for f in fields] == [getattr(first, f) for f in fields]
+    assert again.raw["item"] == output
+
+
+def test_closed_client_calls_are_remembered_by_their_argument_text_only() -> None:
+    """The normaliser remembers every closed client call to the end of the stream (a later provider output
+    re-marks it): each costs about its argument text, not its payload and decoded arguments as well."""
+    texts = [json.dumps({"path": f"/tmp/{i}", "body": "x" * 4000, "lines": list(range(200))}) for i in range(60)]
+    payloads = [p for i, text in enumerate(texts) for p in _function_call_events(f"call_{i}", i, text)]
+    normalizer = OpenAINormalizer()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        events = feed(normalizer, *payloads)
+        del events
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 1.5 * sum(map(len, texts)), (held, sum(map(len, texts)))
 
 
 def test_queued_compaction_and_unknown_events_are_raw_and_keep_an_open_call() -> None:

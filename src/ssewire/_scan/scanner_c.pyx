@@ -152,6 +152,13 @@ cdef inline void buf_fit(Buf* b) noexcept nogil:
             b.cap = b.len
 
 
+cdef inline void buf_fit_large(Buf* b) noexcept nogil:
+    """:func:`buf_fit` for a buffer grown past ``RETAIN`` (the one that held a large event, about to be copied out:
+    it grew by doubling, so without this the copy-out would cost up to three times the event)."""
+    if b.cap > RETAIN:
+        buf_fit(b)
+
+
 cdef inline void buf_trim(Buf* b) noexcept nogil:
     """Empty the buffer; give its memory back when it grew large."""
     b.len = 0
@@ -558,6 +565,7 @@ cdef class _LineScanner(_Scanner):
                         raise messages.overflow("a line", self._max_obj)
                     if buf_append(&self._tail, p + start, e - start) < 0:
                         raise MemoryError()
+                    buf_fit_large(&self._tail)
                     self._take(self._tail.p, self._tail.len, UNKNOWN_STATS, 0, True, out)
                     self._tail.len = 0
                 else:
@@ -792,12 +800,13 @@ cdef class SSEParser(_LineScanner):
             name = "message"
         else:
             name = self._name(self._ev.p, self._ev.len)
+        if not self._dref_mode and self._dat.cap > RETAIN:
+            # the buffer a large event grew in is cut to it first, so the event costs its size twice at most while
+            # it is copied out
+            buf_fit(&self._dat)
+            at = self._dat.p + self._doff
         if self._data_size >= _LARGE_DATA and ssewire_utf8_check(<const unsigned char*>at, self._data_size) == 2:
-            # held as its UTF-8 until read (see utf8_event); the buffer it grew in is cut to it first, so the event
-            # costs its size twice at most while it is copied out
-            if not self._dref_mode:
-                buf_fit(&self._dat)
-                at = self._dat.p + self._doff
+            # held as its UTF-8 until read (see utf8_event)
             out.append(Utf8Event(name, PyBytes_FromStringAndSize(at, self._data_size), self._id, self.retry))
         else:
             if self._dref_mode and self._dref_max != UNKNOWN_STATS:
@@ -1035,6 +1044,7 @@ cdef class JSONArrayStreamParser(_Scanner):
                 pos = self._run(p, pos, n, spans, &count, &err)
             for i in range(count):
                 if spans[i].start < 0:
+                    buf_fit_large(&self._pending)
                     data = ssewire_decode(self._pending.p, self._pending.len)
                     buf_trim(&self._pending)
                 elif spans[i].max_byte != UNKNOWN_STATS:

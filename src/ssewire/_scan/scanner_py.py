@@ -569,9 +569,14 @@ class NDJSONParser(_Scanner):
             self._hold(chunk)
             return
         block = chunk[: end + 1]
-        if self._tail:  # the pending line ends in this chunk (its size is checked with the line's)
-            block = bytes(self._tail) + block
-            self._tail = bytearray()
+        if self._tail:  # the pending line ends in this chunk: finished in its own buffer, never copied whole
+            lf_at, cr_at = block.find(b"\n"), block.find(b"\r")
+            first = lf_at if cr_at < 0 or 0 <= lf_at < cr_at else cr_at
+            self._tail += block[:first]
+            line, self._tail = self._tail, bytearray()
+            self._line(line, out)  # (its size is checked with the line's)
+            del line
+            block = block[first + (2 if first == cr_at and block[first + 1 : first + 2] == b"\n" else 1) :]
         lines = block.split(b"\n")[:-1] if cr < 0 else block.splitlines()
         _take_lines(self, lines, chunk[end + 1 :], end == cr, out)
 
@@ -702,7 +707,8 @@ class JSONArrayStreamParser(_Scanner):
             if self._pending:
                 if len(self._pending) + (end - start) > max_buffer:
                     raise messages.overflow("a JSON array element", max_buffer)
-                element = bytes(self._pending) + chunk[start:end]
+                self._pending += chunk[start:end]  # (finished in its own buffer, never copied whole)
+                element: Union[bytes, bytearray] = self._pending
                 self._pending = bytearray()
             else:
                 if end - start > max_buffer:

@@ -74,7 +74,7 @@ from ._fast.utf8 import LARGE, decodable, held
 from .chat import ChatCompletionsNormalizer, ChatRules
 from .common import error_object, error_payload, id_and_model, key_of, str_or, with_incomplete
 from .contract import DelegatingNormalizer, Recognition
-from .tool_calls import CallTable, OpenCall, closes_calls
+from .tool_calls import CallTable, OpenCall, closes_calls, decode_arguments
 
 __all__ = [
     "CLIENT_CALL_ITEMS",
@@ -196,18 +196,36 @@ def citation_of(annotation: Any) -> Optional[Citation]:
     return Citation(kind, str_or(annotation.get("url"), None), title, None, start, end, annotation)
 
 
-def _remarked(done: Unified, raw: Any, sequence: Optional[int]) -> Unified:
-    """``done`` again, now ``server`` (a call the provider turned out to run), carried by ``raw``."""
+#: What a closed client call keeps for re-marking (see ``OpenAINormalizer._client_done``): its name, argument text,
+#: and the arguments and their error only where that text does not decode back to them (a call sent whole).
+_ClosedCall = tuple[Optional[str], Optional[str], Any, Optional[str]]
+
+
+def _closed_call(done: Unified) -> _ClosedCall:
+    """What :func:`_remarked` needs of a closed client call's ``tool_call_done``: not its payload, nor arguments
+    its argument text gives again (a stream's closed calls are kept to its end: each costs its text, no more)."""
+    text, arguments, error = done.arguments_raw, done.arguments, done.arguments_error
+    if text is not None and error is None:
+        return done.tool_name, text, None, None
+    return done.tool_name, text, arguments, error
+
+
+def _remarked(call_id: str, closed: _ClosedCall, raw: Any, sequence: Optional[int]) -> Unified:
+    """The ``tool_call_done`` of closed client call ``call_id`` again, now ``server`` (a call the provider turned
+    out to run), carried by ``raw``: the same name, argument text and arguments."""
+    name, text, arguments, error = closed
+    if arguments is None and text is not None:
+        arguments, error = decode_arguments(text)
     return Unified(
         "tool_call_done",
-        tool_call_id=done.tool_call_id,
-        tool_name=done.tool_name,
-        arguments=done.arguments,
+        tool_call_id=call_id,
+        tool_name=name,
+        arguments=arguments,
         sequence=sequence,
         raw=raw,
         server=True,
-        arguments_raw=done.arguments_raw,
-        arguments_error=done.arguments_error,
+        arguments_raw=text,
+        arguments_error=error,
     )
 
 
@@ -284,7 +302,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         self._closed: set[str] = set()  # item keys whose tool_call_done was emitted
         self._keys: dict[int, str] = {}  # output_index -> item key
         self._client_open: dict[str, OpenCall] = {}  # client calls still open, by call id
-        self._client_done: dict[str, Unified] = {}  # closed client calls' tool_call_done, by call id (re-marking)
+        self._client_done: dict[str, _ClosedCall] = {}  # closed client calls by call id (re-marking)
         self._cited: dict[tuple[Any, Any], set[int]] = {}  # (item id, content index) -> annotation indexes taken
         self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
         #: The names of the custom tools the request declared (``response.tools`` of ``response.created``), None
@@ -405,7 +423,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         """Record that ``call`` (keyed ``key``) was closed by ``done``, and return ``done``."""
         self._closed.add(key)
         if self._client_open.pop(call.id, None) is not None and not call.server:
-            self._client_done[call.id] = done
+            self._client_done[call.id] = _closed_call(done)
         return done
 
     def _call_item(self, obj: dict[str, Any]) -> Optional[tuple[dict[str, Any], str, str]]:
@@ -452,7 +470,7 @@ class OpenAINormalizer(DelegatingNormalizer):
             call.server = True
             return None
         done = self._client_done.pop(call_id, None)
-        return None if done is None else _remarked(done, obj, seq)
+        return None if done is None else _remarked(call_id, done, obj, seq)
 
     def _item_added(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         found = self._call_item(obj)
