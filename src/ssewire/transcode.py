@@ -47,14 +47,29 @@ class _Writing:
         self.write = self.encoder.write
 
     def chunk(self, chunk: Piece) -> list[bytes]:
-        """The non-empty pieces one source chunk makes (its text, and the pieces the target made as UTF-8)."""
+        """The non-empty pieces one source chunk makes (its text, and the pieces the target made as UTF-8), joined
+        into one up to :data:`JOINED_UP_TO` bytes."""
         write = self.write
-        return self.encoder.pieces(joined([write(event) for event in self.decoder.feed(chunk)]))
+        return few(self.encoder.pieces(joined([write(event) for event in self.decoder.feed(chunk)])))
 
     def end(self) -> list[bytes]:
-        """The non-empty pieces that end the stream (the decoder's last events, then the encoder's end)."""
+        """The non-empty pieces that end the stream (the decoder's last events, then the encoder's end), joined
+        into one up to :data:`JOINED_UP_TO` bytes."""
         encoder = self.encoder
-        return encoder.pieces(joined([self.write(event) for event in self.decoder.close()])) + encoder.close_pieces()
+        ending = encoder.pieces(joined([self.write(event) for event in self.decoder.close()]))
+        return few(ending + encoder.close_pieces())
+
+
+#: One chunk's pieces are joined into one up to this many bytes (fewer, larger writes); beyond it they are given as
+#: they are (the pieces of a Responses done or final event share the bytes of the text they repeat: no copy).
+JOINED_UP_TO = 64 * 1024
+
+
+def few(pieces: list[bytes]) -> list[bytes]:
+    """``pieces`` as one piece when there are several of at most :data:`JOINED_UP_TO` bytes in all."""
+    if len(pieces) > 1 and sum(map(len, pieces)) <= JOINED_UP_TO:
+        return [b"".join(pieces)]
+    return pieces
 
 
 def joined(texts: list[str]) -> str:
@@ -78,9 +93,10 @@ def transcode(
 ) -> Iterator[bytes]:
     """The stream ``chunks`` (read as ``provider`` with ``framing``, as :func:`~ssewire.iter_unified` reads it)
     written as target ``to`` (``openai-chat``, ``openai``, ``anthropic``, ``gemini``, ``vercel-ui``): the bytes each
-    source chunk makes, in one piece (in several where the target made a large part as UTF-8: the Responses API's
-    done events and final response share their text's bytes), never an empty one. ``options`` go to the target's
-    encoder (``model``, ``response_id``, ``created``; ``include_usage`` for ``openai-chat`` ...). Reading errors
+    source chunk makes, in one piece (in several where they are over 64 KiB and the target made a large part as
+    UTF-8: the Responses API's done events and final response share their text's bytes), never an empty one.
+    ``options`` go to the target's encoder (``model``, ``response_id``, ``created``; ``include_usage`` for
+    ``openai-chat`` ...). Reading errors
     (framing, over-large events) raise as in :func:`~ssewire.iter_unified`."""
     if isinstance(chunks, (bytes, bytearray, memoryview, str)):
         not_one_chunk(chunks, "transcode")

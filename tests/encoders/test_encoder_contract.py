@@ -193,3 +193,23 @@ def test_lone_surrogates_anywhere_are_written_as_json_escapes(to: str) -> None:
     back = collect(iter_unified([out], to))  # type: ignore[arg-type]
     assert back.text == source.text
     assert [(c.id, c.name) for c in back.client_tool_calls] == [(c.id, c.name) for c in source.client_tool_calls]
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_transcode_gives_each_chunk_in_one_piece_but_a_large_repeated_text(to: str) -> None:
+    """Each source chunk's bytes come as one piece (fewer, larger writes), unless they are over 64 KiB and the
+    target repeats a large text it made as UTF-8 (the Responses API's done events and final response): then its
+    pieces share that text's bytes, so no copy of it is made."""
+    data = (FIXTURES / "openai-responses-tool-call.sse").read_bytes()
+    pieces = list(transcode([data], "openai", to, created=1))
+    assert len(pieces) <= 2 and all(pieces)  # the chunk's, then the end's
+    chunks = [data[i : i + 97] for i in range(0, len(data), 97)]
+    assert b"".join(transcode(chunks, "openai", to, created=1)) == b"".join(pieces)
+    text = "long " * 30_000
+    source = Encoder("openai-chat", model="m")
+    chat = b"".join(source.encode(e) for e in (Unified("text_delta", text=text), Unified("done", stop_reason="end")))
+    pieces = list(transcode([chat + source.close()], "openai-chat", to))
+    back = collect(iter_unified([b"".join(pieces)], to))  # type: ignore[arg-type]
+    assert (back.text, back.stop_reason, back.error) == (text, "end", None)
+    if to == "openai":  # the delta, two done events and the final response: the last three share the text's bytes
+        assert max(map(len, pieces)) < 2 * len(text) and sum(map(len, pieces)) > 4 * len(text)

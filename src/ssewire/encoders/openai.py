@@ -173,9 +173,18 @@ class ResponsesEncoder(Encoder):
             "usage": None,
         }
 
+    def _response_text(self, status: str, members: str = "", usage: str = "null") -> str:
+        """:meth:`_response` as JSON text, its ``output`` empty (``status``: one of the API's, no escaping needed;
+        ``members``: JSON text of more members after ``status``, each with its leading comma; ``usage``: JSON)."""
+        return (
+            f'{{"id":{quote(self.response_id or "")},"object":"response","created_at":{int(self.created)},'
+            f'"status":"{status}"{members},"model":{quote(self.model or "")},"output":[],'
+            f'"parallel_tool_calls":true,"tool_choice":"auto","tools":[],"usage":{usage}}}'
+        )
+
     def on_start(self) -> str:
         self._set_stem()
-        response = dumps(self._response("in_progress"))
+        response = self._response_text("in_progress", ',"error":null,"incomplete_details":null')
         created, progress = self._seq, self._seq + 1
         self._seq += 2
         return (
@@ -201,26 +210,34 @@ class ResponsesEncoder(Encoder):
         if item is not None and item.kind == kind:
             return ""
         out = self._close_open()
-        if kind == "message":
+        if kind == "message":  # (item ids are ASCII letters, digits and "_": written as they are)
             item = self._open = self._new_item("msg", "message")
-            added = {"id": item.id, "type": "message", "status": "in_progress", "role": "assistant", "content": []}
-            out += self._event("response.output_item.added", {"output_index": item.index, "item": added})
-            part = {"type": "output_text", "text": "", "annotations": []}
-            place = {"item_id": item.id, "output_index": item.index, "content_index": 0}
-            out += self._event("response.content_part.added", {**place, "part": part})
+            place = f'"item_id":"{item.id}","output_index":{item.index},"content_index":0'
+            out += self._members(
+                "response.output_item.added",
+                f'"output_index":{item.index},"item":{{"id":"{item.id}","type":"message","status":"in_progress",'
+                '"role":"assistant","content":[]}',
+            )
+            out += self._members(
+                "response.content_part.added", place + ',"part":{"type":"output_text","text":"","annotations":[]}'
+            )
             self._delta_head = _delta_head("response.output_text.delta", place)
         else:
             item = self._open = self._new_item("rs", "reasoning")
-            added = {"id": item.id, "type": "reasoning", "summary": []}
-            out += self._event("response.output_item.added", {"output_index": item.index, "item": added})
-            place = {"item_id": item.id, "output_index": item.index, "summary_index": 0}
-            part = {"type": "summary_text", "text": ""}
-            out += self._event("response.reasoning_summary_part.added", {**place, "part": part})
+            place = f'"item_id":"{item.id}","output_index":{item.index},"summary_index":0'
+            out += self._members(
+                "response.output_item.added",
+                f'"output_index":{item.index},"item":{{"id":"{item.id}","type":"reasoning","summary":[]}}',
+            )
+            out += self._members(
+                "response.reasoning_summary_part.added", place + ',"part":{"type":"summary_text","text":""}'
+            )
             self._delta_head = _delta_head("response.reasoning_summary_text.delta", place)
         return out
 
-    def _delta(self, kind: str, text: str) -> str:
-        """A delta of the open ``kind`` item (``message`` or ``reasoning``; opened first when another is open)."""
+    def on_text(self, text: str, kind: str = "message") -> str:
+        """A delta of the open ``kind`` item (``message``, or ``reasoning`` for :meth:`on_reasoning`; opened first
+        when another is open)."""
         item = self._open
         out = ""
         if item is None or item.kind != kind:
@@ -234,11 +251,8 @@ class ResponsesEncoder(Encoder):
         self._seq = seq + 1
         return f'{out}{self._delta_head}{quote(text)},"sequence_number":{seq}}}\n\n'
 
-    def on_text(self, text: str) -> str:
-        return self._delta("message", text)
-
     def on_reasoning(self, text: str) -> str:
-        return self._delta("reasoning", text)
+        return self.on_text(text, "reasoning")
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> ``output_text.annotation.added`` on the open message (one is opened when
@@ -278,40 +292,49 @@ class ResponsesEncoder(Encoder):
             return ""
         self._open = None
         text = utf8(quote(item.parts.take()))
-        place = f'"item_id":"{item.id}","output_index":{item.index}'
+        seq, index = self._seq, item.index  # (the three done events' sequence numbers: seq, seq + 1, seq + 2)
+        self._seq = seq + 3
+        place = f'"item_id":"{item.id}","output_index":{index}'
         if item.kind == "message":
-            annotations = utf8(dumps(item.annotations))
+            annotations = b',"annotations":' + (utf8(dumps(item.annotations)) if item.annotations else b"[]")
             pieces = [
-                self._head("response.output_text.done", place), b',"content_index":0,"text":', text, self._tail(),
-                self._head("response.content_part.done", place),
-                b',"content_index":0,"part":{"type":"output_text","text":', text, b',"annotations":', annotations,
-                b"}", self._tail(),
-            ]  # fmt: skip
-            done = [f'{{"id":"{item.id}","type":"message","status":"completed","role":"assistant","content":['.encode(),
-                    b'{"type":"output_text","text":', text, b',"annotations":', annotations, b"}]}"]  # fmt: skip
+                f'event: response.output_text.done\ndata: {{"type":"response.output_text.done",{place},'
+                '"content_index":0,"text":'.encode(),
+                text,
+                f',"sequence_number":{seq}}}\n\nevent: response.content_part.done\n'
+                f'data: {{"type":"response.content_part.done",{place},"content_index":0,'
+                '"part":{"type":"output_text","text":'.encode(),
+                text,
+                annotations + f'}},"sequence_number":{seq + 1}}}\n\n'.encode(),
+            ]
+            done = [
+                f'{{"id":"{item.id}","type":"message","status":"completed","role":"assistant","content":['
+                '{"type":"output_text","text":'.encode(),
+                text,
+                annotations + b"}]}",
+            ]
         else:
             pieces = [
-                self._head("response.reasoning_summary_text.done", place), b',"summary_index":0,"text":', text,
-                self._tail(), self._head("response.reasoning_summary_part.done", place),
-                b',"summary_index":0,"part":{"type":"summary_text","text":', text, b"}", self._tail(),
-            ]  # fmt: skip
+                f'event: response.reasoning_summary_text.done\ndata: {{"type":"response.reasoning_summary_text.done",'
+                f'{place},"summary_index":0,"text":'.encode(),
+                text,
+                f',"sequence_number":{seq}}}\n\nevent: response.reasoning_summary_part.done\n'
+                f'data: {{"type":"response.reasoning_summary_part.done",{place},"summary_index":0,'
+                '"part":{"type":"summary_text","text":'.encode(),
+                text,
+                f'}},"sequence_number":{seq + 1}}}\n\n'.encode(),
+            ]
             secret = b"" if item.signature is None else b',"encrypted_content":' + utf8(quote(item.signature))
             summary = [b'[{"type":"summary_text","text":', text, b"}]"] if text != b'""' else [b"[]"]
-            done = [f'{{"id":"{item.id}","type":"reasoning","summary":'.encode(), *summary, secret, b"}"]
-        self._output.append((item.index, done))
-        pieces += (self._head("response.output_item.done", f'"output_index":{item.index},"item":'), *done,
-                   self._tail())  # fmt: skip
+            done = [f'{{"id":"{item.id}","type":"reasoning","summary":'.encode(), *summary, secret + b"}"]
+        self._output.append((index, done))
+        pieces.append(
+            f'event: response.output_item.done\ndata: {{"type":"response.output_item.done","output_index":{index},'
+            '"item":'.encode()
+        )
+        pieces += done
+        pieces.append(f',"sequence_number":{seq + 2}}}\n\n'.encode())
         return self.hold(pieces)
-
-    def _head(self, kind: str, members: str) -> bytes:
-        """An event of type ``kind``, up to and with its first ``members`` (JSON text, ASCII)."""
-        return f'event: {kind}\ndata: {{"type":"{kind}",{members}'.encode()
-
-    def _tail(self) -> bytes:
-        """The end of an event: its sequence number (the next one)."""
-        seq = self._seq
-        self._seq = seq + 1
-        return f',"sequence_number":{seq}}}\n\n'.encode()
 
     # -- calls --------------------------------------------------------------------------------------------------
     def on_call_start(self, call: Call) -> str:
@@ -340,21 +363,35 @@ class ResponsesEncoder(Encoder):
         cut = item.index(b'"arguments":""') + len(b'"arguments":')
         done = [item[:cut], arguments, item[cut + 2 :]]
         self._output.append((call.index, done))
-        return self.hold([
-            self._head("response.function_call_arguments.done", place), b',"arguments":', arguments, self._tail(),
-            self._head("response.output_item.done", f'"output_index":{call.index},"item":'), *done, self._tail(),
-        ])  # fmt: skip
+        seq = self._seq  # (the two done events' sequence numbers: seq, seq + 1)
+        self._seq = seq + 2
+        return self.hold(
+            [
+                f'event: response.function_call_arguments.done\ndata: {{"type":"response.function_call_arguments.done",'
+                f'{place},"arguments":'.encode(),
+                arguments,
+                f',"sequence_number":{seq}}}\n\nevent: response.output_item.done\n'
+                f'data: {{"type":"response.output_item.done","output_index":{call.index},"item":'.encode(),
+                *done,
+                f',"sequence_number":{seq + 1}}}\n\n'.encode(),
+            ]
+        )
 
     # -- the end ------------------------------------------------------------------------------------------------
-    def _final(self, kind: str, status: str, **members: Any) -> str:
-        """The terminal event ``kind``: the response with ``status``, ``members``, the usage and every finished
-        item, in output order. It repeats the whole output, so it is held as the pieces of the items kept as UTF-8
-        (:meth:`hold`): no copy of the output is made."""
-        response = self._response(status)
-        response.update(members)
-        if self.usage is not None:
-            response["usage"] = responses_usage(self.usage)
-        head = utf8(dumps(response))
+    def _final(
+        self, kind: str, status: str, error: Optional[dict[str, Any]] = None, details: Optional[dict[str, Any]] = None
+    ) -> str:
+        """The terminal event ``kind``: the response with ``status``, its ``error`` and ``incomplete_details``, the
+        usage and every finished item, in output order. It repeats the whole output, so it is held as the pieces of
+        the items kept as UTF-8 (:meth:`hold`): no copy of the output is made."""
+        head = utf8(
+            self._response_text(
+                status,
+                f',"error":{"null" if error is None else dumps(error)}'
+                f',"incomplete_details":{"null" if details is None else dumps(details)}',
+                "null" if self.usage is None else dumps(responses_usage(self.usage)),
+            )
+        )
         # the one unescaped '"output":[]' is the member's own: quotes inside string values are escaped
         cut = head.index(b'"output":[]') + len(b'"output":[')
         seq = self._seq
@@ -377,12 +414,9 @@ class ResponsesEncoder(Encoder):
     def on_done(self, stop: str, native: str) -> str:
         out = self._close_open()
         kind, status, reason = _ENDINGS.get(stop, _ENDINGS["other"])
-        members: dict[str, Any] = {}
-        if reason is not None:
-            members["incomplete_details"] = {"reason": reason}
-        if status == "failed":
-            members["error"] = self._error  # the source's error, else none (the provider said only "failed")
-        return out + self._final(kind, status, **members)
+        details = None if reason is None else {"reason": reason}
+        error = self._error if status == "failed" else None  # the source's error, else none (it said only "failed")
+        return out + self._final(kind, status, error, details)
 
     def body(self, result: Any, native: str) -> dict[str, Any]:
         """A ``response`` object: a reasoning item (the reasoning as its summary, the last encrypted reasoning, else
@@ -428,12 +462,12 @@ class ResponsesEncoder(Encoder):
 
     def on_close(self) -> str:
         """After an error without a stop: ``response.failed`` carrying that error."""
-        return self._final("response.failed", "failed", error=self._error)
+        return self._final("response.failed", "failed", self._error)
 
 
-def _delta_head(kind: str, place: dict[str, Any]) -> str:
-    """A delta event of type ``kind`` at ``place``, up to the value of its ``delta``."""
-    return f'event: {kind}\ndata: {{"type":"{kind}",{dumps(place)[1:-1]},"delta":'
+def _delta_head(kind: str, place: str) -> str:
+    """A delta event of type ``kind`` at ``place`` (its members, JSON text), up to the value of its ``delta``."""
+    return f'event: {kind}\ndata: {{"type":"{kind}",{place},"delta":'
 
 
 def _first(pair: tuple[int, Any]) -> int:
