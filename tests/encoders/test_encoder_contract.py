@@ -201,14 +201,14 @@ def test_transcode_gives_each_chunk_in_one_piece_but_a_large_repeated_text(to: s
     target repeats a large text it made as UTF-8 (the Responses API's done events and final response): then its
     pieces share that text's bytes, so no copy of it is made."""
     data = (FIXTURES / "openai-responses-tool-call.sse").read_bytes()
-    pieces = list(transcode([data], "openai", to, created=1))
+    pieces = list(transcode([data], "openai", to, created=1))  # type: ignore[arg-type]
     assert len(pieces) <= 2 and all(pieces)  # the chunk's, then the end's
     chunks = [data[i : i + 97] for i in range(0, len(data), 97)]
-    assert b"".join(transcode(chunks, "openai", to, created=1)) == b"".join(pieces)
+    assert b"".join(transcode(chunks, "openai", to, created=1)) == b"".join(pieces)  # type: ignore[arg-type]
     text = "long " * 30_000
     source = Encoder("openai-chat", model="m")
     chat = b"".join(source.encode(e) for e in (Unified("text_delta", text=text), Unified("done", stop_reason="end")))
-    pieces = list(transcode([chat + source.close()], "openai-chat", to))
+    pieces = list(transcode([chat + source.close()], "openai-chat", to))  # type: ignore[arg-type]
     back = collect(iter_unified([b"".join(pieces)], to))  # type: ignore[arg-type]
     assert (back.text, back.stop_reason, back.error) == (text, "end", None)
     if to == "openai":  # the delta, two done events and the final response: the last three share the text's bytes
