@@ -341,27 +341,25 @@ class ResponsesEncoder(Encoder):
         out = self._close_open()
         item = self._new_item("fc", "function_call")
         call.index, call.item_id = item.index, item.id
-        added = call_item(item.id, call.id, call.name, "", "in_progress")
-        return out + self._event("response.output_item.added", {"output_index": call.index, "item": added})
+        head, tail = _call_item_ends(item.id, call, "in_progress")
+        return out + self._members("response.output_item.added", f'"output_index":{item.index},"item":{head}""{tail}')
 
     def on_call_arguments(self, call: Call, text: str) -> str:
         parts = call.parts
         parts.append(text)
         if len(parts) >= parts.limit:
             parts.compact()
-        return self._event(
+        return self._members(
             "response.function_call_arguments.delta",
-            {"item_id": call.item_id, "output_index": call.index, "delta": text},
+            f'"item_id":"{call.item_id}","output_index":{call.index},"delta":{quote(text)}',
         )
 
     def on_call_done(self, call: Call, event: Unified) -> str:
         """The call's done events, its whole arguments in two of them, made as UTF-8 as an item's are."""
         arguments = utf8(quote(call.parts.take()))
         place = f'"item_id":"{call.item_id}","output_index":{call.index}'
-        item = utf8(dumps(call_item(call.item_id, call.id, call.name, "", "completed")))
-        # the one unescaped '"arguments":""' is the member's own (ids and names are quoted: no match inside them)
-        cut = item.index(b'"arguments":""') + len(b'"arguments":')
-        done = [item[:cut], arguments, item[cut + 2 :]]
+        head, tail = _call_item_ends(call.item_id, call, "completed")
+        done = [head.encode(), arguments, utf8(tail)]
         self._output.append((call.index, done))
         seq = self._seq  # (the two done events' sequence numbers: seq, seq + 1)
         self._seq = seq + 2
@@ -463,6 +461,14 @@ class ResponsesEncoder(Encoder):
     def on_close(self) -> str:
         """After an error without a stop: ``response.failed`` carrying that error."""
         return self._final("response.failed", "failed", self._error)
+
+
+def _call_item_ends(item_id: str, call: Call, status: str) -> tuple[str, str]:
+    """:func:`call_item` as JSON text, before and after the value of its ``arguments`` (written between them)."""
+    return (
+        f'{{"id":"{item_id}","type":"function_call","status":"{status}","arguments":',
+        f',"call_id":{quote(call.id)},"name":{quote(call.name or "")}}}',
+    )
 
 
 def _delta_head(kind: str, place: str) -> str:
