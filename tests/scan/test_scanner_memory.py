@@ -199,6 +199,32 @@ def test_a_large_event_fed_in_chunks_costs_about_twice_its_size(scanner: ModuleT
     assert peak < 2.5 * len(body), f"peak {peak / len(body):.2f}x the event"
 
 
+@pytest.mark.parametrize("kind", list(LARGE_EVENTS))
+def test_a_scanner_keeps_nothing_of_a_large_event_once_it_is_out(scanner: ModuleType, kind: str) -> None:
+    """Once a large event is returned (and dropped), the scanner holds a buffer of at most 64 KiB, not the one the
+    event grew in, while the stream goes on."""
+    name, body = LARGE_EVENTS[kind]
+    parser = getattr(scanner, name)()
+    more = {
+        "SSEParser": b"data: x\n\ndata: y",
+        "NDJSONParser": b'{"t": 1}\n{"t": ',
+        "JSONArrayStreamParser": b',{"t": 1},{',
+    }
+    view = memoryview(body[:-1] if name == "JSONArrayStreamParser" else body)  # (the array goes on: no "]")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        events = [event for start in range(0, len(view), 16384) for event in parser.feed(view[start : start + 16384])]
+        events += parser.feed(more[name])  # more events, and the start of one more
+        assert len(events) >= 1 and len(events[0].data.encode()) > 530_000
+        del events
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 96 * 1024, f"{held} bytes held after the event"
+
+
 def _each_feed(parser: Any, data: bytes, size: int) -> list[Any]:
     view = memoryview(data)
     out: list[Any] = []

@@ -567,7 +567,7 @@ cdef class _LineScanner(_Scanner):
                         raise MemoryError()
                     buf_fit_large(&self._tail)
                     self._take(self._tail.p, self._tail.len, UNKNOWN_STATS, 0, True, out)
-                    self._tail.len = 0
+                    buf_trim(&self._tail)
                 else:
                     self._take(p + start, e - start, ends[i].max_byte, ends[i].cont, False, out)
             if count < LINE_BATCH:
