@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from helpers import FIXTURES, examples
 from ssewire import UNIFIED_TYPES, Encoder, Unified, collect, iter_unified, transcode
 from ssewire.encoders import ENCODERS, TARGETS, ChatEncoder
-from ssewire.encoders.base import PIECES_JOINED, Pieces
+from ssewire._json import quote_utf8
+from ssewire.encoders.base import PIECES_JOINED, Pieces, quote, quote_text, utf8
 
 
 def test_the_target_is_named_and_checked() -> None:
@@ -169,6 +170,36 @@ def test_pieces_hold_many_small_texts_compact_and_give_them_back_whole(texts: li
                 pieces.compact()
             assert len(pieces) <= len(texts) // PIECES_JOINED + PIECES_JOINED
         assert pieces.take() == "".join(texts) and len(pieces) == 0, round_
+
+
+#: Texts of every kind of character: ASCII, what JSON escapes, non-ASCII up to the astral planes, lone surrogates.
+_ANY_TEXT = st.text(
+    alphabet=st.one_of(
+        st.characters(max_codepoint=0x7F), st.characters(), st.sampled_from(['"', "\\", "\n", "\x00", "\ud800"])
+    ),
+    max_size=300,
+)
+
+
+@settings(max_examples=examples(300))
+@given(text=_ANY_TEXT)
+def test_long_and_short_texts_are_quoted_alike_by_every_encoder(text: str) -> None:
+    """The fast encoder quotes a long text (or one held as UTF-8) exactly as the standard library's escaper does."""
+    for piece in (text, text * 7):
+        assert quote_text(piece) == quote(piece)
+        assert quote_utf8(piece) == utf8(quote(piece))
+
+
+@settings(max_examples=examples(100))
+@given(texts=st.lists(_ANY_TEXT, max_size=600))
+def test_pieces_taken_quoted_are_the_whole_text_quoted(texts: list[str]) -> None:
+    pieces = Pieces()
+    for text in texts:
+        pieces.append(text)
+        if len(pieces) >= pieces.limit:
+            pieces.compact()
+    assert pieces.take_quoted() == utf8(quote("".join(texts))) and len(pieces) == 0
+    assert pieces.take_quoted() == b'""'
 
 
 @pytest.mark.parametrize("to", TARGETS)

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.anthropic import ANTHROPIC_STOP
-from .base import Call, Encoder, dumps, error_parts, quote
+from .base import Call, Encoder, dumps, error_parts, quote_text
 
 __all__ = ["CITATION_TYPES", "SERVER_TOOLS", "AnthropicEncoder", "citation_object", "messages_usage"]
 
@@ -160,7 +160,7 @@ class AnthropicEncoder(Encoder):
                 f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
                 '"delta":{"type":"text_delta","text":'
             )
-        return f"{out}{self._text_head}{quote(text)}}}}}\n\n" if text else out
+        return f"{out}{self._text_head}{quote_text(text)}}}}}\n\n" if text else out
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation -> ``citations_delta`` on the open text block (one is opened when none is)."""
@@ -181,7 +181,7 @@ class AnthropicEncoder(Encoder):
 
     def on_reasoning(self, text: str) -> str:
         out = self._open_thinking()
-        return f"{out}{self._thinking_head}{quote(text)}}}}}\n\n"
+        return f"{out}{self._thinking_head}{quote_text(text)}}}}}\n\n"
 
     def _open_thinking(self) -> str:
         if self._open == "thinking":
@@ -223,7 +223,7 @@ class AnthropicEncoder(Encoder):
     def on_call_arguments(self, call: Call, text: str) -> str:
         return (
             f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{call.index},'
-            f'"delta":{{"type":"input_json_delta","partial_json":{quote(text)}}}}}\n\n'
+            f'"delta":{{"type":"input_json_delta","partial_json":{quote_text(text)}}}}}\n\n'
         )
 
     def on_call_done(self, call: Call, event: Unified) -> str:

@@ -31,17 +31,42 @@ import uuid
 from collections import Counter
 from typing import Any, Callable, ClassVar, Mapping, Optional
 
+from .._json import BACKEND, quote_utf8
 from .._json import dumps as fast_dumps
 from ..events import Unified
 from ..normalizers.common import client_stop
 from ..usage import Usage
 
-__all__ = ["HELD", "Call", "Encoder", "Pieces", "arguments", "dumps", "error_parts", "quote", "url_citations", "utf8"]
+__all__ = [
+    "HELD",
+    "Call",
+    "Encoder",
+    "Pieces",
+    "arguments",
+    "dumps",
+    "error_parts",
+    "quote",
+    "quote_text",
+    "url_citations",
+    "utf8",
+]
 
 #: A string as a JSON string literal (quotes and escapes; non-ASCII kept): the C encoder ``json`` uses.
 quote: Callable[[str], str] = json.encoder.encode_basestring
 #: A value as compact JSON text (no spaces, non-ASCII kept), by the fastest encoder installed.
 dumps = fast_dumps
+
+#: Texts of at least this many characters are quoted by the fast encoder (see :func:`quote_text`).
+LONG_TEXT = 64
+_quote_long: Callable[[str], str] = quote if BACKEND == "json" else fast_dumps
+
+
+def quote_text(text: str) -> str:
+    """:data:`quote` for a text of any length (a delta, an argument fragment): the same JSON string literal, made by
+    the standard library's escaper when the text is short, by the fast encoder when it is long (about seven times
+    faster per character, but dearer to call)."""
+    return quote(text) if len(text) < LONG_TEXT else _quote_long(text)
+
 
 #: The stops that are no clean end: a target without its own value for one writes its error instead.
 _NOT_CLEAN = frozenset({"failed", "cancelled"})
@@ -97,6 +122,19 @@ class Pieces(list[str]):
         self.clear()
         self.limit = PIECES_JOINED
         return text
+
+    def take_quoted(self) -> bytes:
+        """:meth:`take` as a JSON string literal in UTF-8, the whole text never joined as Python text: the pieces
+        since the last compaction are joined, then each piece is quoted by the fast encoder and the quoted pieces
+        are joined without their inner quotes."""
+        if len(self) > 1:
+            self.compact()
+        quoted = [quote_utf8(piece) for piece in self]
+        self.clear()
+        self.limit = PIECES_JOINED
+        if len(quoted) <= 1:
+            return quoted[0] if quoted else b'""'
+        return b"".join([b'"', *[memoryview(piece)[1:-1] for piece in quoted], b'"'])
 
 
 #: :class:`Pieces` joins its pieces this many at a time.

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.chat import CHAT_STOP
-from .base import Call, Encoder, arguments, dumps, error_parts, quote, url_citations
+from .base import Call, Encoder, arguments, dumps, error_parts, quote, quote_text, url_citations
 from .openai import url_annotation
 
 __all__ = ["ChatEncoder", "chat_annotation", "chat_usage"]
@@ -97,10 +97,10 @@ class ChatEncoder(Encoder):
         return f'{self._head}{delta},"logprobs":null,"finish_reason":{finish}}}]}}\n\n'
 
     def on_text(self, text: str) -> str:
-        return f'{self._head}{{"content":{quote(text)}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
+        return f'{self._head}{{"content":{quote_text(text)}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
 
     def on_reasoning(self, text: str) -> str:
-        return f'{self._head}{{{self._reasoning_key}:{quote(text)}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
+        return f'{self._head}{{{self._reasoning_key}:{quote_text(text)}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> a ``url_citation`` annotation, all of them in one delta of their own before
@@ -128,7 +128,7 @@ class ChatEncoder(Encoder):
         return self._chunk('{"tool_calls":[' + dumps(opened) + "]}")
 
     def on_call_arguments(self, call: Call, text: str) -> str:
-        fragment = f'{{"tool_calls":[{{"index":{call.index},"function":{{"arguments":{quote(text)}}}}}]}}'
+        fragment = f'{{"tool_calls":[{{"index":{call.index},"function":{{"arguments":{quote_text(text)}}}}}]}}'
         return self._chunk(fragment)
 
     def on_call_done(self, call: Call, event: Unified) -> str:

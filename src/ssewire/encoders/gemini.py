@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.gemini import GEMINI_STOP
-from .base import Call, Encoder, dumps, error_parts, quote, url_citations
+from .base import Call, Encoder, dumps, error_parts, quote, quote_text, url_citations
 
 __all__ = ["GeminiEncoder", "gemini_usage", "is_base64"]
 
@@ -114,15 +114,15 @@ class GeminiEncoder(Encoder):
         return ""
 
     def on_text(self, text: str) -> str:
-        return f'{self._head}{{"text":{quote(text)}}}{self._tail}'
+        return f'{self._head}{{"text":{quote_text(text)}}}{self._tail}'
 
     def on_reasoning(self, text: str) -> str:
-        return f'{self._head}{{"text":{quote(text)},"thought":true}}{self._tail}'
+        return f'{self._head}{{"text":{quote_text(text)},"thought":true}}{self._tail}'
 
     def on_signature(self, signature: str) -> str:
         if not is_base64(signature):
             return super().on_signature(signature)
-        return f'{self._head}{{"text":"","thoughtSignature":{quote(signature)}}}{self._tail}'
+        return f'{self._head}{{"text":"","thoughtSignature":{quote_text(signature)}}}{self._tail}'
 
     def on_call_start(self, call: Call) -> str:
         return ""

@@ -30,10 +30,11 @@ from __future__ import annotations
 import hashlib
 from typing import Any, ClassVar, Mapping, Optional
 
+from .._json import quote_utf8
 from ..events import Unified
 from ..normalizers.common import client_stop
 from ..normalizers.openai import INCOMPLETE_STOP, RESPONSES_STOP
-from .base import Call, Encoder, Pieces, arguments, dumps, error_parts, quote, url_citations, utf8
+from .base import Call, Encoder, Pieces, arguments, dumps, error_parts, quote, quote_text, url_citations, utf8
 
 __all__ = ["ResponsesEncoder", "call_item", "message_item", "reasoning_item", "responses_usage"]
 
@@ -249,7 +250,7 @@ class ResponsesEncoder(Encoder):
             parts.compact()
         seq = self._seq
         self._seq = seq + 1
-        return f'{out}{self._delta_head}{quote(text)},"sequence_number":{seq}}}\n\n'
+        return f'{out}{self._delta_head}{quote_text(text)},"sequence_number":{seq}}}\n\n'
 
     def on_reasoning(self, text: str) -> str:
         return self.on_text(text, "reasoning")
@@ -291,7 +292,7 @@ class ResponsesEncoder(Encoder):
         if item is None:
             return ""
         self._open = None
-        text = utf8(quote(item.parts.take()))
+        text = item.parts.take_quoted()
         seq, index = self._seq, item.index  # (the three done events' sequence numbers: seq, seq + 1, seq + 2)
         self._seq = seq + 3
         place = f'"item_id":"{item.id}","output_index":{index}'
@@ -324,7 +325,7 @@ class ResponsesEncoder(Encoder):
                 text,
                 f'}},"sequence_number":{seq + 1}}}\n\n'.encode(),
             ]
-            secret = b"" if item.signature is None else b',"encrypted_content":' + utf8(quote(item.signature))
+            secret = b"" if item.signature is None else b',"encrypted_content":' + quote_utf8(item.signature)
             summary = [b'[{"type":"summary_text","text":', text, b"}]"] if text != b'""' else [b"[]"]
             done = [f'{{"id":"{item.id}","type":"reasoning","summary":'.encode(), *summary, secret + b"}"]
         self._output.append((index, done))
@@ -351,12 +352,12 @@ class ResponsesEncoder(Encoder):
             parts.compact()
         return self._members(
             "response.function_call_arguments.delta",
-            f'"item_id":"{call.item_id}","output_index":{call.index},"delta":{quote(text)}',
+            f'"item_id":"{call.item_id}","output_index":{call.index},"delta":{quote_text(text)}',
         )
 
     def on_call_done(self, call: Call, event: Unified) -> str:
         """The call's done events, its whole arguments in two of them, made as UTF-8 as an item's are."""
-        arguments = utf8(quote(call.parts.take()))
+        arguments = call.parts.take_quoted()
         place = f'"item_id":"{call.item_id}","output_index":{call.index}'
         head, tail = _call_item_ends(call.item_id, call, "completed")
         done = [head.encode(), arguments, utf8(tail)]

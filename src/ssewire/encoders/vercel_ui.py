@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.vercel_ui import VERCEL_STOP
-from .base import Call, Encoder, dumps, error_parts, quote, url_citations
+from .base import Call, Encoder, dumps, error_parts, quote, quote_text, url_citations
 
 __all__ = ["VercelUIEncoder", "ui_usage"]
 
@@ -116,10 +116,10 @@ class VercelUIEncoder(Encoder):
         return "data: " + dumps(end) + "\n\n"
 
     def on_text(self, text: str) -> str:
-        return f"{self._switch('text')}{self._delta_head}{quote(text)}}}\n\n"
+        return f"{self._switch('text')}{self._delta_head}{quote_text(text)}}}\n\n"
 
     def on_reasoning(self, text: str) -> str:
-        return f"{self._switch('reasoning')}{self._delta_head}{quote(text)}}}\n\n"
+        return f"{self._switch('reasoning')}{self._delta_head}{quote_text(text)}}}\n\n"
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> a ``source-url`` chunk (the others dropped)."""
@@ -158,7 +158,8 @@ class VercelUIEncoder(Encoder):
         return self._input_start(call, True)
 
     def on_call_arguments(self, call: Call, text: str) -> str:
-        return f'data: {{"type":"tool-input-delta","toolCallId":{quote(call.id)},"inputTextDelta":{quote(text)}}}\n\n'
+        delta = quote_text(text)
+        return f'data: {{"type":"tool-input-delta","toolCallId":{quote(call.id)},"inputTextDelta":{delta}}}\n\n'
 
     on_server_arguments = on_call_arguments
 
