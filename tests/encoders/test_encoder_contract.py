@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from helpers import FIXTURES, examples
 from ssewire import UNIFIED_TYPES, Encoder, Unified, collect, iter_unified, transcode
-from ssewire.encoders import ENCODERS, TARGETS, ChatEncoder
 from ssewire._json import quote_utf8
+from ssewire.encoders import ENCODERS, TARGETS, ChatEncoder
 from ssewire.encoders.base import PIECES_JOINED, Pieces, quote, quote_text, utf8
 
 
