@@ -94,6 +94,9 @@ def utf8(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
+#: Runs of pieces made as UTF-8 of fewer bytes than this are written as text (see :meth:`Encoder.hold`).
+HELD_FROM = 16 * 1024
+
 #: The mark of a held piece (:meth:`Encoder.hold`) in an encoder's text: a NUL, which no target writes otherwise
 #: (every value is JSON-quoted, and JSON escapes control characters).
 HELD = "\x00"
@@ -252,7 +255,10 @@ class Encoder:
     def hold(self, pieces: list[bytes]) -> str:
         """Pieces made as UTF-8 (a text that repeats a whole item is up to four times its UTF-8 in memory), to be
         written in order where the :data:`HELD` mark this returns stands in the text (see :meth:`pieces`): kept as
-        they are, so a text several events repeat is held once."""
+        they are, so a text several events repeat is held once. Pieces of fewer than :data:`HELD_FROM` bytes in all
+        are returned as text instead (holding them would cost more than the copy)."""
+        if sum(map(len, pieces)) < HELD_FROM:
+            return b"".join(pieces).decode()  # (valid UTF-8: utf8() wrote any lone surrogate as its escape)
         self.held.append(pieces)
         return HELD
 
