@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.anthropic import ANTHROPIC_STOP
-from .base import Call, Encoder, dumps, error_parts, quote_text
+from .base import LONG_TEXT, Call, Encoder, dumps, error_parts, quote, quote_long, quote_text
 
 __all__ = ["CITATION_TYPES", "SERVER_TOOLS", "AnthropicEncoder", "citation_object", "messages_usage"]
 
@@ -160,7 +160,8 @@ class AnthropicEncoder(Encoder):
                 f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
                 '"delta":{"type":"text_delta","text":'
             )
-        return f"{out}{self._text_head}{quote_text(text)}}}}}\n\n" if text else out
+        quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
+        return f"{out}{self._text_head}{quoted}}}}}\n\n" if text else out
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation -> ``citations_delta`` on the open text block (one is opened when none is)."""
@@ -181,7 +182,8 @@ class AnthropicEncoder(Encoder):
 
     def on_reasoning(self, text: str) -> str:
         out = self._open_thinking()
-        return f"{out}{self._thinking_head}{quote_text(text)}}}}}\n\n"
+        quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
+        return f"{out}{self._thinking_head}{quoted}}}}}\n\n"
 
     def _open_thinking(self) -> str:
         if self._open == "thinking":

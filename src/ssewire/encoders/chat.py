@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.chat import CHAT_STOP
-from .base import Call, Encoder, arguments, dumps, error_parts, quote, quote_text, url_citations
+from .base import LONG_TEXT, Call, Encoder, arguments, dumps, error_parts, quote, quote_long, quote_text, url_citations
 from .openai import url_annotation
 
 __all__ = ["ChatEncoder", "chat_annotation", "chat_usage"]
@@ -97,10 +97,12 @@ class ChatEncoder(Encoder):
         return f'{self._head}{delta},"logprobs":null,"finish_reason":{finish}}}]}}\n\n'
 
     def on_text(self, text: str) -> str:
-        return f'{self._head}{{"content":{quote_text(text)}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
+        quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
+        return f'{self._head}{{"content":{quoted}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
 
     def on_reasoning(self, text: str) -> str:
-        return f'{self._head}{{{self._reasoning_key}:{quote_text(text)}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
+        quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
+        return f'{self._head}{{{self._reasoning_key}:{quoted}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> a ``url_citation`` annotation, all of them in one delta of their own before

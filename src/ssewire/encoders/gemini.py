@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.gemini import GEMINI_STOP
-from .base import Call, Encoder, dumps, error_parts, quote, quote_text, url_citations
+from .base import LONG_TEXT, Call, Encoder, dumps, error_parts, quote, quote_long, quote_text, url_citations
 
 __all__ = ["GeminiEncoder", "gemini_usage", "is_base64"]
 
@@ -114,10 +114,12 @@ class GeminiEncoder(Encoder):
         return ""
 
     def on_text(self, text: str) -> str:
-        return f'{self._head}{{"text":{quote_text(text)}}}{self._tail}'
+        quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
+        return f'{self._head}{{"text":{quoted}}}{self._tail}'
 
     def on_reasoning(self, text: str) -> str:
-        return f'{self._head}{{"text":{quote_text(text)},"thought":true}}{self._tail}'
+        quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
+        return f'{self._head}{{"text":{quoted},"thought":true}}{self._tail}'
 
     def on_signature(self, signature: str) -> str:
         if not is_base64(signature):

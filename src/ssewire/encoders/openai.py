@@ -34,7 +34,20 @@ from .._json import quote_utf8
 from ..events import Unified
 from ..normalizers.common import client_stop
 from ..normalizers.openai import INCOMPLETE_STOP, RESPONSES_STOP
-from .base import Call, Encoder, Pieces, arguments, dumps, error_parts, quote, quote_text, url_citations, utf8
+from .base import (
+    LONG_TEXT,
+    Call,
+    Encoder,
+    Pieces,
+    arguments,
+    dumps,
+    error_parts,
+    quote,
+    quote_long,
+    quote_text,
+    url_citations,
+    utf8,
+)
 
 __all__ = ["ResponsesEncoder", "call_item", "message_item", "reasoning_item", "responses_usage"]
 
@@ -250,7 +263,8 @@ class ResponsesEncoder(Encoder):
             parts.compact()
         seq = self._seq
         self._seq = seq + 1
-        return f'{out}{self._delta_head}{quote_text(text)},"sequence_number":{seq}}}\n\n'
+        quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
+        return f'{out}{self._delta_head}{quoted},"sequence_number":{seq}}}\n\n'
 
     def on_reasoning(self, text: str) -> str:
         return self.on_text(text, "reasoning")

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.vercel_ui import VERCEL_STOP
-from .base import Call, Encoder, dumps, error_parts, quote, quote_text, url_citations
+from .base import LONG_TEXT, Call, Encoder, dumps, error_parts, quote, quote_long, quote_text, url_citations
 
 __all__ = ["VercelUIEncoder", "ui_usage"]
 
@@ -116,10 +116,12 @@ class VercelUIEncoder(Encoder):
         return "data: " + dumps(end) + "\n\n"
 
     def on_text(self, text: str) -> str:
-        return f"{self._switch('text')}{self._delta_head}{quote_text(text)}}}\n\n"
+        quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
+        return f"{self._switch('text')}{self._delta_head}{quoted}}}\n\n"
 
     def on_reasoning(self, text: str) -> str:
-        return f"{self._switch('reasoning')}{self._delta_head}{quote_text(text)}}}\n\n"
+        quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
+        return f"{self._switch('reasoning')}{self._delta_head}{quoted}}}\n\n"
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> a ``source-url`` chunk (the others dropped)."""
