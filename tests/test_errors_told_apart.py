@@ -8,7 +8,6 @@ import gzip
 import json
 import subprocess
 import sys
-import tracemalloc
 import zlib
 from pathlib import Path
 from typing import Any, Callable
@@ -88,6 +87,7 @@ def test_a_large_first_event_still_names_the_wrong_provider(text: str) -> None:
 
 def test_the_first_event_is_not_held_whole_to_the_end() -> None:
     """A stream's memory stays about one event: a 2 MB first event is not kept while the rest is read."""
+    tracemalloc = pytest.importorskip("tracemalloc")  # (CPython's; PyPy has none)
     first = _chat_chunk("x" * 2_000_000)
     rest = [_chat_chunk("y") for _ in range(3)]
     decoder = StreamDecoder("openai-chat", "sse")

@@ -96,8 +96,7 @@ def transcode(
     source chunk makes, in one piece (in several where they are over 64 KiB and the target made a large part as
     UTF-8: the Responses API's done events and final response share their text's bytes), never an empty one.
     ``options`` go to the target's encoder (``model``, ``response_id``, ``created``; ``include_usage`` for
-    ``openai-chat`` ...). Reading errors
-    (framing, over-large events) raise as in :func:`~ssewire.iter_unified`."""
+    ``openai-chat`` ...). Reading errors (framing, over-large events) raise as in :func:`~ssewire.iter_unified`."""
     if isinstance(chunks, (bytes, bytearray, memoryview, str)):
         not_one_chunk(chunks, "transcode")
     writing = _Writing(provider, to, framing, max_buffer, content_encoding, max_inflated, options)

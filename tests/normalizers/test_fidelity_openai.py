@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gc
 import json
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +198,7 @@ def test_a_re_marked_function_call_repeats_its_name_and_arguments(arguments: str
 def test_closed_client_calls_are_remembered_by_their_argument_text_only() -> None:
     """The normaliser remembers every closed client call to the end of the stream (a later provider output
     re-marks it): each costs about its argument text, not its payload and decoded arguments as well."""
+    tracemalloc = pytest.importorskip("tracemalloc")  # (CPython's; PyPy has none)
     texts = [json.dumps({"path": f"/tmp/{i}", "body": "x" * 4000, "lines": list(range(200))}) for i in range(60)]
     payloads = [p for i, text in enumerate(texts) for p in _function_call_events(f"call_{i}", i, text)]
     normalizer = OpenAINormalizer()
