@@ -138,16 +138,18 @@ def _bounded(fast: Callable[[Text], Any]) -> Callable[[Text], Any]:
     return loads
 
 
-def _retrying(first: Callable[[Text], Any], errors: tuple[type[BaseException], ...]) -> Callable[[Text], Any]:
-    """``first(text)``, and the standard library's answer for what it rejects with one of ``errors``."""
+def _retrying(
+    first: Callable[[Any], Any], errors: tuple[type[BaseException], ...], std: Callable[[Any], Any] = _std_loads
+) -> Callable[[Any], Any]:
+    """``first(value)``, and ``std``'s answer (the standard library's) for what it rejects with one of ``errors``."""
 
-    def loads(text: Text) -> Any:
+    def retrying(value: Any) -> Any:
         try:
-            return first(text)
+            return first(value)
         except errors:
-            return _std_loads(text)
+            return std(value)
 
-    return loads
+    return retrying
 
 
 #: ``loads`` in two steps, for the per-event hot path (one Python call less than :func:`loads`): call
@@ -165,67 +167,53 @@ loads_exact: Callable[[str], Any] = _exact_loads
 _STD_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
-def _make_dumps() -> Callable[[Any], str]:
-    """Compact JSON text (no spaces, non-ASCII kept) by the decoder's library: msgspec's or orjson's encoder (about
-    ten times the standard library's on small objects), the standard library's for what they refuse (integers
-    beyond 64 bits for orjson, lone surrogates for both). NaN and the infinities, which JSON has no word for, are
-    ``null`` from either fast encoder and ``NaN`` / ``Infinity`` from the standard library."""
+def _fast_encoder() -> Optional[tuple[Callable[[Any], bytes], tuple[type[BaseException], ...]]]:
+    """The decoder's library's JSON encoder (compact, non-ASCII kept, UTF-8 out) and the exceptions it raises for
+    what it refuses (integers beyond 64 bits for orjson, lone surrogates for both); None with the standard
+    library."""
     if BACKEND == "msgspec":
         import msgspec
 
-        encode: Callable[[Any], bytes] = msgspec.json.encode
-        refused: tuple[type[BaseException], ...] = (TypeError, OverflowError, UnicodeEncodeError, msgspec.EncodeError)
-    elif BACKEND == "orjson":
+        return msgspec.json.encode, (TypeError, OverflowError, UnicodeEncodeError, msgspec.EncodeError)
+    if BACKEND == "orjson":
         import orjson
 
-        encode = orjson.dumps
-        refused = (TypeError, OverflowError, orjson.JSONEncodeError)
-    else:
-        return _STD_DUMPS
+        return orjson.dumps, (TypeError, OverflowError, orjson.JSONEncodeError)
+    return None
 
-    def dumps(value: Any) -> str:
+
+def _by_fast_encoder(std: Callable[[Any], Any], text: bool) -> Callable[[Any], Any]:
+    """The fast encoder (see :func:`_fast_encoder`), ``std`` for what it refuses, its UTF-8 decoded when ``text``;
+    ``std`` itself with the standard library."""
+    fast = _fast_encoder()
+    if fast is None:
+        return std
+    encode, refused = fast
+    if not text:
+        return _retrying(encode, refused, std)
+
+    def decoded(value: Any) -> Any:
         try:
             return encode(value).decode()
         except refused:
-            return _STD_DUMPS(value)
+            return std(value)
 
-    return dumps
+    return decoded
 
 
-#: A value as compact JSON text, by the fastest encoder installed (see :func:`_make_dumps`): what the encoders of
+#: A value as compact JSON text (no spaces, non-ASCII kept) by the fastest encoder installed: msgspec's or orjson's
+#: (about ten times the standard library's on small objects), the standard library's for what they refuse (integers
+#: beyond 64 bits for orjson, lone surrogates for both). NaN and the infinities, which JSON has no word for, are
+#: ``null`` from either fast encoder and ``NaN`` / ``Infinity`` from the standard library. What the encoders of
 #: :mod:`ssewire.encoders` write their objects with.
-dumps: Callable[[Any], str] = _make_dumps()
+dumps: Callable[[Any], str] = _by_fast_encoder(_STD_DUMPS, text=True)
 
 
 def _std_quote_utf8(text: str) -> bytes:
     return json.encoder.encode_basestring(text).encode("utf-8", "backslashreplace")
 
 
-def _make_quote_utf8() -> Callable[[str], bytes]:
-    """A string as a JSON string literal in UTF-8 (non-ASCII kept as it is; a lone surrogate, which UTF-8 cannot
-    hold, as its JSON escape): by msgspec's or orjson's encoder (about seven times the standard library's escaper
-    per character, which is what either refuses, a lone surrogate), else by the standard library's."""
-    if BACKEND == "msgspec":
-        import msgspec
-
-        encode: Callable[[str], bytes] = msgspec.json.encode
-        refused: tuple[type[BaseException], ...] = (UnicodeEncodeError, msgspec.EncodeError)
-    elif BACKEND == "orjson":
-        import orjson
-
-        encode = orjson.dumps
-        refused = (TypeError, orjson.JSONEncodeError)
-    else:
-        return _std_quote_utf8
-
-    def quote_utf8(text: str) -> bytes:
-        try:
-            return encode(text)
-        except refused:
-            return _std_quote_utf8(text)
-
-    return quote_utf8
-
-
-#: A string as a JSON string literal in UTF-8, by the fastest encoder installed (see :func:`_make_quote_utf8`).
-quote_utf8: Callable[[str], bytes] = _make_quote_utf8()
+#: A string as a JSON string literal in UTF-8 (non-ASCII kept as it is; a lone surrogate, which UTF-8 cannot hold, as
+#: its JSON escape): by msgspec's or orjson's encoder (about seven times the standard library's escaper per
+#: character), else, and for what they refuse (a lone surrogate), by the standard library's.
+quote_utf8: Callable[[str], bytes] = _by_fast_encoder(_std_quote_utf8, text=False)
