@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -75,6 +76,45 @@ def test_fast_constructors_match_the_keyword_constructor() -> None:
     assert new_usage({"n": 1}, raw, 4) == Unified("usage", usage={"n": 1}, sequence=4, raw=raw)
     assert new_done("end", "stop", raw) == Unified("done", stop_reason="end", raw_stop_reason="stop", raw=raw)
     assert new_done("end", None, raw, 9) == Unified("done", stop_reason="end", sequence=9, raw=raw)
+
+
+def _factories() -> list[Any]:
+    from ssewire import events
+
+    made = [pytest.param(events.python_new_event, id="python")]
+    if COMPILED:
+        from ssewire._scan import scanner_c
+
+        assert scanner_c.use_unified(Unified, Unified.__slots__, events.unified_defaults())  # (switched off: unused)
+        made.append(pytest.param(scanner_c.new_unified, id="cython"))
+    return made
+
+
+@pytest.mark.parametrize("make", _factories())
+def test_each_event_factory_sets_every_slot_as_the_constructor(make: object) -> None:
+    raw, lazy = {"a": 1}, ssewire.events.LazyPayload('{"a": 1}')
+    cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        (("raw", raw), {"raw": raw}),
+        (("text_delta", raw, "hi"), {"text": "hi", "raw": raw}),
+        (("text_delta", lazy, "hi", 7, "sig"), {"text": "hi", "sequence": 7, "raw": lazy, "signature": "sig"}),
+        (("done", None, "", None, None), {}),
+    ]
+    for args, fields in cases:
+        made = make(*args)  # type: ignore[operator]
+        expected = Unified(args[0], **fields)
+        assert type(made) is Unified
+        assert [getattr(made, name) for name in Unified.__slots__] == [
+            getattr(expected, name) for name in Unified.__slots__
+        ]
+        assert made._raw is expected._raw  # (a lazy payload stays lazy, the same object)
+    with pytest.raises(TypeError):
+        make()  # type: ignore[operator]
+
+
+def test_the_compiled_factory_is_in_use_where_the_scanners_are_compiled() -> None:
+    from ssewire import events
+
+    assert (events.new_event is not events.python_new_event) == (ssewire.IMPLEMENTATION == "cython")
 
 
 _EVENT_CLASS = """

@@ -8,6 +8,8 @@ from functools import partial
 from typing import Any, Optional
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helpers import events
 from helpers.events import types as kinds
@@ -299,6 +301,36 @@ def test_streamed_arguments_ignore_malformed_entries() -> None:
 )
 def test_json_path_parsing(path: str, segments: Optional[list[Any]]) -> None:
     assert parse_json_path(path) == segments
+
+
+_PLAIN_NAME = st.text(st.characters(blacklist_characters=".[", blacklist_categories=["Cs"]), min_size=1)
+_QUOTED_NAME = st.text(st.characters(blacklist_characters="'", blacklist_categories=["Cs"]))
+_STEPS = st.lists(
+    st.one_of(
+        _PLAIN_NAME.map(lambda name: (f".{name}", name)),
+        _QUOTED_NAME.map(lambda name: (f"['{name}']", name)),
+        st.integers(0, 10**6).map(lambda index: (f"[{index}]", index)),
+    ),
+    max_size=6,
+)
+
+
+@given(_STEPS)
+def test_a_written_path_reads_back_as_its_steps(steps: list[tuple[str, Any]]) -> None:
+    assert parse_json_path("$" + "".join(text for text, _ in steps)) == [segment for _, segment in steps]
+
+
+@pytest.mark.parametrize(
+    "names", [["a"], ["a", "b"], ["a b", "c'd"], ["", "a"], ["a", ""], ["a$"], ["é", "x"], ["a", "b", "c", "d"]]
+)
+@pytest.mark.parametrize("root", ["$.", ""])
+def test_a_dotted_path_reads_as_its_bracketed_spelling(names: list[str], root: str) -> None:
+    dotted = root + ".".join(names)
+    bracketed = "$" + "".join(f"['{name}']" for name in names)
+    expected = None if "" in names else names  # (an empty name is no member)
+    assert parse_json_path(dotted) == expected
+    if expected is not None:
+        assert parse_json_path(bracketed) == expected
 
 
 def test_streamed_string_fragments_are_linear() -> None:

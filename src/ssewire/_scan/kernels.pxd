@@ -3,6 +3,7 @@
 # (_c/sw_events_py.h) and the event-stream CRC-32 (pure C, _c/sw_crc32.h). The C is in those headers, formatted with
 # clang-format (.clang-format) and checked by .ci/run; this file only says what Cython may call.
 
+from cpython.object cimport PyObject
 from libc.stdint cimport uint32_t
 
 cdef extern from "_c/sw_kernels.h":
@@ -24,9 +25,12 @@ cdef extern from "_c/sw_kernels_py.h":
     object ssewire_decode_sized(const char* s, Py_ssize_t n, unsigned maxb, Py_ssize_t cont)
 
 cdef extern from "_c/sw_slots_py.h":
+    enum: SW_SLOTS_MAX
     ctypedef struct sw_slots:
         Py_ssize_t n
+    int sw_slots_init(sw_slots* c, object type, object names) except -1
     int sw_slots_install(sw_slots* c, object type, object sample, object names, object values) except -1
+    object sw_slots_new(const sw_slots* c, PyObject** values)
 
 cdef extern from "_c/sw_events_py.h":
     int ssewire_use_member_fields(type t, object sample, tuple names, tuple values) except -1

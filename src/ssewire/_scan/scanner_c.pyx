@@ -33,7 +33,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.dict cimport PyDict_Copy
 from cpython.list cimport PyList_GET_ITEM
 from cpython.mem cimport PyMem_RawFree, PyMem_RawRealloc
-from cpython.object cimport Py_EQ, Py_NE
+from cpython.object cimport Py_EQ, Py_NE, PyObject
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.math cimport floor
 from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
@@ -46,8 +46,11 @@ from .kernels cimport (
     ssewire_event_new,
     ssewire_select_simd,
     ssewire_utf8_check,
+    SW_SLOTS_MAX,
     sw_slots,
+    sw_slots_init,
     sw_slots_install,
+    sw_slots_new,
     ssewire_crc32,
     ssewire_crc32_init,
     ssewire_crc32_select,
@@ -303,6 +306,47 @@ cdef inline SSEEvent _new_event(object event, object data, object id, object ret
     ev.id = id
     ev.retry = retry
     return ev
+
+
+# --- the unified events the normalisers make (ssewire.events.new_event, in C) -------------------------------------
+
+cdef sw_slots _unified
+cdef PyObject* _unified_defaults[SW_SLOTS_MAX]
+cdef object _unified_kept = None  # the type and its defaults, alive while they are used; None: not in use
+cdef Py_ssize_t _at_type = 0, _at_text = 0, _at_sequence = 0, _at_raw = 0, _at_signature = 0
+
+
+def use_unified(unified, tuple fields, tuple defaults):
+    """Let :func:`new_unified` build ``unified`` objects (``ssewire.Unified``): its ``__slots__`` ``fields``, each
+    starting as the matching one of ``defaults``. Returns whether every field is a plain slot (False: not in use)."""
+    global _unified_kept, _at_type, _at_text, _at_sequence, _at_raw, _at_signature
+    cdef Py_ssize_t i
+    if len(fields) != len(defaults) or len(fields) > SW_SLOTS_MAX:
+        raise ValueError(f"one default per field, at most {SW_SLOTS_MAX} fields, not {len(fields)}")
+    _unified_kept = None
+    if sw_slots_init(&_unified, unified, fields) != 1:
+        return False
+    _at_type, _at_text, _at_sequence = fields.index("type"), fields.index("text"), fields.index("sequence")
+    _at_raw, _at_signature = fields.index("_raw"), fields.index("signature")
+    for i in range(len(defaults)):
+        _unified_defaults[i] = <PyObject*>defaults[i]
+    _unified_kept = (unified, defaults)
+    return True
+
+
+def new_unified(kind, raw, text="", sequence=None, signature=None):
+    """``Unified(kind, text=text, sequence=sequence, raw=raw, signature=signature)``, every other field its default
+    (what ``ssewire.events.new_event`` does in Python); :func:`use_unified` must have succeeded."""
+    cdef PyObject* values[SW_SLOTS_MAX]
+    if _unified_kept is None:
+        raise RuntimeError("use_unified() has not succeeded")
+    memcpy(values, _unified_defaults, _unified.n * sizeof(PyObject*))
+    values[_at_type] = <PyObject*>kind
+    values[_at_text] = <PyObject*>text
+    values[_at_sequence] = <PyObject*>sequence
+    values[_at_raw] = <PyObject*>raw
+    values[_at_signature] = <PyObject*>signature
+    return sw_slots_new(&_unified, values)
 
 
 # --- what both scanners share ----------------------------------------------------------------------------------

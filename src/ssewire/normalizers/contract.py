@@ -168,6 +168,13 @@ class Normalizer:
     #: that payload says decides how the rest is read (a chat stream's id and model, an Ollama endpoint, the
     #: delegate whose reader takes the rest). False where the rest is read alike either way.
     first_event_alone: ClassVar[bool] = True
+    #: Whether the class reads a batch with :meth:`Normalizer.normalize` itself (it does not override it): then
+    #: :meth:`normalize_into` does what that does, without its call (set for every subclass).
+    _reads_own: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._reads_own = cls.normalize is Normalizer.normalize
 
     def __init__(self) -> None:
         self.done = False
@@ -256,7 +263,10 @@ class Normalizer:
         reasoning deltas without making their events (once it has the stream's id and model)."""
         self._into = accumulator
         try:
-            out = self.normalize(events)
+            if self._reads_own and self._take is not None and self._delta_rule is not None and self.reads_deltas():
+                out = self.normalize_reading(events, self, self.reads_deltas if self.reading_can_stop else None)
+            else:  # (what normalize() does, without its call on the hot path)
+                out = self.normalize(events)
         finally:
             self._into = None
         if out:
@@ -284,21 +294,22 @@ class Normalizer:
         assert take is not None
         batch = events if type(events) is list else list(events)
         out: list[Unified] = []
-        decoded, into = self.decoded, self._into
-        end = len(batch)
-        index = 0
+        into = self._into
         sink = None if into is None else into._sink or into.text_sink()  # (None until it knows the id and model)
+        index = take(batch, 0, rule, out, calls, notes, sink)
+        end = len(batch)
+        if index:  # (a chunk of deltas only, the bulk of a stream, ends here)
+            if notes is not None:
+                reader.absorb()
+            if into is not None:
+                into.take_run(out, sink)
+                out = []
+            if index >= end:
+                return out
+        decoded = self.decoded
         fast: Any = _UNASKED  # the typed fast path, asked for at the first event it may read
         fast_from = 0 if reader.fast_beyond_rule else typed.READER_MAX_CHARS
         while True:
-            after = take(batch, index, rule, out, calls, notes, sink)
-            if after > index:
-                index = after
-                if notes is not None:
-                    reader.absorb()
-                if into is not None:
-                    into.take_run(out, sink)
-                    out = []
             if index >= end:
                 return out
             event = batch[index]
@@ -322,6 +333,14 @@ class Normalizer:
                 return out
             if index >= end:
                 return out
+            after = take(batch, index, rule, out, calls, notes, sink)
+            if after > index:
+                index = after
+                if notes is not None:
+                    reader.absorb()
+                if into is not None:
+                    into.take_run(out, sink)
+                    out = []
 
     def stop_for(self, raw_stop: Optional[str], client_calls: bool) -> str:
         """The unified stop reason of a response the provider stopped with ``raw_stop``: its value in :attr:`stops`

@@ -502,7 +502,7 @@ class GeminiNormalizer(DelegatingNormalizer):
     def _part(self, part: Any, obj: dict[str, Any], out: list[Unified]) -> None:
         """Append the events of one content part; its signature goes on the first of them."""
         if not isinstance(part, dict):
-            out.append(Unified("raw", raw=obj))
+            out.append(new_event("raw", obj))
             return
         signature = part.get("thoughtSignature")
         if type(signature) is not str or not signature:
@@ -526,7 +526,7 @@ class GeminiNormalizer(DelegatingNormalizer):
         """Append the events of one ``functionCall`` part (always at least one; ``signature`` on the first event
         of this call: its ``tool_call_start``, or the delta / done a continuation part makes)."""
         if not isinstance(fc, dict):
-            out.append(Unified("raw", raw=obj, signature=signature))
+            out.append(new_event("raw", obj, "", None, signature))
             return
         name = fc.get("name")
         partial = fc.get("partialArgs")
@@ -541,16 +541,14 @@ class GeminiNormalizer(DelegatingNormalizer):
             call_id = self._ids.take(fc.get("id"))
             if continues or partial is not None:
                 call = self._open = StreamedCall(call_id, name, fc.get("args"))
-                out.append(
-                    Unified("tool_call_start", tool_call_id=call_id, tool_name=name, raw=obj, signature=signature)
-                )
+                start = new_tool_event("tool_call_start", call_id, name, obj)
+                start.signature = signature
+                out.append(start)
                 text = call.opening_text()
                 if partial is not None:
                     text += call.add(partial)
                 if text:
-                    out.append(
-                        Unified("tool_call_delta", tool_call_id=call_id, tool_name=name, arguments_delta=text, raw=obj)
-                    )
+                    out.append(new_tool_event("tool_call_delta", call_id, name, obj, text))
                 if not continues:
                     out += self._close_open(obj)
                 return
@@ -558,16 +556,12 @@ class GeminiNormalizer(DelegatingNormalizer):
             return
         current = self._open
         if current is None:
-            out.append(Unified("raw", raw=obj, signature=signature))
+            out.append(new_event("raw", obj, "", None, signature))
             return
         first = len(out)
         text = current.add(partial) if partial is not None else ""
         if text or continues:
-            out.append(
-                Unified(
-                    "tool_call_delta", tool_call_id=current.id, tool_name=current.name, arguments_delta=text, raw=obj
-                )
-            )
+            out.append(new_tool_event("tool_call_delta", current.id, current.name, obj, text))
         if not continues:
             out += self._close_open(obj)
         out[first].signature = signature
@@ -614,8 +608,6 @@ class GeminiNormalizer(DelegatingNormalizer):
         arguments, text = call.close()
         out: list[Unified] = []
         if text:
-            out.append(
-                Unified("tool_call_delta", tool_call_id=call.id, tool_name=call.name, arguments_delta=text, raw=obj)
-            )
+            out.append(new_tool_event("tool_call_delta", call.id, call.name, obj, text))
         out.append(done_event(call.id, call.name, obj, value=arguments))
         return out

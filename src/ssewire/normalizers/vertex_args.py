@@ -6,6 +6,7 @@ joined once, when the call closes.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional, Union
 
 from .tool_calls import compact_json
@@ -18,41 +19,38 @@ _MAX_INDEX_GAP = 1024
 Segment = Union[str, int]
 
 
+#: One step of a JSON path after the root: ``.name`` (up to the next ``.`` or ``[``), ``['name']`` / ``["name"]``
+#: (to the first closing quote and bracket; a backslash before the quote escapes it), or ``[digits]``.
+_STEP = re.compile(r"""\.([^.\[]+)|\[(?:'(.*?)'|"(.*?)"|([0-9]+))\]""", re.DOTALL)
+
+
 def parse_json_path(path: str) -> Optional[list[Segment]]:
     """``$.a.b[0]['c d']`` -> ``["a", "b", 0, "c d"]`` (the leading ``$`` is optional); None when malformed."""
-    segments: list[Segment] = []
-    n = len(path)
-    i = 1 if path.startswith("$") else 0
-    if i == 0:
-        path = "." + path
-        n += 1
-    while i < n:
-        c = path[i]
-        if c == ".":
-            j = i + 1
-            while j < n and path[j] != "." and path[j] != "[":
-                j += 1
-            if j == i + 1:
-                return None
-            segments.append(path[i + 1 : j])
-            i = j
-        elif c == "[":
-            if i + 1 < n and path[i + 1] in "'\"":
-                quote = path[i + 1]
-                j = path.find(quote + "]", i + 2)
-                if j < 0:
-                    return None
-                segments.append(path[i + 2 : j].replace("\\" + quote, quote))
-                i = j + 2
-            else:
-                j = path.find("]", i + 1)
-                digits = path[i + 1 : j] if j > 0 else ""
-                if not (digits.isascii() and digits.isdigit()):
-                    return None
-                segments.append(int(digits))
-                i = j + 1
-        else:
+    if path.startswith("$"):
+        path = path[1:]
+        if path and path[0] != "." and path[0] != "[":
             return None
+    else:
+        path = "." + path
+    if "[" not in path:  # (most paths: $.name, $.a.b)
+        names: list[Segment] = path[1:].split(".") if path else []  # type: ignore[assignment]  # (str: a Segment)
+        return None if "" in names else names
+    segments: list[Segment] = []
+    at, n, step = 0, len(path), _STEP.match
+    while at < n:
+        found = step(path, at)
+        if found is None:
+            return None
+        name, single, double, digits = found.groups()
+        if name is not None:
+            segments.append(name)
+        elif digits is not None:
+            segments.append(int(digits))
+        elif single is not None:
+            segments.append(single.replace("\\'", "'"))
+        else:
+            segments.append(double.replace('\\"', '"'))
+        at = found.end()
     return segments
 
 
