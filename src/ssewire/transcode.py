@@ -27,7 +27,7 @@ class _Writing:
     chunk's text, with the runs of pieces the target made as UTF-8 in their places), and those that end the
     stream."""
 
-    __slots__ = ("decoder", "encoder", "write")
+    __slots__ = ("decoder", "encoder", "write_all")
 
     def __init__(
         self,
@@ -44,19 +44,18 @@ class _Writing:
         )
         options.setdefault("source", self.decoder.normalizer)
         self.encoder = Encoder(to, **options)
-        self.write = self.encoder.write
+        self.write_all = self.encoder.write_all
 
     def chunk(self, chunk: Piece) -> list[bytes]:
         """The non-empty pieces one source chunk makes (its text, and the pieces the target made as UTF-8), joined
         into one up to :data:`JOINED_UP_TO` bytes."""
-        write = self.write
-        return few(self.encoder.pieces(joined([write(event) for event in self.decoder.feed(chunk)])))
+        return few(self.encoder.pieces(joined(self.write_all(self.decoder.feed(chunk)))))
 
     def end(self) -> list[bytes]:
         """The non-empty pieces that end the stream (the decoder's last events, then the encoder's end), joined
         into one up to :data:`JOINED_UP_TO` bytes."""
         encoder = self.encoder
-        ending = encoder.pieces(joined([self.write(event) for event in self.decoder.close()]))
+        ending = encoder.pieces(joined(self.write_all(self.decoder.close())))
         return few(ending + encoder.close_pieces())
 
 

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.anthropic import ANTHROPIC_STOP
-from .base import LONG_TEXT, Call, Encoder, dumps, error_parts, quote, quote_long, quote_text
+from .base import LONG_TEXT, Call, Encoder, TextRun, dumps, error_parts, quote, quote_long, quote_text
 
 __all__ = ["CITATION_TYPES", "SERVER_TOOLS", "AnthropicEncoder", "citation_object", "messages_usage"]
 
@@ -184,6 +184,12 @@ class AnthropicEncoder(Encoder):
         out = self._open_thinking()
         quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
         return f"{out}{self._thinking_head}{quoted}}}}}\n\n"
+
+    def text_run(self, kind: str) -> Optional[TextRun]:
+        """A delta of the open text or thinking block, as :meth:`on_text` / :meth:`on_reasoning` write it."""
+        if kind == "text_delta":
+            return (self._text_head, "}}\n\n", None, None, "") if self._open == "text" else None
+        return (self._thinking_head, "}}\n\n", None, None, "") if self._open == "thinking" else None
 
     def _open_thinking(self) -> str:
         if self._open == "thinking":

@@ -34,6 +34,7 @@ from typing import Any, Callable, ClassVar, Mapping, Optional
 from .._json import BACKEND, quote_utf8
 from .._json import dumps as fast_dumps
 from ..events import Unified
+from ..normalizers._fast.typed import write_texts as _write_texts
 from ..normalizers.common import client_stop
 from ..usage import Usage
 
@@ -42,6 +43,7 @@ __all__ = [
     "Call",
     "Encoder",
     "Pieces",
+    "TextRun",
     "arguments",
     "dumps",
     "error_parts",
@@ -142,6 +144,9 @@ class Pieces(list[str]):
             return quoted[0] if quoted else b'""'
         return b"".join([b'"', *[memoryview(piece)[1:-1] for piece in quoted], b'"'])
 
+
+#: How a target writes a run of deltas (see :meth:`Encoder.text_run`): ``(head, tail, parts, seq, seq_end)``.
+TextRun = tuple[str, str, Optional["Pieces"], Optional[int], str]
 
 #: :class:`Pieces` joins its pieces this many at a time.
 PIECES_JOINED = 256
@@ -281,6 +286,44 @@ class Encoder:
             if after:
                 out.append(utf8(after))
         return out
+
+    def write_all(self, events: list[Unified]) -> list[str]:
+        """:meth:`write` of each event, in order: a run of text or reasoning deltas the target writes as
+        :meth:`text_run` says is written in compiled code where it is built (the same text)."""
+        write = self.write
+        if _write_texts is None:
+            return [write(event) for event in events]
+        out: list[str] = []
+        index, end = 0, len(events)
+        while index < end:
+            event = events[index]
+            kind = event.type
+            if self._flowing and (kind == "text_delta" or kind == "reasoning_delta"):
+                run = self.text_run(kind)
+                if run is not None:
+                    head, tail, parts, seq, seq_end = run
+                    text, after, written = _write_texts(events, index, kind, head, tail, parts, seq, seq_end)
+                    if after > index:
+                        if written:
+                            out.append(text)
+                            self.wrote_texts(written)
+                        index = after
+                        continue
+            out.append(write(event))
+            index += 1
+        return out
+
+    def text_run(self, kind: str) -> Optional[TextRun]:
+        """How the target writes a ``kind`` delta (``text_delta`` or ``reasoning_delta``) now, where that is
+        ``head + quoted text + tail`` (then, where ``seq`` is an int, the delta's sequence number, counting up from
+        ``seq``, and ``seq_end``) and changes nothing but ``parts``, where the text is appended (None: kept
+        nowhere) and the sequence number (see :meth:`wrote_texts`): ``(head, tail, parts, seq, seq_end)``; None
+        where the next delta does more (opens a block ...), and in a target that says nothing (:meth:`write`
+        writes each delta)."""
+        return None
+
+    def wrote_texts(self, count: int) -> None:
+        """``count`` deltas were written as :meth:`text_run` said (what a target counts, it counts here)."""
 
     def write(self, event: Unified) -> str:
         """:meth:`encode` as text (what :func:`ssewire.transcode` joins for a chunk's events, then gives to

@@ -31,7 +31,19 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.chat import CHAT_STOP
-from .base import LONG_TEXT, Call, Encoder, arguments, dumps, error_parts, quote, quote_long, quote_text, url_citations
+from .base import (
+    LONG_TEXT,
+    Call,
+    Encoder,
+    TextRun,
+    arguments,
+    dumps,
+    error_parts,
+    quote,
+    quote_long,
+    quote_text,
+    url_citations,
+)
 from .openai import url_annotation
 
 __all__ = ["ChatEncoder", "chat_annotation", "chat_usage"]
@@ -103,6 +115,11 @@ class ChatEncoder(Encoder):
     def on_reasoning(self, text: str) -> str:
         quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
         return f'{self._head}{{{self._reasoning_key}:{quoted}}},"logprobs":null,"finish_reason":null}}]}}\n\n'
+
+    def text_run(self, kind: str) -> Optional[TextRun]:
+        """Every delta as :meth:`on_text` / :meth:`on_reasoning` write it."""
+        key = '{"content":' if kind == "text_delta" else "{" + self._reasoning_key + ":"
+        return self._head + key, '},"logprobs":null,"finish_reason":null}]}\n\n', None, None, ""
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> a ``url_citation`` annotation, all of them in one delta of their own before

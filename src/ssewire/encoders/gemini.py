@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.gemini import GEMINI_STOP
-from .base import LONG_TEXT, Call, Encoder, dumps, error_parts, quote, quote_long, quote_text, url_citations
+from .base import LONG_TEXT, Call, Encoder, TextRun, dumps, error_parts, quote, quote_long, quote_text, url_citations
 
 __all__ = ["GeminiEncoder", "gemini_usage", "is_base64"]
 
@@ -120,6 +120,11 @@ class GeminiEncoder(Encoder):
     def on_reasoning(self, text: str) -> str:
         quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
         return f'{self._head}{{"text":{quoted},"thought":true}}{self._tail}'
+
+    def text_run(self, kind: str) -> Optional[TextRun]:
+        """Every delta as :meth:`on_text` / :meth:`on_reasoning` write it."""
+        tail = "}" if kind == "text_delta" else ',"thought":true}'
+        return self._head + '{"text":', tail + self._tail, None, None, ""
 
     def on_signature(self, signature: str) -> str:
         if not is_base64(signature):

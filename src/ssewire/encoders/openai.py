@@ -39,6 +39,7 @@ from .base import (
     Call,
     Encoder,
     Pieces,
+    TextRun,
     arguments,
     dumps,
     error_parts,
@@ -268,6 +269,20 @@ class ResponsesEncoder(Encoder):
 
     def on_reasoning(self, text: str) -> str:
         return self.on_text(text, "reasoning")
+
+    def text_run(self, kind: str) -> Optional[TextRun]:
+        """A delta of the open message or reasoning item, as :meth:`on_text` writes it: its text kept in the item,
+        its sequence number the next."""
+        item = self._open
+        if item is None or item.kind != ("message" if kind == "text_delta" else "reasoning"):
+            return None
+        return self._delta_head, ',"sequence_number":', item.parts, self._seq, "}\n\n"
+
+    def wrote_texts(self, count: int) -> None:
+        self._seq += count
+        parts = self._open.parts  # type: ignore[union-attr]  # (text_run had an open item)
+        if len(parts) >= parts.limit:
+            parts.compact()
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> ``output_text.annotation.added`` on the open message (one is opened when

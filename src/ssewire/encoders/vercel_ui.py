@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.vercel_ui import VERCEL_STOP
-from .base import LONG_TEXT, Call, Encoder, dumps, error_parts, quote, quote_long, quote_text, url_citations
+from .base import LONG_TEXT, Call, Encoder, TextRun, dumps, error_parts, quote, quote_long, quote_text, url_citations
 
 __all__ = ["VercelUIEncoder", "ui_usage"]
 
@@ -122,6 +122,12 @@ class VercelUIEncoder(Encoder):
     def on_reasoning(self, text: str) -> str:
         quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
         return f"{self._switch('reasoning')}{self._delta_head}{quoted}}}\n\n"
+
+    def text_run(self, kind: str) -> Optional[TextRun]:
+        """A delta of the open text or reasoning part, as :meth:`on_text` / :meth:`on_reasoning` write it."""
+        if self._open != ("text" if kind == "text_delta" else "reasoning"):
+            return None
+        return self._delta_head, "}\n\n", None, None, ""
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> a ``source-url`` chunk (the others dropped)."""

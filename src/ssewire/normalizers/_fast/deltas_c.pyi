@@ -18,6 +18,7 @@ __all__ = [
     "take_texts",
     "use_types",
     "without_member",
+    "write_texts",
 ]
 
 MAX_CHARS: int
@@ -93,3 +94,13 @@ def take_deltas(
     sink: Optional[TextSink] = None,
 ) -> int: ...
 def take_texts(events: list[Any], start: int, texts: list[str], reasonings: list[str]) -> tuple[int, Any]: ...
+def write_texts(
+    events: list[Any],
+    start: int,
+    kind: str,
+    head: str,
+    tail: str,
+    parts: Optional[list[str]],
+    seq: Optional[int],
+    seq_end: str,
+) -> tuple[str, int, int]: ...

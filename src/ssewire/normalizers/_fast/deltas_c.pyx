@@ -76,6 +76,7 @@ __all__ = [
     "without_member",
     "take_texts",
     "use_types",
+    "write_texts",
 ]
 
 #: The limits of the C structures, from the headers' macros (``_c/sw_json.h``, ``_c/sw_slots_py.h``): the paths a
@@ -92,6 +93,7 @@ cdef object _types = None  # keeps the types and the defaults alive; None until 
 cdef PyObject* _defaults[SW_SLOTS_MAX]
 cdef Py_ssize_t _type_at = 0, _text_at = 0, _sequence_at = 0, _raw_at = 0
 cdef Py_ssize_t _id_at = 0, _name_at = 0, _fragment_at = 0, _server_at = 0, _signature_at = 0
+cdef Py_ssize_t _citations_at = 0
 cdef object _undecoded = None
 _TOOL_DELTA = "tool_call_delta"
 cdef str _TEXT = "text_delta", _REASONING = "reasoning_delta"
@@ -105,7 +107,7 @@ def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event, cal
     reads and extends. Returns whether every type has the fields named as plain slots (False: the reader stays
     off)."""
     global _types, _type_at, _text_at, _sequence_at, _raw_at, _id_at, _name_at, _fragment_at, _server_at
-    global _signature_at, _undecoded
+    global _signature_at, _citations_at, _undecoded
     cdef Py_ssize_t i
     if len(fields) != len(defaults) or len(fields) > SW_SLOTS_MAX:  # refused before anything changes
         raise ValueError(f"one default per field, at most {SW_SLOTS_MAX} fields (SW_SLOTS_MAX), not {len(fields)}")
@@ -118,7 +120,7 @@ def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event, cal
     _sequence_at, _raw_at = fields.index("sequence"), fields.index("_raw")
     _id_at, _name_at = fields.index("tool_call_id"), fields.index("tool_name")
     _fragment_at, _server_at = fields.index("arguments_delta"), fields.index("server")
-    _signature_at = fields.index("signature")
+    _signature_at, _citations_at = fields.index("signature"), fields.index("citations")
     for i in range(len(defaults)):
         _defaults[i] = <PyObject*>defaults[i]
     _undecoded = undecoded
@@ -876,3 +878,158 @@ def take_texts(list events, Py_ssize_t start, list texts, list reasonings):
             sequence = value
         i += 1
     return i, (None if sequence is NULL else <object>sequence)
+
+
+# -- the encoders' hot path: a run of deltas written as one text ----------------------------------------------------
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object s)
+    unsigned int PyUnicode_READ(int kind, void* data, Py_ssize_t i)
+    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
+
+cdef extern from "stdio.h":
+    int snprintf(char* s, size_t n, const char* fmt, ...)
+
+
+cdef struct _Out:
+    char* p
+    Py_ssize_t len
+    Py_ssize_t cap
+
+
+cdef int _room(_Out* out, Py_ssize_t more) except -1:
+    """At least ``more`` bytes free at the end of ``out``."""
+    cdef Py_ssize_t cap = out.cap
+    cdef char* grown
+    if out.len + more <= cap:
+        return 0
+    while cap < out.len + more:
+        cap = cap * 2 if cap else 256
+    grown = <char*>PyMem_Realloc(out.p, <size_t>cap)
+    if grown is NULL:
+        raise MemoryError()
+    out.p, out.cap = grown, cap
+    return 0
+
+
+cdef int _put(_Out* out, const char* s, Py_ssize_t n) except -1:
+    _room(out, n)
+    memcpy(out.p + out.len, s, <size_t>n)
+    out.len += n
+    return 0
+
+
+cdef const char* _HEX = b"0123456789abcdef"
+cdef const char* _SHORT_ESCAPES = b"........btn.fr"  # by code point: \b (8), \t (9), \n (10), \f (12), \r (13)
+
+
+cdef int _put_quoted(_Out* out, str text) except -1:
+    """``text`` as a JSON string literal in UTF-8: what ``json.encoder.encode_basestring`` writes (quote, backslash
+    and control characters escaped, ``\\u00XX`` in lower case; everything else as it is), then encoded with
+    ``surrogatepass`` (a lone surrogate as its three bytes: the decoder of the whole text gives it back)."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
+    cdef unsigned int c
+    cdef char* w
+    _room(out, 6 * n + 2)  # (the most one character takes: \u00XX; a 4-byte UTF-8 character is 1 of them)
+    w = out.p + out.len
+    w[0] = 34  # "
+    w += 1
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if c < 0x80:
+            if c >= 0x20 and c != 34 and c != 92:
+                w[0] = <char>c
+                w += 1
+            elif c == 34 or c == 92:
+                w[0] = 92
+                w[1] = <char>c
+                w += 2
+            elif c == 8 or c == 12 or c == 10 or c == 13 or c == 9:
+                w[0] = 92
+                w[1] = _SHORT_ESCAPES[c]  # b, t, n, f or r
+                w += 2
+            else:
+                w[0], w[1], w[2], w[3] = 92, 117, 48, 48  # \u00
+                w[4] = _HEX[c >> 4]
+                w[5] = _HEX[c & 15]
+                w += 6
+        elif c < 0x800:
+            w[0] = <char>(0xC0 | (c >> 6))
+            w[1] = <char>(0x80 | (c & 0x3F))
+            w += 2
+        elif c < 0x10000:
+            w[0] = <char>(0xE0 | (c >> 12))
+            w[1] = <char>(0x80 | ((c >> 6) & 0x3F))
+            w[2] = <char>(0x80 | (c & 0x3F))
+            w += 3
+        else:
+            w[0] = <char>(0xF0 | (c >> 18))
+            w[1] = <char>(0x80 | ((c >> 12) & 0x3F))
+            w[2] = <char>(0x80 | ((c >> 6) & 0x3F))
+            w[3] = <char>(0x80 | (c & 0x3F))
+            w += 4
+    w[0] = 34
+    w += 1
+    out.len = w - out.p
+    return 0
+
+
+def write_texts(list events, Py_ssize_t start, str kind, str head, str tail, parts, object seq, str seq_end):
+    """An encoder's hot path: the text a target writes for the run of ``kind`` deltas (``text_delta`` or
+    ``reasoning_delta``) with neither signature nor citations from ``events[start]`` on, each one
+    ``head + quoted text + tail`` (then, where ``seq`` is an int, ``str(seq) + seq_end``, ``seq`` counting up), a
+    delta with no text writing nothing; each text is quoted as ``json.encoder.encode_basestring`` quotes it and
+    appended to ``parts`` unless that is None. Returns ``(text, index of the first other event, the deltas
+    written)``; ``("", start, 0)`` where ``head``, ``tail`` or ``seq_end`` hold a lone surrogate."""
+    cdef Py_ssize_t i = start, n = len(events), written = 0, number = 0, h, t, e, digits
+    cdef const char* hp
+    cdef const char* tp
+    cdef const char* ep
+    cdef PyObject* value
+    cdef bint counted = seq is not None
+    cdef char number_text[24]
+    cdef _Out out
+    if _types is None:
+        return "", start, 0
+    try:
+        hp = PyUnicode_AsUTF8AndSize(head, &h)
+        tp = PyUnicode_AsUTF8AndSize(tail, &t)
+        ep = PyUnicode_AsUTF8AndSize(seq_end, &e)
+    except UnicodeEncodeError:  # (a made-up id or model with a lone surrogate: the caller writes each delta)
+        return "", start, 0
+    if counted:
+        number = seq
+    out.p, out.len, out.cap = NULL, 0, 0
+    try:
+        while i < n:
+            event = events[i]
+            if not sw_slots_is(&_unified, event):
+                break
+            if (sw_slots_get(&_unified, event, _signature_at) != <PyObject*>None
+                    or sw_slots_get(&_unified, event, _citations_at) != <PyObject*>None):
+                break
+            value = sw_slots_get(&_unified, event, _type_at)
+            if value is NULL or not _kind_is(value, kind):
+                break
+            value = sw_slots_get(&_unified, event, _text_at)
+            if value is NULL or type(<object>value) is not str:
+                break
+            i += 1
+            text = <str><object>value
+            if not text:
+                continue
+            _put(&out, hp, h)
+            _put_quoted(&out, text)
+            _put(&out, tp, t)
+            if counted:
+                digits = snprintf(number_text, sizeof(number_text), "%zd", number + written)
+                _put(&out, number_text, digits)
+                _put(&out, ep, e)
+            if parts is not None:
+                parts.append(text)
+            written += 1
+        return PyUnicode_DecodeUTF8(out.p, out.len, "surrogatepass") if out.len else "", i, written
+    finally:
+        PyMem_Free(out.p)

@@ -39,6 +39,7 @@ __all__ = [
     "take_deltas",
     "take_texts",
     "without_member",
+    "write_texts",
     "TextSink",
     "MAX_PATHS",
     "MAX_STEPS",
@@ -185,6 +186,11 @@ TakeTexts = Callable[[list[Unified], int, list[str], list[str]], tuple[int, Opti
 #: ``take_texts(events, start, texts, reasonings) -> (index, last sequence)``: the accumulator's hot path (see
 #: :mod:`ssewire.normalizers._fast.deltas_c`), or None where the compiled reader is not built.
 take_texts: Optional[TakeTexts] = None if _deltas_c is None else _deltas_c.take_texts
+
+#: ``write_texts(events, start, kind, head, tail, parts, seq, seq_end) -> (text, index, written)``: the encoders' hot
+#: path (see :meth:`ssewire.encoders.base.Encoder.write_all` and :mod:`.deltas_c`), or
+#: None where the compiled reader is not built.
+write_texts: Optional[Callable[..., tuple[str, int, int]]] = None if _deltas_c is None else _deltas_c.write_texts
 
 
 #: ``compact_member(data, path) -> str | None``: the compact JSON text of one member of a payload, written from its

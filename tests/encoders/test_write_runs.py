@@ -1,0 +1,91 @@
+"""Runs of text and reasoning deltas written by ``Encoder.write_all`` (in compiled code where it is built) give the
+text :meth:`Encoder.write` gives for each event, on every target."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ssewire import Unified
+from ssewire.citations import Citation
+from ssewire.encoders import TARGETS, Encoder
+from ssewire.encoders import base as encoders_base
+from ssewire.encoders.base import PIECES_JOINED
+from ssewire.normalizers._fast import typed
+
+TEXTS = [
+    "hi",
+    "",
+    "".join(map(chr, range(128))),
+    "\b\f",
+    "é ☃ 𝄞 \u07ff\u0800\uffff\U00010000\U0010ffff",
+    'quote " back \\ slash',
+    "ctl \x00\x01\x1f\t\n\r\x7f",
+    "\ud800 lone \udfff",
+    "long " * 40,
+    "x",
+]
+
+
+def _events() -> list[Unified]:
+    """A stream whose runs of deltas are cut by every kind of event the run writer must leave to ``write``."""
+    out = [Unified("text_delta", text=text) for text in TEXTS]
+    out += [Unified("reasoning_delta", text=text) for text in TEXTS]
+    out += [Unified("text_delta", text="signed", signature="sig"), Unified("text_delta", text="after")]
+    out += [Unified("raw", raw={"a": 1}), Unified("text_delta", text="after raw")]
+    cited = Unified("text_delta", text="cited", citations=[Citation("url", "https://example.com", "t")])
+    out += [cited, Unified("text_delta", text="after citation")]
+    out += [Unified("reasoning_delta", text="think"), Unified("text_delta", text="back to text")]
+    out += [Unified("text_delta", text=f"{i},") for i in range(3 * PIECES_JOINED + 5)]  # (Responses compacts)
+    out += [Unified("tool_call_start", tool_call_id="c1", tool_name="f")]
+    out += [Unified("tool_call_delta", tool_call_id="c1", arguments_delta='{"a":1}')]
+    out += [Unified("tool_call_done", tool_call_id="c1", tool_name="f", arguments={"a": 1})]
+    out += [Unified("text_delta", text="last"), Unified("done", stop_reason="end")]
+    return out
+
+
+def _encoder(to: str) -> Encoder:
+    return Encoder(to, created=1_700_000_000, response_id="r-1", model="m")
+
+
+@pytest.mark.parametrize("to", TARGETS)
+@pytest.mark.parametrize("batch", [1, 3, 50, None])
+def test_runs_are_written_as_each_event_is(to: str, batch: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    events = _events()
+    one = _encoder(to)
+    expected = "".join(one.write(event) for event in events) + one.close().decode()
+    runs = []
+    real = typed.write_texts  # (the compiled writer, or None: what encoders.base writes runs with)
+    if real is not None:
+
+        def counted(*args: Any) -> Any:
+            got = real(*args)
+            runs.append(got[2])
+            return got
+
+        monkeypatch.setattr(encoders_base, "_write_texts", counted)
+    many = _encoder(to)
+    size = batch or len(events)
+    got = "".join("".join(many.write_all(events[i : i + size])) for i in range(0, len(events), size))
+    assert got + many.close().decode() == expected
+    if real is not None and batch != 1:
+        assert sum(runs) > len(TEXTS), "the compiled writer wrote the runs"
+
+
+def test_without_the_compiled_writer_every_event_is_written_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(encoders_base, "_write_texts", None)
+    events = _events()
+    for to in TARGETS:
+        one, many = _encoder(to), _encoder(to)
+        assert many.write_all(events) == [one.write(event) for event in events]
+
+
+@given(st.lists(st.text(), min_size=1, max_size=8))
+def test_any_text_is_quoted_as_the_standard_library_quotes_it(texts: list[str]) -> None:
+    events = [Unified("text_delta", text="first")] + [Unified("text_delta", text=text) for text in texts]
+    for to in ("openai-chat", "openai"):
+        one, many = _encoder(to), _encoder(to)
+        assert "".join(many.write_all(events)) == "".join(one.write(event) for event in events)
