@@ -26,8 +26,8 @@ event) and its class attributes; the order of events, the bookkeeping of calls a
 from __future__ import annotations
 
 import json
+import os
 import time
-import uuid
 from collections import Counter
 from typing import Any, Callable, ClassVar, Mapping, Optional
 
@@ -144,6 +144,9 @@ class Pieces(list[str]):
             return quoted[0] if quoted else b'""'
         return b"".join([b'"', *[memoryview(piece)[1:-1] for piece in quoted], b'"'])
 
+
+#: The kinds of event :meth:`Encoder.write_all` may write in runs.
+_RUN_KINDS = frozenset({"text_delta", "reasoning_delta"})
 
 #: How a target writes a run of deltas (see :meth:`Encoder.text_run`): ``(head, tail, parts, seq, seq_end)``.
 TextRun = tuple[str, str, Optional["Pieces"], Optional[int], str]
@@ -291,25 +294,26 @@ class Encoder:
         """:meth:`write` of each event, in order: a run of text or reasoning deltas the target writes as
         :meth:`text_run` says is written in compiled code where it is built (the same text)."""
         write = self.write
-        if _write_texts is None:
+        if _write_texts is None or len(events) < 2:  # (a run of one costs more than its write)
             return [write(event) for event in events]
         out: list[str] = []
+        append = out.append
         index, end = 0, len(events)
         while index < end:
             event = events[index]
             kind = event.type
-            if self._flowing and (kind == "text_delta" or kind == "reasoning_delta"):
+            if kind in _RUN_KINDS and self._flowing:
                 run = self.text_run(kind)
                 if run is not None:
                     head, tail, parts, seq, seq_end = run
                     text, after, written = _write_texts(events, index, kind, head, tail, parts, seq, seq_end)
                     if after > index:
                         if written:
-                            out.append(text)
+                            append(text)
                             self.wrote_texts(written)
                         index = after
                         continue
-            out.append(write(event))
+            append(write(event))
             index += 1
         return out
 
@@ -434,7 +438,7 @@ class Encoder:
         source = self.source
         if self.response_id is None:
             got = getattr(source, "response_id", None)
-            self.response_id = got if isinstance(got, str) else self.id_prefix + uuid.uuid4().hex[:24]
+            self.response_id = got if isinstance(got, str) else self.id_prefix + os.urandom(12).hex()
         if self.model is None:
             got = getattr(source, "model", None)
             self.model = got if isinstance(got, str) else "unknown"
