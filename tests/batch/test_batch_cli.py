@@ -175,6 +175,18 @@ def test_with_workers_the_parent_parses_nothing_not_even_before_they_have_starte
     assert [row for d in done for row in d.rows] == [tuple(r.values())[1:] for r in _expected(FILES)]
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forks of the parent on Linux only")
+def test_workers_are_forks_of_a_parent_that_runs_one_thread_never_of_one_that_runs_more() -> None:
+    script = (
+        "import threading; from ssewire.batch.pool import Workers; "
+        "w = Workers(2); w.wait(); print(w.executor._mp_context.get_start_method()); w.close(); "
+        "stop = threading.Event(); t = threading.Thread(target=stop.wait); t.start(); "
+        "w = Workers(2); w.wait(); print(w.executor._mp_context.get_start_method()); w.close(); stop.set(); t.join()"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert proc.stdout.split() == [b"fork", b"forkserver"], proc.stderr.decode()
+
+
 def test_python_dash_m_ssewire_batch_in_a_subprocess(tmp_path: Path) -> None:
     out, summary = tmp_path / "results.csv", tmp_path / "summary.json"
     proc = _batch(str(FIXTURES), "--out", str(out), "--jobs", "2", "--summary-json", str(summary))

@@ -16,6 +16,8 @@ carries the peak RSS of the process that parsed it.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import sys
 import threading
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -86,8 +88,9 @@ Parsed = Union[tuple[list[Row], int, Optional[int]], tuple[list[Row], list[tuple
 
 class Workers:
     """``jobs`` worker processes, all started at once, so that they start while the parent opens its inputs and
-    imports what it writes with; :meth:`close` stops them. Where there is a forkserver, it imports this module (and
-    so ssewire) once and each worker starts as a fork of it; a thread waits for that, not the parent. Each worker
+    imports what it writes with; :meth:`close` stops them. They are forks of this process where that is safe (see
+    :func:`_context`); else, where there is a forkserver, it imports this module (and so ssewire) once and each
+    worker starts as a fork of it; a thread waits for that, not the parent. Each worker
     imports the modules of ``preload`` (pyarrow for table inputs) as it starts; tasks sent before then wait."""
 
     def __init__(self, jobs: int, preload: Sequence[str] = ()) -> None:
@@ -96,15 +99,16 @@ class Workers:
         self._executor: Optional[ProcessPoolExecutor] = None
         self._ready: list[Future[int]] = []
         self._failed: Optional[BaseException] = None
+        self._context = _context()
         self._starter = threading.Thread(target=self._start, name="ssewire-batch-workers", daemon=True)
-        if _context().get_start_method() == "fork":  # forked now, from this thread, before pyarrow is imported
+        if self._context.get_start_method() == "fork":  # forked now, from this thread, before pyarrow is imported
             self._start()
         else:
             self._starter.start()
 
     def _start(self) -> None:
         try:
-            context = _context()
+            context = self._context
             if context.get_start_method() == "forkserver":  # its default preload, and ssewire
                 context.set_forkserver_preload(["__main__", __name__])
             executor = ProcessPoolExecutor(
@@ -254,9 +258,23 @@ def _done(task: Task, parsed: Parsed) -> Done:
 
 
 def _context() -> Any:
-    """forkserver where there is one (workers start clean, not as copies of a parent that may run pyarrow's
-    threads), else the platform's default (spawn on Windows). Debian's PyPy 3.9 ships a ProcessPoolExecutor that
-    can only fork (it calls an ``_adjust_process_count`` it does not have): there, the default (fork)."""
+    """fork on Linux while this process runs one thread (the CLI starts its workers first thing, before pyarrow is
+    imported): each worker is a copy of a parent that has imported ssewire, ready at once (a forkserver first
+    starts an interpreter and imports ssewire again, a third of a second before the first task on a small archive).
+    Else a forkserver where there is one (workers start clean, never copies of a parent that may run pyarrow's or
+    the caller's threads), else the platform's default (spawn on Windows). Debian's PyPy 3.9 ships a
+    ProcessPoolExecutor that can only fork (it calls an ``_adjust_process_count`` it does not have): there, the
+    default (fork)."""
+    if sys.platform.startswith("linux") and _threads() == 1:
+        return multiprocessing.get_context("fork")
     methods = multiprocessing.get_all_start_methods()
     usable = "forkserver" in methods and hasattr(ProcessPoolExecutor, "_adjust_process_count")
     return multiprocessing.get_context("forkserver" if usable else None)
+
+
+def _threads() -> int:
+    """The threads this process runs, those of native code included (Linux: ``/proc/self/task``); 0 when unknown."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
