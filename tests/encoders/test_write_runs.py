@@ -89,3 +89,23 @@ def test_any_text_is_quoted_as_the_standard_library_quotes_it(texts: list[str]) 
     for to in ("openai-chat", "openai"):
         one, many = _encoder(to), _encoder(to)
         assert "".join(many.write_all(events)) == "".join(one.write(event) for event in events)
+
+
+@pytest.mark.parametrize("signature", [None, "sig", "\ud800 lone " * 20])
+def test_responses_short_items_are_written_as_text_and_as_held_pieces_alike(
+    signature: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ssewire.encoders import openai as responses
+
+    events = _events()
+    events.insert(len(TEXTS), Unified("reasoning_delta", text="r", signature=signature))  # encrypted_content
+    cited = Citation("url", "https://a.example", "t", start=0, end=1)
+    events.insert(3, Unified("text_delta", text="", citations=[cited]))
+    as_text = _encoder("openai")
+    text = "".join(as_text.write(event) for event in events).encode("utf-8", "backslashreplace") + as_text.close()
+    monkeypatch.setattr(responses, "SHORT_ITEM", 0)  # every item, and the final response, made as UTF-8 pieces
+    monkeypatch.setattr(encoders_base, "HELD_FROM", 0)  # ... and held as such
+    held = _encoder("openai")
+    pieces = b"".join(b"".join(held.pieces(held.write(event))) for event in events) + held.close()
+    assert text == pieces and held.held == []
+    assert b'"encrypted_content"' in text and b'"annotations":[{"type":"url_citation"' in text

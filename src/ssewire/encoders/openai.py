@@ -28,7 +28,7 @@ Contract (see :mod:`.base` for what every encoder does):
 from __future__ import annotations
 
 import hashlib
-from typing import Any, ClassVar, Mapping, Optional
+from typing import Any, ClassVar, Mapping, Optional, Union
 
 from .._json import quote_utf8
 from ..events import Unified
@@ -122,6 +122,11 @@ def call_item(item_id: str, call_id: str, name: Optional[str], arguments: str, s
     }
 
 
+#: An item's text of fewer characters than this is written as text, and so is a final response whose items are
+#: all such text and shorter in all (a longer one is held as UTF-8 pieces: see :meth:`Encoder.hold`).
+SHORT_ITEM = 4096
+
+
 class _Item:
     """An output item being written: its id, kind, place, the text written to it and its annotations."""
 
@@ -161,8 +166,8 @@ class ResponsesEncoder(Encoder):
         self._seq = 0
         self._stem = ""  # made from the response id: item ids are the same each time a stream is written
         self._open: Optional[_Item] = None  # the open message or reasoning item
-        #: every finished item's JSON as UTF-8 pieces, with its output_index
-        self._output: list[tuple[int, list[bytes]]] = []
+        #: every finished item's JSON, as text (a short one) or as UTF-8 pieces, with its output_index
+        self._output: list[tuple[int, Union[str, list[bytes]]]] = []
         self._items = 0
         self._delta_head = ""  # the open item's delta event, up to its delta's value
         self._error: Optional[dict[str, Any]] = None  # the error written, for the failed response
@@ -314,16 +319,19 @@ class ResponsesEncoder(Encoder):
         return self.on_signature(secret)
 
     def _close_open(self) -> str:
-        """Finish the open text or reasoning item: its done events, each with the whole text, quoted once and made
-        as UTF-8 (a text is up to four times its UTF-8 in memory), held as pieces that share those bytes
-        (:meth:`hold`); the finished item's JSON is kept as such pieces for the final response."""
+        """Finish the open text or reasoning item: its done events, each with the whole text. A short text
+        (:data:`SHORT_ITEM` characters) is written as text; a longer one is quoted once and made as UTF-8 (a text is
+        up to four times its UTF-8 in memory), held as pieces that share those bytes (:meth:`hold`). The finished
+        item's JSON is kept, as text or as such pieces, for the final response."""
         item = self._open
         if item is None:
             return ""
         self._open = None
-        text = item.parts.take_quoted()
         seq, index = self._seq, item.index  # (the three done events' sequence numbers: seq, seq + 1, seq + 2)
         self._seq = seq + 3
+        if sum(map(len, item.parts)) < SHORT_ITEM:
+            return self._close_short(item, seq)
+        text = item.parts.take_quoted()
         place = f'"item_id":"{item.id}","output_index":{index}'
         if item.kind == "message":
             annotations = b',"annotations":' + (utf8(dumps(item.annotations)) if item.annotations else b"[]")
@@ -366,6 +374,39 @@ class ResponsesEncoder(Encoder):
         pieces.append(f',"sequence_number":{seq + 2}}}\n\n'.encode())
         return self.hold(pieces)
 
+    def _close_short(self, item: _Item, seq: int) -> str:
+        """:meth:`_close_open` of an item whose text is short, as text (the same JSON as the held pieces)."""
+        text = item.parts.take()
+        quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)
+        index = item.index
+        place = f'"item_id":"{item.id}","output_index":{index}'
+        if item.kind == "message":
+            annotations = dumps(item.annotations) if item.annotations else "[]"
+            part = f'{{"type":"output_text","text":{quoted},"annotations":{annotations}}}'
+            done = f'{{"id":"{item.id}","type":"message","status":"completed","role":"assistant","content":[{part}]}}'
+            out = (
+                f'event: response.output_text.done\ndata: {{"type":"response.output_text.done",{place},'
+                f'"content_index":0,"text":{quoted},"sequence_number":{seq}}}\n\n'
+                f'event: response.content_part.done\ndata: {{"type":"response.content_part.done",{place},'
+                f'"content_index":0,"part":{part},"sequence_number":{seq + 1}}}\n\n'
+            )
+        else:
+            secret = "" if item.signature is None else ',"encrypted_content":' + quote_text(item.signature)
+            summary = f'[{{"type":"summary_text","text":{quoted}}}]' if text else "[]"
+            done = f'{{"id":"{item.id}","type":"reasoning","summary":{summary}{secret}}}'
+            out = (
+                f'event: response.reasoning_summary_text.done\ndata: {{"type":"response.reasoning_summary_text.done",'
+                f'{place},"summary_index":0,"text":{quoted},"sequence_number":{seq}}}\n\n'
+                f'event: response.reasoning_summary_part.done\ndata: {{"type":"response.reasoning_summary_part.done",'
+                f'{place},"summary_index":0,"part":{{"type":"summary_text","text":{quoted}}},'
+                f'"sequence_number":{seq + 1}}}\n\n'
+            )
+        self._output.append((index, done))
+        return (
+            f'{out}event: response.output_item.done\ndata: {{"type":"response.output_item.done","output_index":{index},'
+            f'"item":{done},"sequence_number":{seq + 2}}}\n\n'
+        )
+
     # -- calls --------------------------------------------------------------------------------------------------
     def on_call_start(self, call: Call) -> str:
         out = self._close_open()
@@ -385,14 +426,25 @@ class ResponsesEncoder(Encoder):
         )
 
     def on_call_done(self, call: Call, event: Unified) -> str:
-        """The call's done events, its whole arguments in two of them, made as UTF-8 as an item's are."""
-        arguments = call.parts.take_quoted()
+        """The call's done events, its whole arguments in two of them: as text when they are short, else made as
+        UTF-8 as a long item's text is."""
         place = f'"item_id":"{call.item_id}","output_index":{call.index}'
         head, tail = _call_item_ends(call.item_id, call, "completed")
-        done = [head.encode(), arguments, utf8(tail)]
-        self._output.append((call.index, done))
         seq = self._seq  # (the two done events' sequence numbers: seq, seq + 1)
         self._seq = seq + 2
+        if sum(map(len, call.parts)) < SHORT_ITEM:
+            quoted = quote_text(call.parts.take())
+            done = f"{head}{quoted}{tail}"
+            self._output.append((call.index, done))
+            return (
+                f'event: response.function_call_arguments.done\ndata: {{"type":"response.function_call_arguments.done",'
+                f'{place},"arguments":{quoted},"sequence_number":{seq}}}\n\nevent: response.output_item.done\n'
+                f'data: {{"type":"response.output_item.done","output_index":{call.index},"item":{done},'
+                f'"sequence_number":{seq + 1}}}\n\n'
+            )
+        arguments = call.parts.take_quoted()
+        pieces = [head.encode(), arguments, utf8(tail)]
+        self._output.append((call.index, pieces))
         return self.hold(
             [
                 f'event: response.function_call_arguments.done\ndata: {{"type":"response.function_call_arguments.done",'
@@ -400,7 +452,7 @@ class ResponsesEncoder(Encoder):
                 arguments,
                 f',"sequence_number":{seq}}}\n\nevent: response.output_item.done\n'
                 f'data: {{"type":"response.output_item.done","output_index":{call.index},"item":'.encode(),
-                *done,
+                *pieces,
                 f',"sequence_number":{seq + 1}}}\n\n'.encode(),
             ]
         )
@@ -410,27 +462,38 @@ class ResponsesEncoder(Encoder):
         self, kind: str, status: str, error: Optional[dict[str, Any]] = None, details: Optional[dict[str, Any]] = None
     ) -> str:
         """The terminal event ``kind``: the response with ``status``, its ``error`` and ``incomplete_details``, the
-        usage and every finished item, in output order. It repeats the whole output, so it is held as the pieces of
-        the items kept as UTF-8 (:meth:`hold`): no copy of the output is made."""
-        head = utf8(
-            self._response_text(
-                status,
-                f',"error":{"null" if error is None else dumps(error)}'
-                f',"incomplete_details":{"null" if details is None else dumps(details)}',
-                "null" if self.usage is None else dumps(responses_usage(self.usage)),
-            )
+        usage and every finished item, in output order. It repeats the whole output: written as text when that is
+        short, else held as UTF-8 pieces (:meth:`hold`) that share the bytes of the items kept so: no copy of the
+        output is made."""
+        head = self._response_text(
+            status,
+            f',"error":{"null" if error is None else dumps(error)}'
+            f',"incomplete_details":{"null" if details is None else dumps(details)}',
+            "null" if self.usage is None else dumps(responses_usage(self.usage)),
         )
         # the one unescaped '"output":[]' is the member's own: quotes inside string values are escaped
-        cut = head.index(b'"output":[]') + len(b'"output":[')
+        cut = head.index('"output":[]') + len('"output":[')
         seq = self._seq
         self._seq = seq + 1
-        pieces = [f'event: {kind}\ndata: {{"type":"{kind}","response":'.encode(), head[:cut]]
-        for place, (_, item) in enumerate(sorted(self._output, key=_first)):
+        output = sorted(self._output, key=_first)
+        self._output = []
+        if all(type(item) is str for _, item in output):
+            items = ",".join([item for _, item in output])  # type: ignore[misc]  # (all text)
+            if len(items) < SHORT_ITEM:
+                return (
+                    f'event: {kind}\ndata: {{"type":"{kind}","response":{head[:cut]}{items}{head[cut:]},'
+                    f'"sequence_number":{seq}}}\n\n'
+                )
+        pieces = [f'event: {kind}\ndata: {{"type":"{kind}","response":'.encode(), utf8(head[:cut])]
+        for place, (_, item) in enumerate(output):
             if place:
                 pieces.append(b",")
-            pieces += item
-        self._output = []
-        pieces += (head[cut:], f',"sequence_number":{seq}}}\n\n'.encode())
+            if isinstance(item, str):
+                pieces.append(utf8(item))
+            else:
+                pieces += item
+        del output
+        pieces += (utf8(head[cut:]), f',"sequence_number":{seq}}}\n\n'.encode())
         return self.hold(pieces)
 
     def _members(self, kind: str, members: str) -> str:
