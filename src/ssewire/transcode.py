@@ -93,7 +93,8 @@ def transcode(
     """The stream ``chunks`` (read as ``provider`` with ``framing``, as :func:`~ssewire.iter_unified` reads it)
     written as target ``to`` (``openai-chat``, ``openai``, ``anthropic``, ``gemini``, ``vercel-ui``): the bytes each
     source chunk makes, in one piece (in several where they are over 64 KiB and the target made a large part as
-    UTF-8: the Responses API's done events and final response share their text's bytes), never an empty one.
+    UTF-8: a long run of deltas written in compiled code, the Responses API's done events and final response, which
+    share their text's bytes), never an empty one.
     ``options`` go to the target's encoder (``model``, ``response_id``, ``created``; ``include_usage`` for
     ``openai-chat`` ...). Reading errors (framing, over-large events) raise as in :func:`~ssewire.iter_unified`."""
     if isinstance(chunks, (bytes, bytearray, memoryview, str)):

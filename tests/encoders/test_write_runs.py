@@ -51,12 +51,26 @@ def _encoder(to: str) -> Encoder:
     return Encoder(to, created=1_700_000_000, response_id="r-1", model="m")
 
 
+def _each(encoder: Encoder, events: list[Unified]) -> bytes:
+    """The bytes ``write`` makes of each event, one at a time."""
+    return b"".join(b"".join(encoder.pieces(encoder.write(event))) for event in events)
+
+
+def _all(encoder: Encoder, events: list[Unified]) -> bytes:
+    """The bytes ``write_all`` makes of ``events`` (runs written as UTF-8 and held: given by ``pieces``)."""
+    return b"".join(encoder.pieces("".join(encoder.write_all(events))))
+
+
 @pytest.mark.parametrize("to", TARGETS)
 @pytest.mark.parametrize("batch", [1, 3, 50, None])
-def test_runs_are_written_as_each_event_is(to: str, batch: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("held_from", [0, encoders_base.RUN_HELD_FROM, 1 << 30])  # runs held as UTF-8: all, long, none
+def test_runs_are_written_as_each_event_is(
+    to: str, batch: Any, held_from: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(encoders_base, "RUN_HELD_FROM", held_from)
     events = _events()
     one = _encoder(to)
-    expected = "".join(one.write(event) for event in events) + one.close().decode()
+    expected = _each(one, events) + one.close()
     runs = []
     real = typed.write_texts  # (the compiled writer, or None: what encoders.base writes runs with)
     if real is not None:
@@ -69,8 +83,8 @@ def test_runs_are_written_as_each_event_is(to: str, batch: Any, monkeypatch: pyt
         monkeypatch.setattr(encoders_base, "_write_texts", counted)
     many = _encoder(to)
     size = batch or len(events)
-    got = "".join("".join(many.write_all(events[i : i + size])) for i in range(0, len(events), size))
-    assert got + many.close().decode() == expected
+    got = b"".join(_all(many, events[i : i + size]) for i in range(0, len(events), size))
+    assert got + many.close() == expected
     if real is not None and batch != 1:
         assert sum(runs) > len(TEXTS), "the compiled writer wrote the runs"
 
@@ -80,15 +94,18 @@ def test_without_the_compiled_writer_every_event_is_written_alone(monkeypatch: p
     events = _events()
     for to in TARGETS:
         one, many = _encoder(to), _encoder(to)
-        assert many.write_all(events) == [one.write(event) for event in events]
+        assert many.write_all(events) == [one.write(event) for event in events] and many.held == one.held
 
 
-@given(st.lists(st.text(), min_size=1, max_size=8))
+ANY_CHARACTER = st.characters(blacklist_categories=())  # lone surrogates too
+
+
+@given(st.lists(st.text(ANY_CHARACTER), min_size=1, max_size=8))
 def test_any_text_is_quoted_as_the_standard_library_quotes_it(texts: list[str]) -> None:
     events = [Unified("text_delta", text="first")] + [Unified("text_delta", text=text) for text in texts]
     for to in ("openai-chat", "openai"):
         one, many = _encoder(to), _encoder(to)
-        assert "".join(many.write_all(events)) == "".join(one.write(event) for event in events)
+        assert _all(many, events) == _each(one, events)
 
 
 @pytest.mark.parametrize("signature", [None, "sig", "\ud800 lone " * 20])

@@ -102,6 +102,9 @@ def utf8(text: str) -> bytes:
 #: Runs of pieces made as UTF-8 of fewer bytes than this are written as text (see :meth:`Encoder.hold`).
 HELD_FROM = 16 * 1024
 
+#: A run of deltas written as UTF-8 of fewer bytes than this is written as text (see :meth:`Encoder.write_all`).
+RUN_HELD_FROM = 2048
+
 #: The mark of a held piece (:meth:`Encoder.hold`) in an encoder's text: a NUL, which no target writes otherwise
 #: (every value is JSON-quoted, and JSON escapes control characters).
 HELD = "\x00"
@@ -292,7 +295,8 @@ class Encoder:
 
     def write_all(self, events: list[Unified]) -> list[str]:
         """:meth:`write` of each event, in order: a run of text or reasoning deltas the target writes as
-        :meth:`text_run` says is written in compiled code where it is built (the same text)."""
+        :meth:`text_run` says is written in compiled code where it is built, straight into UTF-8 (the same bytes),
+        and held (:meth:`pieces` gives it in the place of its :data:`HELD` mark)."""
         write = self.write
         if _write_texts is None or len(events) < 2:  # (a run of one costs more than its write)
             return [write(event) for event in events]
@@ -306,10 +310,14 @@ class Encoder:
                 run = self.text_run(kind)
                 if run is not None:
                     head, tail, parts, seq, seq_end = run
-                    text, after, written = _write_texts(events, index, kind, head, tail, parts, seq, seq_end)
+                    data, after, written = _write_texts(events, index, kind, head, tail, parts, seq, seq_end)
                     if after > index:
                         if written:
-                            append(text)
+                            if len(data) < RUN_HELD_FROM:
+                                append(data.decode())  # (valid UTF-8: a lone surrogate is written as its escape)
+                            else:
+                                self.held.append([data])
+                                append(HELD)
                             self.wrote_texts(written)
                         index = after
                         continue

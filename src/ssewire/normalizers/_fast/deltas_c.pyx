@@ -925,8 +925,8 @@ cdef const char* _SHORT_ESCAPES = b"........btn.fr"  # by code point: \b (8), \t
 
 cdef int _put_quoted(_Out* out, str text) except -1:
     """``text`` as a JSON string literal in UTF-8: what ``json.encoder.encode_basestring`` writes (quote, backslash
-    and control characters escaped, ``\\u00XX`` in lower case; everything else as it is), then encoded with
-    ``surrogatepass`` (a lone surrogate as its three bytes: the decoder of the whole text gives it back)."""
+    and control characters escaped, ``\\u00XX`` in lower case; everything else as it is), then encoded as an
+    encoder's text is (``utf8()``: ``backslashreplace``, a lone surrogate as its escape ``\\udXXX``)."""
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
@@ -959,6 +959,11 @@ cdef int _put_quoted(_Out* out, str text) except -1:
             w[0] = <char>(0xC0 | (c >> 6))
             w[1] = <char>(0x80 | (c & 0x3F))
             w += 2
+        elif 0xD800 <= c < 0xE000:  # a lone surrogate (UTF-8 cannot hold one): its escape, as backslashreplace
+            w[0], w[1], w[2], w[3] = 92, 117, 100, _HEX[(c >> 8) & 15]  # \ud and the 2nd hex digit
+            w[4] = _HEX[(c >> 4) & 15]
+            w[5] = _HEX[c & 15]
+            w += 6
         elif c < 0x10000:
             w[0] = <char>(0xE0 | (c >> 12))
             w[1] = <char>(0x80 | ((c >> 6) & 0x3F))
@@ -981,8 +986,9 @@ def write_texts(list events, Py_ssize_t start, str kind, str head, str tail, par
     ``reasoning_delta``) with neither signature nor citations from ``events[start]`` on, each one
     ``head + quoted text + tail`` (then, where ``seq`` is an int, ``str(seq) + seq_end``, ``seq`` counting up), a
     delta with no text writing nothing; each text is quoted as ``json.encoder.encode_basestring`` quotes it and
-    appended to ``parts`` unless that is None. Returns ``(text, index of the first other event, the deltas
-    written)``; ``("", start, 0)`` where ``head``, ``tail`` or ``seq_end`` hold a lone surrogate."""
+    appended to ``parts`` unless that is None. Returns ``(the text as UTF-8, index of the first other event, the
+    deltas written)``: the bytes ``utf8()`` makes of the text (a lone surrogate in a delta as its escape
+    ``\\udXXX``); ``(b"", start, 0)`` where ``head``, ``tail`` or ``seq_end`` hold a lone surrogate."""
     cdef Py_ssize_t i = start, n = len(events), written = 0, number = 0, h, t, e, digits
     cdef const char* hp
     cdef const char* tp
@@ -992,13 +998,13 @@ def write_texts(list events, Py_ssize_t start, str kind, str head, str tail, par
     cdef char number_text[24]
     cdef _Out out
     if _types is None:
-        return "", start, 0
+        return b"", start, 0
     try:
         hp = PyUnicode_AsUTF8AndSize(head, &h)
         tp = PyUnicode_AsUTF8AndSize(tail, &t)
         ep = PyUnicode_AsUTF8AndSize(seq_end, &e)
     except UnicodeEncodeError:  # (a made-up id or model with a lone surrogate: the caller writes each delta)
-        return "", start, 0
+        return b"", start, 0
     if counted:
         number = seq
     out.p, out.len, out.cap = NULL, 0, 0
@@ -1030,6 +1036,6 @@ def write_texts(list events, Py_ssize_t start, str kind, str head, str tail, par
             if parts is not None:
                 parts.append(text)
             written += 1
-        return PyUnicode_DecodeUTF8(out.p, out.len, "surrogatepass") if out.len else "", i, written
+        return PyBytes_FromStringAndSize(out.p, out.len) if out.len else b"", i, written
     finally:
         PyMem_Free(out.p)

@@ -187,10 +187,10 @@ TakeTexts = Callable[[list[Unified], int, list[str], list[str]], tuple[int, Opti
 #: :mod:`ssewire.normalizers._fast.deltas_c`), or None where the compiled reader is not built.
 take_texts: Optional[TakeTexts] = None if _deltas_c is None else _deltas_c.take_texts
 
-#: ``write_texts(events, start, kind, head, tail, parts, seq, seq_end) -> (text, index, written)``: the encoders' hot
+#: ``write_texts(events, start, kind, head, tail, parts, seq, seq_end) -> (utf8, index, written)``: the encoders' hot
 #: path (see :meth:`ssewire.encoders.base.Encoder.write_all` and :mod:`.deltas_c`), or
 #: None where the compiled reader is not built.
-write_texts: Optional[Callable[..., tuple[str, int, int]]] = None if _deltas_c is None else _deltas_c.write_texts
+write_texts: Optional[Callable[..., tuple[bytes, int, int]]] = None if _deltas_c is None else _deltas_c.write_texts
 
 
 #: ``compact_member(data, path) -> str | None``: the compact JSON text of one member of a payload, written from its
