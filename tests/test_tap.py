@@ -291,3 +291,78 @@ def test_a_finished_tap_leaves_no_reference_cycles(path: Path, named: bool) -> N
     finally:
         gc.unfreeze()
         gc.enable()
+
+
+def _tapped(data: bytes, provider: Any, sizes: list[int], clock: FakeClock) -> StreamTap:
+    """A tap fed ``data`` in chunks of the ``sizes`` in turn, the clock a second on at each chunk."""
+    tap = StreamTap(provider, clock=clock, max_buffer=4096)  # (a small buffer: some fixtures fail the same way)
+    start, turn = 0, 0
+    while start < len(data):
+        size = sizes[turn % len(sizes)]
+        clock.now += 1.0
+        tap.feed(data[start : start + size])
+        start, turn = start + size, turn + 1
+    tap.close()
+    return tap
+
+
+def _seen(tap: StreamTap) -> tuple[Any, ...]:
+    failure = tap.failure
+    return (
+        tap.metrics.to_dict(),
+        tap.metrics.gaps,
+        tap.result.to_dict(with_raw=False),
+        None if failure is None else (type(failure), str(failure)),
+    )
+
+
+@pytest.mark.parametrize("path", STREAM_FIXTURES, ids=[p.name for p in STREAM_FIXTURES])
+def test_chunks_parsed_a_few_at_a_time_give_what_parsing_each_at_once_gives(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ssewire import tap as tap_module
+
+    provider = json.loads(path.with_name(path.name + ".expected.json").read_text())["provider"]
+    data = path.read_bytes()
+    sizes = [1, 7, 64, 300, 5]
+    batched = _seen(_tapped(data, provider, sizes, FakeClock()))
+    monkeypatch.setattr(tap_module, "PARSE_EVERY", 1)  # each chunk parsed as it comes
+    assert _seen(_tapped(data, provider, sizes, FakeClock())) == batched
+
+
+def test_reading_the_result_metrics_or_failure_mid_stream_parses_every_chunk_fed() -> None:
+    parts = [part + b"\n\n" for part in BODY.split(b"\n\n") if part]
+    tap = StreamTap("openai")
+    for part in parts[:2]:
+        tap.feed(part)
+    assert tap.result.text == "Hel"
+    tap.feed(parts[2])
+    assert tap.metrics.events == 3 and tap.failure is None
+    assert tap.result.text == "Hello" and tap.result.stop_reason is None
+    broken = StreamTap("openai", max_buffer=16)
+    broken.feed(b"data: " + b"x" * 100 + b"\n\n")
+    assert isinstance(broken.failure, SSEBufferOverflow)
+
+
+def test_a_tap_holds_a_bounded_number_of_chunks_it_has_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ssewire import tap as tap_module
+
+    tap = StreamTap("openai")
+    held = []
+    for index in range(100):  # the stream's first event one byte at a time
+        tap.feed(BODY[index : index + 1])
+        held.append(len(tap._noted))
+    assert max(held) == tap_module.PARSE_EVERY - 1 and held[-1] < tap_module.PARSE_EVERY
+    big = StreamTap("openai")
+    big.feed(BODY * (tap_module.PARSE_FROM // len(BODY) + 1))  # past PARSE_FROM bytes: parsed at once
+    assert big._noted == []
+
+
+def test_a_reusable_buffer_is_parsed_as_it_is_fed() -> None:
+    tap = StreamTap("openai")
+    buffer = bytearray(BODY)
+    tap.feed(buffer)
+    buffer[:] = b"\x00" * len(buffer)  # the owner reuses its buffer once the chunk is forwarded
+    view = memoryview(bytearray(b"x"))
+    tap.feed(view[:0])
+    assert tap.close().text == "Hello"
