@@ -44,7 +44,7 @@ __all__ = ["StreamTap", "TapMetrics"]
 _MAX_GAPS = 65536  # gaps kept for percentiles; beyond that every other one is dropped
 #: A tap parses the chunks it noted once it holds this many, or this many bytes of them (see the module docstring).
 PARSE_EVERY = 16
-PARSE_FROM = 16 * 1024
+PARSE_FROM = 8 * 1024
 
 
 def _percentile(ordered: list[float], q: float) -> Optional[float]:
@@ -189,42 +189,37 @@ class StreamTap:
         if metrics.first_byte_at is None:
             metrics.first_byte_at = now
         noted = self._noted
-        if type(chunk) is bytes:
-            noted.append((now, chunk))
-            self._noted_bytes += size
-            if len(noted) >= PARSE_EVERY or self._noted_bytes >= PARSE_FROM:
-                self._parse_noted()
-        else:  # (its owner may reuse the buffer: parsed now, after the chunks noted before it)
-            if noted:
-                self._parse_noted()
-            self._parse(now, chunk)
+        noted.append((now, chunk))
+        self._noted_bytes += size
+        # (a bytearray or memoryview is parsed now: its owner may reuse the buffer)
+        if len(noted) >= PARSE_EVERY or self._noted_bytes >= PARSE_FROM or type(chunk) is not bytes:
+            self._parse_noted()
 
     def _parse_noted(self) -> None:
-        """Parse the chunks noted, in order, each at the time it came."""
+        """Parse the chunks noted, in order, each as if it were parsed when it came: its events into the result,
+        their times (the chunk's) into the metrics. Parsing stops at a chunk that fails."""
         noted = self._noted
         self._noted = []
         self._noted_bytes = 0
+        decoder, accumulator, metrics = self._decoder, self._accumulator, self._metrics
+        if decoder is None:
+            return
+        feed_into = decoder.feed_into
         for now, chunk in noted:
-            if self._decoder is None:  # (parsing stopped at an earlier chunk)
+            events, deltas = accumulator.events, accumulator.deltas
+            try:
+                feed_into(chunk, accumulator)
+            except Exception as exc:  # nothing may reach the forwarding path
+                self._fail(exc)
+                self._observed(events, deltas, now)  # (the error event it recorded)
                 return
-            self._parse(now, chunk)
-
-    def _parse(self, now: float, chunk: Chunk) -> None:
-        """Parse one chunk that came at ``now``: its events into the result, their times into the metrics."""
-        metrics = self._metrics
-        accumulator = self._accumulator
-        events, deltas = accumulator.events, accumulator.deltas
-        try:
-            self._decoder.feed_into(chunk, accumulator)  # type: ignore[union-attr]  # (the caller checked)
-        except Exception as exc:  # nothing may reach the forwarding path
-            self._fail(exc)
-        if accumulator.events > events:  # (a chunk that ends no event changes no metric but the bytes)
-            if accumulator.deltas == deltas and metrics.first_event_at is not None and metrics.done_at is None:
-                metrics.events += accumulator.events - events  # a chunk of no content changes only the count...
-                if accumulator.done:
-                    metrics.done_at = now  # ... unless it ended the stream
-            else:
-                self._observed(events, deltas, now)
+            if accumulator.events > events:  # (a chunk that ends no event changes no metric but the bytes)
+                if accumulator.deltas == deltas and metrics.first_event_at is not None and metrics.done_at is None:
+                    metrics.events += accumulator.events - events  # a chunk of no content changes only the count...
+                    if accumulator.done:
+                        metrics.done_at = now  # ... unless it ended the stream
+                else:
+                    self._observed(events, deltas, now)
 
     @property
     def metrics(self) -> TapMetrics:
