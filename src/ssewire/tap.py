@@ -163,7 +163,7 @@ class StreamTap:
         self._started = clock() if started is None else started
         self._metrics = TapMetrics()
         self._failure: Optional[Exception] = None  # why parsing stopped (the bytes kept flowing)
-        self._noted: list[tuple[float, bytes]] = []  # chunks not parsed yet, with the time each came
+        self._noted: list[tuple[float, Chunk]] = []  # chunks not parsed yet, with the time each came
         self._noted_bytes = 0
         self.closed = False
         self._decoder: Optional[StreamDecoder] = None
