@@ -28,7 +28,7 @@ Contract (see :mod:`.base` for what every encoder does):
 from __future__ import annotations
 
 import hashlib
-from typing import Any, ClassVar, Mapping, Optional, Union
+from typing import Any, ClassVar, Mapping, Optional
 
 from .._json import quote_utf8
 from ..events import Unified
@@ -122,8 +122,8 @@ def call_item(item_id: str, call_id: str, name: Optional[str], arguments: str, s
     }
 
 
-#: An item's text of fewer characters than this is written as text, and so is a final response whose items are
-#: all such text and shorter in all (a longer one is held as UTF-8 pieces: see :meth:`Encoder.hold`).
+#: An item's done events are written as text when its text has fewer characters than this (a longer one's are held
+#: as UTF-8 pieces: see :meth:`Encoder.hold`); the item is kept for the final response as UTF-8 either way.
 SHORT_ITEM = 4096
 
 
@@ -166,8 +166,9 @@ class ResponsesEncoder(Encoder):
         self._seq = 0
         self._stem = ""  # made from the response id: item ids are the same each time a stream is written
         self._open: Optional[_Item] = None  # the open message or reasoning item
-        #: every finished item's JSON, as text (a short one) or as UTF-8 pieces, with its output_index
-        self._output: list[tuple[int, Union[str, list[bytes]]]] = []
+        #: every finished item's JSON as UTF-8 pieces (a text is up to four bytes a character: see _close_open), with
+        #: its output_index
+        self._output: list[tuple[int, list[bytes]]] = []
         self._items = 0
         self._delta_head = ""  # the open item's delta event, up to its delta's value
         self._error: Optional[dict[str, Any]] = None  # the error written, for the failed response
@@ -322,7 +323,7 @@ class ResponsesEncoder(Encoder):
         """Finish the open text or reasoning item: its done events, each with the whole text. A short text
         (:data:`SHORT_ITEM` characters) is written as text; a longer one is quoted once and made as UTF-8 (a text is
         up to four times its UTF-8 in memory), held as pieces that share those bytes (:meth:`hold`). The finished
-        item's JSON is kept, as text or as such pieces, for the final response."""
+        item's JSON is kept as UTF-8 for the final response (a short one in one piece)."""
         item = self._open
         if item is None:
             return ""
@@ -401,7 +402,7 @@ class ResponsesEncoder(Encoder):
                 f'{place},"summary_index":0,"part":{{"type":"summary_text","text":{quoted}}},'
                 f'"sequence_number":{seq + 1}}}\n\n'
             )
-        self._output.append((index, done))
+        self._output.append((index, [utf8(done)]))
         return (
             f'{out}event: response.output_item.done\ndata: {{"type":"response.output_item.done","output_index":{index},'
             f'"item":{done},"sequence_number":{seq + 2}}}\n\n'
@@ -435,7 +436,7 @@ class ResponsesEncoder(Encoder):
         if sum(map(len, call.parts)) < SHORT_ITEM:
             quoted = quote_text(call.parts.take())
             done = f"{head}{quoted}{tail}"
-            self._output.append((call.index, done))
+            self._output.append((call.index, [utf8(done)]))
             return (
                 f'event: response.function_call_arguments.done\ndata: {{"type":"response.function_call_arguments.done",'
                 f'{place},"arguments":{quoted},"sequence_number":{seq}}}\n\nevent: response.output_item.done\n'
@@ -462,38 +463,27 @@ class ResponsesEncoder(Encoder):
         self, kind: str, status: str, error: Optional[dict[str, Any]] = None, details: Optional[dict[str, Any]] = None
     ) -> str:
         """The terminal event ``kind``: the response with ``status``, its ``error`` and ``incomplete_details``, the
-        usage and every finished item, in output order. It repeats the whole output: written as text when that is
-        short, else held as UTF-8 pieces (:meth:`hold`) that share the bytes of the items kept so: no copy of the
-        output is made."""
-        head = self._response_text(
-            status,
-            f',"error":{"null" if error is None else dumps(error)}'
-            f',"incomplete_details":{"null" if details is None else dumps(details)}',
-            "null" if self.usage is None else dumps(responses_usage(self.usage)),
+        usage and every finished item, in output order. It repeats the whole output, so it is held as the pieces of
+        the items kept as UTF-8 (:meth:`hold`): no copy of the output is made."""
+        head = utf8(
+            self._response_text(
+                status,
+                f',"error":{"null" if error is None else dumps(error)}'
+                f',"incomplete_details":{"null" if details is None else dumps(details)}',
+                "null" if self.usage is None else dumps(responses_usage(self.usage)),
+            )
         )
         # the one unescaped '"output":[]' is the member's own: quotes inside string values are escaped
-        cut = head.index('"output":[]') + len('"output":[')
+        cut = head.index(b'"output":[]') + len(b'"output":[')
         seq = self._seq
         self._seq = seq + 1
-        output = sorted(self._output, key=_first)
-        self._output = []
-        if all(type(item) is str for _, item in output):
-            items = ",".join([item for _, item in output])  # type: ignore[misc]  # (all text)
-            if len(items) < SHORT_ITEM:
-                return (
-                    f'event: {kind}\ndata: {{"type":"{kind}","response":{head[:cut]}{items}{head[cut:]},'
-                    f'"sequence_number":{seq}}}\n\n'
-                )
-        pieces = [f'event: {kind}\ndata: {{"type":"{kind}","response":'.encode(), utf8(head[:cut])]
-        for place, (_, item) in enumerate(output):
+        pieces = [f'event: {kind}\ndata: {{"type":"{kind}","response":'.encode(), head[:cut]]
+        for place, (_, item) in enumerate(sorted(self._output, key=_first)):
             if place:
                 pieces.append(b",")
-            if isinstance(item, str):
-                pieces.append(utf8(item))
-            else:
-                pieces += item
-        del output
-        pieces += (utf8(head[cut:]), f',"sequence_number":{seq}}}\n\n'.encode())
+            pieces += item
+        self._output = []
+        pieces += (head[cut:], f',"sequence_number":{seq}}}\n\n'.encode())
         return self.hold(pieces)
 
     def _members(self, kind: str, members: str) -> str:
