@@ -199,6 +199,20 @@ def test_a_large_event_fed_in_chunks_costs_about_twice_its_size(scanner: ModuleT
     assert peak < 2.5 * len(body), f"peak {peak / len(body):.2f}x the event"
 
 
+@needs_compiled
+@pytest.mark.parametrize("size", [4096, 16384, 65536])
+def test_the_compiled_sse_scanner_hands_a_large_held_event_over_in_the_buffer_it_grew_in(size: int) -> None:
+    """A large event held as UTF-8 leaves the compiled SSE scanner as the bytes object its buffer is (no copy, and
+    no more than a quarter of room while it fills): about its size, not twice it."""
+    _, body = LARGE_EVENTS["sse-one-line-held-utf8"]
+    compiled: Any = COMPILED
+    events: list[Any] = []
+    peak = peak_traced(lambda: events.extend(_each_feed(compiled.SSEParser(), body, size)))
+    assert len(events) == 1 and type(events[0]).__name__ == "Utf8Event"
+    assert events[0].utf8 == body[6:-2] and events[0].data == "\u00e9" * 270_000
+    assert peak < 1.4 * len(body), f"peak {peak / len(body):.2f}x the event"
+
+
 @pytest.mark.parametrize("kind", list(LARGE_EVENTS))
 def test_a_scanner_keeps_nothing_of_a_large_event_once_it_is_out(scanner: ModuleType, kind: str) -> None:
     """Once a large event is returned (and dropped), the scanner holds a buffer of at most 64 KiB, not the one the

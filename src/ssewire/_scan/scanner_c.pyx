@@ -34,10 +34,11 @@ from cpython.dict cimport PyDict_Copy
 from cpython.list cimport PyList_GET_ITEM
 from cpython.mem cimport PyMem_RawFree, PyMem_RawRealloc
 from cpython.object cimport Py_EQ, Py_NE, PyObject
+from cpython.ref cimport Py_INCREF
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.math cimport floor
 from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy, memmove
 
 from .kernels cimport (
     ssewire_decode,
@@ -102,6 +103,7 @@ cdef enum:
     LINE_BATCH = 512  # line ends found per GIL-free scan
     SPAN_BATCH = 256  # JSON elements found per GIL-free scan
     RETAIN = 64 * 1024  # buffers larger than this are freed once emptied (memory stays about one event)
+    BYTES_FROM = 16 * 1024  # a buffer that grows past this is a bytes object's storage (see buf_take)
     NAME_SLOTS = 128  # event-name cache (open addressing), at most NAME_SLOTS // 2 names
     NAME_MASK = NAME_SLOTS - 1
     UNKNOWN_STATS = 0x100  # a line's decoder statistics were not taken
@@ -112,22 +114,69 @@ _json_loads = _json.loads
 
 
 # --- growable byte buffers (PyMem_Raw*: usable without the GIL, seen by tracemalloc) ------------------------
+#
+# A buffer that grows past BYTES_FROM is the storage of a bytes object from then on (``obj``), grown and cut with
+# the GIL held: a large event can then be handed over as that object, without a copy (``buf_take``). (Made so early
+# that the one copy into it, from the raw memory it outgrew, is small.)
+
+cdef extern from "Python.h":
+    int _PyBytes_Resize(PyObject** bytes, Py_ssize_t size)
+    void PyErr_Clear()
+    void Py_CLEAR(PyObject* o)
+
 
 cdef struct Buf:
     char* p
     Py_ssize_t len
     Py_ssize_t cap
+    PyObject* obj  # a bytes object whose storage ``p`` is (a buffer grown past BYTES_FROM), or NULL: raw memory
+
+
+cdef int _buf_to_bytes(Buf* b, Py_ssize_t cap) noexcept:
+    """The buffer's storage as a bytes object of ``cap`` bytes (made from the raw memory, or resized); 0, or -1 when
+    out of memory (the buffer is then empty). Holds the GIL."""
+    cdef PyObject* obj
+    if b.obj == NULL:
+        try:
+            made = PyBytes_FromStringAndSize(NULL, cap)
+        except MemoryError:
+            return -1
+        obj = <PyObject*>made
+        Py_INCREF(made)  # (the buffer's own reference, dropped in buf_trim / buf_free / buf_take)
+        if b.len:
+            memcpy(PyBytes_AS_STRING(made), b.p, <size_t>b.len)
+        PyMem_RawFree(b.p)
+        b.obj = obj
+    elif _PyBytes_Resize(&b.obj, cap) < 0:  # (on failure the object is gone)
+        PyErr_Clear()
+        b.obj = NULL
+        b.p = NULL
+        b.len = 0
+        b.cap = 0
+        return -1
+    b.p = PyBytes_AS_STRING(<object>b.obj)
+    b.cap = cap
+    return 0
 
 
 cdef int buf_reserve(Buf* b, Py_ssize_t need) noexcept nogil:
     """Make room for ``need`` bytes; 0, or -1 when out of memory."""
     cdef Py_ssize_t cap
     cdef char* p
+    cdef int done
     if need <= b.cap:
         return 0
     cap = b.cap * 2 if b.cap else 256
+    if cap > RETAIN:  # a large event's: a quarter more each time (doubling would hold up to twice it as it fills)
+        cap = b.cap + (b.cap >> 2)
+        if cap < RETAIN:
+            cap = RETAIN
     if cap < need:
         cap = need
+    if cap > BYTES_FROM:
+        with gil:
+            done = _buf_to_bytes(b, cap)
+        return done
     p = <char*>PyMem_RawRealloc(b.p, <size_t>cap)
     if p == NULL:
         return -1
@@ -149,6 +198,10 @@ cdef inline void buf_fit(Buf* b) noexcept nogil:
     """Give back the room past the buffer's content (when it can: else it stays as it was)."""
     cdef char* p
     if b.len and b.cap > b.len:
+        if b.obj != NULL:
+            with gil:
+                _buf_to_bytes(b, b.len)  # (a cut: cannot fail, but would leave the buffer empty if it did)
+            return
         p = <char*>PyMem_RawRealloc(b.p, <size_t>b.len)
         if p != NULL:
             b.p = p
@@ -162,20 +215,44 @@ cdef inline void buf_fit_large(Buf* b) noexcept nogil:
         buf_fit(b)
 
 
+cdef inline void _buf_release(Buf* b) noexcept nogil:
+    if b.obj != NULL:
+        with gil:
+            Py_CLEAR(b.obj)
+    else:
+        PyMem_RawFree(b.p)
+    b.p = NULL
+    b.len = 0
+    b.cap = 0
+
+
 cdef inline void buf_trim(Buf* b) noexcept nogil:
     """Empty the buffer; give its memory back when it grew large."""
     b.len = 0
     if b.cap > RETAIN:
-        PyMem_RawFree(b.p)
-        b.p = NULL
-        b.cap = 0
+        _buf_release(b)
 
 
 cdef inline void buf_free(Buf* b) noexcept nogil:
-    PyMem_RawFree(b.p)
+    _buf_release(b)
+
+
+cdef object buf_take(Buf* b, Py_ssize_t off, Py_ssize_t size):
+    """``b.p[off:off + size]`` as bytes: the buffer's own bytes object where it has one (the data moved to its start,
+    the object cut to it: no copy; the buffer is then empty), else a copy."""
+    cdef object out
+    if b.obj == NULL:
+        return PyBytes_FromStringAndSize(b.p + off, size)
+    if off:
+        memmove(b.p, b.p + off, <size_t>size)
+    if _buf_to_bytes(b, size) < 0:
+        raise MemoryError()
+    out = <object>b.obj  # (a new reference: the buffer's own is dropped)
+    Py_CLEAR(b.obj)
     b.p = NULL
     b.len = 0
     b.cap = 0
+    return out
 
 
 cdef Py_ssize_t _clamp(object value) except? -1:
@@ -850,8 +927,13 @@ cdef class SSEParser(_LineScanner):
             buf_fit(&self._dat)
             at = self._dat.p + self._doff
         if self._data_size >= _LARGE_DATA and ssewire_utf8_check(<const unsigned char*>at, self._data_size) == 2:
-            # held as its UTF-8 until read (see utf8_event)
-            out.append(Utf8Event(name, PyBytes_FromStringAndSize(at, self._data_size), self._id, self.retry))
+            # held as its UTF-8 until read (see utf8_event): the bytes of the buffer it grew in, where it can be
+            # handed over (see buf_take), so that it is not held twice while it is copied out
+            if self._dref_mode:
+                data = PyBytes_FromStringAndSize(at, self._data_size)
+            else:
+                data = buf_take(&self._dat, self._doff, self._data_size)
+            out.append(Utf8Event(name, data, self._id, self.retry))
         else:
             if self._dref_mode and self._dref_max != UNKNOWN_STATS:
                 data = ssewire_decode_sized(self._dref, self._data_size, self._dref_max, self._dref_cont)
