@@ -17,7 +17,7 @@ It reports:
 - the latency the gateway adds per chunk: for every write of the upstream (its send log, ``time.monotonic()``, a
   clock the processes share) the time until the client has received those bytes, p50 / p99, through the gateway
   minus direct;
-- the gateway's CPU seconds per MB forwarded, tap on vs off, side by side (the tap's target: at most 10% more);
+- the gateway's CPU seconds per MB forwarded, tap on vs off, side by side (the tap's target: at most 5% more);
 - each gateway's RSS sampled through its phase: after the warm-up, at the middle and at the end (flat: within 10%);
 - abandoned streams: how many the upstream saw closed, and what the gateway still holds afterwards (requests in
   flight, client connections, upstream connections in use: all 0, or the run fails);
@@ -53,9 +53,11 @@ FIXTURES = ROOT / "fixtures"
 SERVED = (".sse", ".ndjson", ".jsonl", ".eventstream")  # the fixtures that are streams (not expected results)
 
 #: CI floors (``--check``), on ratios and counts only. The targets (the issue's) are tighter: a full run reports them.
-TAP_CPU_FLOOR = 1.30  # tap-on / tap-off CPU per MB (target 1.10)
+#: tap-on / tap-off CPU per MB: measured 1.05-1.07 (quick and full runs) since the tap parses chunks a few at a time
+#: (1.11 before); the target is 1.05
+TAP_CPU_FLOOR = 1.20
 RSS_FLOOR = 1.50  # RSS end (or middle) / RSS after the warm-up (target 1.10)
-TAP_CPU_TARGET = 1.10
+TAP_CPU_TARGET = 1.05
 RSS_TARGET = 1.10
 PAIR = ("tap_off", "tap_on")  # the gateways of the side-by-side phase
 
