@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 from typing import Any, ClassVar, Mapping, Optional
 
-from .._json import quote_utf8
 from ..events import Unified
 from ..normalizers.common import client_stop
 from ..normalizers.openai import INCOMPLETE_STOP, RESPONSES_STOP
@@ -320,93 +319,66 @@ class ResponsesEncoder(Encoder):
         return self.on_signature(secret)
 
     def _close_open(self) -> str:
-        """Finish the open text or reasoning item: its done events, each with the whole text. A short text
-        (:data:`SHORT_ITEM` characters) is written as text; a longer one is quoted once and made as UTF-8 (a text is
-        up to four times its UTF-8 in memory), held as pieces that share those bytes (:meth:`hold`). The finished
-        item's JSON is kept as UTF-8 for the final response (a short one in one piece)."""
+        """Finish the open text or reasoning item: its three done events, each with the whole text, and its finished
+        JSON, kept for the final response (see :meth:`_written`)."""
         item = self._open
         if item is None:
             return ""
         self._open = None
         seq, index = self._seq, item.index  # (the three done events' sequence numbers: seq, seq + 1, seq + 2)
         self._seq = seq + 3
-        if sum(map(len, item.parts)) < SHORT_ITEM:
-            return self._close_short(item, seq)
-        text = item.parts.take_quoted()
+        size = sum(map(len, item.parts))
         place = f'"item_id":"{item.id}","output_index":{index}'
         if item.kind == "message":
-            annotations = b',"annotations":' + (utf8(dumps(item.annotations)) if item.annotations else b"[]")
-            pieces = [
+            annotations = f',"annotations":{dumps(item.annotations) if item.annotations else "[]"}'
+            events = [
                 f'event: response.output_text.done\ndata: {{"type":"response.output_text.done",{place},'
-                '"content_index":0,"text":'.encode(),
-                text,
+                '"content_index":0,"text":',
                 f',"sequence_number":{seq}}}\n\nevent: response.content_part.done\n'
                 f'data: {{"type":"response.content_part.done",{place},"content_index":0,'
-                '"part":{"type":"output_text","text":'.encode(),
-                text,
-                annotations + f'}},"sequence_number":{seq + 1}}}\n\n'.encode(),
+                '"part":{"type":"output_text","text":',
+                f'{annotations}}},"sequence_number":{seq + 1}}}\n\n',
             ]
             done = [
                 f'{{"id":"{item.id}","type":"message","status":"completed","role":"assistant","content":['
-                '{"type":"output_text","text":'.encode(),
-                text,
-                annotations + b"}]}",
+                '{"type":"output_text","text":',
+                f"{annotations}}}]}}",
             ]
         else:
-            pieces = [
+            events = [
                 f'event: response.reasoning_summary_text.done\ndata: {{"type":"response.reasoning_summary_text.done",'
-                f'{place},"summary_index":0,"text":'.encode(),
-                text,
+                f'{place},"summary_index":0,"text":',
                 f',"sequence_number":{seq}}}\n\nevent: response.reasoning_summary_part.done\n'
                 f'data: {{"type":"response.reasoning_summary_part.done",{place},"summary_index":0,'
-                '"part":{"type":"summary_text","text":'.encode(),
-                text,
-                f'}},"sequence_number":{seq + 1}}}\n\n'.encode(),
+                '"part":{"type":"summary_text","text":',
+                f'}},"sequence_number":{seq + 1}}}\n\n',
             ]
-            secret = b"" if item.signature is None else b',"encrypted_content":' + quote_utf8(item.signature)
-            summary = [b'[{"type":"summary_text","text":', text, b"}]"] if text != b'""' else [b"[]"]
-            done = [f'{{"id":"{item.id}","type":"reasoning","summary":'.encode(), *summary, secret + b"}"]
-        self._output.append((index, done))
-        pieces.append(
+            secret = "" if item.signature is None else f',"encrypted_content":{quote_text(item.signature)}'
+            head = f'{{"id":"{item.id}","type":"reasoning","summary":'
+            done = [f'{head}[{{"type":"summary_text","text":', f"}}]{secret}}}"] if size else [f"{head}[]{secret}}}"]
+        events[-1] += (
             f'event: response.output_item.done\ndata: {{"type":"response.output_item.done","output_index":{index},'
-            '"item":'.encode()
+            '"item":'
         )
-        pieces += done
-        pieces.append(f',"sequence_number":{seq + 2}}}\n\n'.encode())
-        return self.hold(pieces)
+        return self._written(index, events, done, f',"sequence_number":{seq + 2}}}\n\n', item.parts, size)
 
-    def _close_short(self, item: _Item, seq: int) -> str:
-        """:meth:`_close_open` of an item whose text is short, as text (the same JSON as the held pieces)."""
-        text = item.parts.take()
-        quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)
-        index = item.index
-        place = f'"item_id":"{item.id}","output_index":{index}'
-        if item.kind == "message":
-            annotations = dumps(item.annotations) if item.annotations else "[]"
-            part = f'{{"type":"output_text","text":{quoted},"annotations":{annotations}}}'
-            done = f'{{"id":"{item.id}","type":"message","status":"completed","role":"assistant","content":[{part}]}}'
-            out = (
-                f'event: response.output_text.done\ndata: {{"type":"response.output_text.done",{place},'
-                f'"content_index":0,"text":{quoted},"sequence_number":{seq}}}\n\n'
-                f'event: response.content_part.done\ndata: {{"type":"response.content_part.done",{place},'
-                f'"content_index":0,"part":{part},"sequence_number":{seq + 1}}}\n\n'
-            )
-        else:
-            secret = "" if item.signature is None else ',"encrypted_content":' + quote_text(item.signature)
-            summary = f'[{{"type":"summary_text","text":{quoted}}}]' if text else "[]"
-            done = f'{{"id":"{item.id}","type":"reasoning","summary":{summary}{secret}}}'
-            out = (
-                f'event: response.reasoning_summary_text.done\ndata: {{"type":"response.reasoning_summary_text.done",'
-                f'{place},"summary_index":0,"text":{quoted},"sequence_number":{seq}}}\n\n'
-                f'event: response.reasoning_summary_part.done\ndata: {{"type":"response.reasoning_summary_part.done",'
-                f'{place},"summary_index":0,"part":{{"type":"summary_text","text":{quoted}}},'
-                f'"sequence_number":{seq + 1}}}\n\n'
-            )
-        self._output.append((index, [utf8(done)]))
-        return (
-            f'{out}event: response.output_item.done\ndata: {{"type":"response.output_item.done","output_index":{index},'
-            f'"item":{done},"sequence_number":{seq + 2}}}\n\n'
-        )
+    def _written(self, index: int, events: list[str], done: list[str], end: str, parts: Pieces, size: int) -> str:
+        """Done events whose last one carries the finished item: ``events`` and ``done`` (the item's JSON) are the
+        text around the places of the text in ``parts`` (``size`` characters), quoted; ``end`` closes the last
+        event; the item is kept for the final response. A text of fewer than :data:`SHORT_ITEM` characters is
+        written as text; a longer one is quoted a piece at a time straight into UTF-8 (a text is up to four times its
+        UTF-8 in memory: :meth:`Pieces.take_quoted`), and the events are held as pieces that share those bytes
+        (:meth:`hold`)."""
+        if size < SHORT_ITEM:
+            text = parts.take()
+            quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)
+            item = quoted.join(done)
+            self._output.append((index, [utf8(item)]))
+            return f"{quoted.join(events)}{item}{end}"
+        quoted_utf8 = parts.take_quoted()
+        item_pieces = _filled(done, quoted_utf8)
+        self._output.append((index, item_pieces))
+        return self.hold([*_filled(events, quoted_utf8), *item_pieces, utf8(end)])
 
     # -- calls --------------------------------------------------------------------------------------------------
     def on_call_start(self, call: Call) -> str:
@@ -427,36 +399,20 @@ class ResponsesEncoder(Encoder):
         )
 
     def on_call_done(self, call: Call, event: Unified) -> str:
-        """The call's done events, its whole arguments in two of them: as text when they are short, else made as
-        UTF-8 as a long item's text is."""
+        """The call's done events, its whole arguments in two of them and in the finished item (see
+        :meth:`_written`)."""
         place = f'"item_id":"{call.item_id}","output_index":{call.index}'
         head, tail = _call_item_ends(call.item_id, call, "completed")
         seq = self._seq  # (the two done events' sequence numbers: seq, seq + 1)
         self._seq = seq + 2
-        if sum(map(len, call.parts)) < SHORT_ITEM:
-            quoted = quote_text(call.parts.take())
-            done = f"{head}{quoted}{tail}"
-            self._output.append((call.index, [utf8(done)]))
-            return (
-                f'event: response.function_call_arguments.done\ndata: {{"type":"response.function_call_arguments.done",'
-                f'{place},"arguments":{quoted},"sequence_number":{seq}}}\n\nevent: response.output_item.done\n'
-                f'data: {{"type":"response.output_item.done","output_index":{call.index},"item":{done},'
-                f'"sequence_number":{seq + 1}}}\n\n'
-            )
-        arguments = call.parts.take_quoted()
-        pieces = [head.encode(), arguments, utf8(tail)]
-        self._output.append((call.index, pieces))
-        return self.hold(
-            [
-                f'event: response.function_call_arguments.done\ndata: {{"type":"response.function_call_arguments.done",'
-                f'{place},"arguments":'.encode(),
-                arguments,
-                f',"sequence_number":{seq}}}\n\nevent: response.output_item.done\n'
-                f'data: {{"type":"response.output_item.done","output_index":{call.index},"item":'.encode(),
-                *pieces,
-                f',"sequence_number":{seq + 1}}}\n\n'.encode(),
-            ]
-        )
+        events = [
+            f'event: response.function_call_arguments.done\ndata: {{"type":"response.function_call_arguments.done",'
+            f'{place},"arguments":',
+            f',"sequence_number":{seq}}}\n\nevent: response.output_item.done\n'
+            f'data: {{"type":"response.output_item.done","output_index":{call.index},"item":',
+        ]
+        end = f',"sequence_number":{seq + 1}}}\n\n'
+        return self._written(call.index, events, [head, tail], end, call.parts, sum(map(len, call.parts)))
 
     # -- the end ------------------------------------------------------------------------------------------------
     def _final(
@@ -557,6 +513,14 @@ def _call_item_ends(item_id: str, call: Call, status: str) -> tuple[str, str]:
 def _delta_head(kind: str, place: str) -> str:
     """A delta event of type ``kind`` at ``place`` (its members, JSON text), up to the value of its ``delta``."""
     return f'event: {kind}\ndata: {{"type":"{kind}",{place},"delta":'
+
+
+def _filled(parts: list[str], quoted: bytes) -> list[bytes]:
+    """``parts`` as UTF-8 with ``quoted`` (a JSON string literal, as UTF-8) between each two of them."""
+    out = [utf8(parts[0])]
+    for part in parts[1:]:
+        out += (quoted, utf8(part))
+    return out
 
 
 def _first(pair: tuple[int, Any]) -> int:
