@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from helpers import examples
 from helpers.streams import all_streams
-from ssewire import UNIFIED_TYPES, iter_events, normalizer_for
+from ssewire import UNIFIED_TYPES, DetectionError, iter_events, normalizer_for
 
 _values = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | st.text(max_size=6),
@@ -87,3 +87,36 @@ def test_any_value_anywhere_never_raises(provider: str, data: st.DataObject) -> 
             out += normalizer.frame(mutated)
     out += normalizer.finish()
     assert all(event.type in UNIFIED_TYPES for event in out)
+
+
+#: Members whose value a normaliser dispatches on (looks up in a table or a set): any JSON value may stand there.
+DISCRIMINATORS = frozenset(
+    {"type", "event_type", "object", "role", "finish_reason", "stop_reason", "status", "format", "event", "kind"}
+)
+
+
+@pytest.mark.parametrize("provider", sorted(STREAMS))
+def test_a_list_or_an_object_where_a_name_is_looked_up_never_raises(provider: str) -> None:
+    """Every member a normaliser dispatches on, in every payload of the provider's streams, replaced by a list and
+    by an object (neither can be looked up in a table: an unguarded lookup raises TypeError), read after the
+    payloads before it, named and auto-detected."""
+    from ssewire.events import SSEEvent
+
+    events = STREAMS[provider]
+    for at, (name, payload) in enumerate(events):
+        for path in _paths(payload):
+            if not path or path[-1] not in DISCRIMINATORS:
+                continue
+            for value in ([1], {"type": [1]}):
+                mutated = json.dumps(_replaced(payload, path, value))
+                for reading in (provider, "auto"):
+                    normalizer = normalizer_for(reading)  # type: ignore[arg-type]
+                    out = []
+                    try:
+                        for before in events[:at]:
+                            out += normalizer(SSEEvent(before[0], json.dumps(before[1])))
+                        out += normalizer(SSEEvent(name, mutated))
+                        out += normalizer.finish()
+                    except DetectionError:  # (a first payload no provider sends: auto-detection says so)
+                        assert reading == "auto" and at == 0, (reading, path, value)
+                    assert all(event.type in UNIFIED_TYPES for event in out), (reading, path, value)

@@ -171,7 +171,8 @@ def _reasoning_details(details: Any, obj: dict[str, Any], out: list[Unified]) ->
     for item in details if type(details) is list else ():
         if type(item) is not dict:
             continue
-        field = _DETAIL_TEXT.get(item.get("type"))
+        kind = item.get("type")
+        field = _DETAIL_TEXT.get(kind) if type(kind) is str else None  # (any JSON value: a list is unhashable)
         text = item.get(field) if field is not None else None
         if type(text) is str and text:
             out.append(new_event("reasoning_delta", obj, text))

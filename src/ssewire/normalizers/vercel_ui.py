@@ -78,6 +78,8 @@ class VercelUIRules(Recognition):
         """A chunk type only this stream has, ``start`` with a ``messageId``, or ``finish`` with a
         ``finishReason`` or ``messageMetadata``."""
         kind = obj.get("type")
+        if type(kind) is not str:  # (any JSON value: a list or an object cannot be looked up)
+            return False
         if kind in _UI_TYPES:
             return True
         if kind == "start":
