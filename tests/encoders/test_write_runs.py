@@ -109,8 +109,9 @@ def test_any_text_is_quoted_as_the_standard_library_quotes_it(texts: list[str]) 
 
 
 @pytest.mark.parametrize("signature", [None, "sig", "\ud800 lone " * 20])
+@pytest.mark.parametrize("short_output", [0, 1 << 30])  # the finished items kept as UTF-8, or all kept as text
 def test_responses_short_items_are_written_as_text_and_as_held_pieces_alike(
-    signature: Any, monkeypatch: pytest.MonkeyPatch
+    signature: Any, short_output: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ssewire.encoders import openai as responses
 
@@ -118,8 +119,10 @@ def test_responses_short_items_are_written_as_text_and_as_held_pieces_alike(
     events.insert(len(TEXTS), Unified("reasoning_delta", text="r", signature=signature))  # encrypted_content
     cited = Citation("url", "https://a.example", "t", start=0, end=1)
     events.insert(3, Unified("text_delta", text="", citations=[cited]))
+    monkeypatch.setattr(responses, "SHORT_OUTPUT", short_output)  # (1 << 30: the final response written as text)
     as_text = _encoder("openai")
     text = "".join(as_text.write(event) for event in events).encode("utf-8", "backslashreplace") + as_text.close()
+    monkeypatch.setattr(responses, "SHORT_OUTPUT", 0)
     monkeypatch.setattr(responses, "SHORT_ITEM", 0)  # every item, and the final response, made as UTF-8 pieces
     monkeypatch.setattr(encoders_base, "HELD_FROM", 0)  # ... and held as such
     held = _encoder("openai")

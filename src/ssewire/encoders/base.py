@@ -235,6 +235,11 @@ class Encoder:
         self.response_id = response_id
         self.created = int(time.time()) if created is None else created
         self.source = source
+        #: The source provider's own reader of its usage objects (None: the registry's, as Usage.from_raw reads them).
+        rules = getattr(source, "rules", None)
+        self._read_usage: Optional[Callable[[dict[str, Any], bool], Optional[Usage]]] = getattr(
+            rules, "usage_from", None
+        )
         self._dropped: Optional[Counter[str]] = None  # made when first counted in (most streams drop nothing)
         self.usage: Optional[Usage] = None
         self.calls: dict[Optional[str], Call] = {}
@@ -490,7 +495,13 @@ class Encoder:
         return out + self.on_call_done(call, event)
 
     def _take_usage(self, raw: dict[str, Any]) -> None:
-        usage = Usage.from_raw(raw)
+        """The source's usage object ``raw`` as the :class:`~ssewire.Usage` written at the end: read by the source
+        provider's own rules, else (another shape, or no source) as :meth:`Usage.from_raw` reads it; an object no
+        provider recognises leaves the usage as it was."""
+        read = self._read_usage
+        usage = read(raw, False) if read is not None and type(raw) is dict else None
+        if usage is None:
+            usage = Usage.from_raw(raw)
         if usage.source is not None:
             self.usage = usage
 

@@ -28,7 +28,7 @@ Contract (see :mod:`.base` for what every encoder does):
 from __future__ import annotations
 
 import hashlib
-from typing import Any, ClassVar, Mapping, Optional
+from typing import Any, ClassVar, Mapping, Optional, Union
 
 from ..events import Unified
 from ..normalizers.common import client_stop
@@ -122,8 +122,11 @@ def call_item(item_id: str, call_id: str, name: Optional[str], arguments: str, s
 
 
 #: An item's done events are written as text when its text has fewer characters than this (a longer one's are held
-#: as UTF-8 pieces: see :meth:`Encoder.hold`); the item is kept for the final response as UTF-8 either way.
+#: as UTF-8 pieces: see :meth:`Encoder.hold`); the item is kept for the final response (see SHORT_OUTPUT).
 SHORT_ITEM = 4096
+#: The finished items of an output are kept as text while they have fewer characters than this in all (the final
+#: event of a short output is then written as text, with no UTF-8 round trip), else as UTF-8.
+SHORT_OUTPUT = 1024
 
 
 class _Item:
@@ -165,9 +168,10 @@ class ResponsesEncoder(Encoder):
         self._seq = 0
         self._stem = ""  # made from the response id: item ids are the same each time a stream is written
         self._open: Optional[_Item] = None  # the open message or reasoning item
-        #: every finished item's JSON as UTF-8 pieces (a text is up to four bytes a character: see _close_open), with
-        #: its output_index
-        self._output: list[tuple[int, list[bytes]]] = []
+        #: every finished item's JSON with its output_index: as text while the output is short (fewer than
+        #: SHORT_OUTPUT characters kept as text), else as UTF-8 pieces (a text is up to four bytes a character)
+        self._output: list[tuple[int, Union[str, list[bytes]]]] = []
+        self._output_chars = 0  # the length of the items kept as text
         self._items = 0
         self._delta_head = ""  # the open item's delta event, up to its delta's value
         self._error: Optional[dict[str, Any]] = None  # the error written, for the failed response
@@ -373,7 +377,11 @@ class ResponsesEncoder(Encoder):
             text = parts.take()
             quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)
             item = quoted.join(done)
-            self._output.append((index, [utf8(item)]))
+            if self._output_chars + len(item) < SHORT_OUTPUT:  # (the items of a short output stay text)
+                self._output.append((index, item))
+                self._output_chars += len(item)
+            else:
+                self._output.append((index, [utf8(item)]))
             return f"{quoted.join(events)}{item}{end}"
         quoted_utf8 = parts.take_quoted()
         item_pieces = _filled(done, quoted_utf8)
@@ -419,27 +427,37 @@ class ResponsesEncoder(Encoder):
         self, kind: str, status: str, error: Optional[dict[str, Any]] = None, details: Optional[dict[str, Any]] = None
     ) -> str:
         """The terminal event ``kind``: the response with ``status``, its ``error`` and ``incomplete_details``, the
-        usage and every finished item, in output order. It repeats the whole output, so it is held as the pieces of
-        the items kept as UTF-8 (:meth:`hold`): no copy of the output is made."""
-        head = utf8(
-            self._response_text(
-                status,
-                f',"error":{"null" if error is None else dumps(error)}'
-                f',"incomplete_details":{"null" if details is None else dumps(details)}',
-                "null" if self.usage is None else dumps(responses_usage(self.usage)),
-            )
+        usage and every finished item, in output order. It repeats the whole output: an output of short items kept
+        as text is written as text; any other is held as the pieces of the items (:meth:`hold`), the long ones kept
+        as UTF-8, so no copy of their text is made."""
+        head = self._response_text(
+            status,
+            f',"error":{"null" if error is None else dumps(error)}'
+            f',"incomplete_details":{"null" if details is None else dumps(details)}',
+            "null" if self.usage is None else dumps(responses_usage(self.usage)),
         )
         # the one unescaped '"output":[]' is the member's own: quotes inside string values are escaped
-        cut = head.index(b'"output":[]') + len(b'"output":[')
+        cut = head.index('"output":[]') + len('"output":[')
         seq = self._seq
         self._seq = seq + 1
-        pieces = [f'event: {kind}\ndata: {{"type":"{kind}","response":'.encode(), head[:cut]]
-        for place, (_, item) in enumerate(sorted(self._output, key=_first)):
+        output = self._output
+        self._output, self._output_chars = [], 0
+        if len(output) > 1:
+            output.sort(key=_first)
+        start = f'event: {kind}\ndata: {{"type":"{kind}","response":{head[:cut]}'
+        end = f'{head[cut:]},"sequence_number":{seq}}}\n\n'
+        texts = [item for _, item in output if type(item) is str]
+        if len(texts) == len(output):  # every item kept as text (fewer than SHORT_OUTPUT characters in all)
+            return f"{start}{','.join(texts)}{end}"
+        pieces = [utf8(start)]
+        for place, (_, item) in enumerate(output):
             if place:
                 pieces.append(b",")
-            pieces += item
-        self._output = []
-        pieces += (head[cut:], f',"sequence_number":{seq}}}\n\n'.encode())
+            if isinstance(item, str):
+                pieces.append(utf8(item))
+            else:
+                pieces += item
+        pieces.append(utf8(end))
         return self.hold(pieces)
 
     def _members(self, kind: str, members: str) -> str:
