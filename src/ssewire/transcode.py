@@ -49,13 +49,15 @@ class _Writing:
     def chunk(self, chunk: Piece) -> list[bytes]:
         """The non-empty pieces one source chunk makes (its text, and the pieces the target made as UTF-8), joined
         into one up to :data:`JOINED_UP_TO` bytes."""
-        return few(self.encoder.pieces(joined(self.write_all(self.decoder.feed(chunk)))))
+        texts = self.write_all(self.decoder.feed(chunk))
+        return few(utf8_pieces(self.encoder, texts)) if texts else []
 
     def end(self) -> list[bytes]:
         """The non-empty pieces that end the stream (the decoder's last events, then the encoder's end), joined
         into one up to :data:`JOINED_UP_TO` bytes."""
         encoder = self.encoder
-        ending = encoder.pieces(joined(self.write_all(self.decoder.close())))
+        texts = self.write_all(self.decoder.close())
+        ending = utf8_pieces(encoder, texts) if texts else []
         return few(ending + encoder.close_pieces())
 
 
@@ -71,12 +73,17 @@ def few(pieces: list[bytes]) -> list[bytes]:
     return pieces
 
 
-def joined(texts: list[str]) -> str:
-    """The texts one chunk's events made, as one, holding at most two copies of them at once (a large event's text
-    is joined only when there is more than it, and the pieces are let go before it is encoded)."""
-    text = texts[0] if len(texts) == 1 else "".join(texts)
+def utf8_pieces(encoder: Encoder, texts: list[str]) -> list[bytes]:
+    """The UTF-8 pieces of the texts one chunk's events made (``encoder.pieces`` of them joined; ``texts`` emptied):
+    joined first where every one is ASCII (one text of their size), else each encoded on its own (see
+    :meth:`~ssewire.encoders.base.Encoder.pieces_each`: one emoji would make the whole join four bytes a character)."""
+    if all(map(str.isascii, texts)):
+        text = texts[0] if len(texts) == 1 else "".join(texts)
+        texts.clear()
+        return encoder.pieces(text)
+    out = encoder.pieces_each(texts)
     texts.clear()
-    return text
+    return out
 
 
 def transcode(

@@ -129,3 +129,33 @@ def test_responses_short_items_are_written_as_text_and_as_held_pieces_alike(
     pieces = b"".join(b"".join(held.pieces(held.write(event))) for event in events) + held.close()
     assert text == pieces and held.held == []
     assert b'"encrypted_content"' in text and b'"annotations":[{"type":"url_citation"' in text
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(["a", "é", "🙂", "\ud800", encoders_base.HELD, '"', ""]), max_size=6), max_size=6)
+)
+def test_a_chunks_texts_encoded_each_on_its_own_are_the_bytes_of_their_join(parts: list[list[str]]) -> None:
+    """``pieces_each`` (and ``transcode``'s ``utf8_pieces``, which joins only ASCII texts) give the bytes
+    ``pieces`` gives for the texts joined, each held run in the place of its mark."""
+    from ssewire.transcode import utf8_pieces
+
+    texts = ["".join(part) for part in parts]
+    marks = sum(text.count(encoders_base.HELD) for text in texts)
+    runs = [[f"<run {i}>".encode(), b"", "é".encode()] for i in range(marks)]
+    joined, each, either = _encoder("openai"), _encoder("openai"), _encoder("openai")
+    for encoder in (joined, each, either):
+        encoder.held = [list(run) for run in runs]
+    expected = b"".join(joined.pieces("".join(texts)))
+    got = each.pieces_each(list(texts))
+    assert b"".join(got) == expected and b"" not in got and each.held == []
+    assert b"".join(utf8_pieces(either, list(texts))) == expected and either.held == []
+
+
+def test_a_mark_without_its_run_is_a_bug_said_out_loud() -> None:
+    encoder = _encoder("openai")
+    encoder.held = [[b"x"]]
+    with pytest.raises(AssertionError, match="1 runs of pieces held, 2 marks"):
+        encoder.pieces_each(["a" + encoders_base.HELD, encoders_base.HELD + "é"])
+    encoder.held = [[b"x"], [b"y"]]
+    with pytest.raises(AssertionError, match="2 runs of pieces held, 1 marks"):
+        encoder.pieces_each(["é" + encoders_base.HELD])

@@ -1093,3 +1093,26 @@ def test_a_member_written_as_null_leaves_the_rest_of_the_payload_as_it_was(text:
     assert (None if got is None else json.loads(got)) == want
     if got is not None:  # every other byte is the payload's own
         assert text.encode().replace(got[: got.index(b"null")], b"", 1).endswith(got[got.index(b"null") + 4 :])
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ('{"t": 1, "a": {"b": "🙂 \\" x", "c": 2}}', {"t": 1, "a": {"b": None, "c": 2}}),
+        ('{"a": {"b": ""}}', {"a": {"b": None}}),
+        ('{"a": {"b": "x"}, "a": {"b": "y", "d": 3}}', {"a": {"b": None, "d": 3}}),  # the member kept: the last
+        ('{"a": {"b": [1]}}', None),  # a string path: an array is left as it is
+        ('{"a": {"b": 5}}', None),
+        ('{"a": {"c": "x"}}', None),  # not there
+        ('{"a": {"b": "x",}}', None),  # not strict JSON
+    ],
+)
+def test_a_string_member_is_written_as_null_where_the_path_says_string(text: str, want: Any) -> None:
+    assert typed.without_member is not None
+    got = typed.without_member(text.encode(), typed.member_path(("a", "b"), string=True))
+    assert (None if got is None else json.loads(got)) == want
+    if got is not None:  # every other byte is the payload's own
+        assert text.encode().replace(got[: got.index(b"null")], b"", 1).endswith(got[got.index(b"null") + 4 :])
+    one = typed.without_member(b'{"c": [{"t": "x", "n": 1}]}', typed.member_path(("c", 0, "t"), string=True))
+    assert one is not None and json.loads(one) == {"c": [{"t": None, "n": 1}]}  # 0: the only element
+    assert typed.without_member(b'{"c": [{"t": "x"}, {}]}', typed.member_path(("c", 0, "t"), string=True)) is None

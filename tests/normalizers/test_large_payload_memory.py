@@ -247,3 +247,49 @@ def test_without_msgspec_a_held_event_is_decoded_without_its_bulk(
     event = _held(kind, data)
     text_bytes = sys.getsizeof(data)
     assert peak_traced(lambda: run(event)) < 0.5 * text_bytes
+
+
+_ANNOTATION = {"type": "url_citation", "url": "https://a.example/x", "title": "A", "start_index": 0, "end_index": 5}
+_PART = {"type": "output_text", "text": _TEXT * 8, "annotations": [_ANNOTATION]}
+#: Each Responses done event that repeats its item's text, as a stream sends it (the text with an emoji).
+DONE_EVENTS: dict[str, dict[str, Any]] = {
+    "response.output_text.done": {"item_id": "msg_1", "output_index": 0, "content_index": 0, "text": _TEXT * 8},
+    "response.reasoning_summary_text.done": {"item_id": "rs_1", "output_index": 0, "summary_index": 0,
+                                             "text": _TEXT * 8},
+    "response.reasoning_text.done": {"item_id": "rs_1", "output_index": 0, "content_index": 0, "text": _TEXT * 8},
+    "response.refusal.done": {"item_id": "msg_1", "output_index": 0, "content_index": 0, "refusal": _TEXT * 8},
+    "response.content_part.done": {"item_id": "msg_1", "output_index": 0, "content_index": 0, "part": _PART},
+    "response.reasoning_summary_part.done": {"item_id": "rs_1", "output_index": 0, "summary_index": 0,
+                                             "part": {"type": "summary_text", "text": _TEXT * 8}},
+    "response.output_item.done": {"output_index": 0, "item": {"id": "msg_1", "type": "message", "status": "completed",
+                                  "role": "assistant", "content": [_PART]}},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(DONE_EVENTS))
+@pytest.mark.parametrize("named", [True, False])  # the SSE event named as its type, or not (xAI names none)
+def test_a_held_done_event_is_decoded_without_the_text_it_repeats(kind: str, named: bool) -> None:
+    """A done event's text (held as UTF-8 when it is not all ASCII) is what no handler reads: it is decoded without
+    it, and gives the events of the full decode (``raw`` the whole payload, a part's citations included) at a
+    fraction of the memory; named as another type, the payload is read by its own type all the same."""
+    if typed.without_member is None:
+        pytest.skip("the compiled reader is not built")
+    data = json.dumps({"type": kind, "sequence_number": 3, **DONE_EVENTS[kind]}, ensure_ascii=False)
+    name = kind if named else "message"
+
+    def run(event: Any) -> list[Unified]:
+        norm = normalizer_for("openai")
+        norm.normalize([SSEEvent("response.created", '{"type":"response.created","response":{"id":"r","model":"m"}}')])
+        return norm.normalize([event])
+
+    held = run(_held(name, data))
+    assert _dicts(held) == _dicts(run(SSEEvent(name, data)))
+    if kind in ("response.content_part.done", "response.output_item.done"):
+        assert [c.url for e in held for c in e.citations or ()] == ["https://a.example/x"]
+    if named:
+        event = _held(name, data)
+        assert peak_traced(lambda: run(event)) < 0.5 * sys.getsizeof(_TEXT * 8)
+    mislabelled = json.dumps({"type": "response.output_text.delta", "delta": "x", "text": _TEXT, "item_id": "i"})
+    assert _dicts(run(_held("response.output_text.done", mislabelled))) == _dicts(
+        run(SSEEvent("response.output_text.done", mislabelled))
+    )

@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 __all__ = ["LARGE_DATA", "held_utf8", "utf8_event_type"]
 
 #: The smallest event data (bytes) held as UTF-8.
-LARGE_DATA = 64 * 1024
+LARGE_DATA = 1024
 _PIECE = 4 * 1024  # (a piece's text: at most 16 KiB, whatever its characters)
 
 

@@ -298,6 +298,35 @@ class Encoder:
                 out.append(utf8(after))
         return out
 
+    def pieces_each(self, texts: list[str]) -> list[bytes]:
+        """:meth:`pieces` of the texts ``texts`` joined, each text encoded on its own, never joined as one: a text
+        with one character past Latin-1 costs two or four bytes a character, and so would the whole join."""
+        held = self.held
+        if not held:
+            return [utf8(text) for text in texts if text]
+        self.held = []
+        runs = iter(held)
+        out: list[bytes] = []
+        marks = 0
+        for text in texts:
+            if HELD not in text:
+                if text:
+                    out.append(utf8(text))
+                continue
+            parts = text.split(HELD)
+            marks += len(parts) - 1
+            if marks > len(held):
+                break
+            if parts[0]:
+                out.append(utf8(parts[0]))
+            for after in parts[1:]:
+                out += [piece for piece in next(runs) if piece]
+                if after:
+                    out.append(utf8(after))
+        if marks != len(held):  # (a mark lost or one in the text: a bug in a target)
+            raise AssertionError(f"{len(held)} runs of pieces held, {marks} marks in the texts")
+        return out
+
     def write_all(self, events: list[Unified]) -> list[str]:
         """:meth:`write` of each event, in order: a run of text or reasoning deltas the target writes as
         :meth:`text_run` says is written in compiled code where it is built, straight into UTF-8 (the same bytes),

@@ -123,7 +123,7 @@ def call_item(item_id: str, call_id: str, name: Optional[str], arguments: str, s
 
 #: An item's done events are written as text when its text has fewer characters than this (a longer one's are held
 #: as UTF-8 pieces: see :meth:`Encoder.hold`); the item is kept for the final response (see SHORT_OUTPUT).
-SHORT_ITEM = 4096
+SHORT_ITEM = 1024
 #: The finished items of an output are kept as text while they have fewer characters than this in all (the final
 #: event of a short output is then written as text, with no UTF-8 round trip), else as UTF-8.
 SHORT_OUTPUT = 1024

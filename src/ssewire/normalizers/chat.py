@@ -320,7 +320,7 @@ class ChatCompletionsNormalizer(Normalizer):
             self.model = chunk.model
         return [new_event(kind, LazyPayload(data), text)]
 
-    def held_skip(self) -> Any:
+    def held_skip(self, event: Optional[str] = None) -> Any:
         """A large chunk's bulk is its first choice's ``logprobs``, which nothing here reads."""
         return _LOGPROBS
 

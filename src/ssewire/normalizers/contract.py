@@ -263,10 +263,12 @@ class Normalizer:
         reasoning deltas without making their events (once it has the stream's id and model)."""
         self._into = accumulator
         try:
-            if self._reads_own and self._take is not None and self._delta_rule is not None and self.reads_deltas():
-                out = self.normalize_reading(events, self, self.reads_deltas if self.reading_can_stop else None)
-            else:  # (what normalize() does, without its call on the hot path)
+            if not self._reads_own:
                 out = self.normalize(events)
+            elif self._take is not None and self._delta_rule is not None and self.reads_deltas():
+                out = self.normalize_reading(events, self, self.reads_deltas if self.reading_can_stop else None)
+            else:  # (what normalize() does, without its call)
+                out = self._normalize_decoding(events)
         finally:
             self._into = None
         if out:
@@ -375,7 +377,7 @@ class Normalizer:
         utf8 = ev.utf8 if type(ev) is Utf8Event else None
         if utf8 is not None:
             data: Text = utf8
-            skip = self.held_skip()
+            skip = self.held_skip(ev.event)
             if skip is not None and typed.without_member is not None:
                 trimmed = typed.without_member(utf8, skip)
                 if trimmed is not None:
@@ -394,9 +396,10 @@ class Normalizer:
             return [new_event("raw", {"event": ev.event, "data": obj})]
         return self.payload(obj, ev.event)
 
-    def held_skip(self) -> Any:
-        """The member a large payload held as UTF-8 may be decoded without now (a ``typed.member_path``: one
-        :meth:`payload` never reads, and the bulk of such payloads), or None (the whole payload is decoded)."""
+    def held_skip(self, event: Optional[str] = None) -> Any:
+        """The member a large payload held as UTF-8 (its SSE event name ``event``) may be decoded without now (a
+        ``typed.member_path``: one :meth:`payload` never reads, and the bulk of such payloads), or None (the whole
+        payload is decoded)."""
         return None
 
     def _decoded_without(self, ev: SSEEvent, utf8: bytes, trimmed: bytes) -> list[Unified]:

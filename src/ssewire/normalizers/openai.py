@@ -163,8 +163,20 @@ _DELTA_RULE = typed.delta_rule(
     by_type=True,  # servers that name no SSE events (xAI): the payload's type names the case
 )
 
-#: What a large payload held as UTF-8 is decoded without (see :meth:`OpenAINormalizer.held_skip`).
+#: What a large payload held as UTF-8 is decoded without (see :meth:`OpenAINormalizer.held_skip`): a terminal
+#: event's output, and the text a done event repeats (by its type: an event named as another type may lose that
+#: member from what payload() reads, never from its raw payload), which no handler reads (a message item's one part,
+#: a content part, whose annotations are read; the RAW_ONLY events).
 _OUTPUT = typed.member_path(("response", "output"))
+_TEXT_OF = {
+    "response.output_text.done": typed.member_path(("text",), string=True),
+    "response.reasoning_text.done": typed.member_path(("text",), string=True),
+    "response.reasoning_summary_text.done": typed.member_path(("text",), string=True),
+    "response.refusal.done": typed.member_path(("refusal",), string=True),
+    "response.content_part.done": typed.member_path(("part", "text"), string=True),
+    "response.reasoning_summary_part.done": typed.member_path(("part", "text"), string=True),
+    "response.output_item.done": typed.member_path(("item", "content", 0, "text"), string=True),
+}
 
 Handler = Callable[["OpenAINormalizer", dict[str, Any], Optional[int]], list[Unified]]
 
@@ -321,11 +333,15 @@ class OpenAINormalizer(DelegatingNormalizer):
             self._last_sequence = notes[0]
             notes[0] = None
 
-    def held_skip(self) -> Any:
-        """A large payload's bulk is its ``response.output`` (a terminal event's: the whole response again), which
-        only closing calls left open reads; a chat stream's is the chat delegate's."""
+    def held_skip(self, event: Optional[str] = None) -> Any:
+        """A large payload's bulk: a done event's text, which it repeats and nothing here reads (see
+        :data:`_TEXT_OF`, by the SSE event name); else its ``response.output`` (a terminal event's: the whole response
+        again), which only closing calls left open reads; a chat stream's is the chat delegate's."""
         if self.chat is not None:
-            return self.chat.held_skip()
+            return self.chat.held_skip(event)
+        text = _TEXT_OF.get(event)  # type: ignore[arg-type]  # (None: no name)
+        if text is not None:
+            return text
         return None if self._calls else _OUTPUT
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:

@@ -92,9 +92,9 @@ class XAINormalizer(DelegatingNormalizer):
         self.delegate = delegate
         return delegate.payload(obj, event)
 
-    def held_skip(self) -> Any:
+    def held_skip(self, event: Optional[str] = None) -> Any:
         """The member the delegate in use decodes a large payload without."""
-        return None if self.delegate is None else self.delegate.held_skip()
+        return None if self.delegate is None else self.delegate.held_skip(event)
 
     def sentinel(self, ev: SSEEvent) -> list[Unified]:
         """``[DONE]`` ends a chat stream; with the other endpoints (no chat chunk seen) it is swallowed."""

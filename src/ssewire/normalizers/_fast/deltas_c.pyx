@@ -756,12 +756,16 @@ def take_deltas(list events, Py_ssize_t start, DeltaRule rule not None, list out
 # -- one member's compact text -------------------------------------------------------------------------------------
 
 cdef class MemberPath:
-    """A path to one member of a payload object, for :func:`compact_member` (steps as a ``DeltaRule`` path)."""
+    """A path to one member of a payload object, for :func:`compact_member` and :func:`without_member` (steps as a
+    ``DeltaRule`` path); ``string``: the member :func:`without_member` writes as ``null`` is a string (else an object
+    or an array)."""
 
     cdef sw_json_paths c_paths
     cdef tuple keys
+    cdef readonly bint string
 
-    def __init__(self, path):
+    def __init__(self, path, string=False):
+        self.string = bool(string)
         if not 1 <= len(path) <= SW_JSON_MAX_STEPS or any(
             not (type(step) is str or (type(step) is int and step == 0)) for step in path
         ):
@@ -781,24 +785,30 @@ cdef class MemberPath:
 
 
 def without_member(bytes data, MemberPath path):
-    """The JSON text (UTF-8) ``data`` with the member at ``path`` (an object or an array) written as ``null``: what
-    a payload decodes to without a member that costs the most and is not read. None when the payload is not strict
-    JSON or the member is not there as an object or array (see ``sw_json_locate``); with a key repeated, the member
-    the full decode keeps (the last) is the one written as ``null``."""
+    """The JSON text (UTF-8) ``data`` with the member at ``path`` (an object or an array; a string where the path
+    says ``string``) written as ``null``: what a payload decodes to without a member that costs the most and is not
+    read. None when the payload is not strict JSON or the member is not there as such a value (see
+    ``sw_json_locate``); with a key repeated, the member the full decode keeps (the last) is the one written as
+    ``null``."""
     cdef sw_json_val val
     cdef const char* text = PyBytes_AS_STRING(data)
-    cdef Py_ssize_t size = PyBytes_GET_SIZE(data), start
+    cdef Py_ssize_t size = PyBytes_GET_SIZE(data), start, length
     cdef char* p
     if not sw_json_locate(text, size, &path.c_paths, &val):
         return None
-    if not (val.kind == SW_J_OBJECT or (val.kind == SW_J_OTHER and val.start != NULL and val.start[0] == b'[')):
+    if path.string:
+        if val.kind != SW_J_STRING or val.start == NULL:
+            return None
+        start, length = val.start - text - 1, val.len + 2  # (the value's text within its quotes: the quotes too)
+    elif val.kind == SW_J_OBJECT or (val.kind == SW_J_OTHER and val.start != NULL and val.start[0] == b'['):
+        start, length = val.start - text, val.len
+    else:
         return None
-    start = val.start - text
-    out = PyBytes_FromStringAndSize(NULL, size - val.len + 4)
+    out = PyBytes_FromStringAndSize(NULL, size - length + 4)
     p = PyBytes_AS_STRING(out)
     memcpy(p, text, <size_t>start)
     memcpy(p + start, b"null", 4)
-    memcpy(p + start + 4, val.start + val.len, <size_t>(size - start - val.len))
+    memcpy(p + start + 4, text + start + length, <size_t>(size - start - length))
     return out
 
 

@@ -196,14 +196,16 @@ write_texts: Optional[Callable[..., tuple[bytes, int, int]]] = None if _deltas_c
 #: ``compact_member(data, path) -> str | None``: the compact JSON text of one member of a payload, written from its
 #: text (see :mod:`.deltas_c`); None where the compiled reader is not built (or typed decoding is off).
 compact_member: Optional[Callable[[str, Any], Optional[str]]] = None
-#: ``without_member(utf8, path) -> bytes | None``: a payload's UTF-8 with one member (an object or array) written as
-#: ``null`` (see :mod:`.deltas_c`); None where the compiled reader is not built (or typed decoding is off).
+#: ``without_member(utf8, path) -> bytes | None``: a payload's UTF-8 with one member (an object or array, or a string
+#: where the path says so) written as ``null`` (see :mod:`.deltas_c`); None where the compiled reader is not built
+#: (or typed decoding is off).
 without_member: Optional[Callable[[bytes, Any], Optional[bytes]]] = None
 
 
-def member_path(path: Path) -> Any:
-    """A path for :func:`compact_member`, or None without the compiled reader."""
-    return None if _deltas_c is None else _deltas_c.MemberPath(path)
+def member_path(path: Path, string: bool = False) -> Any:
+    """A path for :func:`compact_member` and :func:`without_member` (``string``: the member it writes as ``null`` is
+    a string, not an object or array), or None without the compiled reader."""
+    return None if _deltas_c is None else _deltas_c.MemberPath(path, string)
 
 
 def delta_rule(
