@@ -6,6 +6,7 @@ still behaves as an iterator."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -162,3 +163,46 @@ def test_iter_unified_reads_nothing_until_asked() -> None:
         next(iter_unified(b"data: {}\n\n", "openai-chat"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown provider"):
         collect(iter_unified(_body(), "nope"))  # type: ignore[arg-type]
+
+
+def _per_event(data: bytes, framing: Any) -> list[bytes]:
+    """``data`` cut after each event's end (SSE: a blank line; NDJSON: a line), as a live stream arrives; other
+    framings in 64-byte chunks."""
+    end = {"sse": rb"\r\n\r\n|\n\n|\r\r", "ndjson": rb"\n"}.get(framing)
+    if end is None:
+        return chunked(data, 64)
+    cuts = [0, *(match.end() for match in re.finditer(end, data)), len(data)]
+    return [data[a:b] for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+@pytest.mark.parametrize(("name", "data", "provider", "framing"), STREAMS, ids=[s[0] for s in STREAMS])
+def test_a_chunk_of_deltas_read_by_the_reader_s_run_alone_gives_the_result_of_the_events(
+    name: str, data: bytes, provider: Any, framing: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the last chunk gave only deltas, the next starts with the delta reader's run (``read_deltas_into``),
+    the rest of the reading path only for what it leaves: chunks of one event each, as a live stream arrives, give
+    the result of the events, and a stream of many deltas is read that way."""
+    from ssewire.normalizers.contract import DelegatingNormalizer, Normalizer
+
+    taken = []
+    for cls in (Normalizer, DelegatingNormalizer):
+        real = cls.read_deltas_into
+
+        def counted(self: Any, events: Any, accumulator: Any, real: Any = real) -> int:
+            got = real(self, events, accumulator)
+            taken.append(got)
+            return int(got)
+
+        monkeypatch.setattr(cls, "read_deltas_into", counted)
+    chunks = _per_event(data, framing)
+    want, events, deltas = _one_by_one(data, provider, framing, None)
+    accumulator = Accumulator()
+    assert iter_unified(chunks, provider, framing).collect_into(accumulator)
+    assert _snapshot(accumulator.result) == _snapshot(want)
+    assert (accumulator.events, accumulator.deltas) == (events, deltas)
+    tap = StreamTap(provider, framing)
+    for chunk in chunks:
+        tap.feed(chunk)
+    assert _snapshot(tap.close()) == _snapshot(want)
+    if framing == "sse" and deltas >= 20 and typed.take_deltas is not None and want.error is None:
+        assert sum(taken) > 0, "no chunk was read by the delta reader's run"

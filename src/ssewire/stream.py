@@ -119,6 +119,7 @@ class StreamDecoder:
         "_plain",
         "_reader",
         "_replay",
+        "_runs",
         "_scan",
         "_sequence",
         "_sniff",
@@ -165,6 +166,9 @@ class StreamDecoder:
         #: True once bytes go straight from the scanner to the normaliser: the body's first event came (no head to
         #: keep), its encoding is known and not compressed, no replayed events to drop (see :meth:`_replan`).
         self._plain = False
+        #: Whether the last chunk on the plain path gave only deltas: the next starts with the delta reader's run
+        #: (see _normalize_into), the rest of the reading path only for what it leaves.
+        self._runs = False
         #: On the plain path: the feed of the scanner that frames the body (an auto scanner's, once it recognised
         #: the framing), and the normaliser that reads every event in the named one's place (see
         #: :meth:`~ssewire.normalizers.contract.Normalizer.settled`; None until it is known).
@@ -300,7 +304,15 @@ class StreamDecoder:
     def _normalize_into(self, events: list[SSEEvent], accumulator: Accumulator) -> None:
         before = accumulator.events
         normalizer = self._reader or self._settled()
-        normalizer.normalize_into(events, accumulator)
+        if self._runs:  # the last chunk was deltas only: this one starts with the delta reader's run
+            taken = normalizer.read_deltas_into(events, accumulator)  # (a chunk of deltas ends here)
+            if taken < len(events):
+                self._runs = False
+                normalizer.normalize_into(events[taken:] if taken else events, accumulator)
+        else:
+            deltas = accumulator.deltas
+            normalizer.normalize_into(events, accumulator)
+            self._runs = accumulator.deltas - deltas == len(events)
         if accumulator.events > before:
             sequence, last_id = normalizer.last_sequence, events[-1].id
             if sequence is not None or last_id is not None:

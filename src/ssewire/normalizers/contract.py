@@ -277,6 +277,30 @@ class Normalizer:
             else:
                 accumulator.take(out)
 
+    def read_deltas_into(self, events: list[SSEEvent], accumulator: Sink) -> int:
+        """How many of ``events``, from the first, the compiled delta reader took now, given to ``accumulator`` as
+        :meth:`normalize_into` gives them (the events it makes, the text of text deltas in the accumulator's sink):
+        a chunk of deltas, the bulk of a stream, read without the rest of the reading path. 0 where the reader
+        reads none of them now; the events from the one returned go to :meth:`normalize_into`."""
+        if self._reads_own and self._take is not None and self._delta_rule is not None and self.reads_deltas():
+            return self._read_run(self, events, accumulator)
+        return 0
+
+    @staticmethod
+    def _read_run(reader: Normalizer, events: list[SSEEvent], accumulator: Sink) -> int:
+        """:meth:`read_deltas_into` by ``reader``'s delta reader."""
+        take = reader._take
+        assert take is not None
+        sink = accumulator._sink or accumulator.text_sink()
+        out: list[Unified] = []
+        notes = reader._notes
+        taken = take(events, 0, reader._delta_rule, out, reader._reader_calls, notes, sink)
+        if taken:
+            if notes is not None:
+                reader.absorb()
+            accumulator.take_run(out, sink)
+        return taken
+
     def normalize_reading(
         self,
         events: Sequence[SSEEvent],
@@ -535,6 +559,17 @@ class DelegatingNormalizer(Normalizer):
             return self._normalize_decoding(events)
         self._reading_with = delegate
         return self.normalize_reading(events, delegate, self._same_delegate if self.delegate_changes else None)
+
+    def read_deltas_into(self, events: list[SSEEvent], accumulator: Sink) -> int:
+        """:meth:`Normalizer.read_deltas_into` by the followed delegate's delta reader, or this normaliser's before
+        there is one (as :meth:`normalize` reads them); 0 for a subclass that reads its events its own way."""
+        if type(self).normalize is not DelegatingNormalizer.normalize:
+            return 0
+        delegate = self._followed()
+        reader = self if delegate is None else delegate
+        if reader._take is None or reader._delta_rule is None or not reader.reads_deltas():
+            return 0
+        return self._read_run(reader, events, accumulator)
 
     def _same_delegate(self) -> bool:
         """Whether the delegate whose reader reads the batch is still the delegate."""
