@@ -214,12 +214,24 @@ class StreamTap:
                 self._observed(events, deltas, now)  # (the error event it recorded)
                 return
             if accumulator.events > events:  # (a chunk that ends no event changes no metric but the bytes)
-                if accumulator.deltas == deltas and metrics.first_event_at is not None and metrics.done_at is None:
-                    metrics.events += accumulator.events - events  # a chunk of no content changes only the count...
-                    if accumulator.done:
-                        metrics.done_at = now  # ... unless it ended the stream
+                if accumulator.deltas == deltas:
+                    if metrics.first_event_at is not None and metrics.done_at is None:
+                        metrics.events += accumulator.events - events  # a chunk of no content: only the count...
+                        if accumulator.done:
+                            metrics.done_at = now  # ... unless it ended the stream
+                        continue
                 else:
-                    self._observed(events, deltas, now)
+                    last = metrics.last_delta_at
+                    if last is not None and not accumulator.done and metrics.done_at is None:
+                        # the bulk of a stream, a chunk of deltas after the first: what _observed does with it
+                        metrics.events += accumulator.events - events
+                        gaps = metrics.gaps
+                        gaps.append(now - last)
+                        if len(gaps) >= _MAX_GAPS:
+                            del gaps[::2]
+                        metrics.last_delta_at = now
+                        continue
+                self._observed(events, deltas, now)
 
     @property
     def metrics(self) -> TapMetrics:
