@@ -179,20 +179,16 @@ class StreamTap:
         when it is parsed)."""
         if self.closed:
             raise SSEwireError("StreamTap.feed() called after close()")
-        metrics = self._metrics
-        size = len(chunk)
-        metrics.bytes += size
-        metrics.chunks += 1
-        if self._decoder is None:
+        if self._decoder is None:  # (parsing stopped: only the bytes are counted)
+            metrics = self._metrics
+            metrics.bytes += len(chunk)
+            metrics.chunks += 1
             return
-        now = self._clock() - self._started
-        if metrics.first_byte_at is None:
-            metrics.first_byte_at = now
         noted = self._noted
-        noted.append((now, chunk))
-        self._noted_bytes += size
+        noted.append((self._clock() - self._started, chunk))  # (counted in the metrics when parsed)
+        size = self._noted_bytes = self._noted_bytes + len(chunk)
         # (a bytearray or memoryview is parsed now: its owner may reuse the buffer)
-        if len(noted) >= PARSE_EVERY or self._noted_bytes >= PARSE_FROM or type(chunk) is not bytes:
+        if len(noted) >= PARSE_EVERY or size >= PARSE_FROM or type(chunk) is not bytes:
             self._parse_noted()
 
     def _parse_noted(self) -> None:
@@ -200,8 +196,12 @@ class StreamTap:
         their times (the chunk's) into the metrics. Parsing stops at a chunk that fails."""
         noted = self._noted
         self._noted = []
-        self._noted_bytes = 0
         decoder, accumulator, metrics = self._decoder, self._accumulator, self._metrics
+        metrics.bytes += self._noted_bytes
+        metrics.chunks += len(noted)
+        self._noted_bytes = 0
+        if noted and metrics.first_byte_at is None:
+            metrics.first_byte_at = noted[0][0]
         if decoder is None:
             return
         feed_into = decoder.feed_into
