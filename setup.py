@@ -159,20 +159,22 @@ def _extensions() -> list:  # type: ignore[type-arg]
     except Exception as exc:
         _skip(f"Cython could not translate {source}: {exc}")
         return []
-    fast = "ssewire.normalizers._fast"
-    try:  # the modules compiled from their pure-Python source (its .pxd declares the C types)
+    #: The modules compiled from their pure-Python source (its .pxd declares the C types): (package, name).
+    sources = (("ssewire.normalizers._fast", "bedrock_chunks"), ("ssewire", "_decoding"))
+    try:
         twins = [
             Extension(
-                f"{fast}.bedrock_chunks_c",
-                [_compiled_copy(fast, "bedrock_chunks")],
+                f"{package}.{name}_c",
+                [_compiled_copy(package, name)],
                 extra_compile_args=compile_flags,
                 extra_link_args=link_flags,
             )
+            for package, name in sources
         ]
         copies = os.path.join("build", "cython")  # where Cython finds each copy's .pxd (by its module name)
         return exts + cythonize(twins, compiler_directives=CYTHON_DIRECTIVES, include_path=[copies], quiet=True)
     except Exception as exc:
-        _skip(f"Cython could not translate {fast}.bedrock_chunks_py: {exc}")
+        _skip(f"Cython could not translate the pure-Python twins ({', '.join(n for _, n in sources)}): {exc}")
         return exts
 
 

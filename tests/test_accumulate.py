@@ -13,7 +13,7 @@ import pytest
 
 from helpers import chunked
 from helpers.streams import all_streams
-from ssewire import Accumulator, StreamResult, StreamTap, collect, iter_unified
+from ssewire import Accumulator, StreamResult, StreamTap, _decoding_py, collect, iter_unified
 from ssewire.errors import ChunkTypeError
 from ssewire.normalizers._fast import typed
 
@@ -72,6 +72,15 @@ def test_collect_and_the_tap_give_the_result_of_the_events(
         typed.set_enabled(True)
 
 
+def _python_twins(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The tap and ``iter_unified`` on the Python twins of the decoder and the accumulator (a compiled class cannot
+    be spied on); the Python ``Accumulator`` class, to spy on. What the normaliser hands over is the same for both."""
+    monkeypatch.setattr("ssewire.tap.StreamDecoder", _decoding_py.StreamDecoder)
+    monkeypatch.setattr("ssewire.tap.Accumulator", _decoding_py.Accumulator)
+    monkeypatch.setattr("ssewire.stream.StreamDecoder", _decoding_py.StreamDecoder)
+    return _decoding_py.Accumulator
+
+
 def test_plain_text_reaches_the_result_without_events(monkeypatch: pytest.MonkeyPatch) -> None:
     if typed.TextSink is None or typed.take_deltas is None:
         pytest.skip("the compiled delta reader is not built")
@@ -79,8 +88,9 @@ def test_plain_text_reaches_the_result_without_events(monkeypatch: pytest.Monkey
     if stream is None:
         pytest.skip("the benchmark generator is not importable here")
     made = []
-    take = Accumulator.take
-    monkeypatch.setattr(Accumulator, "take", lambda self, events: (made.append(len(events)), take(self, events))[1])
+    spied = _python_twins(monkeypatch)
+    take = spied.take
+    monkeypatch.setattr(spied, "take", lambda self, events: (made.append(len(events)), take(self, events))[1])
     tap = StreamTap(stream[2], stream[3])
     tap.feed(stream[1])
     tap.close()
@@ -109,11 +119,12 @@ def test_argument_fragments_of_a_named_call_reach_the_result_without_events(monk
         b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
     )
     made = []
-    take = Accumulator.take
-    monkeypatch.setattr(Accumulator, "take", lambda self, events: (made.append(list(events)), take(self, events))[1])
+    spied = _python_twins(monkeypatch)
+    take = spied.take
+    monkeypatch.setattr(spied, "take", lambda self, events: (made.append(list(events)), take(self, events))[1])
     for body in (start + deltas + stop, start + deltas):  # closed, and cut off before its stop
         made.clear()
-        got = collect(iter_unified([start, deltas, body[len(start + deltas) :]], "anthropic", "sse"))
+        got = _decoding_py.collect(iter_unified([start, deltas, body[len(start + deltas) :]], "anthropic", "sse"))
         want, _, _ = _one_by_one(body, "anthropic", "sse", None)
         assert _snapshot(got) == _snapshot(want)
         assert not any(e.type == "tool_call_delta" for batch in made for e in batch)  # none was made

@@ -182,7 +182,12 @@ def test_a_release_build_is_stripped(tmp_path: Path) -> None:
         [sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tree, env=env, capture_output=True, check=True
     )
     built = sorted((tree / "src").rglob("*.so"))
-    assert {path.name.split(".")[0] for path in built} == {"scanner_c", "deltas_c", "bedrock_chunks_c"}, built
+    assert {path.name.split(".")[0] for path in built} == {
+        "scanner_c",
+        "deltas_c",
+        "bedrock_chunks_c",
+        "_decoding_c",
+    }, built
     for path in built:
         sections = _so_sections(path)
         if sections is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Optional, Union
 
+from ._decoding import Piece
 from .encoders import Encoder
 from .encoders.base import dumps, utf8
 from .errors import not_one_chunk
@@ -17,7 +18,7 @@ from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName, TargetName
 from .normalizers.contract import Normalizer
 from .result import StreamResult
-from .stream import Piece, StreamDecoder
+from .stream import StreamDecoder
 
 __all__ = ["atranscode", "render", "transcode"]
 

@@ -1,0 +1,45 @@
+"""Selects the per-stream machinery at import: ``_decoding_c`` (the same source, compiled) when it is built, else
+``_decoding_py``; ``SSEWIRE_NO_EXTENSIONS=1`` (and any interpreter but CPython) takes the Python one.
+``IMPLEMENTATION`` says which: ``"cython"`` or ``"python"``. Both give the same results; a decoder takes only the
+accumulator of its own implementation (the public ones, :class:`ssewire.StreamDecoder` and
+:class:`ssewire.Accumulator`, are always a pair)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Union
+
+from ._scan import NO_EXTENSIONS
+from .framing import Chunk
+
+__all__ = ["IMPLEMENTATION", "Accumulator", "Piece", "StreamDecoder", "collect", "service_tier"]
+
+#: What the unified iterators take: byte chunks of a body, or events an SDK already decoded (dicts, e.g. boto3's
+#: Bedrock events), each given to the normaliser's ``frame()``.
+Piece = Union[Chunk, dict[str, Any]]
+
+
+def _active() -> tuple[ModuleType, str]:
+    """The compiled module when it is built and not switched off, else the Python one."""
+    if not NO_EXTENSIONS:
+        try:
+            from . import _decoding_c
+
+            return _decoding_c, "cython"
+        except ImportError:  # not built for this platform
+            pass
+    from . import _decoding_py
+
+    return _decoding_py, "python"
+
+
+if TYPE_CHECKING:  # what type checkers see: the Python classes, whose stub the compiled module matches
+    from ._decoding_py import Accumulator, StreamDecoder, collect, service_tier
+
+    IMPLEMENTATION = "python"
+else:
+    _module, IMPLEMENTATION = _active()
+    Accumulator = _module.Accumulator
+    StreamDecoder = _module.StreamDecoder
+    collect = _module.collect
+    service_tier = _module.service_tier

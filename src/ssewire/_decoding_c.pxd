@@ -1,0 +1,47 @@
+# The C types of _decoding_py.py, which the build compiles as _decoding_c (see setup.py): Cython reads this file
+# beside the copy it compiles, so the decoder's calls into the accumulator are C calls and both keep their state in
+# typed slots. Keep it in step with the .py (every attribute of both classes is declared here).
+
+cdef class Accumulator:
+    cdef list _text, _reasoning, _order
+    cdef tuple _parts
+    cdef dict _calls
+    cdef object _result, _usage, _meta_reader
+    cdef readonly object _sink
+    cdef bint _done, _meta_found
+    cdef readonly bint has_meta
+    cdef readonly Py_ssize_t events, deltas
+
+    cpdef _call(self, event)
+    cpdef _sinks_fragments(self, call)
+    cpdef add(self, event)
+    cpdef _add_other(self, str kind, event)
+    cpdef take(self, events)
+    cpdef _compact(self)
+    cpdef adopt_meta(self, response_id, model)
+    cpdef text_sink(self)
+    cpdef take_run(self, list events, sink)
+    cpdef _meta(self, raw)
+
+
+cdef class StreamDecoder:
+    cdef object _body, _first, _head, _ids, _reader, _replay, _scan, _sequence
+    cdef object _framing, _inflated, _max_buffer, _max_inflated
+    cdef bint _first_cut, _plain, _runs, _sniff
+    cdef readonly object normalizer
+    cdef public object scanner
+
+    cpdef _replan(self)
+    cpdef _sniffed(self, chunk)
+    cpdef list feed(self, chunk)
+    cpdef list _feed_bytes(self, chunk)
+    cpdef list _normalize(self, list events)
+    cpdef feed_into(self, chunk, Accumulator accumulator)
+    cpdef _feed_bytes_into(self, chunk, Accumulator accumulator)
+    cpdef _settled(self)
+    cpdef _normalize_into(self, list events, Accumulator accumulator)
+    cpdef close_into(self, Accumulator accumulator)
+    cpdef list _framed(self, chunk)
+    cpdef _keep_first(self, event)
+    cpdef _delivered(self, sequence, last_id)
+    cpdef list close(self)

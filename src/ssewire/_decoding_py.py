@@ -1,0 +1,758 @@
+# cython: annotation_typing=False, boundscheck=True, wraparound=True, cdivision=False
+"""The per-stream machinery, written once and run twice (compiled as ``_decoding_c`` from this source, with the C
+types of ``_decoding_c.pxd``; :mod:`ssewire._decoding` selects at import): :class:`StreamDecoder` (byte chunks in,
+unified events out, or straight into an accumulator) and :class:`Accumulator` (unified events in, the
+:class:`~ssewire.StreamResult` out). Compiled together, the decoder's calls into the accumulator are C calls and
+their state typed slots; their public homes are :mod:`ssewire.stream` and :mod:`ssewire.result`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Union
+
+from ._json import loads
+from ._scan import SSEEvent
+from ._scan.sniff import describe_body, starts_a_stream
+from .content_encoding import BodyDecoder
+from .errors import BodyTooLarge, StreamTruncatedError, chunk_type_error
+from .events import Unified
+from .framing import FRAMINGS_BY_NAME, Chunk, framing_name, framing_scanner, make_scanner, scanner_named
+from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
+from .names import FramingName, ProviderName
+from .normalizers._fast.typed import TextSink
+from .normalizers._fast.typed import take_texts as _take_texts
+from .normalizers.contract import Normalizer
+from .normalizers.providers import ENTRIES, wrong_provider
+from .normalizers.registry import PROVIDERS, normalizer_for
+from .normalizers.tool_calls import decode_arguments
+from .partial_json import parse_partial_json
+from .result import StreamResult, ToolCall  # (first: result imports this module's selector at its end)
+from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
+from .usage import Usage
+
+if TYPE_CHECKING:
+    from ._decoding import Piece
+
+__all__ = ["Accumulator", "StreamDecoder", "collect", "service_tier"]
+
+_TEXTS = frozenset({"text_delta", "reasoning_delta"})
+_JOIN_EVERY = 4096  # deltas held as separate strings before they are joined into one
+_HEAD = 64 * 1024  # bytes of a body kept until its first event, to say what it is when none comes
+#: Characters of a body's first event kept to its end to tell a wrong provider (a payload's members that say whose
+#: it is come first in every provider's payloads; a larger first event is kept cut: see ``_keep_first``).
+_FIRST_KEPT = 8 * 1024
+_COMPRESSED_FIRST = (0x1F, 0x78)  # the first byte of a gzip and of a zlib stream (see content_encoding)
+
+
+class Accumulator:
+    """Feeds on unified events (``add``) and builds the :class:`StreamResult` (``result``)."""
+
+    __slots__ = (
+        "_calls",
+        "_done",
+        "_meta_found",
+        "_meta_reader",
+        "_order",
+        "_parts",
+        "_reasoning",
+        "_result",
+        "_sink",
+        "_text",
+        "_usage",
+        "deltas",
+        "events",
+        "has_meta",
+    )
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        #: Text and reasoning joined so far: every _JOIN_EVERY deltas are joined into one string (the deltas'
+        #: objects cost ~60 bytes each; the text alone, ~its length).
+        self._parts: tuple[list[str], list[str]] = ([], [])
+        self._calls: dict[Optional[str], ToolCall] = {}
+        self._order: list[ToolCall] = []
+        self._result = StreamResult()
+        self._usage: Optional[dict[str, Any]] = None  # the provider's latest usage object
+        self._done = False
+        self._meta_found = False
+        self._meta_reader: Optional[type[Normalizer]] = None  # the provider whose payloads name the id and model
+        self._sink: Any = None  # the compiled reader's TextSink, made when a normaliser first asks (text_sink)
+        #: True once the result has both the response id and the model: :meth:`adopt_meta` has nothing left to take.
+        self.has_meta = False
+        #: How many events were taken, and how many of them were deltas (text, reasoning, a tool call's start or
+        #: arguments), counting the ones a normaliser handed over as text only (:meth:`text_sink`).
+        self.events = 0
+        self.deltas = 0
+
+    def _call(self, event: Unified) -> ToolCall:
+        call = self._calls.get(event.tool_call_id)
+        if call is None:
+            call = ToolCall(event.tool_call_id, event.tool_name, server=event.server, complete=False)
+            self._calls[event.tool_call_id] = call
+            self._order.append(call)
+            if self._sink is not None:
+                self._sinks_fragments(call)
+        elif call.name is None and event.tool_name is not None:
+            call.name = event.tool_name
+            if self._sink is not None:
+                self._sinks_fragments(call)
+        return call
+
+    def _sinks_fragments(self, call: ToolCall) -> None:
+        """Let the reader's sink take ``call``'s argument fragments (into its ``_fragments``) instead of their events,
+        once the call has a string id and a name (a delta event would tell nothing more then)."""
+        if type(call.id) is str and call.name is not None and not call.complete:
+            self._sink.fragments[call.id] = call._fragments
+
+    def add(self, event: Unified) -> None:
+        """Take one event into the result."""
+        kind = event.type
+        self.events += 1
+        if not self._meta_found and event.raw is not None:
+            self._meta(event.raw)
+        sequence = event.sequence
+        if sequence is not None:
+            self._result.last_sequence = sequence
+        if kind == "raw":  # (the most common event a decoded payload makes)
+            pass
+        elif kind == "text_delta":
+            self.deltas += 1
+            self._text.append(event.text)
+            if len(self._text) >= _JOIN_EVERY:
+                self._compact()
+        elif kind == "reasoning_delta":
+            self.deltas += 1
+            self._reasoning.append(event.text)
+            if len(self._reasoning) >= _JOIN_EVERY:
+                self._compact()
+        elif kind == "tool_call_delta":
+            self.deltas += 1
+            if event.arguments_delta:
+                self._call(event)._fragments.append(event.arguments_delta)
+            else:
+                self._call(event)
+        elif kind == "tool_call_start":
+            self.deltas += 1
+            self._call(event)
+        else:
+            self._add_other(kind, event)
+        if event.signature is not None:
+            self._result.signatures.append(event.signature)
+        if event.citations:
+            self._result.citations += event.citations
+        if event.encrypted_reasoning is not None:
+            self._result.encrypted_reasoning.append(event.encrypted_reasoning)
+
+    def _add_other(self, kind: str, event: Unified) -> None:
+        """:meth:`add` for the kinds of event that come once or a few times a stream."""
+        result = self._result
+        if kind == "tool_call_done":
+            call = self._call(event)
+            if call.complete:  # a second done for a closed call: the provider's own result re-marked who ran it
+                call.server = call.server or event.server
+                return
+            if event.arguments is not None or event.arguments_error is not None:
+                # the normaliser's verdict; arguments_raw is None where the provider sent an object
+                call.arguments = event.arguments
+                call.arguments_raw = event.arguments_raw
+                call.arguments_error = event.arguments_error
+            else:  # a done event built by hand: decode what arrived
+                if event.arguments_raw is not None:
+                    call.arguments_raw = event.arguments_raw
+                elif call._fragments:
+                    call.arguments_raw = "".join(call._fragments)
+                call.arguments, call.arguments_error = decode_arguments(call.arguments_raw)
+            call._fragments = []
+            call.complete = True
+            call.server = call.server or event.server
+            if self._sink is not None:
+                self._sink.fragments.pop(call.id, None)  # (a fragment after its done takes the event path)
+        elif kind == "usage":
+            if event.usage is not None:
+                self._usage = event.usage
+                tier = service_tier(event.raw, event.usage)
+                if tier is not None:
+                    result.service_tier = tier
+        elif kind == "done":
+            self._done = True
+            result.stop_reason = event.stop_reason
+            result.raw_stop_reason = event.raw_stop_reason
+        elif kind == "error":
+            if result.error is None:
+                result.error = event.error
+            if event.usage is not None and self._usage is None:
+                self._usage = event.usage
+
+    def extend(self, events: Iterable[Unified]) -> Accumulator:
+        """``add`` every event; returns self."""
+        self.take(events)
+        return self
+
+    def take(self, events: Iterable[Unified]) -> None:
+        """``add`` every event. Plain text and reasoning deltas (the bulk of a stream, once the response id and
+        model are known) are taken inline, exactly as :meth:`add` takes them: in compiled code where it is
+        built."""
+        if type(events) is list and len(events) <= 1:  # one event (a decoded one, in a run of the reader): add
+            if events:
+                self.add(events[0])
+            return
+        add = self.add
+        inline = 0
+        if _take_texts is not None and type(events) is list:
+            index, end = 0, len(events)
+            while index < end:
+                if self._meta_found and events[index].type in _TEXTS:  # a run of deltas starts here
+                    after, sequence = _take_texts(events, index, self._text, self._reasoning)
+                    if after > index:
+                        inline += after - index
+                        if sequence is not None:
+                            self._result.last_sequence = sequence
+                        index = after
+                        if index == end:
+                            break
+                add(events[index])
+                index += 1
+        else:
+            text, reasoning = self._text.append, self._reasoning.append
+            result = self._result
+            for event in events:
+                kind = event.type
+                if self._meta_found and event.signature is None and kind in _TEXTS:
+                    sequence = event.sequence
+                    if sequence is not None:
+                        result.last_sequence = sequence
+                    (text if kind == "text_delta" else reasoning)(event.text)
+                    inline += 1
+                else:
+                    add(event)
+        self.events += inline
+        self.deltas += inline
+        if len(self._text) >= _JOIN_EVERY or len(self._reasoning) >= _JOIN_EVERY:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Join the text and reasoning deltas taken so far once there are many (the lists keep their identity:
+        the compiled reader's sink appends to them)."""
+        for pieces, joined in zip((self._text, self._reasoning), self._parts):
+            if len(pieces) >= _JOIN_EVERY:
+                joined.append("".join(pieces))
+                pieces.clear()
+
+    def adopt_meta(self, response_id: Optional[str], model: Optional[str]) -> None:
+        """Take the stream's id and model from its normaliser (``StreamDecoder`` calls this after each chunk)
+        instead of looking for them in every event's payload: from now on no payload is searched. The first id
+        and model the normaliser names are the stream's (normalisers keep the first they read)."""
+        result = self._result
+        if result.response_id is None:
+            result.response_id = response_id
+        if result.model is None:
+            result.model = model
+        self._meta_found = True
+        self.has_meta = result.response_id is not None and result.model is not None
+
+    def text_sink(self) -> Any:
+        """Where a normaliser may put the text of plain text and reasoning deltas instead of making their events
+        (a ``TextSink`` of the compiled delta reader), once the response id and model are known; None before, and
+        where the reader is not built. What it put there is counted by :meth:`take_run`."""
+        if not self._meta_found or TextSink is None:
+            return None
+        sink = self._sink
+        if sink is None:
+            sink = self._sink = TextSink(self._text, self._reasoning)
+            for call in self._order:  # (calls started before)
+                self._sinks_fragments(call)
+        return sink
+
+    def take_run(self, events: list[Unified], sink: Any) -> None:
+        """:meth:`take` the events a run of the delta reader made, then what it put in ``sink`` (its text is in
+        place already: its count, and its last sequence number, the latest of the run)."""
+        if events:
+            self.take(events)
+        if sink is not None:
+            if sink.sequence is not None:
+                self._result.last_sequence = sink.sequence
+                sink.sequence = None
+            if sink.taken:
+                self.events += sink.taken
+                self.deltas += sink.taken
+                sink.taken = 0
+                if len(self._text) >= _JOIN_EVERY or len(self._reasoning) >= _JOIN_EVERY:
+                    self._compact()
+
+    def _meta(self, raw: Any) -> None:
+        """Response id and model from the first payloads that name them, as their provider reads them (events
+        taken without their normaliser: see the module docstring)."""
+        if not isinstance(raw, dict):
+            return
+        reader = self._meta_reader
+        if reader is None:
+            reader = self._meta_reader = _claimant(raw)
+            if reader is None:  # a payload no provider claims (a bare error): it names nothing
+                return
+        result = self._result
+        response_id, model = reader.rules.meta_from(raw)
+        if result.response_id is None and response_id is not None:
+            result.response_id = response_id
+        if result.model is None and model is not None:
+            result.model = model
+        self.has_meta = result.response_id is not None and result.model is not None
+        self._meta_found = (result.response_id is not None or not reader.names_response_id) and (
+            result.model is not None or not reader.names_model
+        )
+
+    @property
+    def done(self) -> bool:
+        """Whether the stream's ``done`` event was taken."""
+        return self._done
+
+    @property
+    def result(self) -> StreamResult:
+        """The result so far (text joined now). Calls the provider closed are in ``tool_calls``; calls never
+        closed are in ``incomplete_tool_calls`` (``arguments`` None, ``arguments_raw`` the text that arrived).
+        ``usage`` is ``partial`` unless the stream delivered its terminal ``done``."""
+        result = self._result
+        text, reasoning = self._parts
+        result.text = "".join(text + self._text) if text else "".join(self._text)
+        result.reasoning = "".join(reasoning + self._reasoning) if reasoning else "".join(self._reasoning)
+        order = self._order
+        if order:
+            result.tool_calls = [call for call in order if call.complete]
+            incomplete = [call for call in order if not call.complete]
+            for call in incomplete:
+                call.arguments_raw = "".join(call._fragments)
+            result.incomplete_tool_calls = incomplete
+        else:  # a fresh list each time, as when there are calls
+            result.tool_calls, result.incomplete_tool_calls = [], []
+        if self._usage is not None:
+            result.usage = Usage.from_raw(self._usage, partial=not self._done or result.error is not None)
+        return result
+
+
+def service_tier(payload: Any, usage: dict[str, Any]) -> Optional[str]:
+    """The service tier a usage-carrying payload names: in the usage object (Anthropic), on the payload (Chat
+    Completions chunks), on its ``response`` (Responses) or as Bedrock's ``serviceTier`` (a string or
+    ``{"type": ...}``); None when none does."""
+    for holder in (usage, payload, payload.get("response") if isinstance(payload, dict) else None):
+        if isinstance(holder, dict):
+            tier = holder.get("service_tier", holder.get("serviceTier"))
+            if isinstance(tier, dict):
+                tier = tier.get("type")
+            if type(tier) is str and tier:
+                return tier
+    return None
+
+
+def _claimant(obj: dict[str, Any]) -> Optional[type[Normalizer]]:
+    """The normaliser class that claims payload ``obj`` (the detectable providers, in the registry's order), as
+    :func:`ssewire.normalizers.providers.meta_from` picks it; None when none does."""
+    for entry in _DETECTABLE:
+        if entry.cls.rules.claims(obj):
+            return entry.cls
+    return None
+
+
+_DETECTABLE = tuple(entry for entry in ENTRIES if entry.detect)
+
+
+class StreamDecoder:
+    """Push-style pipeline for one stream: byte chunks in (``feed``), unified events out.
+
+    ``feed(chunk)`` returns the events the chunk completes; ``close()`` returns the rest: the scanner's last
+    events and a ``stream_truncated`` error when the terminal event never came (carrying the best usage seen and
+    the tool calls left open). Where the named provider does not read the stream at all (its first payload is
+    another provider's), that error is ``wrong_provider`` instead, naming the provider auto-detection recognises:
+    retrying will not help. A body that held no event at all is looked at once more: a JSON error object (an HTTP
+    error body read as a stream) becomes the provider's ``error`` event, anything else a ``not_a_stream`` error
+    that says what the body is. Framing errors and over-large events raise their typed exceptions.
+
+    A compressed body is inflated first: ``content_encoding`` is the body's ``Content-Encoding`` (``None``: gzip and
+    zlib-wrapped deflate are recognised by their first bytes), and its inflated size is bounded by ``max_inflated``
+    (:class:`~ssewire.errors.BodyTooLarge` past it). Memory: one event (and the first 64 KiB of a body until its
+    first event).
+    """
+
+    __slots__ = (
+        "_body",
+        "_first",
+        "_first_cut",
+        "_framing",
+        "_head",
+        "_ids",
+        "_inflated",
+        "_max_buffer",
+        "_max_inflated",
+        "_plain",
+        "_reader",
+        "_replay",
+        "_runs",
+        "_scan",
+        "_sequence",
+        "_sniff",
+        "normalizer",
+        "scanner",
+    )
+
+    def __init__(
+        self,
+        provider: Union[ProviderName, Normalizer],
+        framing: FramingName = "auto",
+        *,
+        max_buffer: int = DEFAULT_MAX_BUFFER,
+        content_encoding: Optional[str] = None,
+        max_inflated: int = DEFAULT_MAX_INFLATED,
+    ) -> None:
+        if isinstance(provider, str):
+            cls = PROVIDERS.get(provider)
+            self.normalizer = normalizer_for(provider) if cls is None else cls()  # (an unknown name: its error)
+        else:
+            self.normalizer = provider
+        if framing not in FRAMINGS_BY_NAME:  # (a registered name needs no spelling check)
+            framing = framing_name(framing)
+        self._framing = framing
+        self.scanner = scanner_named(framing, max_buffer=max_buffer)
+        self._max_buffer = max_buffer
+        self._sequence: Optional[int] = None  # last sequence number delivered
+        self._ids: Optional[list[str]] = None  # recent non-numeric event ids (made at the first), for a reconnect
+        self._replay: Optional[ReplayFilter] = None
+        #: The body's first bytes until its first event (an empty bytes until a chunk without an event comes).
+        self._head: Union[bytes, bytearray, None] = b""
+        #: The body's first event (its data cut to _FIRST_KEPT characters: memory stays one event), to tell a
+        #: wrong provider at the end; whether it was cut.
+        self._first: Optional[SSEEvent] = None
+        self._first_cut = False
+        #: True until the first bytes say whether a body of no stated encoding is compressed (no decoder before).
+        self._sniff = content_encoding is None
+        self._body: Optional[BodyDecoder] = None  # None: bytes as they come
+        if content_encoding is not None:
+            body = BodyDecoder(content_encoding)  # UnsupportedEncodingError for br, zstd ...
+            self._body = None if body.encoding == "identity" else body
+        self._inflated = 0
+        self._max_inflated = max_inflated
+        #: True once bytes go straight from the scanner to the normaliser: the body's first event came (no head to
+        #: keep), its encoding is known and not compressed, no replayed events to drop (see :meth:`_replan`).
+        self._plain = False
+        #: Whether the last chunk on the plain path gave only deltas: the next starts with the delta reader's run
+        #: (see _normalize_into), the rest of the reading path only for what it leaves.
+        self._runs = False
+        #: On the plain path: the feed of the scanner that frames the body (an auto scanner's, once it recognised
+        #: the framing), and the normaliser that reads every event in the named one's place (see
+        #: :meth:`~ssewire.normalizers.contract.Normalizer.settled`; None until it is known).
+        self._scan: Callable[[Chunk], list[SSEEvent]]  # (set by _replan, with _plain)
+        self._reader = self.normalizer.settled()
+
+    def _replan(self) -> None:
+        """Whether a chunk can take the plain path now (see ``_plain``), and what frames it there."""
+        plain = self._plain = self._head is None and not self._sniff and self._body is None and self._replay is None
+        if plain:
+            self._scan = framing_scanner(self.scanner).feed
+
+    def _sniffed(self, chunk: Chunk) -> bool:
+        """Whether ``chunk``, a body's first non-empty bytes of no stated encoding, may start a compressed body:
+        only then is a :class:`BodyDecoder` made to tell (gzip and zlib start with bytes no text stream does)."""
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise chunk_type_error(chunk)
+        if not chunk:
+            return False
+        self._sniff = False
+        if chunk[0] in _COMPRESSED_FIRST:
+            self._body = BodyDecoder(None)
+            return True
+        return False
+
+    def _inflate(self, chunk: Chunk) -> Iterator[bytes]:
+        """The bytes of ``chunk`` once the body's encoding is undone (in pieces of at most 64 KiB), counted
+        against ``max_inflated``; a body that turns out not to be compressed is passed on as it is from then on."""
+        body = self._body
+        assert body is not None
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise chunk_type_error(chunk)
+        for piece in body.decode(chunk):
+            if body.encoding == "identity":  # sniffed: not compressed
+                self._body = None
+                self._replan()
+                yield piece
+                continue
+            self._inflated += len(piece)
+            if self._inflated > self._max_inflated:
+                raise BodyTooLarge(
+                    f"the {body.encoding} body inflates to more than max_inflated={self._max_inflated} bytes"
+                )
+            yield piece
+
+    def feed(self, chunk: Piece) -> list[Unified]:
+        """Unified events completed by ``chunk`` (a dict: one event an SDK already decoded, given to the
+        normaliser's ``frame()``, e.g. boto3's Bedrock event dicts)."""
+        if self._plain and not isinstance(chunk, dict):  # the bulk of a stream
+            events = self._scan(chunk)
+            return self._normalize(events) if events else []
+        if isinstance(chunk, dict):
+            self._head = None
+            self._replan()
+            return self.normalizer.frame(chunk)
+        if self._sniff and not self._sniffed(chunk):
+            return self._feed_bytes(chunk) if chunk else []
+        if self._body is not None:
+            out: list[Unified] = []
+            for piece in self._inflate(chunk):
+                out += self._feed_bytes(piece)
+            return out
+        return self._feed_bytes(chunk)
+
+    def _feed_bytes(self, chunk: Chunk) -> list[Unified]:
+        first = self._head is not None
+        events = self._framed(chunk)
+        if first and len(events) > 1 and self.normalizer.first_event_alone:  # the first event alone (see feed_into)
+            return self._normalize(events[:1]) + self._normalize(events[1:])
+        return self._normalize(events) if events else []
+
+    def _normalize(self, events: list[SSEEvent]) -> list[Unified]:
+        out = (self._reader or self._settled()).normalize(events)
+        if out:
+            sequence, last_id = out[-1].sequence, events[-1].id
+            if sequence is not None or last_id is not None:
+                self._delivered(sequence, last_id)
+        return out
+
+    def feed_into(self, chunk: Piece, accumulator: Accumulator) -> None:
+        """Give the unified events completed by ``chunk`` to ``accumulator``: what ``accumulator.take(feed(chunk))``
+        does, without making the events it does not need (see :meth:`Normalizer.normalize_into`)."""
+        if self._plain and not isinstance(chunk, dict):  # the bulk of a stream
+            events = self._scan(chunk)
+            if events:
+                self._normalize_into(events, accumulator)
+            return
+        if isinstance(chunk, dict):
+            self._head = None
+            self._replan()
+            normalizer = self.normalizer
+            accumulator.adopt_meta(None, None)  # as for bytes: the id and model are the normaliser's
+            accumulator.take(normalizer.frame(chunk))
+            accumulator.adopt_meta(normalizer.response_id, normalizer.model)
+            return
+        if self._sniff and not self._sniffed(chunk):
+            if chunk:
+                self._feed_bytes_into(chunk, accumulator)
+            return
+        if self._body is not None:
+            for piece in self._inflate(chunk):
+                self._feed_bytes_into(piece, accumulator)
+            return
+        self._feed_bytes_into(chunk, accumulator)
+
+    def _feed_bytes_into(self, chunk: Chunk, accumulator: Accumulator) -> None:
+        first = self._head is not None
+        events = self._framed(chunk)
+        if not events:
+            return
+        if first:
+            accumulator.adopt_meta(None, None)  # the id and model come from the normaliser, not from every payload
+            if len(events) > 1 and self.normalizer.first_event_alone:
+                # The stream's first event alone, then the rest: what it names (the API, the stream's id and model)
+                # lets the rest of the same chunk take the compiled delta reader (a stored body is a single chunk).
+                before = accumulator.events
+                normalizer = self.normalizer
+                normalizer.normalize_into(events[:1], accumulator)
+                if accumulator.events > before:
+                    sequence, first_id = normalizer.last_sequence, events[0].id
+                    if sequence is not None or first_id is not None:
+                        self._delivered(sequence, first_id)
+                events = events[1:]
+        self._normalize_into(events, accumulator)
+
+    def _settled(self) -> Normalizer:
+        """The normaliser that reads the stream's events now: the one :meth:`Normalizer.settled` names (kept once
+        known), else the named one."""
+        normalizer = self.normalizer
+        reader = self._reader = normalizer.settled()
+        return normalizer if reader is None else reader
+
+    def _normalize_into(self, events: list[SSEEvent], accumulator: Accumulator) -> None:
+        before = accumulator.events
+        normalizer = self._reader or self._settled()
+        if self._runs:  # the last chunk was deltas only: this one starts with the delta reader's run
+            taken = normalizer.read_deltas_into(events, accumulator)  # (a chunk of deltas ends here)
+            if taken < len(events):
+                self._runs = False
+                normalizer.normalize_into(events[taken:] if taken else events, accumulator)
+        else:
+            deltas = accumulator.deltas
+            normalizer.normalize_into(events, accumulator)
+            self._runs = accumulator.deltas - deltas == len(events)
+        if accumulator.events > before:
+            sequence, last_id = normalizer.last_sequence, events[-1].id
+            if sequence is not None or last_id is not None:
+                self._delivered(sequence, last_id)
+        if not accumulator.has_meta:
+            accumulator.adopt_meta(normalizer.response_id, normalizer.model)
+
+    def close_into(self, accumulator: Accumulator) -> None:
+        """End of stream into ``accumulator``: ``accumulator.take(close())``, and the stream's id and model as the
+        normaliser read them."""
+        out = self.close()
+        if out:
+            accumulator.take(out)
+        if not accumulator.has_meta:
+            accumulator.adopt_meta(self.normalizer.response_id, self.normalizer.model)
+
+    def _framed(self, chunk: Chunk) -> list[SSEEvent]:
+        """The framed events ``chunk`` completes (replays of a resumed stream dropped); keeps the body's head."""
+        events = self.scanner.feed(chunk)
+        head = self._head
+        if head is not None:
+            if events:
+                self._head = None
+                self._keep_first(events[0])
+                self._replan()
+            elif len(head) < _HEAD:
+                if type(head) is not bytearray:
+                    head = self._head = bytearray()
+                head += chunk[: _HEAD - len(head)]
+        if events and self._replay is not None:
+            events = self._drop_replays(events)
+        return events
+
+    def _keep_first(self, event: SSEEvent) -> None:
+        """Keep the body's first event for :meth:`_told_apart`: as it is, or the start of a larger one's data (its
+        first :data:`_FIRST_KEPT` characters; a held event's from its UTF-8, whose text is never built here)."""
+        utf8 = getattr(event, "utf8", None)  # (a held event whose text was not read: see Utf8Event)
+        if utf8 is not None:
+            self._first, self._first_cut = SSEEvent(event.event, utf8[:_FIRST_KEPT].decode("utf-8", "ignore")), True
+        elif len(event.data) > _FIRST_KEPT:
+            self._first, self._first_cut = SSEEvent(event.event, event.data[:_FIRST_KEPT]), True
+        else:
+            self._first = event
+
+    def _delivered(self, sequence: Optional[int], last_id: Optional[str]) -> None:
+        """Events were delivered, the last with SSE id ``last_id``, ``sequence`` the last sequence number: keep
+        where the stream stands for a reconnect (the recent ids for replay detection; a number id is not kept,
+        the replay filter compares those as numbers)."""
+        if sequence is not None:
+            self._sequence = sequence
+        if last_id is None or is_number_id(last_id):
+            return
+        ids = self._ids
+        if ids is None:
+            self._ids = [last_id]
+        elif ids[-1] != last_id:
+            ids.append(last_id)
+            if len(ids) > recent_id_window():
+                del ids[: len(ids) // 2]
+
+    def _drop_replays(self, events: list[SSEEvent]) -> list[SSEEvent]:
+        replay = self._replay
+        assert replay is not None
+        kept = [event for event in events if not replay.is_replay(event)]
+        if not replay.armed:
+            self._replay = None
+            self._replan()
+        return kept
+
+    def cursor(self) -> ResumeCursor:
+        """Where the stream stands now: what to reconnect with (see :class:`~ssewire.resume.ResumeCursor`)."""
+        normalizer = self.normalizer
+        last_event_id = getattr(self.scanner, "last_event_id", None)  # SSE only: a JSON array has no event ids
+        return ResumeCursor(normalizer.provider, normalizer.response_id, self._sequence, last_event_id)
+
+    def reconnect(self) -> ResumeCursor:
+        """Start reading a new connection for the same stream: a fresh scanner, the same normaliser (so open
+        tool calls and usage carry on), and the events the new connection replays dropped. Returns the cursor
+        to resume from."""
+        cursor = self.cursor()
+        self.scanner = make_scanner(self._framing, max_buffer=self._max_buffer)
+        self._replay = ReplayFilter(cursor, self._ids)
+        if not self._replay.armed:
+            self._replay = None
+        self._replan()
+        return cursor
+
+    def close(self) -> list[Unified]:
+        """End of stream: the remaining events, ending in ``stream_truncated`` when the stream was cut short
+        (``wrong_provider`` when the named provider never read it, ``not_a_stream`` when it held no event)."""
+        normalizer = self.normalizer
+        if self._body is not None:
+            held = self._body.flush()  # a body too short to tell whether it was compressed
+            self._body = None
+            self._replan()
+            out = self._feed_bytes(held) if held else []
+        else:
+            out = []
+        framing = getattr(self.scanner, "framing", None) if self._framing == "auto" else self._framing
+        try:
+            tail = self.scanner.close()  # (auto: reads a body whose framing never showed as SSE)
+        except StreamTruncatedError as exc:
+            return self._told_apart(out + normalizer.finish(str(exc)))
+        if not tail and self._head is not None:
+            return self._no_events(bytes(self._head), framing)
+        if tail:
+            out += normalizer.normalize(tail)
+        out += normalizer.finish()
+        if out and out[-1].type == "error" and self._first is not None:  # (a stream that ended well: nothing to tell)
+            return self._told_apart(out)
+        return out
+
+    def _told_apart(self, out: list[Unified]) -> list[Unified]:
+        """``out`` with its ``stream_truncated`` error made ``wrong_provider`` when the stream's first payload is
+        a provider's that the named normaliser does not read (a stream read as the wrong API is no dropped
+        connection: retrying would never end)."""
+        first = self._first
+        if first is None or not out or out[-1].type != "error":
+            return out
+        error = out[-1].error
+        if error is None or error.get("type") != "stream_truncated":
+            return out
+        try:
+            obj = loads(first.data)
+        except ValueError:
+            if not self._first_cut:
+                return out
+            obj = parse_partial_json(first.data)  # the start of a large payload: its members so far
+        named = self.normalizer.provider
+        detected = wrong_provider(named, obj, first.event) if type(obj) is dict else None
+        if detected is not None:
+            error["type"] = "wrong_provider"
+            error["detected_provider"] = detected
+            error["message"] = (
+                f"provider={named!r} does not read this stream: its payloads are {detected}'s "
+                f"(read it with provider={detected!r}, or 'auto')"
+            )
+        return out
+
+    def _no_events(self, head: bytes, framing: Optional[str]) -> list[Unified]:
+        """End of a body in which no event was found (``framing``: the one it had, None where none showed): its
+        JSON error object, a truncation when it is a stream cut inside its first event, else ``not_a_stream``
+        saying what it is."""
+        normalizer = self.normalizer
+        self._head = None
+        text = head.decode("utf-8", "replace").lstrip("\ufeff")
+        try:
+            obj = loads(text) if len(head) < _HEAD else None
+        except ValueError:
+            obj = None
+        out = []
+        if type(obj) is dict and obj.get("error") is not None:
+            out = normalizer(SSEEvent("message", text))
+            if normalizer.done:
+                return out + normalizer.finish()
+        out += normalizer.finish()  # what the normaliser still owes (auto: the error payloads it held)
+        error = out[-1].error if out and out[-1].type == "error" else None
+        cut = starts_a_stream(head, framing)  # the start of an event, cut before it ended
+        message = f"{normalizer.provider}: the body holds no stream: it is {describe_body(head)}"
+        if error is None:  # a normaliser that owes nothing at the end (a Realtime session) still read no stream
+            if not cut:
+                out.append(Unified("error", error={"type": "not_a_stream", "message": message}))
+        elif error.get("type") == "stream_truncated":
+            if cut:
+                error["message"] += ": it ended inside its first event"
+            else:  # there was never a stream
+                error["type"], error["message"] = "not_a_stream", message
+        return out
+
+
+def collect(events: Iterable[Unified]) -> StreamResult:
+    """Consume ``events`` and return the finished :class:`StreamResult`."""
+    accumulator = Accumulator()
+    into = getattr(events, "collect_into", None)  # iter_unified(): the events of each chunk go straight in
+    if into is not None and into(accumulator):
+        return accumulator.result
+    accumulator.take(events)
+    return accumulator.result

@@ -1,0 +1,133 @@
+"""The per-stream machinery (``_decoding_py.py``: ``StreamDecoder`` and ``Accumulator``) and the module compiled from
+the same source (``_decoding_c``) give the same results on every stream at any chunking: the events each chunk
+completes, the end's events, and the result collected through ``feed_into`` (straight into the accumulator) and
+from the events; and the selector picks the compiled module unless it is switched off."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from types import ModuleType
+from typing import Any, Optional
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import chunked, examples
+from helpers.streams import all_streams
+from ssewire import Accumulator, StreamDecoder, _decoding, _decoding_py, collect
+from ssewire._config import env_flag, no_extensions
+from ssewire.errors import SSEwireError
+
+try:
+    COMPILED: Optional[ModuleType] = importlib.import_module("ssewire._decoding_c")
+except ImportError:  # the pure-Python install
+    COMPILED = None
+needs_compiled = pytest.mark.skipif(COMPILED is None, reason="_decoding_c not built")
+STREAMS = all_streams()
+
+
+def _events(events: list[Any]) -> list[tuple[Any, ...]]:
+    return [
+        (e.type, e.text, e.tool_call_id, e.tool_name, e.arguments_delta, e.arguments, e.stop_reason, e.error, e.usage)
+        for e in events
+    ]
+
+
+def _snapshot(result: Any) -> tuple[Any, ...]:
+    usage = result.usage
+    return (
+        result.text,
+        result.reasoning,
+        [c.to_dict() for c in result.tool_calls],
+        [c.to_dict() for c in result.incomplete_tool_calls],
+        result.stop_reason,
+        result.raw_stop_reason,
+        None if usage is None else (usage.to_dict(), usage.raw),
+        result.error,
+        result.signatures,
+        result.encrypted_reasoning,
+        result.response_id,
+        result.model,
+        result.last_sequence,
+        result.service_tier,
+    )
+
+
+def _run(module: ModuleType, data: bytes, provider: Any, framing: Any, size: Optional[int]) -> tuple[Any, ...]:
+    """What ``module``'s decoder makes of ``data`` fed in ``size`` pieces: the events of each feed and of the end
+    (or the error that stopped it), and the result fed straight into its accumulator (``collect``'s path)."""
+    decoder = module.StreamDecoder(provider, framing)
+    fed: list[Any] = []
+    try:
+        for chunk in chunked(data, size):
+            fed.append(_events(decoder.feed(chunk)))
+        fed.append(_events(decoder.close()))
+    except SSEwireError as exc:
+        fed.append((type(exc).__name__, str(exc)))
+    decoder, accumulator = module.StreamDecoder(provider, framing), module.Accumulator()
+    try:
+        for chunk in chunked(data, size):
+            decoder.feed_into(chunk, accumulator)
+        decoder.close_into(accumulator)
+        into: Any = _snapshot(accumulator.result)
+    except SSEwireError as exc:
+        into = (type(exc).__name__, str(exc))
+    return fed, into, accumulator.events, accumulator.deltas
+
+
+@needs_compiled
+@pytest.mark.parametrize(("name", "data", "provider", "framing"), STREAMS, ids=[s[0] for s in STREAMS])
+def test_the_compiled_machinery_reads_every_stream_as_the_python_one(
+    name: str, data: bytes, provider: Any, framing: Any
+) -> None:
+    assert COMPILED is not None
+    for size in (None, 1 if len(data) < 4096 else 97, 4096):
+        assert _run(COMPILED, data, provider, framing, size) == _run(_decoding_py, data, provider, framing, size), size
+
+
+@needs_compiled
+@settings(max_examples=examples(60), deadline=None)
+@given(st.data())
+def test_any_chunking_any_cut_reads_alike(data: st.DataObject) -> None:
+    """A stream cut anywhere (a truncated body) and fed in chunks of any sizes: the same events and result."""
+    name, body, provider, framing = data.draw(st.sampled_from(STREAMS[:200]))
+    body = body[: data.draw(st.integers(0, len(body)))]
+    size = data.draw(st.integers(1, max(1, len(body))))
+    assert COMPILED is not None
+    for named, framed in ((provider, framing), ("auto", "auto")):
+        want = _run(_decoding_py, body, named, framed, size)
+        assert _run(COMPILED, body, named, framed, size) == want, (name, named, len(body), size)
+
+
+@needs_compiled
+def test_the_public_pair_is_one_implementation() -> None:
+    """``ssewire.StreamDecoder`` takes ``ssewire.Accumulator`` (a compiled decoder refuses the Python accumulator:
+    the pair is always selected together), and ``collect`` feeds it."""
+    assert COMPILED is not None
+    decoder = COMPILED.StreamDecoder("openai-chat", "sse")
+    with pytest.raises(TypeError):
+        decoder.feed_into(b"data: {}\n\n", _decoding_py.Accumulator())
+    assert (StreamDecoder, Accumulator, collect) == (_decoding.StreamDecoder, _decoding.Accumulator, _decoding.collect)
+
+
+def test_the_compiled_module_is_the_one_in_use_when_built() -> None:
+    if env_flag("SSEWIRE_REQUIRE_EXTENSIONS"):
+        assert COMPILED is not None, "ssewire._decoding_c cannot be imported"
+    in_use = COMPILED is not None and not no_extensions()
+    module = COMPILED if in_use and COMPILED is not None else _decoding_py
+    assert ("cython" if in_use else "python") == _decoding.IMPLEMENTATION
+    assert (StreamDecoder, Accumulator, collect) == (module.StreamDecoder, module.Accumulator, module.collect)
+
+
+@pytest.mark.parametrize(("value", "compiled"), [("1", False), ("true", False), ("0", True), ("", True)])
+def test_no_extensions_switches_to_the_python_module(value: str, compiled: bool) -> None:
+    environ = {**os.environ, "SSEWIRE_NO_EXTENSIONS": value}
+    code = "import ssewire; print(type(ssewire.Accumulator()).__module__, ssewire.StreamDecoder.__module__)"
+    run = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True)
+    built = COMPILED is not None and compiled and sys.implementation.name == "cpython"
+    module = "ssewire._decoding_" + ("c" if built else "py")
+    assert run.stdout.split() == [module, module]
