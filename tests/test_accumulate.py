@@ -11,31 +11,13 @@ from typing import Any
 
 import pytest
 
-from helpers import chunked
+from helpers import chunked, result_snapshot
 from helpers.streams import all_streams
 from ssewire import Accumulator, StreamResult, StreamTap, _decoding_py, collect, iter_unified
 from ssewire.errors import ChunkTypeError
 from ssewire.normalizers._fast import typed
 
 STREAMS = all_streams()
-
-
-def _snapshot(result: StreamResult) -> tuple[Any, ...]:
-    """Everything a result holds."""
-    return (
-        result.text,
-        result.reasoning,
-        [c.to_dict() for c in result.tool_calls],
-        [c.to_dict() for c in result.incomplete_tool_calls],
-        result.stop_reason,
-        result.raw_stop_reason,
-        None if result.usage is None else (result.usage.to_dict(), result.usage.raw),
-        result.error,
-        result.signatures,
-        result.response_id,
-        result.model,
-        result.last_sequence,
-    )
 
 
 def _one_by_one(data: bytes, provider: Any, framing: Any, size: Any) -> tuple[StreamResult, int, int]:
@@ -63,9 +45,9 @@ def test_collect_and_the_tap_give_the_result_of_the_events(
             for chunk in chunked(data, size):
                 tap.feed(chunk)
             tapped = tap.close()
-            assert _snapshot(got) == _snapshot(want), f"collect(iter_unified), chunk size {size}"
-            assert _snapshot(listed) == _snapshot(want), f"collect(list), chunk size {size}"
-            assert _snapshot(tapped) == _snapshot(want), f"StreamTap, chunk size {size}"
+            assert result_snapshot(got) == result_snapshot(want), f"collect(iter_unified), chunk size {size}"
+            assert result_snapshot(listed) == result_snapshot(want), f"collect(list), chunk size {size}"
+            assert result_snapshot(tapped) == result_snapshot(want), f"StreamTap, chunk size {size}"
             assert tap.metrics.events == events
             assert (tap.metrics.first_token_at is not None) == (deltas > 0)
     finally:
@@ -126,7 +108,7 @@ def test_argument_fragments_of_a_named_call_reach_the_result_without_events(monk
         made.clear()
         got = _decoding_py.collect(iter_unified([start, deltas, body[len(start + deltas) :]], "anthropic", "sse"))
         want, _, _ = _one_by_one(body, "anthropic", "sse", None)
-        assert _snapshot(got) == _snapshot(want)
+        assert result_snapshot(got) == result_snapshot(want)
         assert not any(e.type == "tool_call_delta" for batch in made for e in batch)  # none was made
     assert want.incomplete_tool_calls[0].arguments_raw == '{"a": 1}'
 
@@ -209,11 +191,11 @@ def test_a_chunk_of_deltas_read_by_the_reader_s_run_alone_gives_the_result_of_th
     want, events, deltas = _one_by_one(data, provider, framing, None)
     accumulator = Accumulator()
     assert iter_unified(chunks, provider, framing).collect_into(accumulator)
-    assert _snapshot(accumulator.result) == _snapshot(want)
+    assert result_snapshot(accumulator.result) == result_snapshot(want)
     assert (accumulator.events, accumulator.deltas) == (events, deltas)
     tap = StreamTap(provider, framing)
     for chunk in chunks:
         tap.feed(chunk)
-    assert _snapshot(tap.close()) == _snapshot(want)
+    assert result_snapshot(tap.close()) == result_snapshot(want)
     if framing == "sse" and deltas >= 20 and typed.take_deltas is not None and want.error is None:
         assert sum(taken) > 0, "no chunk was read by the delta reader's run"

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import chunked, examples
+from helpers import chunked, examples, result_snapshot
 from helpers.streams import all_streams
 from ssewire import Accumulator, StreamDecoder, _decoding, _decoding_py, collect
 from ssewire._config import env_flag, no_extensions
@@ -37,26 +37,6 @@ def _events(events: list[Any]) -> list[tuple[Any, ...]]:
     ]
 
 
-def _snapshot(result: Any) -> tuple[Any, ...]:
-    usage = result.usage
-    return (
-        result.text,
-        result.reasoning,
-        [c.to_dict() for c in result.tool_calls],
-        [c.to_dict() for c in result.incomplete_tool_calls],
-        result.stop_reason,
-        result.raw_stop_reason,
-        None if usage is None else (usage.to_dict(), usage.raw),
-        result.error,
-        result.signatures,
-        result.encrypted_reasoning,
-        result.response_id,
-        result.model,
-        result.last_sequence,
-        result.service_tier,
-    )
-
-
 def _run(module: ModuleType, data: bytes, provider: Any, framing: Any, size: Optional[int]) -> tuple[Any, ...]:
     """What ``module``'s decoder makes of ``data`` fed in ``size`` pieces: the events of each feed and of the end
     (or the error that stopped it), and the result fed straight into its accumulator (``collect``'s path)."""
@@ -73,7 +53,7 @@ def _run(module: ModuleType, data: bytes, provider: Any, framing: Any, size: Opt
         for chunk in chunked(data, size):
             decoder.feed_into(chunk, accumulator)
         decoder.close_into(accumulator)
-        into: Any = _snapshot(accumulator.result)
+        into: Any = result_snapshot(accumulator.result)
     except SSEwireError as exc:
         into = (type(exc).__name__, str(exc))
     return fed, into, accumulator.events, accumulator.deltas

@@ -18,10 +18,12 @@ their own switches (``SSEWIRE_REQUIRE_*``, ``SSEWIRE_CORPUS``, ``SSEWIRE_BENCH_*
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+from types import ModuleType
 
-__all__ = ["env_flag", "no_extensions", "no_fast_json", "no_msgspec", "no_typed_decode"]
+__all__ = ["env_flag", "no_extensions", "no_fast_json", "no_msgspec", "no_typed_decode", "twin"]
 
 _OFF = frozenset({"", "0", "false", "no", "off"})
 
@@ -34,6 +36,18 @@ def env_flag(name: str) -> bool:
 def no_extensions() -> bool:
     """``SSEWIRE_NO_EXTENSIONS``, or an interpreter other than CPython: no compiled code is used."""
     return env_flag("SSEWIRE_NO_EXTENSIONS") or sys.implementation.name != "cpython"
+
+
+def twin(package: str, name: str) -> tuple[ModuleType, str]:
+    """A module written once and run twice: ``<package>.<name>_c`` (compiled) when it is built and compiled code is
+    not switched off (:func:`no_extensions`), else ``<package>.<name>_py`` (which behaves identically); and which
+    one: ``"cython"`` or ``"python"``."""
+    if not no_extensions():
+        try:
+            return importlib.import_module(f"{package}.{name}_c"), "cython"
+        except ImportError:  # no compiled module for this platform
+            pass
+    return importlib.import_module(f"{package}.{name}_py"), "python"
 
 
 def no_fast_json() -> bool:

@@ -6,10 +6,9 @@ accumulator of its own implementation (the public ones, :class:`ssewire.StreamDe
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Union
 
-from ._scan import NO_EXTENSIONS
+from ._config import twin
 from .framing import Chunk
 
 __all__ = ["IMPLEMENTATION", "Accumulator", "Piece", "StreamDecoder", "collect", "service_tier"]
@@ -19,26 +18,12 @@ __all__ = ["IMPLEMENTATION", "Accumulator", "Piece", "StreamDecoder", "collect",
 Piece = Union[Chunk, dict[str, Any]]
 
 
-def _active() -> tuple[ModuleType, str]:
-    """The compiled module when it is built and not switched off, else the Python one."""
-    if not NO_EXTENSIONS:
-        try:
-            from . import _decoding_c
-
-            return _decoding_c, "cython"
-        except ImportError:  # not built for this platform
-            pass
-    from . import _decoding_py
-
-    return _decoding_py, "python"
-
-
 if TYPE_CHECKING:  # what type checkers see: the Python classes, whose stub the compiled module matches
     from ._decoding_py import Accumulator, StreamDecoder, collect, service_tier
 
     IMPLEMENTATION = "python"
 else:
-    _module, IMPLEMENTATION = _active()
+    _module, IMPLEMENTATION = twin("ssewire", "_decoding")  # the compiled module unless switched off or not built
     Accumulator = _module.Accumulator
     StreamDecoder = _module.StreamDecoder
     collect = _module.collect

@@ -83,6 +83,27 @@ def framed_at_every_split(make: Callable[[], Any], data: bytes) -> list[str]:
     return whole
 
 
+def result_snapshot(result: Any) -> tuple[Any, ...]:
+    """Everything a :class:`~ssewire.StreamResult` holds, comparable with ``==`` (calls and usage as dicts)."""
+    usage = result.usage
+    return (
+        result.text,
+        result.reasoning,
+        [c.to_dict() for c in result.tool_calls],
+        [c.to_dict() for c in result.incomplete_tool_calls],
+        result.stop_reason,
+        result.raw_stop_reason,
+        None if usage is None else (usage.to_dict(), usage.raw),
+        result.error,
+        result.signatures,
+        result.encrypted_reasoning,
+        result.response_id,
+        result.model,
+        result.last_sequence,
+        result.service_tier,
+    )
+
+
 def examples(n: int) -> int:
     """A property test's example count: ``n`` under the ``ci`` hypothesis profile (``SSEWIRE_HYPOTHESIS_PROFILE=ci``,
     set by ``.ci/run``), a quarter of it (at least 10) under the default one (``tests/conftest.py``)."""

@@ -6,10 +6,9 @@ than CPython always get it. ``IMPLEMENTATION`` says which one is active: ``"cyth
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .._config import no_extensions
+from .._config import no_extensions, twin
 
 __all__ = [
     "IMPLEMENTATION",
@@ -26,20 +25,6 @@ __all__ = [
 NO_EXTENSIONS = no_extensions()
 
 
-def _active() -> tuple[ModuleType, str]:
-    """The compiled module when it is built and not switched off, else the twin (which behaves identically)."""
-    if not NO_EXTENSIONS:
-        try:
-            from . import scanner_c
-
-            return scanner_c, "cython"
-        except ImportError:  # no compiled module for this platform
-            pass
-    from . import scanner_py
-
-    return scanner_py, "python"
-
-
 if TYPE_CHECKING:  # what type checkers see: the twin's classes, whose stubs the compiled module matches
     from .scanner_py import (
         EventStreamMessage,
@@ -53,7 +38,7 @@ if TYPE_CHECKING:  # what type checkers see: the twin's classes, whose stubs the
 
     IMPLEMENTATION = "python"
 else:
-    _module, IMPLEMENTATION = _active()
+    _module, IMPLEMENTATION = twin(__name__, "scanner")  # the compiled module unless switched off or not built
     globals().update(
         {name: getattr(_module, name) for name in __all__ if name not in ("IMPLEMENTATION", "NO_EXTENSIONS")}
     )

@@ -4,26 +4,11 @@ else ``bedrock_chunks_py``; ``SSEWIRE_NO_EXTENSIONS=1`` (and any interpreter but
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import TYPE_CHECKING
 
-from ..._scan import NO_EXTENSIONS
+from ..._config import twin
 
 __all__ = ["IMPLEMENTATION", "type_of", "unwrap_chunks"]
-
-
-def _active() -> tuple[ModuleType, str]:
-    """The compiled module when it is built and not switched off, else the Python one."""
-    if not NO_EXTENSIONS:
-        try:
-            from . import bedrock_chunks_c
-
-            return bedrock_chunks_c, "cython"
-        except ImportError:  # not built for this platform
-            pass
-    from . import bedrock_chunks_py
-
-    return bedrock_chunks_py, "python"
 
 
 if TYPE_CHECKING:  # what type checkers see: the Python functions, whose stub the compiled module matches
@@ -31,6 +16,6 @@ if TYPE_CHECKING:  # what type checkers see: the Python functions, whose stub th
 
     IMPLEMENTATION = "python"
 else:
-    _module, IMPLEMENTATION = _active()
+    _module, IMPLEMENTATION = twin("ssewire.normalizers._fast", "bedrock_chunks")  # (compiled unless off or not built)
     type_of = _module.type_of
     unwrap_chunks = _module.unwrap_chunks
