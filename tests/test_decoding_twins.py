@@ -6,9 +6,6 @@ from the events; and the selector picks the compiled module unless it is switche
 from __future__ import annotations
 
 import importlib
-import os
-import subprocess
-import sys
 from types import ModuleType
 from typing import Any, Optional
 
@@ -101,13 +98,3 @@ def test_the_compiled_module_is_the_one_in_use_when_built() -> None:
     module = COMPILED if in_use and COMPILED is not None else _decoding_py
     assert ("cython" if in_use else "python") == _decoding.IMPLEMENTATION
     assert (StreamDecoder, Accumulator, collect) == (module.StreamDecoder, module.Accumulator, module.collect)
-
-
-@pytest.mark.parametrize(("value", "compiled"), [("1", False), ("true", False), ("0", True), ("", True)])
-def test_no_extensions_switches_to_the_python_module(value: str, compiled: bool) -> None:
-    environ = {**os.environ, "SSEWIRE_NO_EXTENSIONS": value}
-    code = "import ssewire; print(type(ssewire.Accumulator()).__module__, ssewire.StreamDecoder.__module__)"
-    run = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True)
-    built = COMPILED is not None and compiled and sys.implementation.name == "cpython"
-    module = "ssewire._decoding_" + ("c" if built else "py")
-    assert run.stdout.split() == [module, module]

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import base64
 import importlib
-import os
-import subprocess
-import sys
 from types import ModuleType
 from typing import Any, Callable, Optional
 
@@ -176,12 +173,3 @@ def test_the_compiled_module_is_the_one_in_use_when_built() -> None:
     assert bedrock_chunks.unwrap_chunks is module.unwrap_chunks
     assert bedrock_chunks.type_of is module.type_of
     assert vars(bedrock)["unwrap_chunks"] is module.unwrap_chunks  # what BedrockAnthropicNormalizer.normalize calls
-
-
-@pytest.mark.parametrize(("value", "compiled"), [("1", False), ("true", False), ("0", True), ("", True)])
-def test_no_extensions_switches_to_the_python_module(value: str, compiled: bool) -> None:
-    environ = {**os.environ, "SSEWIRE_NO_EXTENSIONS": value}
-    code = "from ssewire.normalizers import bedrock; print(bedrock.unwrap_chunks.__module__)"
-    run = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True)
-    built = COMPILED is not None and compiled and sys.implementation.name == "cpython"
-    assert run.stdout.strip() == "ssewire.normalizers._fast.bedrock_chunks_" + ("c" if built else "py")
