@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Union
 from ._config import twin
 from .framing import Chunk
 
-__all__ = ["IMPLEMENTATION", "Accumulator", "Piece", "StreamDecoder", "collect", "service_tier"]
+__all__ = ["IMPLEMENTATION", "Accumulator", "Piece", "StreamDecoder", "UnifiedEvents", "collect", "service_tier"]
 
 #: What the unified iterators take: byte chunks of a body, or events an SDK already decoded (dicts, e.g. boto3's
 #: Bedrock events), each given to the normaliser's ``frame()``.
@@ -19,12 +19,13 @@ Piece = Union[Chunk, dict[str, Any]]
 
 
 if TYPE_CHECKING:  # what type checkers see: the Python classes, whose stub the compiled module matches
-    from ._decoding_py import Accumulator, StreamDecoder, collect, service_tier
+    from ._decoding_py import Accumulator, StreamDecoder, UnifiedEvents, collect, service_tier
 
     IMPLEMENTATION = "python"
 else:
     _module, IMPLEMENTATION = twin("ssewire", "_decoding")  # the compiled module unless switched off or not built
     Accumulator = _module.Accumulator
     StreamDecoder = _module.StreamDecoder
+    UnifiedEvents = _module.UnifiedEvents
     collect = _module.collect
     service_tier = _module.service_tier

@@ -45,3 +45,13 @@ cdef class StreamDecoder:
     cpdef _keep_first(self, event)
     cpdef _delivered(self, sequence, last_id)
     cpdef list close(self)
+
+
+cdef class UnifiedEvents:
+    cdef object _chunks, _provider, _framing, _max_buffer, _content_encoding, _max_inflated, _events
+    cdef bint _started
+
+    cpdef _generator(self)
+    cpdef StreamDecoder _decoder(self)
+    cpdef close(self)
+    cpdef bint collect_into(self, Accumulator accumulator)

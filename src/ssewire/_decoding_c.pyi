@@ -1,7 +1,7 @@
 """Type stub of ``_decoding_c``: ``_decoding_py.py`` compiled (see ``_decoding_c.pxd``). The same classes and
 functions; a decoder takes only this module's accumulator."""
 
-from typing import Any, Iterable, NoReturn, Optional, Union
+from typing import Any, Iterable, Iterator, NoReturn, Optional, Union
 
 from ._decoding import Piece
 from .events import Unified
@@ -11,7 +11,7 @@ from .normalizers.contract import Normalizer
 from .result import StreamResult
 from .resume import ResumeCursor
 
-__all__ = ["Accumulator", "StreamDecoder", "collect", "service_tier"]
+__all__ = ["Accumulator", "StreamDecoder", "UnifiedEvents", "collect", "service_tier"]
 
 class Accumulator:
     def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # (takes none: compiled, it shows both)
@@ -55,6 +55,23 @@ class StreamDecoder:
     def cursor(self) -> ResumeCursor: ...
     def reconnect(self) -> ResumeCursor: ...
     def close(self) -> list[Unified]: ...
+
+class UnifiedEvents(Iterator[Unified]):
+    def __reduce_cython__(self) -> Any: ...
+    def __setstate_cython__(self, __pyx_state: Any) -> None: ...
+    def __init__(
+        self,
+        chunks: Iterable[Piece],
+        provider: Union[ProviderName, Normalizer],
+        framing: FramingName,
+        max_buffer: int,
+        content_encoding: Optional[str] = None,
+        max_inflated: int = ...,
+    ) -> None: ...
+    def __iter__(self) -> Iterator[Unified]: ...
+    def __next__(self) -> Unified: ...
+    def close(self) -> None: ...
+    def collect_into(self, accumulator: Accumulator) -> bool: ...
 
 def collect(events: Iterable[Unified]) -> StreamResult: ...
 def service_tier(payload: Any, usage: dict[str, Any]) -> Optional[str]: ...

@@ -7,13 +7,13 @@ their state typed slots; their public homes are :mod:`ssewire.stream` and :mod:`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, Optional, Union
 
 from ._json import loads
 from ._scan import SSEEvent
 from ._scan.sniff import describe_body, starts_a_stream
 from .content_encoding import BodyDecoder
-from .errors import BodyTooLarge, StreamTruncatedError, chunk_type_error
+from .errors import BodyTooLarge, StreamTruncatedError, chunk_type_error, not_one_chunk
 from .events import Unified
 from .framing import FRAMINGS_BY_NAME, Chunk, framing_name, framing_scanner, make_scanner, scanner_named
 from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
@@ -32,7 +32,7 @@ from .usage import Usage
 if TYPE_CHECKING:
     from ._decoding import Piece
 
-__all__ = ["Accumulator", "StreamDecoder", "collect", "service_tier"]
+__all__ = ["Accumulator", "StreamDecoder", "UnifiedEvents", "collect", "service_tier"]
 
 _TEXTS = frozenset({"text_delta", "reasoning_delta"})
 _JOIN_EVERY = 4096  # deltas held as separate strings before they are joined into one
@@ -748,11 +748,103 @@ class StreamDecoder:
         return out
 
 
+class UnifiedEvents:
+    """The iterator :func:`~ssewire.iter_unified` returns (a generator underneath, made on first use; ``close()``
+    ends it). :meth:`collect_into` reads the whole stream into an accumulator instead, a chunk at a time, and then
+    no generator is made at all."""
+
+    __slots__ = ("_chunks", "_content_encoding", "_events", "_framing", "_max_buffer", "_max_inflated", "_provider",
+                 "_started")
+
+    def __init__(
+        self,
+        chunks: Iterable[Piece],
+        provider: Union[ProviderName, Normalizer],
+        framing: FramingName,
+        max_buffer: int,
+        content_encoding: Optional[str] = None,
+        max_inflated: int = DEFAULT_MAX_INFLATED,
+    ) -> None:
+        self._chunks = chunks
+        self._provider = provider
+        self._framing = framing
+        self._max_buffer = max_buffer
+        self._content_encoding = content_encoding
+        self._max_inflated = max_inflated
+        self._events: Optional[Generator[Unified, None, None]] = None  # made on first use
+        self._started = False  # whether events were read (by the generator, or by collect_into)
+
+    def _generator(self) -> Generator[Unified, None, None]:
+        events = self._events
+        if events is None:
+            events = self._events = self._generate()
+        return events
+
+    def _decoder(self) -> StreamDecoder:
+        chunks = self._chunks
+        if isinstance(chunks, (bytes, bytearray, memoryview, str)):
+            not_one_chunk(chunks, "iter_unified")
+        return StreamDecoder(
+            self._provider,
+            self._framing,
+            max_buffer=self._max_buffer,
+            content_encoding=self._content_encoding,
+            max_inflated=self._max_inflated,
+        )
+
+    def _generate(self) -> Generator[Unified, None, None]:
+        self._started = True  # (the body runs at the first next(): until then collect_into may still read)
+        decoder = self._decoder()
+        feed = decoder.feed
+        for chunk in self._chunks:
+            yield from feed(chunk)
+        yield from decoder.close()
+
+    def __iter__(self) -> Iterator[Unified]:
+        return self._generator()
+
+    def __next__(self) -> Unified:
+        return next(self._generator())
+
+    def close(self) -> None:
+        """Stop: no more events are read."""
+        self._started = True
+        self._generator().close()
+
+    def collect_into(self, accumulator: Accumulator) -> bool:
+        """Give every event of the stream to ``accumulator`` (as :meth:`StreamDecoder.feed_into` does, chunk by
+        chunk) and return True; False, reading nothing, once events have been read from this iterator."""
+        if self._started:
+            return False
+        self._started = True  # read here: the iterator is spent
+        if self._events is None:
+            self._events = _SPENT
+        else:
+            self._events.close()  # (made, never started: it reads nothing now)
+        decoder = self._decoder()
+        for chunk in self._chunks:
+            decoder.feed_into(chunk, accumulator)
+        decoder.close_into(accumulator)
+        return True
+
+
+def _spent() -> Generator[Unified, None, None]:
+    yield from ()
+
+
+_SPENT = _spent()  # the generator of an iterator collect_into() read: closed, it yields nothing
+_SPENT.close()
+
+
 def collect(events: Iterable[Unified]) -> StreamResult:
     """Consume ``events`` and return the finished :class:`StreamResult`."""
     accumulator = Accumulator()
-    into = getattr(events, "collect_into", None)  # iter_unified(): the events of each chunk go straight in
-    if into is not None and into(accumulator):
-        return accumulator.result
+    if type(events) is UnifiedEvents:  # iter_unified(): the events of each chunk go straight in
+        if events.collect_into(accumulator):
+            return accumulator.result
+    else:
+        into = getattr(events, "collect_into", None)
+        if into is not None and into(accumulator):
+            return accumulator.result
     accumulator.take(events)
     return accumulator.result

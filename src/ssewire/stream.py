@@ -6,19 +6,17 @@ consumer asks for the next event, and memory is bounded by one event.
 
 from __future__ import annotations
 
-import inspect
 from typing import (
     AsyncIterable,
     AsyncIterator,
     Callable,
-    Generator,
     Iterable,
     Iterator,
     Optional,
     Union,
 )
 
-from ._decoding import Accumulator, Piece, StreamDecoder
+from ._decoding import Piece, StreamDecoder, UnifiedEvents
 from ._scan import SSEEvent, SSEParser
 from .errors import not_one_chunk
 from .events import Unified
@@ -90,84 +88,6 @@ def iter_unified(
     nothing has been read from reads the chunks itself, straight into its result.
     """
     return UnifiedEvents(chunks, provider, framing, max_buffer, content_encoding, max_inflated)
-
-
-class UnifiedEvents(Iterator[Unified]):
-    """The iterator :func:`iter_unified` returns (a generator underneath, made on first use; ``close()`` ends
-    it). :meth:`collect_into` reads the whole stream into an accumulator instead, a chunk at a time, and then no
-    generator is made at all."""
-
-    __slots__ = ("_args", "_events")
-
-    def __init__(
-        self,
-        chunks: Iterable[Piece],
-        provider: Union[ProviderName, Normalizer],
-        framing: FramingName,
-        max_buffer: int,
-        content_encoding: Optional[str] = None,
-        max_inflated: int = DEFAULT_MAX_INFLATED,
-    ) -> None:
-        self._args = (chunks, provider, framing, max_buffer, content_encoding, max_inflated)
-        self._events: Optional[Generator[Unified, None, None]] = None  # made on first use
-
-    def _generator(self) -> Generator[Unified, None, None]:
-        events = self._events
-        if events is None:
-            events = self._events = self._generate()
-        return events
-
-    def _decoder(self) -> StreamDecoder:
-        chunks, provider, framing, max_buffer, content_encoding, max_inflated = self._args
-        if isinstance(chunks, (bytes, bytearray, memoryview, str)):
-            not_one_chunk(chunks, "iter_unified")
-        return StreamDecoder(
-            provider, framing, max_buffer=max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
-        )
-
-    def _generate(self) -> Generator[Unified, None, None]:
-        chunks = self._args[0]
-        decoder = self._decoder()
-        feed = decoder.feed
-        for chunk in chunks:
-            yield from feed(chunk)
-        yield from decoder.close()
-
-    def __iter__(self) -> Iterator[Unified]:
-        return self._generator()
-
-    def __next__(self) -> Unified:
-        return next(self._generator())
-
-    def close(self) -> None:
-        """Stop: no more events are read."""
-        self._generator().close()
-
-    def collect_into(self, accumulator: Accumulator) -> bool:
-        """Give every event of the stream to ``accumulator`` (as :meth:`StreamDecoder.feed_into` does, chunk by
-        chunk) and return True; False, reading nothing, once events have been read from this iterator."""
-        events = self._events
-        if events is not None:
-            if inspect.getgeneratorstate(events) != inspect.GEN_CREATED:
-                return False
-            events.close()  # read here, never by the generator
-        else:
-            self._events = _READ  # read here: the iterator is spent
-        chunks = self._args[0]
-        decoder = self._decoder()
-        feed = decoder.feed_into
-        for chunk in chunks:
-            feed(chunk, accumulator)
-        decoder.close_into(accumulator)
-        return True
-
-
-def _spent() -> Generator[Unified, None, None]:
-    yield from ()
-
-
-_READ = _spent()  # the generator of an iterator collect_into() read: closed, it yields nothing
-_READ.close()
 
 
 def _reconnects_on(exc: BaseException, reconnect_on: Optional[tuple[type[BaseException], ...]]) -> bool:
