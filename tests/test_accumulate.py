@@ -60,6 +60,7 @@ def _python_twins(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr("ssewire.tap.StreamDecoder", _decoding_py.StreamDecoder)
     monkeypatch.setattr("ssewire.tap.Accumulator", _decoding_py.Accumulator)
     monkeypatch.setattr("ssewire.stream.StreamDecoder", _decoding_py.StreamDecoder)
+    monkeypatch.setattr("ssewire.stream.UnifiedEvents", _decoding_py.UnifiedEvents)
     return _decoding_py.Accumulator
 
 

@@ -80,6 +80,38 @@ def test_any_chunking_any_cut_reads_alike(data: st.DataObject) -> None:
         assert _run(COMPILED, body, named, framed, size) == want, (name, named, len(body), size)
 
 
+def _iterated(module: ModuleType, data: bytes, provider: Any, framing: Any, read: int) -> tuple[Any, ...]:
+    """``module``'s ``UnifiedEvents`` over ``data`` (in 97-byte chunks): ``read`` events taken by iterating (-1:
+    closed first), then ``collect`` of the rest (its own fast path when nothing was read), and what is left."""
+    events = module.UnifiedEvents(list(chunked(data, 97)), provider, framing, 1 << 20)
+    try:
+        if read < 0:
+            events.close()
+            taken: list[Any] = []
+        else:
+            taken = _events([next(events) for _ in range(read)])
+        result = result_snapshot(module.collect(events))
+    except (SSEwireError, StopIteration) as exc:
+        return (type(exc).__name__, str(exc))
+    return taken, result, list(events)
+
+
+@needs_compiled
+@pytest.mark.parametrize(("name", "data", "provider", "framing"), STREAMS[:60], ids=[s[0] for s in STREAMS[:60]])
+def test_the_iterator_reads_alike_whole_after_some_events_and_closed(
+    name: str, data: bytes, provider: Any, framing: Any
+) -> None:
+    """``collect(iter_unified(...))`` reads straight into the accumulator before any event is read, the rest of the
+    events after some were (the result then holds only the rest), nothing once closed: alike in both."""
+    assert COMPILED is not None
+    for read in (-1, 0, 1, 3):
+        want = _iterated(_decoding_py, data, provider, framing, read)
+        assert _iterated(COMPILED, data, provider, framing, read) == want, read
+    taken, whole, left = _iterated(_decoding_py, data, provider, framing, 0)
+    assert (taken, left) == ([], [])
+    assert whole == result_snapshot(collect(list(_decoding_py.UnifiedEvents([data], provider, framing, 1 << 20))))
+
+
 @needs_compiled
 def test_the_public_pair_is_one_implementation() -> None:
     """``ssewire.StreamDecoder`` takes ``ssewire.Accumulator`` (a compiled decoder refuses the Python accumulator:

@@ -753,8 +753,16 @@ class UnifiedEvents:
     ends it). :meth:`collect_into` reads the whole stream into an accumulator instead, a chunk at a time, and then
     no generator is made at all."""
 
-    __slots__ = ("_chunks", "_content_encoding", "_events", "_framing", "_max_buffer", "_max_inflated", "_provider",
-                 "_started")
+    __slots__ = (
+        "_chunks",
+        "_content_encoding",
+        "_events",
+        "_framing",
+        "_max_buffer",
+        "_max_inflated",
+        "_provider",
+        "_started",
+    )
 
     def __init__(
         self,
