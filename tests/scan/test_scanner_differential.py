@@ -615,3 +615,29 @@ def test_events_compare_equal_across_implementations(
     other = COMPILED.SSEEvent(event, data + "x", id_, retry)  # type: ignore[union-attr]
     assert other != py
     assert py != other
+
+
+def _near_misses(name: bytes) -> list[bytes]:
+    """Types a table keyed by length and first and last eight bytes could take for ``name``: the same length and
+    ends with another middle, one byte more or less, and an invalid UTF-8 byte in it."""
+    middle = len(name) // 2
+    flipped = name[:middle] + bytes([name[middle] ^ 0x20]) + name[middle + 1 :]
+    return [flipped, name + b"x", name[:-1], name[:middle] + b"\xff" + name[middle + 1 :]]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(order=st.randoms(use_true_random=False), size=st.integers(1, 300))
+def test_documented_and_unknown_event_types_read_alike(order: Any, size: int) -> None:
+    """The compiled scanner's table of documented types and its own cache (full after 64 types) give every type
+    as the twin decodes it: the documented ones, the near misses of each, and more unknown types than it caches."""
+    known = [name.encode() for name in COMPILED.KNOWN_EVENT_TYPES]  # type: ignore[union-attr]
+    names = known + [miss for name in known for miss in _near_misses(name)]
+    names += [b"custom.%d" % i for i in range(100)]
+    names *= 2  # (each again: read from the caches this time)
+    order.shuffle(names)
+    stream = b"".join(b"event: %s\ndata: %d\n\n" % (name, i) for i, name in enumerate(names))
+    chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
+    expected = trace(_scanner_py, "sse", chunks, {})
+    assert trace(COMPILED, "sse", chunks, {}) == expected  # type: ignore[arg-type]
+    events = _scanner_py.SSEParser().feed(stream)
+    assert [event.event for event in events] == [name.decode("utf-8", "replace") for name in names]

@@ -106,7 +106,82 @@ cdef enum:
     BYTES_FROM = 16 * 1024  # a buffer that grows past this is a bytes object's storage (see buf_take)
     NAME_SLOTS = 128  # event-name cache (open addressing), at most NAME_SLOTS // 2 names
     NAME_MASK = NAME_SLOTS - 1
+    KNOWN_SLOTS = 512  # the table of the documented event types (open addressing, at most a quarter full)
+    KNOWN_MASK = KNOWN_SLOTS - 1
     UNKNOWN_STATS = 0x100  # a line's decoder statistics were not taken
+
+#: Event types the providers' documentation names (Anthropic Messages, OpenAI Responses, Cohere v2 chat, Gemini
+#: Interactions): decoded once, at import, into a table every SSE scanner looks in before its own cache, so a short
+#: stream decodes none of its types. Only a cache (a type not here is decoded as before); written only here, at
+#: import, and read-only after: safe without the GIL.
+KNOWN_EVENT_TYPES = (
+    # Anthropic Messages
+    "message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta",
+    "message_stop", "ping", "error",
+    # OpenAI Responses (and xAI's)
+    "response.created", "response.in_progress", "response.queued", "response.completed", "response.incomplete",
+    "response.failed", "response.output_item.added", "response.output_item.done", "response.content_part.added",
+    "response.content_part.done", "response.output_text.delta", "response.output_text.done",
+    "response.output_text.annotation.added", "response.refusal.delta", "response.refusal.done",
+    "response.function_call_arguments.delta", "response.function_call_arguments.done",
+    "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
+    "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done", "response.reasoning_text.delta",
+    "response.reasoning_text.done", "response.web_search_call.in_progress", "response.web_search_call.searching",
+    "response.web_search_call.completed", "response.file_search_call.in_progress",
+    "response.file_search_call.searching", "response.file_search_call.completed",
+    "response.code_interpreter_call.in_progress", "response.code_interpreter_call.interpreting",
+    "response.code_interpreter_call.completed", "response.code_interpreter_call_code.delta",
+    "response.code_interpreter_call_code.done", "response.image_generation_call.in_progress",
+    "response.image_generation_call.generating", "response.image_generation_call.partial_image",
+    "response.image_generation_call.completed", "response.mcp_list_tools.in_progress",
+    "response.mcp_list_tools.completed", "response.mcp_list_tools.failed", "response.mcp_call.in_progress",
+    "response.mcp_call.completed", "response.mcp_call.failed", "response.mcp_call_arguments.delta",
+    "response.mcp_call_arguments.done", "response.custom_tool_call_input.delta",
+    "response.custom_tool_call_input.done",
+    # Cohere v2 chat
+    "message-start", "content-start", "content-delta", "content-end", "tool-plan-delta", "tool-call-start",
+    "tool-call-delta", "tool-call-end", "citation-start", "citation-end", "message-end", "debug",
+    # Gemini Interactions
+    "interaction.start", "interaction.created", "interaction.status_update", "interaction.complete",
+    "interaction.completed", "content.start", "content.delta", "content.stop", "step.start", "step.delta",
+    "step.stop", "done",
+)
+
+cdef list _known_keys = [None] * KNOWN_SLOTS  # the raw bytes of each known type, by slot ...
+cdef list _known_values = [None] * KNOWN_SLOTS  # ... and its str
+
+
+cdef inline unsigned long long _name_hash(const char* s, Py_ssize_t n) noexcept:
+    """A hash of an event type's bytes: their length and first and last (up to) 8 bytes."""
+    cdef unsigned long long h, a = 0, b = 0
+    if n >= 8:
+        memcpy(&a, s, 8)
+        memcpy(&b, s + n - 8, 8)
+    else:
+        memcpy(&a, s, <size_t>n)
+    h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ <unsigned long long>n
+    return h ^ (h >> 29)
+
+
+cdef inline bint _same_name(object key, const char* s, Py_ssize_t n) noexcept:
+    return PyBytes_GET_SIZE(key) == n and memcmp(PyBytes_AS_STRING(key), s, <size_t>n) == 0
+
+
+def _fill_known_types():
+    cdef bytes raw
+    cdef Py_ssize_t slot
+    for name in KNOWN_EVENT_TYPES:
+        raw = name.encode()
+        slot = <Py_ssize_t>(_name_hash(raw, len(raw)) & KNOWN_MASK)
+        while _known_keys[slot] is not None:
+            if _known_keys[slot] == raw:
+                break
+            slot = (slot + 1) & KNOWN_MASK
+        _known_keys[slot] = raw
+        _known_values[slot] = name
+
+
+_fill_known_types()
 
 cdef const char* BOM = b"\xef\xbb\xbf"
 cdef const char* REPLACE = b"replace"
@@ -733,7 +808,8 @@ cdef class SSEParser(_LineScanner):
     cdef list _name_keys  # event-name cache: raw bytes -> decoded str
     cdef list _name_values
     cdef Py_ssize_t _name_count
-    cdef Py_ssize_t _name_last  # slot of the type found last
+    cdef object _name_last_key  # the raw bytes of the type found last (None: none yet) ...
+    cdef object _name_last  # ... and its str
 
     def __init__(self, max_buffer=DEFAULT_MAX_BUFFER, *, flush_incomplete=True):
         self._start(max_buffer)
@@ -747,7 +823,8 @@ cdef class SSEParser(_LineScanner):
         self._name_keys = None
         self._name_values = None
         self._name_count = 0
-        self._name_last = 0
+        self._name_last_key = None
+        self._name_last = None
 
     def __dealloc__(self):
         buf_free(&self._dat)
@@ -951,40 +1028,45 @@ cdef class SSEParser(_LineScanner):
 
     @cython.final
     cdef object _name(self, const char* s, Py_ssize_t n):
-        """The decoded event type, from a small cache keyed by the raw bytes."""
-        cdef unsigned long long h, a = 0, b = 0
+        """The decoded event type: the one found last again, else from the table of known types, else from this
+        scanner's own small cache keyed by the raw bytes (made at the first type not known)."""
+        cdef unsigned long long h
         cdef Py_ssize_t slot
         cdef object key, name
+        key = self._name_last_key  # streams mostly repeat the previous type
+        if key is not None and _same_name(key, s, n):
+            return self._name_last
+        h = _name_hash(s, n)
+        slot = <Py_ssize_t>(h & KNOWN_MASK)
+        while True:
+            key = <object>PyList_GET_ITEM(_known_keys, slot)
+            if key is None:
+                break
+            if _same_name(key, s, n):
+                name = <object>PyList_GET_ITEM(_known_values, slot)
+                self._name_last_key, self._name_last = key, name
+                return name
+            slot = (slot + 1) & KNOWN_MASK
         if self._name_keys is None:
             self._name_keys = [None] * NAME_SLOTS
             self._name_values = [None] * NAME_SLOTS
-        else:  # streams mostly repeat the previous type
-            key = <object>PyList_GET_ITEM(self._name_keys, self._name_last)
-            if key is not None and PyBytes_GET_SIZE(key) == n and memcmp(PyBytes_AS_STRING(key), s, <size_t>n) == 0:
-                return <object>PyList_GET_ITEM(self._name_values, self._name_last)
-        # hash of the length and the first and last (up to) 8 bytes
-        if n >= 8:
-            memcpy(&a, s, 8)
-            memcpy(&b, s + n - 8, 8)
-        else:
-            memcpy(&a, s, <size_t>n)
-        h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ <unsigned long long>n
-        h ^= h >> 29
         slot = <Py_ssize_t>(h & NAME_MASK)
         while True:
             key = <object>PyList_GET_ITEM(self._name_keys, slot)
             if key is None:
                 break
-            if PyBytes_GET_SIZE(key) == n and memcmp(PyBytes_AS_STRING(key), s, <size_t>n) == 0:
-                self._name_last = slot
-                return <object>PyList_GET_ITEM(self._name_values, slot)
+            if _same_name(key, s, n):
+                name = <object>PyList_GET_ITEM(self._name_values, slot)
+                self._name_last_key, self._name_last = key, name
+                return name
             slot = (slot + 1) & NAME_MASK
         name = PyUnicode_DecodeUTF8(<char*>s, n, <char*>REPLACE)
         if self._name_count < NAME_SLOTS // 2:
-            self._name_keys[slot] = PyBytes_FromStringAndSize(s, n)
+            key = PyBytes_FromStringAndSize(s, n)
+            self._name_keys[slot] = key
             self._name_values[slot] = name
             self._name_count += 1
-            self._name_last = slot
+            self._name_last_key, self._name_last = key, name
         return name
 
 
