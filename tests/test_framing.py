@@ -7,6 +7,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from ssewire import SSEBufferOverflowError, UnknownFramingError, framing
 from ssewire.names import FramingName, literal_values
@@ -159,3 +161,22 @@ def test_a_body_never_recognised_is_read_as_sse_at_close_with_its_events(
         got += auto.feed(body[i : i + size])
     got += auto.close()
     assert auto.framing == "sse" and [(e.event, e.data) for e in got] == want == [("message", "")]
+
+
+@given(first=st.integers(0, 255), rest=st.binary(max_size=40))
+@example(first=ord("{"), rest=b'"a": 1}\n{"b": 2}\n')
+@example(first=ord("{"), rest=b'"a": 1}')
+@example(first=0, rest=b"\x00\x00\x10\x00\x00\x00\x00" + (0x4A3C5F0E).to_bytes(4, "big"))
+@example(first=ord("["), rest=b"{}")
+def test_the_first_byte_table_gives_the_recognisers_verdicts(first: int, rest: bytes) -> None:
+    """Auto-detection tells most heads by their first byte alone, from a table made of the recognisers' own verdicts
+    on that byte: the same verdict the recognisers give on the whole head, whatever follows."""
+    head = bytes((first,)) + rest
+    assert framing.AutoScanner._recognise(head) == framing._recognised(head)
+
+
+def test_the_first_byte_table_follows_a_replaced_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    sse = framing.FRAMINGS_BY_NAME["sse"]
+    assert framing.AutoScanner._recognise(b"data: x") == "sse"
+    monkeypatch.setattr(framing, "FRAMINGS_BY_NAME", {"ndjson": sse._replace(name="ndjson")})
+    assert framing.AutoScanner._recognise(b"data: x") == "ndjson"

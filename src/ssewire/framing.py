@@ -126,9 +126,35 @@ FRAMINGS_BY_NAME: dict[str, Framing] = {
     )
 }
 
+
+def _recognised(head: bytes) -> Optional[str]:
+    """The framing the registered recognisers, asked in order, say ``head`` opens (None: more bytes needed)."""
+    for framing in FRAMINGS_BY_NAME.values():
+        verdict = framing.recognise(head)
+        if verdict is None:
+            return None
+        if verdict:
+            return framing.name
+    return _DEFAULT
+
+
+def _remake_verdicts() -> tuple[Optional[str], ...]:
+    """For each first byte, the framing a head that starts with it opens, where that byte alone decides it (None
+    where more bytes may): a recogniser's True or False is final (see :class:`Framing`), so the verdicts on the
+    one-byte head hold for every longer one. Kept with the registry they were made from (then, one item per
+    framing: a registry grown in place is told by its length)."""
+    global _first_byte_verdicts
+    verdicts = (*(_recognised(bytes((first,))) for first in range(256)), *FRAMINGS_BY_NAME)
+    _first_byte_verdicts = (FRAMINGS_BY_NAME, verdicts)
+    return verdicts
+
+
 #: Every name ``framing=`` takes: ``auto`` (recognised from the first bytes), then each registered framing.
 FRAMINGS: tuple[str, ...] = ("auto", *FRAMINGS_BY_NAME)
 _DEFAULT: FramingName = "sse"
+#: The registry and :func:`_remake_verdicts` of it (every first byte but ``{``, 0 and 1 decides: SSE, a JSON array).
+_first_byte_verdicts: tuple[dict[str, Framing], tuple[Optional[str], ...]] = ({}, ())
+_remake_verdicts()
 
 
 #: Media types that say "JSON" without saying how it is streamed (Gemini's array; Ollama's NDJSON from some hosts):
@@ -245,14 +271,12 @@ class AutoScanner:
     @staticmethod
     def _recognise(head: bytes) -> Optional[str]:
         """The framing ``head`` (the body so far from its first byte that is not whitespace) opens, or None when
-        more bytes are needed."""
-        for framing in FRAMINGS_BY_NAME.values():
-            verdict = framing.recognise(head)
-            if verdict is None:
-                return None
-            if verdict:
-                return framing.name
-        return _DEFAULT
+        more bytes are needed: told by its first byte where that alone decides (see :func:`_by_first_byte`)."""
+        registry, verdicts = _first_byte_verdicts
+        if registry is not FRAMINGS_BY_NAME or len(verdicts) != 256 + len(registry):  # (a registry replaced, grown)
+            verdicts = _remake_verdicts()
+        name = verdicts[head[0]]
+        return name if name is not None else _recognised(head)
 
     def _start(self, name: str, first: Optional[bytes] = None) -> list[SSEEvent]:
         """Build ``name``'s scanner and give it what was held (``first``: the body's first bytes, held by none)."""
