@@ -63,14 +63,16 @@ ENTRIES: tuple[Entry, ...] = (
 )
 
 _DETECTABLE = tuple(entry for entry in ENTRIES if entry.detect)
+#: Each detectable provider's name and recognition rule, in registry order (what detection asks, once per stream).
+_CLAIMS = tuple((entry.name, entry.cls.rules.claims) for entry in _DETECTABLE)
 
 
 def detect_provider(obj: dict[str, Any], event: Optional[str] = None) -> Optional[str]:
     """The name of the provider whose normaliser claims ``obj``; ``None`` for a bare error payload (any provider
     could have sent it); :class:`~ssewire.DetectionError` for a payload no provider sends (never a guess)."""
-    for entry in _DETECTABLE:
-        if entry.cls.rules.claims(obj, event):
-            return entry.name
+    for name, claims in _CLAIMS:
+        if claims(obj, event):
+            return name
     if obj.get("type") == "error" or "error" in obj:
         return None
     sample = ", ".join(sorted(obj)[:8])
