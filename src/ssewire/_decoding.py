@@ -11,7 +11,18 @@ from typing import TYPE_CHECKING, Any, Union
 from ._config import twin
 from .framing import Chunk
 
-__all__ = ["IMPLEMENTATION", "Accumulator", "Piece", "StreamDecoder", "UnifiedEvents", "collect", "service_tier"]
+__all__ = [
+    "IMPLEMENTATION",
+    "Accumulator",
+    "Piece",
+    "StreamDecoder",
+    "UnifiedEvents",
+    "collect",
+    "normalize_decoding",
+    "normalize_into",
+    "normalize_reading",
+    "service_tier",
+]
 
 #: What the unified iterators take: byte chunks of a body, or events an SDK already decoded (dicts, e.g. boto3's
 #: Bedrock events), each given to the normaliser's ``frame()``.
@@ -19,7 +30,16 @@ Piece = Union[Chunk, dict[str, Any]]
 
 
 if TYPE_CHECKING:  # what type checkers see: the Python classes, whose stub the compiled module matches
-    from ._decoding_py import Accumulator, StreamDecoder, UnifiedEvents, collect, service_tier
+    from ._decoding_py import (
+        Accumulator,
+        StreamDecoder,
+        UnifiedEvents,
+        collect,
+        normalize_decoding,
+        normalize_into,
+        normalize_reading,
+        service_tier,
+    )
 
     IMPLEMENTATION = "python"
 else:
@@ -28,4 +48,7 @@ else:
     StreamDecoder = _module.StreamDecoder
     UnifiedEvents = _module.UnifiedEvents
     collect = _module.collect
+    normalize_decoding = _module.normalize_decoding  # the normaliser's reading loop (see Normalizer.normalize_into)
+    normalize_into = _module.normalize_into
+    normalize_reading = _module.normalize_reading
     service_tier = _module.service_tier

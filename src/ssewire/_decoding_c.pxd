@@ -2,6 +2,9 @@
 # beside the copy it compiles, so the decoder's calls into the accumulator are C calls and both keep their state in
 # typed slots. Keep it in step with the .py (every attribute of both classes is declared here).
 
+cimport cython
+
+
 cdef class Accumulator:
     cdef list _text, _reasoning, _order
     cdef tuple _parts
@@ -55,3 +58,14 @@ cdef class UnifiedEvents:
     cpdef StreamDecoder _decoder(self)
     cpdef close(self)
     cpdef bint collect_into(self, Accumulator accumulator)
+
+
+# The normaliser's reading loop (the one home of Normalizer.normalize_into and normalize_reading): the accumulator
+# it feeds is typed, so its calls into it are C calls.
+cpdef normalize_into(normalizer, events, Accumulator accumulator)
+cdef _normalize_batch(normalizer, list events, Accumulator accumulator)
+cpdef list normalize_decoding(normalizer, events)
+
+
+@cython.locals(into=Accumulator, index=Py_ssize_t, end=Py_ssize_t, after=Py_ssize_t)
+cpdef list normalize_reading(normalizer, events, reader, still_reading=*)

@@ -1,17 +1,26 @@
 """Type stub of ``_decoding_c``: ``_decoding_py.py`` compiled (see ``_decoding_c.pxd``). The same classes and
 functions; a decoder takes only this module's accumulator."""
 
-from typing import Any, Iterable, Iterator, NoReturn, Optional, Union
+from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Sequence, Union
 
 from ._decoding import Piece
-from .events import Unified
+from .events import SSEEvent, Unified
 from .framing import Scanner
 from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
 from .result import StreamResult
 from .resume import ResumeCursor
 
-__all__ = ["Accumulator", "StreamDecoder", "UnifiedEvents", "collect", "service_tier"]
+__all__ = [
+    "Accumulator",
+    "StreamDecoder",
+    "UnifiedEvents",
+    "collect",
+    "normalize_decoding",
+    "normalize_into",
+    "normalize_reading",
+    "service_tier",
+]
 
 class Accumulator:
     def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # (takes none: compiled, it shows both)
@@ -75,3 +84,11 @@ class UnifiedEvents(Iterator[Unified]):
 
 def collect(events: Iterable[Unified]) -> StreamResult: ...
 def service_tier(payload: Any, usage: dict[str, Any]) -> Optional[str]: ...
+def normalize_into(normalizer: Normalizer, events: Sequence[SSEEvent], accumulator: Accumulator) -> None: ...
+def normalize_decoding(normalizer: Normalizer, events: Sequence[SSEEvent]) -> list[Unified]: ...
+def normalize_reading(
+    normalizer: Normalizer,
+    events: Sequence[SSEEvent],
+    reader: Normalizer,
+    still_reading: Optional[Callable[[], bool]] = None,
+) -> list[Unified]: ...

@@ -7,17 +7,18 @@ their state typed slots; their public homes are :mod:`ssewire.stream` and :mod:`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, Optional, Sequence, Union
 
 from ._json import loads
 from ._scan import SSEEvent
 from ._scan.sniff import describe_body, starts_a_stream
 from .content_encoding import BodyDecoder
 from .errors import BodyTooLarge, StreamTruncatedError, chunk_type_error, not_one_chunk
-from .events import Unified
+from .events import Unified, Utf8Event
 from .framing import FRAMINGS_BY_NAME, Chunk, framing_name, framing_scanner, make_scanner, scanner_named
 from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName
+from .normalizers._fast.typed import READER_MAX_CHARS as _READER_MAX_CHARS
 from .normalizers._fast.typed import TextSink
 from .normalizers._fast.typed import take_texts as _take_texts
 from .normalizers.contract import Normalizer
@@ -32,7 +33,16 @@ from .usage import Usage
 if TYPE_CHECKING:
     from ._decoding import Piece
 
-__all__ = ["Accumulator", "StreamDecoder", "UnifiedEvents", "collect", "service_tier"]
+__all__ = [
+    "Accumulator",
+    "StreamDecoder",
+    "UnifiedEvents",
+    "collect",
+    "normalize_decoding",
+    "normalize_into",
+    "normalize_reading",
+    "service_tier",
+]
 
 _TEXTS = frozenset({"text_delta", "reasoning_delta"})
 _JOIN_EVERY = 4096  # deltas held as separate strings before they are joined into one
@@ -40,6 +50,7 @@ _HEAD = 64 * 1024  # bytes of a body kept until its first event, to say what it 
 #: Characters of a body's first event kept to its end to tell a wrong provider (a payload's members that say whose
 #: it is come first in every provider's payloads; a larger first event is kept cut: see ``_keep_first``).
 _FIRST_KEPT = 8 * 1024
+_UNASKED = object()  # (normalize_reading: the typed fast path not asked for yet)
 _COMPRESSED_FIRST = (0x1F, 0x78)  # the first byte of a gzip and of a zlib stream (see content_encoding)
 
 
@@ -551,7 +562,7 @@ class StreamDecoder:
                 # lets the rest of the same chunk take the compiled delta reader (a stored body is a single chunk).
                 before = accumulator.events
                 normalizer = self.normalizer
-                normalizer.normalize_into(events[:1], accumulator)
+                _normalize_batch(normalizer, events[:1], accumulator)
                 if accumulator.events > before:
                     sequence, first_id = normalizer.last_sequence, events[0].id
                     if sequence is not None or first_id is not None:
@@ -573,10 +584,10 @@ class StreamDecoder:
             taken = normalizer.read_deltas_into(events, accumulator)  # (a chunk of deltas ends here)
             if taken < len(events):
                 self._runs = False
-                normalizer.normalize_into(events[taken:] if taken else events, accumulator)
+                _normalize_batch(normalizer, events[taken:] if taken else events, accumulator)
         else:
             deltas = accumulator.deltas
-            normalizer.normalize_into(events, accumulator)
+            _normalize_batch(normalizer, events, accumulator)
             self._runs = accumulator.deltas - deltas == len(events)
         if accumulator.events > before:
             sequence, last_id = normalizer.last_sequence, events[-1].id
@@ -834,6 +845,116 @@ class UnifiedEvents:
             decoder.feed_into(chunk, accumulator)
         decoder.close_into(accumulator)
         return True
+
+
+# -- the normaliser's reading loop, beside the accumulator it feeds ---------------------------------------------------
+
+
+def normalize_into(normalizer: Normalizer, events: Sequence[SSEEvent], accumulator: Accumulator) -> None:
+    """:meth:`Normalizer.normalize_into <ssewire.normalizers.contract.Normalizer.normalize_into>` (its one home: the
+    method calls this): the events of ``events`` given to ``accumulator``."""
+    normalizer._into = accumulator
+    try:
+        if not normalizer._reads_own:
+            out = normalizer.normalize(events)
+        elif normalizer._take is not None and normalizer._delta_rule is not None and normalizer.reads_deltas():
+            still = normalizer.reads_deltas if normalizer.reading_can_stop else None
+            out = normalize_reading(normalizer, events, normalizer, still)
+        else:  # (what normalize() does, without its call)
+            out = normalize_decoding(normalizer, events)
+    finally:
+        normalizer._into = None
+    if out:
+        if len(out) == 1:
+            accumulator.add(out[0])
+        else:
+            accumulator.take(out)
+
+
+def _normalize_batch(normalizer: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> None:
+    """``normalizer.normalize_into(events, accumulator)``: by :func:`normalize_into` here unless its class reads
+    into an accumulator its own way."""
+    if normalizer._own_into:
+        normalize_into(normalizer, events, accumulator)
+    else:
+        normalizer.normalize_into(events, accumulator)
+
+
+def normalize_decoding(normalizer: Normalizer, events: Sequence[SSEEvent]) -> list[Unified]:
+    """:meth:`Normalizer._normalize_decoding <ssewire.normalizers.contract.Normalizer._normalize_decoding>` (its one
+    home)."""
+    out: list[Unified] = []
+    fast = normalizer.fast
+    decoded = normalizer.decoded
+    if fast is None:
+        for ev in events:
+            out += decoded(ev)
+        return out
+    for ev in events:
+        got = fast(ev)
+        out += decoded(ev) if got is None else got
+    return out
+
+
+def normalize_reading(
+    normalizer: Normalizer,
+    events: Sequence[SSEEvent],
+    reader: Normalizer,
+    still_reading: Optional[Callable[[], bool]] = None,
+) -> list[Unified]:
+    """:meth:`Normalizer.normalize_reading <ssewire.normalizers.contract.Normalizer.normalize_reading>` (its one
+    home)."""
+    take, rule, calls, notes = reader._take, reader._delta_rule, reader._reader_calls, reader._notes
+    assert take is not None
+    batch = events if type(events) is list else list(events)
+    out: list[Unified] = []
+    into: Optional[Accumulator] = normalizer._into
+    sink = None if into is None else into._sink or into.text_sink()  # (None until it knows the id and model)
+    index = take(batch, 0, rule, out, calls, notes, sink)
+    end = len(batch)
+    if index:  # (a chunk of deltas only, the bulk of a stream, ends here)
+        if notes is not None:
+            reader.absorb()
+        if into is not None:
+            into.take_run(out, sink)
+            out = []
+        if index >= end:
+            return out
+    decoded = normalizer.decoded
+    fast: Any = _UNASKED  # the typed fast path, asked for at the first event it may read
+    fast_from = 0 if reader.fast_beyond_rule else _READER_MAX_CHARS
+    while True:
+        if index >= end:
+            return out
+        event = batch[index]
+        index += 1
+        if fast_from and type(event) is not Utf8Event and len(event.data) < fast_from:
+            got = None  # (declined by the reader: the full decode; the fast path reads a held event's UTF-8)
+        else:
+            if fast is _UNASKED:
+                fast = normalizer.fast
+            got = None if fast is None else fast(event)
+        made = decoded(event) if got is None else got
+        if into is None:
+            out += made
+        elif made:
+            if len(made) == 1:  # (most decoded events make one)
+                into.add(made[0])
+            else:
+                into.take(made)
+        if still_reading is not None and not still_reading():  # the rest by what reads the stream now
+            out += normalizer.normalize(batch[index:])
+            return out
+        if index >= end:
+            return out
+        after = take(batch, index, rule, out, calls, notes, sink)
+        if after > index:
+            index = after
+            if notes is not None:
+                reader.absorb()
+            if into is not None:
+                into.take_run(out, sink)
+                out = []
 
 
 def _spent() -> Generator[Unified, None, None]:

@@ -66,7 +66,20 @@ if TYPE_CHECKING:
 __all__ = ["DelegatingNormalizer", "Normalizer", "Recognition"]
 
 _NOT_JSON = object()
-_UNASKED = object()
+_TWINS: Any = None  # (the Python twin of ssewire._decoding, and the selected module: imported on first use)
+
+
+def _twin_of(accumulator: Any) -> Any:
+    """The module of ``ssewire._decoding``'s twins whose accumulator ``accumulator`` is (None: the selected one),
+    where the normaliser's reading loop lives beside the accumulator it feeds (it imports this module: imported
+    here on first use)."""
+    global _TWINS
+    if _TWINS is None:
+        from .. import _decoding, _decoding_py
+
+        _TWINS = (_decoding_py, _decoding)
+    python, selected = _TWINS
+    return python if type(accumulator) is python.Accumulator else selected
 
 
 def _retry_loads(data: Text) -> Any:
@@ -171,10 +184,13 @@ class Normalizer:
     #: Whether the class reads a batch with :meth:`Normalizer.normalize` itself (it does not override it): then
     #: :meth:`normalize_into` does what that does, without its call (set for every subclass).
     _reads_own: ClassVar[bool] = True
+    #: Whether the class gives events to an accumulator as :meth:`normalize_into` does (it does not override it).
+    _own_into: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._reads_own = cls.normalize is Normalizer.normalize
+        cls._own_into = cls.normalize_into is Normalizer.normalize_into
 
     def __init__(self) -> None:
         self.done = False
@@ -224,9 +240,13 @@ class Normalizer:
         the compiled delta reader (:meth:`normalize_reading`); every other event takes the typed fast path when it
         owns the payload, else :meth:`decoded`. The result is always the concatenation of :meth:`decoded` over the
         events."""
+        twin = _twin_of(self._into)
+        out: list[Unified]
         if self._take is None or self._delta_rule is None or not self.reads_deltas():
-            return self._normalize_decoding(events)
-        return self.normalize_reading(events, self, self.reads_deltas if self.reading_can_stop else None)
+            out = twin.normalize_decoding(self, events)
+        else:
+            out = twin.normalize_reading(self, events, self, self.reads_deltas if self.reading_can_stop else None)
+        return out
 
     def settled(self) -> Optional[Normalizer]:
         """The normaliser that reads every later event of this stream in this one's place (same events, same state:
@@ -244,38 +264,15 @@ class Normalizer:
 
     def _normalize_decoding(self, events: Sequence[SSEEvent]) -> list[Unified]:
         """:meth:`normalize` without the delta reader: the typed fast path where it owns a payload, else
-        :meth:`decoded`."""
-        out: list[Unified] = []
-        fast = self.fast
-        decoded = self.decoded
-        if fast is None:
-            for ev in events:
-                out += decoded(ev)
-            return out
-        for ev in events:
-            got = fast(ev)
-            out += decoded(ev) if got is None else got
+        :meth:`decoded` (``ssewire._decoding``'s ``normalize_decoding``)."""
+        out: list[Unified] = _twin_of(None).normalize_decoding(self, events)
         return out
 
     def normalize_into(self, events: Sequence[SSEEvent], accumulator: Sink) -> None:
         """Give the events of several framed events to ``accumulator`` (an :class:`~ssewire.Accumulator`), in order:
         what :meth:`normalize` returns, except that the compiled delta reader hands it the text of text and
         reasoning deltas without making their events (once it has the stream's id and model)."""
-        self._into = accumulator
-        try:
-            if not self._reads_own:
-                out = self.normalize(events)
-            elif self._take is not None and self._delta_rule is not None and self.reads_deltas():
-                out = self.normalize_reading(events, self, self.reads_deltas if self.reading_can_stop else None)
-            else:  # (what normalize() does, without its call)
-                out = self._normalize_decoding(events)
-        finally:
-            self._into = None
-        if out:
-            if len(out) == 1:
-                accumulator.add(out[0])
-            else:
-                accumulator.take(out)
+        _twin_of(accumulator).normalize_into(self, events, accumulator)  # (the loop's one home, compiled)
 
     def read_deltas_into(self, events: list[SSEEvent], accumulator: Sink) -> int:
         """How many of ``events``, from the first, the compiled delta reader took now, given to ``accumulator`` as
@@ -316,57 +313,8 @@ class Normalizer:
         each decoded event whether the rule still applies (when it no longer does, the rest of the batch goes
         through :meth:`normalize`). Under :meth:`normalize_into`, every run and every decoded event goes to the
         accumulator as it is made (the text of a run through its sink) and the result is empty."""
-        take, rule, calls, notes = reader._take, reader._delta_rule, reader._reader_calls, reader._notes
-        assert take is not None
-        batch = events if type(events) is list else list(events)
-        out: list[Unified] = []
-        into = self._into
-        sink = None if into is None else into._sink or into.text_sink()  # (None until it knows the id and model)
-        index = take(batch, 0, rule, out, calls, notes, sink)
-        end = len(batch)
-        if index:  # (a chunk of deltas only, the bulk of a stream, ends here)
-            if notes is not None:
-                reader.absorb()
-            if into is not None:
-                into.take_run(out, sink)
-                out = []
-            if index >= end:
-                return out
-        decoded = self.decoded
-        fast: Any = _UNASKED  # the typed fast path, asked for at the first event it may read
-        fast_from = 0 if reader.fast_beyond_rule else typed.READER_MAX_CHARS
-        while True:
-            if index >= end:
-                return out
-            event = batch[index]
-            index += 1
-            if fast_from and type(event) is not Utf8Event and len(event.data) < fast_from:
-                got = None  # (declined by the reader: the full decode; the fast path reads a held event's UTF-8)
-            else:
-                if fast is _UNASKED:
-                    fast = self.fast
-                got = None if fast is None else fast(event)
-            made = decoded(event) if got is None else got
-            if into is None:
-                out += made
-            elif made:
-                if len(made) == 1:  # (most decoded events make one)
-                    into.add(made[0])
-                else:
-                    into.take(made)
-            if still_reading is not None and not still_reading():  # the rest by what reads the stream now
-                out += self.normalize(batch[index:])
-                return out
-            if index >= end:
-                return out
-            after = take(batch, index, rule, out, calls, notes, sink)
-            if after > index:
-                index = after
-                if notes is not None:
-                    reader.absorb()
-                if into is not None:
-                    into.take_run(out, sink)
-                    out = []
+        out: list[Unified] = _twin_of(self._into).normalize_reading(self, events, reader, still_reading)
+        return out
 
     def stop_for(self, raw_stop: Optional[str], client_calls: bool) -> str:
         """The unified stop reason of a response the provider stopped with ``raw_stop``: its value in :attr:`stops`
