@@ -21,6 +21,8 @@ __all__ = [
     "normalize_decoding",
     "normalize_into",
     "normalize_reading",
+    "read_deltas_into",
+    "read_run",
     "service_tier",
 ]
 
@@ -38,6 +40,8 @@ if TYPE_CHECKING:  # what type checkers see: the Python classes, whose stub the 
         normalize_decoding,
         normalize_into,
         normalize_reading,
+        read_deltas_into,
+        read_run,
         service_tier,
     )
 
@@ -51,4 +55,6 @@ else:
     normalize_decoding = _module.normalize_decoding  # the normaliser's reading loop (see Normalizer.normalize_into)
     normalize_into = _module.normalize_into
     normalize_reading = _module.normalize_reading
+    read_deltas_into = _module.read_deltas_into
+    read_run = _module.read_run
     service_tier = _module.service_tier

@@ -65,6 +65,9 @@ cdef class UnifiedEvents:
 cpdef normalize_into(normalizer, events, Accumulator accumulator)
 cdef _normalize_batch(normalizer, list events, Accumulator accumulator)
 cpdef list normalize_decoding(normalizer, events)
+cpdef Py_ssize_t read_deltas_into(normalizer, list events, Accumulator accumulator) except -1
+cpdef Py_ssize_t read_run(reader, list events, Accumulator accumulator) except -1
+cdef Py_ssize_t _read_deltas(normalizer, list events, Accumulator accumulator) except -1
 
 
 @cython.locals(into=Accumulator, index=Py_ssize_t, end=Py_ssize_t, after=Py_ssize_t)

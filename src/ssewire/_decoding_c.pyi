@@ -19,6 +19,8 @@ __all__ = [
     "normalize_decoding",
     "normalize_into",
     "normalize_reading",
+    "read_deltas_into",
+    "read_run",
     "service_tier",
 ]
 
@@ -92,3 +94,5 @@ def normalize_reading(
     reader: Normalizer,
     still_reading: Optional[Callable[[], bool]] = None,
 ) -> list[Unified]: ...
+def read_deltas_into(normalizer: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int: ...
+def read_run(reader: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int: ...

@@ -41,6 +41,8 @@ __all__ = [
     "normalize_decoding",
     "normalize_into",
     "normalize_reading",
+    "read_deltas_into",
+    "read_run",
     "service_tier",
 ]
 
@@ -581,7 +583,7 @@ class StreamDecoder:
         before = accumulator.events
         normalizer = self._reader or self._settled()
         if self._runs:  # the last chunk was deltas only: this one starts with the delta reader's run
-            taken = normalizer.read_deltas_into(events, accumulator)  # (a chunk of deltas ends here)
+            taken = _read_deltas(normalizer, events, accumulator)  # (a chunk of deltas ends here)
             if taken < len(events):
                 self._runs = False
                 _normalize_batch(normalizer, events[taken:] if taken else events, accumulator)
@@ -878,6 +880,40 @@ def _normalize_batch(normalizer: Normalizer, events: list[SSEEvent], accumulator
         normalize_into(normalizer, events, accumulator)
     else:
         normalizer.normalize_into(events, accumulator)
+
+
+def read_deltas_into(normalizer: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
+    """:meth:`Normalizer.read_deltas_into <ssewire.normalizers.contract.Normalizer.read_deltas_into>` (its one home):
+    how many of ``events``, from the first, the normaliser's delta reader took now, into ``accumulator``."""
+    if normalizer._reads_own and normalizer._take is not None and normalizer._delta_rule is not None:
+        if normalizer.reads_deltas():
+            return read_run(normalizer, events, accumulator)
+    return 0
+
+
+def read_run(reader: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
+    """``Normalizer._read_run`` (its one home): how many of ``events``, from the first, ``reader``'s delta reader
+    took, given to ``accumulator`` (the events it made, the text of the text deltas in its sink)."""
+    take = reader._take
+    assert take is not None
+    sink = accumulator._sink or accumulator.text_sink()
+    out: list[Unified] = []
+    notes = reader._notes
+    taken: int = take(events, 0, reader._delta_rule, out, reader._reader_calls, notes, sink)
+    if taken:
+        if notes is not None:
+            reader.absorb()
+        accumulator.take_run(out, sink)
+    return taken
+
+
+def _read_deltas(normalizer: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
+    """``normalizer.read_deltas_into(events, accumulator)``: by :func:`read_deltas_into` here unless its class reads
+    deltas its own way."""
+    if normalizer._own_deltas:
+        return read_deltas_into(normalizer, events, accumulator)
+    taken: int = normalizer.read_deltas_into(events, accumulator)
+    return taken
 
 
 def normalize_decoding(normalizer: Normalizer, events: Sequence[SSEEvent]) -> list[Unified]:

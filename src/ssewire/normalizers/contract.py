@@ -186,11 +186,14 @@ class Normalizer:
     _reads_own: ClassVar[bool] = True
     #: Whether the class gives events to an accumulator as :meth:`normalize_into` does (it does not override it).
     _own_into: ClassVar[bool] = True
+    #: Whether the class reads a chunk of deltas as :meth:`read_deltas_into` does (it does not override it).
+    _own_deltas: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._reads_own = cls.normalize is Normalizer.normalize
         cls._own_into = cls.normalize_into is Normalizer.normalize_into
+        cls._own_deltas = cls.read_deltas_into is Normalizer.read_deltas_into
 
     def __init__(self) -> None:
         self.done = False
@@ -279,23 +282,13 @@ class Normalizer:
         :meth:`normalize_into` gives them (the events it makes, the text of text deltas in the accumulator's sink):
         a chunk of deltas, the bulk of a stream, read without the rest of the reading path. 0 where the reader
         reads none of them now; the events from the one returned go to :meth:`normalize_into`."""
-        if self._reads_own and self._take is not None and self._delta_rule is not None and self.reads_deltas():
-            return self._read_run(self, events, accumulator)
-        return 0
+        taken: int = _twin_of(accumulator).read_deltas_into(self, events, accumulator)  # (its one home, compiled)
+        return taken
 
     @staticmethod
     def _read_run(reader: Normalizer, events: list[SSEEvent], accumulator: Sink) -> int:
         """:meth:`read_deltas_into` by ``reader``'s delta reader."""
-        take = reader._take
-        assert take is not None
-        sink = accumulator._sink or accumulator.text_sink()
-        out: list[Unified] = []
-        notes = reader._notes
-        taken = take(events, 0, reader._delta_rule, out, reader._reader_calls, notes, sink)
-        if taken:
-            if notes is not None:
-                reader.absorb()
-            accumulator.take_run(out, sink)
+        taken: int = _twin_of(accumulator).read_run(reader, events, accumulator)
         return taken
 
     def normalize_reading(
