@@ -57,8 +57,6 @@ def test_collect_and_the_tap_give_the_result_of_the_events(
 def _python_twins(monkeypatch: pytest.MonkeyPatch) -> Any:
     """The tap and ``iter_unified`` on the Python twins of the decoder and the accumulator (a compiled class cannot
     be spied on); the Python ``Accumulator`` class, to spy on. What the normaliser hands over is the same for both."""
-    monkeypatch.setattr("ssewire.tap.StreamDecoder", _decoding_py.StreamDecoder)
-    monkeypatch.setattr("ssewire.tap.Accumulator", _decoding_py.Accumulator)
     monkeypatch.setattr("ssewire.stream.StreamDecoder", _decoding_py.StreamDecoder)
     monkeypatch.setattr("ssewire.stream.UnifiedEvents", _decoding_py.UnifiedEvents)
     return _decoding_py.Accumulator
@@ -74,7 +72,7 @@ def test_plain_text_reaches_the_result_without_events(monkeypatch: pytest.Monkey
     spied = _python_twins(monkeypatch)
     take = spied.take
     monkeypatch.setattr(spied, "take", lambda self, events: (made.append(len(events)), take(self, events))[1])
-    tap = StreamTap(stream[2], stream[3])
+    tap = _decoding_py.StreamTap(stream[2], stream[3])
     tap.feed(stream[1])
     tap.close()
     assert 3 * sum(made) < tap.metrics.events  # most events (the text deltas) were never made
@@ -192,7 +190,7 @@ def test_a_chunk_of_deltas_read_by_the_reader_s_run_alone_gives_the_result_of_th
     assert iter_unified(chunks, provider, framing).collect_into(accumulator)
     assert result_snapshot(accumulator.result) == result_snapshot(want)
     assert (accumulator.events, accumulator.deltas) == (events, deltas)
-    tap = StreamTap(provider, framing)
+    tap = _decoding_py.StreamTap(provider, framing)
     for chunk in chunks:
         tap.feed(chunk)
     assert result_snapshot(tap.close()) == result_snapshot(want)

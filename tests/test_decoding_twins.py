@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from helpers import chunked, examples, result_snapshot
 from helpers.streams import all_streams
-from ssewire import Accumulator, StreamDecoder, _decoding, _decoding_py, collect
+from ssewire import Accumulator, StreamDecoder, StreamTap, _decoding, _decoding_py, collect
 from ssewire._config import env_flag, no_extensions
 from ssewire.errors import SSEwireError
 
@@ -112,6 +112,31 @@ def test_the_iterator_reads_alike_whole_after_some_events_and_closed(
     assert whole == result_snapshot(collect(list(_decoding_py.UnifiedEvents([data], provider, framing, 1 << 20))))
 
 
+def _tapped(module: ModuleType, data: bytes, provider: Any, framing: Any, size: Optional[int]) -> tuple[Any, ...]:
+    """What ``module``'s tap makes of ``data`` fed in ``size`` pieces, on a clock that ticks once a reading: the
+    result, every metric, the failure's type, and the chunks it held unparsed after each feed."""
+    ticks = iter(range(1, 1 << 30))
+    tap = module.StreamTap(provider, framing, clock=lambda: next(ticks) / 8)
+    held = []
+    for chunk in chunked(data, size):
+        tap.feed(chunk)
+        held.append(len(tap._noted))
+    result = result_snapshot(tap.close())
+    failure = tap.failure
+    return result, tap.metrics.to_dict(), None if failure is None else type(failure).__name__, held
+
+
+@needs_compiled
+@pytest.mark.parametrize(("name", "data", "provider", "framing"), STREAMS, ids=[s[0] for s in STREAMS])
+def test_the_compiled_tap_reads_every_stream_as_the_python_one(
+    name: str, data: bytes, provider: Any, framing: Any
+) -> None:
+    assert COMPILED is not None
+    for size in (None, 1 if len(data) < 4096 else 97, 4096):
+        want = _tapped(_decoding_py, data, provider, framing, size)
+        assert _tapped(COMPILED, data, provider, framing, size) == want, size
+
+
 @needs_compiled
 def test_the_public_pair_is_one_implementation() -> None:
     """``ssewire.StreamDecoder`` takes ``ssewire.Accumulator`` (a compiled decoder refuses the Python accumulator:
@@ -130,3 +155,4 @@ def test_the_compiled_module_is_the_one_in_use_when_built() -> None:
     module = COMPILED if in_use and COMPILED is not None else _decoding_py
     assert ("cython" if in_use else "python") == _decoding.IMPLEMENTATION
     assert (StreamDecoder, Accumulator, collect) == (module.StreamDecoder, module.Accumulator, module.collect)
+    assert StreamTap is module.StreamTap

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ssewire import PROVIDERS, SSEwireError, StreamTap, _decoding_py, aiter_unified, collect, iter_unified
+from ssewire import PROVIDERS, SSEwireError, _decoding_py, aiter_unified, collect, iter_unified
 from ssewire.batch import result_row
 from ssewire.limits import DEFAULT_MAX_INFLATED
 
@@ -54,8 +54,8 @@ def test_the_command_line_says_what_a_deep_body_is_without_a_traceback(tmp_path:
 
 def test_the_inflated_size_has_a_sane_default_bound_on_every_entry_point() -> None:
     assert 16 * 1024 * 1024 <= DEFAULT_MAX_INFLATED <= 256 * 1024 * 1024
-    # (the decoder's source, which the compiled one is built from: a compiled class has no signature to inspect)
-    for entry in (_decoding_py.StreamDecoder, StreamTap, iter_unified, aiter_unified):
+    # (the decoder's and the tap's source, which the compiled ones are built from: a compiled class has no signature)
+    for entry in (_decoding_py.StreamDecoder, _decoding_py.StreamTap, iter_unified, aiter_unified):
         assert inspect.signature(entry).parameters["max_inflated"].default == DEFAULT_MAX_INFLATED, entry
     bomb = gzip.compress(b"\n" * (8 * 1024 * 1024), compresslevel=9)
     assert len(bomb) < 64 * 1024  # a small body ...

@@ -1,8 +1,8 @@
 """Selects the per-stream machinery at import: ``_decoding_c`` (the same source, compiled) when it is built, else
 ``_decoding_py``; ``SSEWIRE_NO_EXTENSIONS=1`` (and any interpreter but CPython) takes the Python one.
 ``IMPLEMENTATION`` says which: ``"cython"`` or ``"python"``. Both give the same results; a decoder takes only the
-accumulator of its own implementation (the public ones, :class:`ssewire.StreamDecoder` and
-:class:`ssewire.Accumulator`, are always a pair)."""
+accumulator of its own implementation (the public ones, :class:`ssewire.StreamDecoder`, :class:`ssewire.Accumulator`
+and :class:`ssewire.StreamTap`, are always of one implementation)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from .framing import Chunk
 
 __all__ = [
     "IMPLEMENTATION",
+    "PARSE_EVERY",
+    "PARSE_FROM",
     "Accumulator",
     "Piece",
     "StreamDecoder",
@@ -23,6 +25,8 @@ __all__ = [
     "normalize_reading",
     "read_deltas_into",
     "read_run",
+    "StreamTap",
+    "TapMetrics",
     "service_tier",
 ]
 
@@ -33,8 +37,12 @@ Piece = Union[Chunk, dict[str, Any]]
 
 if TYPE_CHECKING:  # what type checkers see: the Python classes, whose stub the compiled module matches
     from ._decoding_py import (
+        PARSE_EVERY,
+        PARSE_FROM,
         Accumulator,
         StreamDecoder,
+        StreamTap,
+        TapMetrics,
         UnifiedEvents,
         collect,
         normalize_decoding,
@@ -58,3 +66,7 @@ else:
     read_deltas_into = _module.read_deltas_into
     read_run = _module.read_run
     service_tier = _module.service_tier
+    StreamTap = _module.StreamTap  # the gateway's tap (public home: ssewire.tap)
+    TapMetrics = _module.TapMetrics
+    PARSE_EVERY = _module.PARSE_EVERY
+    PARSE_FROM = _module.PARSE_FROM

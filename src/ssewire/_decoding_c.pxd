@@ -72,3 +72,25 @@ cdef Py_ssize_t _read_deltas(normalizer, list events, Accumulator accumulator) e
 
 @cython.locals(into=Accumulator, index=Py_ssize_t, end=Py_ssize_t, after=Py_ssize_t)
 cpdef list normalize_reading(normalizer, events, reader, still_reading=*)
+
+
+cdef class TapMetrics:
+    cdef public Py_ssize_t bytes, chunks, events
+    cdef public object first_byte_at, first_event_at, first_token_at, last_delta_at, done_at
+    cdef public list gaps
+
+
+cdef class StreamTap:
+    cdef Accumulator _accumulator
+    cdef StreamDecoder _decoder
+    cdef TapMetrics _metrics
+    cdef object _clock, _failure, _started
+    cdef readonly list _noted
+    cdef Py_ssize_t _noted_bytes
+    cdef public bint closed
+
+    cpdef feed(self, chunk)
+    cpdef _parse_noted(self)
+    cpdef _observed(self, Py_ssize_t events, Py_ssize_t deltas, now)
+    cpdef _fail(self, exc)
+    cpdef close(self)

@@ -5,13 +5,15 @@ from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Sequen
 
 from ._decoding import Piece
 from .events import SSEEvent, Unified
-from .framing import Scanner
+from .framing import Chunk, Scanner
 from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
 from .result import StreamResult
 from .resume import ResumeCursor
 
 __all__ = [
+    "PARSE_EVERY",
+    "PARSE_FROM",
     "Accumulator",
     "StreamDecoder",
     "UnifiedEvents",
@@ -21,6 +23,8 @@ __all__ = [
     "normalize_reading",
     "read_deltas_into",
     "read_run",
+    "StreamTap",
+    "TapMetrics",
     "service_tier",
 ]
 
@@ -96,3 +100,58 @@ def normalize_reading(
 ) -> list[Unified]: ...
 def read_deltas_into(normalizer: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int: ...
 def read_run(reader: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int: ...
+
+PARSE_EVERY: int
+PARSE_FROM: int
+
+class TapMetrics:
+    bytes: int
+    chunks: int
+    events: int
+    first_byte_at: Optional[float]
+    first_event_at: Optional[float]
+    first_token_at: Optional[float]
+    last_delta_at: Optional[float]
+    done_at: Optional[float]
+    gaps: list[float]
+    def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # (takes none: compiled, it shows both)
+    def __reduce_cython__(self) -> Any: ...
+    def __setstate_cython__(self, __pyx_state: Any) -> None: ...
+    @property
+    def time_to_first_byte(self) -> Optional[float]: ...
+    @property
+    def time_to_first_event(self) -> Optional[float]: ...
+    @property
+    def time_to_first_content(self) -> Optional[float]: ...
+    @property
+    def time_to_first_token(self) -> Optional[float]: ...
+    @property
+    def time_to_done(self) -> Optional[float]: ...
+    def gap_stats(self) -> dict[str, Optional[float]]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+class StreamTap:
+    closed: bool
+    @property
+    def _noted(self) -> list[tuple[float, Chunk]]: ...
+    def __reduce_cython__(self) -> Any: ...
+    def __setstate_cython__(self, __pyx_state: Any) -> None: ...
+    def __init__(
+        self,
+        provider: Union[ProviderName, Normalizer] = "auto",
+        framing: FramingName = "auto",
+        *,
+        max_buffer: int = ...,
+        clock: Callable[[], float] = ...,
+        content_encoding: Optional[str] = None,
+        started: Optional[float] = None,
+        max_inflated: int = ...,
+    ) -> None: ...
+    def feed(self, chunk: Chunk) -> None: ...
+    @property
+    def metrics(self) -> TapMetrics: ...
+    @property
+    def failure(self) -> Optional[Exception]: ...
+    def close(self) -> StreamResult: ...
+    @property
+    def result(self) -> StreamResult: ...
