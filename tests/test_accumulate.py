@@ -6,6 +6,7 @@ still behaves as an iterator."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -13,8 +14,9 @@ import pytest
 
 from helpers import chunked, result_snapshot
 from helpers.streams import all_streams
-from ssewire import Accumulator, StreamResult, StreamTap, _decoding_py, collect, iter_unified
+from ssewire import Accumulator, StreamResult, StreamTap, _decoding, _decoding_py, collect, iter_unified
 from ssewire.errors import ChunkTypeError
+from ssewire.events import LazyPayload, new_usage
 from ssewire.normalizers._fast import typed
 
 STREAMS = all_streams()
@@ -196,3 +198,58 @@ def test_a_chunk_of_deltas_read_by_the_reader_s_run_alone_gives_the_result_of_th
     assert result_snapshot(tap.close()) == result_snapshot(want)
     if framing == "sse" and deltas >= 20 and typed.take_deltas is not None and want.error is None:
         assert sum(taken) > 0, "no chunk was read by the delta reader's run"
+
+
+_ABSENT = object()
+
+
+def _responses_stream(response_tier: Any, top_tier: Any = _ABSENT) -> bytes:
+    """A Responses stream whose terminal event is large (its output repeated: read by the typed fast path, its
+    ``raw`` left undecoded), its ``response`` naming ``response_tier`` (``_ABSENT``: no such member)."""
+    text = "x" * 40_000
+    item = {"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}  # fmt: skip
+    response = {"id": "resp_1", "object": "response", "model": "gpt-5", "status": "completed", "output": [item],
+                "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}}  # fmt: skip
+    if response_tier is not _ABSENT:
+        response["service_tier"] = response_tier
+    terminal: dict[str, Any] = {"type": "response.completed", "sequence_number": 3, "response": response}
+    if top_tier is not _ABSENT:
+        terminal["service_tier"] = top_tier
+    created = {"type": "response.created", "sequence_number": 0, "response": {**response, "output": []}}
+    delta = {"type": "response.output_text.delta", "sequence_number": 1, "item_id": "msg_1", "output_index": 0,
+             "content_index": 0, "delta": text}  # fmt: skip
+    events = [("response.created", created), ("response.output_text.delta", delta), ("response.completed", terminal)]
+    return "".join(f"event: {name}\ndata: {json.dumps(body)}\n\n" for name, body in events).encode()
+
+
+@pytest.mark.parametrize(
+    ("response_tier", "top_tier"),
+    [("flex", _ABSENT), (None, _ABSENT), (_ABSENT, _ABSENT), ({"type": "priority"}, _ABSENT), (None, "scale"),
+     ("", "auto"), (7, _ABSENT)],
+)  # fmt: skip
+def test_the_service_tier_of_an_undecoded_terminal_event_is_read_without_decoding_it(
+    response_tier: Any, top_tier: Any
+) -> None:
+    """The tier a large terminal event names (its ``response``'s, its own; absent, null, an object, not a string)
+    is the one the full decode gives, and the payload, whose output the fast path never built, stays undecoded."""
+    body = _responses_stream(response_tier, top_tier)
+    terminal = json.loads(body.split(b"data: ")[-1])
+    want = _decoding_py.service_tier(terminal, terminal["response"]["usage"])
+    for module in {_decoding_py, _decoding}:  # (the Python twin, and the compiled one where it is built)
+        events = list(iter_unified([body], "openai", "sse"))
+        usage = next(event for event in events if event.type == "usage")
+        payload = usage._raw
+        accumulator = module.Accumulator()
+        accumulator.take(events)
+        assert accumulator.result.service_tier == want, module
+        if typed.service_tier_members is not None:
+            assert isinstance(payload, LazyPayload) and not payload.decoded, "the terminal event was decoded"
+
+
+def test_a_tier_the_members_cannot_tell_is_read_from_the_whole_payload() -> None:
+    odd = LazyPayload('{"service_tier": "flex", "response": [1, 2]}')  # (a response no terminal event has)
+    event = new_usage({"input_tokens": 1}, odd)
+    accumulator = _decoding_py.Accumulator()
+    accumulator.add(event)
+    assert accumulator.result.service_tier == "flex"

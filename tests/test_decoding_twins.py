@@ -56,14 +56,31 @@ def _run(module: ModuleType, data: bytes, provider: Any, framing: Any, size: Opt
     return fed, into, accumulator.events, accumulator.deltas
 
 
+def _tapped(module: ModuleType, data: bytes, provider: Any, framing: Any, size: Optional[int]) -> tuple[Any, ...]:
+    """What ``module``'s tap makes of ``data`` fed in ``size`` pieces, on a clock that ticks once a reading: the
+    result, every metric, the failure's type, and the chunks it held unparsed after each feed."""
+    ticks = iter(range(1, 1 << 30))
+    tap = module.StreamTap(provider, framing, clock=lambda: next(ticks) / 8)
+    held = []
+    for chunk in chunked(data, size):
+        tap.feed(chunk)
+        held.append(len(tap._noted))
+    result = result_snapshot(tap.close())
+    failure = tap.failure
+    return result, tap.metrics.to_dict(), None if failure is None else type(failure).__name__, held
+
+
 @needs_compiled
+@pytest.mark.parametrize("run", [_run, _tapped], ids=["decoder", "tap"])
 @pytest.mark.parametrize(("name", "data", "provider", "framing"), STREAMS, ids=[s[0] for s in STREAMS])
 def test_the_compiled_machinery_reads_every_stream_as_the_python_one(
-    name: str, data: bytes, provider: Any, framing: Any
+    run: Any, name: str, data: bytes, provider: Any, framing: Any
 ) -> None:
+    """The decoder (every feed's events, the end's, the result fed into the accumulator) and the tap (its result,
+    metrics, failure and the chunks it held) give the same on every stream at three chunkings."""
     assert COMPILED is not None
     for size in (None, 1 if len(data) < 4096 else 97, 4096):
-        assert _run(COMPILED, data, provider, framing, size) == _run(_decoding_py, data, provider, framing, size), size
+        assert run(COMPILED, data, provider, framing, size) == run(_decoding_py, data, provider, framing, size), size
 
 
 @needs_compiled
@@ -110,31 +127,6 @@ def test_the_iterator_reads_alike_whole_after_some_events_and_closed(
     taken, whole, left = _iterated(_decoding_py, data, provider, framing, 0)
     assert (taken, left) == ([], [])
     assert whole == result_snapshot(collect(list(_decoding_py.UnifiedEvents([data], provider, framing, 1 << 20))))
-
-
-def _tapped(module: ModuleType, data: bytes, provider: Any, framing: Any, size: Optional[int]) -> tuple[Any, ...]:
-    """What ``module``'s tap makes of ``data`` fed in ``size`` pieces, on a clock that ticks once a reading: the
-    result, every metric, the failure's type, and the chunks it held unparsed after each feed."""
-    ticks = iter(range(1, 1 << 30))
-    tap = module.StreamTap(provider, framing, clock=lambda: next(ticks) / 8)
-    held = []
-    for chunk in chunked(data, size):
-        tap.feed(chunk)
-        held.append(len(tap._noted))
-    result = result_snapshot(tap.close())
-    failure = tap.failure
-    return result, tap.metrics.to_dict(), None if failure is None else type(failure).__name__, held
-
-
-@needs_compiled
-@pytest.mark.parametrize(("name", "data", "provider", "framing"), STREAMS, ids=[s[0] for s in STREAMS])
-def test_the_compiled_tap_reads_every_stream_as_the_python_one(
-    name: str, data: bytes, provider: Any, framing: Any
-) -> None:
-    assert COMPILED is not None
-    for size in (None, 1 if len(data) < 4096 else 97, 4096):
-        want = _tapped(_decoding_py, data, provider, framing, size)
-        assert _tapped(COMPILED, data, provider, framing, size) == want, size
 
 
 @needs_compiled

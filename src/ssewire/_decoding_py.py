@@ -18,10 +18,11 @@ from ._scan import SSEEvent
 from ._scan.sniff import describe_body, starts_a_stream
 from .content_encoding import BodyDecoder, UnsupportedEncodingError
 from .errors import BodyTooLarge, SSEwireError, StreamTruncatedError, chunk_type_error, error_type, not_one_chunk
-from .events import Unified, Utf8Event
+from .events import LazyPayload, Unified, Utf8Event
 from .framing import FRAMINGS_BY_NAME, Chunk, framing_name, framing_scanner, make_scanner, scanner_named
 from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName
+from .normalizers._fast import typed as _typed
 from .normalizers._fast.typed import READER_MAX_CHARS as _READER_MAX_CHARS
 from .normalizers._fast.typed import TextSink
 from .normalizers._fast.typed import take_texts as _take_texts
@@ -191,7 +192,7 @@ class Accumulator:
         elif kind == "usage":
             if event.usage is not None:
                 self._usage = event.usage
-                tier = service_tier(event.raw, event.usage)
+                tier = service_tier(_tier_payload(event), event.usage)
                 if tier is not None:
                     result.service_tier = tier
         elif kind == "done":
@@ -361,6 +362,20 @@ def service_tier(payload: Any, usage: dict[str, Any]) -> Optional[str]:
             if type(tier) is str and tier:
                 return tier
     return None
+
+
+def _tier_payload(event: Unified) -> Any:
+    """What :func:`service_tier` reads of a usage event's payload: its ``raw``, or where that is still undecoded
+    (a fast path read only the members it needed, a Responses terminal event among them: the whole output again),
+    only its tier members (``typed.service_tier_members``), so the payload is never built for them."""
+    raw = event._raw
+    members = _typed.service_tier_members
+    if type(raw) is LazyPayload and members is not None and not raw.decoded:
+        try:
+            return members(raw.text)
+        except _typed.DECODE_ERRORS:
+            pass  # (a payload whose members it cannot tell apart: the full decode says)
+    return event.raw
 
 
 def _claimant(obj: dict[str, Any]) -> Optional[type[Normalizer]]:

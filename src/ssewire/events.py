@@ -190,6 +190,11 @@ class LazyPayload:
         self.text = text  # the payload's text, or its UTF-8 (a held event's: see Utf8Event)
         self._value: Any = _UNDECODED
 
+    @property
+    def decoded(self) -> bool:
+        """Whether the payload was decoded already (:meth:`value` costs nothing more)."""
+        return self._value is not _UNDECODED
+
     def value(self) -> Any:
         """The decoded payload (decoded now, if it was not yet). A payload the fast reader took that the full
         decoder cannot (nested deeper than it goes) is kept as ``{"data": text}``, as the full decode keeps any

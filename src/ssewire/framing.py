@@ -127,6 +127,11 @@ FRAMINGS_BY_NAME: dict[str, Framing] = {
 }
 
 
+#: The registry and :func:`_remake_verdicts` of it (every first byte but ``{``, 0 and 1 decides: SSE, a JSON array);
+#: annotated before the function that rebinds it (PyPy's rule).
+_first_byte_verdicts: tuple[dict[str, Framing], tuple[Optional[str], ...]] = ({}, ())
+
+
 def _recognised(head: bytes) -> Optional[str]:
     """The framing the registered recognisers, asked in order, say ``head`` opens (None: more bytes needed)."""
     for framing in FRAMINGS_BY_NAME.values():
@@ -152,8 +157,6 @@ def _remake_verdicts() -> tuple[Optional[str], ...]:
 #: Every name ``framing=`` takes: ``auto`` (recognised from the first bytes), then each registered framing.
 FRAMINGS: tuple[str, ...] = ("auto", *FRAMINGS_BY_NAME)
 _DEFAULT: FramingName = "sse"
-#: The registry and :func:`_remake_verdicts` of it (every first byte but ``{``, 0 and 1 decides: SSE, a JSON array).
-_first_byte_verdicts: tuple[dict[str, Framing], tuple[Optional[str], ...]] = ({}, ())
 _remake_verdicts()
 
 

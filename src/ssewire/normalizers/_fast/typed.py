@@ -38,6 +38,7 @@ __all__ = [
     "set_enabled",
     "take_deltas",
     "take_texts",
+    "service_tier_members",
     "without_member",
     "write_texts",
     "TextSink",
@@ -52,6 +53,12 @@ chat_chunk: Decoder = None
 gemini_chunk: Decoder = None
 #: A Responses API terminal event (``response.completed`` ...) with only the members its events need.
 responses_terminal: Decoder = None
+#: ``service_tier_members(text) -> dict``: a payload (its text, or UTF-8) as a dict of only the members that name a
+#: service tier (``service_tier`` / ``serviceTier``, on the payload and on its ``response``), as the full decode
+#: gives them; a payload's ``raw`` is never built to read its tier (a Responses terminal event repeats the whole
+#: output). ``DECODE_ERRORS`` where it cannot tell (a ``response`` that is neither an object nor null, a payload that
+#: is not an object): the full decode then.
+service_tier_members: Optional[Callable[[Union[str, bytes, bytearray]], dict[str, Any]]] = None
 DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError,)
 #: The value of a field whose key was absent (msgspec's UNSET), where presence matters.
 ABSENT: Any = object()
@@ -109,10 +116,40 @@ if msgspec is not None:
         sequence_number: Any = None
         response: Optional[TerminalResponse] = None
 
+    class TierHolder(msgspec.Struct, gc=False):
+        """The members that may name a service tier (UNSET: absent)."""
+
+        service_tier: Any = msgspec.UNSET
+        serviceTier: Any = msgspec.UNSET
+
+    class TierPayload(TierHolder, gc=False):
+        """A payload's tier members, and its ``response``'s (UNSET: absent; a ``response`` of another type fails)."""
+
+        response: Union[TierHolder, msgspec.UnsetType, None] = msgspec.UNSET
+
+    def _present(holder: Any) -> dict[str, Any]:
+        members = {}
+        if holder.service_tier is not msgspec.UNSET:
+            members["service_tier"] = holder.service_tier
+        if holder.serviceTier is not msgspec.UNSET:
+            members["serviceTier"] = holder.serviceTier
+        return members
+
+    _decode_tiers = msgspec.json.Decoder(TierPayload).decode
+
+    def _tier_members(text: Union[str, bytes, bytearray]) -> dict[str, Any]:
+        payload = _decode_tiers(text)
+        members = _present(payload)
+        response = payload.response
+        if response is not msgspec.UNSET:
+            members["response"] = None if response is None else _present(response)
+        return members
+
     _DECODERS: dict[str, Callable[[Union[str, bytes, bytearray]], Any]] = {
         "chat_chunk": msgspec.json.Decoder(ChatChunk).decode,
         "gemini_chunk": msgspec.json.Decoder(GeminiChunk).decode,
         "responses_terminal": msgspec.json.Decoder(ResponsesTerminal).decode,
+        "service_tier_members": _tier_members,
     }
     DECODE_ERRORS = (msgspec.MsgspecError, ValueError, RecursionError)
     ABSENT = msgspec.UNSET
@@ -248,10 +285,12 @@ def own_rule(rule: Any) -> Any:
 def set_enabled(on: bool) -> bool:
     """Switch typed decoding on (where msgspec or the compiled delta reader is there) or off; returns whether it
     is on. Normalisers read the decoders when they are created."""
-    global chat_chunk, gemini_chunk, responses_terminal, take_deltas, compact_member, without_member
+    global chat_chunk, gemini_chunk, responses_terminal, service_tier_members, take_deltas, compact_member
+    global without_member
     chat_chunk = _DECODERS.get("chat_chunk") if on else None
     gemini_chunk = _DECODERS.get("gemini_chunk") if on else None
     responses_terminal = _DECODERS.get("responses_terminal") if on else None
+    service_tier_members = _DECODERS.get("service_tier_members") if on else None
     take_deltas = _deltas_c.take_deltas if on and _deltas_c is not None else None
     compact_member = _deltas_c.compact_member if on and _deltas_c is not None else None
     without_member = _deltas_c.without_member if on and _deltas_c is not None else None
