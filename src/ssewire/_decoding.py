@@ -21,6 +21,7 @@ __all__ = [
     "UnifiedEvents",
     "collect",
     "normalize_decoding",
+    "normalize_events",
     "normalize_into",
     "normalize_reading",
     "read_deltas_into",
@@ -46,6 +47,7 @@ if TYPE_CHECKING:  # what type checkers see: the Python classes, whose stub the 
         UnifiedEvents,
         collect,
         normalize_decoding,
+        normalize_events,
         normalize_into,
         normalize_reading,
         read_deltas_into,
@@ -61,6 +63,7 @@ else:
     UnifiedEvents = _module.UnifiedEvents
     collect = _module.collect
     normalize_decoding = _module.normalize_decoding  # the normaliser's reading loop (see Normalizer.normalize_into)
+    normalize_events = _module.normalize_events
     normalize_into = _module.normalize_into
     normalize_reading = _module.normalize_reading
     read_deltas_into = _module.read_deltas_into

@@ -62,6 +62,8 @@ cdef class UnifiedEvents:
 
 # The normaliser's reading loop (the one home of Normalizer.normalize_into and normalize_reading): the accumulator
 # it feeds is typed, so its calls into it are C calls.
+cpdef list normalize_events(normalizer, events)
+cdef list _normalize_events(normalizer, list events)
 cpdef normalize_into(normalizer, events, Accumulator accumulator)
 cdef _normalize_batch(normalizer, list events, Accumulator accumulator)
 cpdef list normalize_decoding(normalizer, events)

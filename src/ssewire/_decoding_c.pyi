@@ -19,6 +19,7 @@ __all__ = [
     "UnifiedEvents",
     "collect",
     "normalize_decoding",
+    "normalize_events",
     "normalize_into",
     "normalize_reading",
     "read_deltas_into",
@@ -155,3 +156,5 @@ class StreamTap:
     def close(self) -> StreamResult: ...
     @property
     def result(self) -> StreamResult: ...
+
+def normalize_events(normalizer: Normalizer, events: Sequence[SSEEvent]) -> list[Unified]: ...

@@ -44,6 +44,7 @@ __all__ = [
     "UnifiedEvents",
     "collect",
     "normalize_decoding",
+    "normalize_events",
     "normalize_into",
     "normalize_reading",
     "read_deltas_into",
@@ -542,7 +543,7 @@ class StreamDecoder:
         return self._normalize(events) if events else []
 
     def _normalize(self, events: list[SSEEvent]) -> list[Unified]:
-        out = (self._reader or self._settled()).normalize(events)
+        out = _normalize_events(self._reader or self._settled(), events)
         if out:
             sequence, last_id = out[-1].sequence, events[-1].id
             if sequence is not None or last_id is not None:
@@ -873,6 +874,24 @@ class UnifiedEvents:
 
 
 # -- the normaliser's reading loop, beside the accumulator it feeds ---------------------------------------------------
+
+
+def normalize_events(normalizer: Normalizer, events: Sequence[SSEEvent]) -> list[Unified]:
+    """:meth:`Normalizer.normalize <ssewire.normalizers.contract.Normalizer.normalize>` (its one home: the method
+    calls this): the events of several framed events, by the delta reader while it reads the stream's deltas."""
+    if normalizer._take is None or normalizer._delta_rule is None or not normalizer.reads_deltas():
+        return normalize_decoding(normalizer, events)
+    still = normalizer.reads_deltas if normalizer.reading_can_stop else None
+    return normalize_reading(normalizer, events, normalizer, still)
+
+
+def _normalize_events(normalizer: Normalizer, events: list[SSEEvent]) -> list[Unified]:
+    """``normalizer.normalize(events)``: by :func:`normalize_events` here unless its class reads its events its own
+    way."""
+    if normalizer._reads_own:
+        return normalize_events(normalizer, events)
+    out: list[Unified] = normalizer.normalize(events)
+    return out
 
 
 def normalize_into(normalizer: Normalizer, events: Sequence[SSEEvent], accumulator: Accumulator) -> None:

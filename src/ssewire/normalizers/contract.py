@@ -243,12 +243,7 @@ class Normalizer:
         the compiled delta reader (:meth:`normalize_reading`); every other event takes the typed fast path when it
         owns the payload, else :meth:`decoded`. The result is always the concatenation of :meth:`decoded` over the
         events."""
-        twin = _twin_of(self._into)
-        out: list[Unified]
-        if self._take is None or self._delta_rule is None or not self.reads_deltas():
-            out = twin.normalize_decoding(self, events)
-        else:
-            out = twin.normalize_reading(self, events, self, self.reads_deltas if self.reading_can_stop else None)
+        out: list[Unified] = _twin_of(self._into).normalize_events(self, events)  # (its one home, compiled)
         return out
 
     def settled(self) -> Optional[Normalizer]:
