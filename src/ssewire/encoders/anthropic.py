@@ -152,16 +152,20 @@ class AnthropicEncoder(Encoder):
         return _stop(self._blocks - 1)
 
     def on_text(self, text: str) -> str:
-        out = ""
-        if self._open != "text":
-            index, out = self._begin({"type": "text", "text": ""})
-            self._open = "text"
-            self._text_head = (
-                f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
-                '"delta":{"type":"text_delta","text":'
-            )
+        out = self._open_text()
         quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
         return f"{out}{self._text_head}{quoted}}}}}\n\n" if text else out
+
+    def _open_text(self) -> str:
+        if self._open == "text":
+            return ""
+        index, out = self._begin({"type": "text", "text": ""})
+        self._open = "text"
+        self._text_head = (
+            f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
+            '"delta":{"type":"text_delta","text":'
+        )
+        return out
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation -> ``citations_delta`` on the open text block (one is opened when none is)."""
@@ -169,7 +173,7 @@ class AnthropicEncoder(Encoder):
         self.dropped["citation"] += len(citations) - len(objects)
         if not objects:
             return ""
-        out = self.on_text("") if self._open != "text" else ""
+        out = self._open_text()
         index = self._blocks - 1
         for obj in objects:
             delta = {
@@ -190,6 +194,10 @@ class AnthropicEncoder(Encoder):
         if kind == "text_delta":
             return (self._text_head, "}}\n\n", None, None, "") if self._open == "text" else None
         return (self._thinking_head, "}}\n\n", None, None, "") if self._open == "thinking" else None
+
+    def open_run(self, kind: str) -> str:
+        """The text or thinking block a ``kind`` delta goes to, started (the open one stopped first)."""
+        return self._open_text() if kind == "text_delta" else self._open_thinking()
 
     def _open_thinking(self) -> str:
         if self._open == "thinking":

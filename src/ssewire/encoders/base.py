@@ -277,7 +277,10 @@ class Encoder:
         they are, so a text several events repeat is held once. Pieces of fewer than :data:`HELD_FROM` bytes in all
         are returned as text instead (holding them would cost more than the copy)."""
         if sum(map(len, pieces)) < HELD_FROM:
-            return b"".join(pieces).decode()  # (valid UTF-8: utf8() wrote any lone surrogate as its escape)
+            data = b"".join(pieces)
+            if data.isascii():  # (else decoding it would be undone by the encoding of the text it joins)
+                return data.decode()
+            pieces = [data]
         self.held.append(pieces)
         return HELD
 
@@ -342,13 +345,19 @@ class Encoder:
             kind = event.type
             if kind in _RUN_KINDS and self._flowing:
                 run = self.text_run(kind)
+                if run is None and event.text and event.signature is None and event.citations is None:
+                    opened = self.open_run(kind)  # the block the delta goes to, opened as write() would open it
+                    if opened is not None:
+                        if opened:
+                            append(opened)
+                        run = self.text_run(kind)
                 if run is not None:
                     head, tail, parts, seq, seq_end = run
                     data, after, written = _write_texts(events, index, kind, head, tail, parts, seq, seq_end)
                     if after > index:
                         if written:
-                            if len(data) < RUN_HELD_FROM:
-                                append(data.decode())  # (valid UTF-8: a lone surrogate is written as its escape)
+                            if len(data) < RUN_HELD_FROM and data.isascii():
+                                append(data.decode())  # (ASCII: decoded as a copy, joined with the rest)
                             else:
                                 self.held.append([data])
                                 append(HELD)
@@ -366,6 +375,12 @@ class Encoder:
         nowhere) and the sequence number (see :meth:`wrote_texts`): ``(head, tail, parts, seq, seq_end)``; None
         where the next delta does more (opens a block ...), and in a target that says nothing (:meth:`write`
         writes each delta)."""
+        return None
+
+    def open_run(self, kind: str) -> Optional[str]:
+        """Where :meth:`text_run` says None for a ``kind`` delta because another block is open (or none is): open
+        the block that delta goes to, as writing it would (:meth:`on_text` / :meth:`on_reasoning` first open it),
+        and return the text that did; None in a target that has no such step."""
         return None
 
     def wrote_texts(self, count: int) -> None:

@@ -197,18 +197,20 @@ class ResponsesEncoder(Encoder):
             "usage": None,
         }
 
-    def _response_text(self, status: str, members: str = "", usage: str = "null") -> str:
-        """:meth:`_response` as JSON text, its ``output`` empty (``status``: one of the API's, no escaping needed;
-        ``members``: JSON text of more members after ``status``, each with its leading comma; ``usage``: JSON)."""
+    def _response_ends(self, status: str, members: str = "", usage: str = "null") -> tuple[str, str]:
+        """:meth:`_response` as JSON text, before and after the items of its ``output`` (``status``: one of the
+        API's, no escaping needed; ``members``: JSON text of more members after ``status``, each with its leading
+        comma; ``usage``: JSON)."""
         return (
             f'{{"id":{quote(self.response_id or "")},"object":"response","created_at":{int(self.created)},'
-            f'"status":"{status}"{members},"model":{quote(self.model or "")},"output":[],'
-            f'"parallel_tool_calls":true,"tool_choice":"auto","tools":[],"usage":{usage}}}'
+            f'"status":"{status}"{members},"model":{quote(self.model or "")},"output":[',
+            f'],"parallel_tool_calls":true,"tool_choice":"auto","tools":[],"usage":{usage}}}',
         )
 
     def on_start(self) -> str:
         self._set_stem()
-        response = self._response_text("in_progress", ',"error":null,"incomplete_details":null')
+        head, tail = self._response_ends("in_progress", ',"error":null,"incomplete_details":null')
+        response = head + tail
         created, progress = self._seq, self._seq + 1
         self._seq += 2
         return (
@@ -229,35 +231,35 @@ class ResponsesEncoder(Encoder):
 
     # -- text and reasoning ------------------------------------------------------------------------------------
     def _switch(self, kind: str) -> str:
-        """Make the open item a ``kind`` item (closing another kind first): the text written."""
+        """Make the open item a ``kind`` item (closing another kind first): the text written (its two opening
+        events, written at once; item ids are ASCII letters, digits and "_": written as they are)."""
         item = self._open
         if item is not None and item.kind == kind:
             return ""
-        out = self._close_open()
-        if kind == "message":  # (item ids are ASCII letters, digits and "_": written as they are)
+        out = self._close_open() if item is not None else ""
+        seq = self._seq
+        self._seq = seq + 2
+        if kind == "message":
             item = self._open = self._new_item("msg", "message")
             place = f'"item_id":"{item.id}","output_index":{item.index},"content_index":0'
-            out += self._members(
-                "response.output_item.added",
-                f'"output_index":{item.index},"item":{{"id":"{item.id}","type":"message","status":"in_progress",'
-                '"role":"assistant","content":[]}',
-            )
-            out += self._members(
-                "response.content_part.added", place + ',"part":{"type":"output_text","text":"","annotations":[]}'
-            )
             self._delta_head = _delta_head("response.output_text.delta", place)
-        else:
-            item = self._open = self._new_item("rs", "reasoning")
-            place = f'"item_id":"{item.id}","output_index":{item.index},"summary_index":0'
-            out += self._members(
-                "response.output_item.added",
-                f'"output_index":{item.index},"item":{{"id":"{item.id}","type":"reasoning","summary":[]}}',
+            return (
+                f'{out}event: response.output_item.added\ndata: {{"type":"response.output_item.added",'
+                f'"output_index":{item.index},"item":{{"id":"{item.id}","type":"message","status":"in_progress",'
+                f'"role":"assistant","content":[]}},"sequence_number":{seq}}}\n\n'
+                f'event: response.content_part.added\ndata: {{"type":"response.content_part.added",{place},'
+                f'"part":{{"type":"output_text","text":"","annotations":[]}},"sequence_number":{seq + 1}}}\n\n'
             )
-            out += self._members(
-                "response.reasoning_summary_part.added", place + ',"part":{"type":"summary_text","text":""}'
-            )
-            self._delta_head = _delta_head("response.reasoning_summary_text.delta", place)
-        return out
+        item = self._open = self._new_item("rs", "reasoning")
+        place = f'"item_id":"{item.id}","output_index":{item.index},"summary_index":0'
+        self._delta_head = _delta_head("response.reasoning_summary_text.delta", place)
+        return (
+            f'{out}event: response.output_item.added\ndata: {{"type":"response.output_item.added",'
+            f'"output_index":{item.index},"item":{{"id":"{item.id}","type":"reasoning","summary":[]}},'
+            f'"sequence_number":{seq}}}\n\n'
+            f'event: response.reasoning_summary_part.added\ndata: {{"type":"response.reasoning_summary_part.added",'
+            f'{place},"part":{{"type":"summary_text","text":""}},"sequence_number":{seq + 1}}}\n\n'
+        )
 
     def on_text(self, text: str, kind: str = "message") -> str:
         """A delta of the open ``kind`` item (``message``, or ``reasoning`` for :meth:`on_reasoning`; opened first
@@ -286,6 +288,10 @@ class ResponsesEncoder(Encoder):
         if item is None or item.kind != ("message" if kind == "text_delta" else "reasoning"):
             return None
         return self._delta_head, ',"sequence_number":', item.parts, self._seq, "}\n\n"
+
+    def open_run(self, kind: str) -> str:
+        """The message or reasoning item a ``kind`` delta goes to, opened (another kind closed first)."""
+        return self._switch("message" if kind == "text_delta" else "reasoning")
 
     def wrote_texts(self, count: int) -> None:
         self._seq += count
@@ -430,22 +436,20 @@ class ResponsesEncoder(Encoder):
         usage and every finished item, in output order. It repeats the whole output: an output of short items kept
         as text is written as text; any other is held as the pieces of the items (:meth:`hold`), the long ones kept
         as UTF-8, so no copy of their text is made."""
-        head = self._response_text(
+        head, tail = self._response_ends(
             status,
             f',"error":{"null" if error is None else dumps(error)}'
             f',"incomplete_details":{"null" if details is None else dumps(details)}',
             "null" if self.usage is None else dumps(responses_usage(self.usage)),
         )
-        # the one unescaped '"output":[]' is the member's own: quotes inside string values are escaped
-        cut = head.index('"output":[]') + len('"output":[')
         seq = self._seq
         self._seq = seq + 1
         output = self._output
         self._output, self._output_chars = [], 0
         if len(output) > 1:
             output.sort(key=_first)
-        start = f'event: {kind}\ndata: {{"type":"{kind}","response":{head[:cut]}'
-        end = f'{head[cut:]},"sequence_number":{seq}}}\n\n'
+        start = f'event: {kind}\ndata: {{"type":"{kind}","response":{head}'
+        end = f'{tail},"sequence_number":{seq}}}\n\n'
         texts = [item for _, item in output if type(item) is str]
         if len(texts) == len(output):  # every item kept as text (fewer than SHORT_OUTPUT characters in all)
             return f"{start}{','.join(texts)}{end}"

@@ -129,6 +129,10 @@ class VercelUIEncoder(Encoder):
             return None
         return self._delta_head, "}\n\n", None, None, ""
 
+    def open_run(self, kind: str) -> str:
+        """The text or reasoning part a ``kind`` delta goes to, started (another one ended first)."""
+        return self._switch("text" if kind == "text_delta" else "reasoning")
+
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> a ``source-url`` chunk (the others dropped)."""
         out = ""
