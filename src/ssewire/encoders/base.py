@@ -99,10 +99,11 @@ def utf8(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
-#: Runs of pieces made as UTF-8 of fewer bytes than this are written as text (see :meth:`Encoder.hold`).
+#: ASCII runs of pieces made as UTF-8 of fewer bytes than this are written as text (see :meth:`Encoder.hold`).
 HELD_FROM = 16 * 1024
 
-#: A run of deltas written as UTF-8 of fewer bytes than this is written as text (see :meth:`Encoder.write_all`).
+#: An ASCII run of deltas written as UTF-8 of fewer bytes than this is written as text (see
+#: :meth:`Encoder.write_all`).
 RUN_HELD_FROM = 2048
 
 #: The mark of a held piece (:meth:`Encoder.hold`) in an encoder's text: a NUL, which no target writes otherwise
@@ -274,8 +275,9 @@ class Encoder:
     def hold(self, pieces: list[bytes]) -> str:
         """Pieces made as UTF-8 (a text that repeats a whole item is up to four times its UTF-8 in memory), to be
         written in order where the :data:`HELD` mark this returns stands in the text (see :meth:`pieces`): kept as
-        they are, so a text several events repeat is held once. Pieces of fewer than :data:`HELD_FROM` bytes in all
-        are returned as text instead (holding them would cost more than the copy)."""
+        they are, so a text several events repeat is held once. ASCII pieces of fewer than :data:`HELD_FROM` bytes
+        in all are returned as text instead (holding them would cost more than the copy); others of that size are
+        held joined (as text they would be decoded only to be encoded again)."""
         if sum(map(len, pieces)) < HELD_FROM:
             data = b"".join(pieces)
             if data.isascii():  # (else decoding it would be undone by the encoding of the text it joins)
@@ -333,7 +335,8 @@ class Encoder:
     def write_all(self, events: list[Unified]) -> list[str]:
         """:meth:`write` of each event, in order: a run of text or reasoning deltas the target writes as
         :meth:`text_run` says is written in compiled code where it is built, straight into UTF-8 (the same bytes),
-        and held (:meth:`pieces` gives it in the place of its :data:`HELD` mark)."""
+        and held (:meth:`pieces` gives it in the place of its :data:`HELD` mark); where another block is open (or
+        none), :meth:`open_run` opens the run's block first."""
         write = self.write
         if _write_texts is None or len(events) < 2:  # (a run of one costs more than its write)
             return [write(event) for event in events]
