@@ -96,6 +96,7 @@ def citation_object(citation: Any) -> Optional[dict[str, Any]]:
 
 
 _EMPTY_USAGE = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0}
+_EMPTY_USAGE_JSON = dumps(_EMPTY_USAGE)
 
 
 class AnthropicEncoder(Encoder):
@@ -124,26 +125,23 @@ class AnthropicEncoder(Encoder):
         self._thinking_head = ""
 
     def on_start(self) -> str:
-        usage = _EMPTY_USAGE if self.usage is None else messages_usage(self.usage)
-        message: dict[str, Any] = {
-            "id": self.response_id,
-            "type": "message",
-            "role": "assistant",
-            "model": self.model,
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": usage,
-        }
-        return "event: message_start\ndata: " + dumps({"type": "message_start", "message": message}) + "\n\n"
+        usage = _EMPTY_USAGE_JSON if self.usage is None else dumps(messages_usage(self.usage))
+        return (
+            'event: message_start\ndata: {"type":"message_start","message":'
+            f'{{"id":{quote(self.response_id or "")},"type":"message","role":"assistant",'
+            f'"model":{quote(self.model or "")},"content":[],"stop_reason":null,"stop_sequence":null,'
+            f'"usage":{usage}}}}}\n\n'
+        )
 
-    def _begin(self, block: dict[str, Any]) -> tuple[int, str]:
-        """Close the open text or thinking block, start ``block``: its index and the text written."""
+    def _begin(self, block: str) -> tuple[int, str]:
+        """Close the open text or thinking block, start ``block`` (its JSON text): its index and the text written."""
         out = self._close_open()
         index = self._blocks
         self._blocks += 1
-        start = {"type": "content_block_start", "index": index, "content_block": block}
-        return index, out + "event: content_block_start\ndata: " + dumps(start) + "\n\n"
+        return index, (
+            f'{out}event: content_block_start\ndata: {{"type":"content_block_start","index":{index},'
+            f'"content_block":{block}}}\n\n'
+        )
 
     def _close_open(self) -> str:
         if self._open is None:
@@ -159,7 +157,7 @@ class AnthropicEncoder(Encoder):
     def _open_text(self) -> str:
         if self._open == "text":
             return ""
-        index, out = self._begin({"type": "text", "text": ""})
+        index, out = self._begin('{"type":"text","text":""}')
         self._open = "text"
         self._text_head = (
             f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
@@ -202,7 +200,7 @@ class AnthropicEncoder(Encoder):
     def _open_thinking(self) -> str:
         if self._open == "thinking":
             return ""
-        index, out = self._begin({"type": "thinking", "thinking": "", "signature": ""})
+        index, out = self._begin('{"type":"thinking","thinking":"","signature":""}')
         self._open = "thinking"
         self._thinking_head = (
             f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
@@ -217,7 +215,7 @@ class AnthropicEncoder(Encoder):
         return out + "event: content_block_delta\ndata: " + dumps(delta) + "\n\n"
 
     def _call_block(self, call: Call, kind: str) -> str:
-        index, out = self._begin({"type": kind, "id": call.id, "name": call.name or "", "input": {}})
+        index, out = self._begin(dumps({"type": kind, "id": call.id, "name": call.name or "", "input": {}}))
         call.index = index
         return out
 
@@ -247,12 +245,11 @@ class AnthropicEncoder(Encoder):
 
     def on_done(self, stop: str, native: str) -> str:
         out = self._close_open()
-        usage = _EMPTY_USAGE
-        if self.usage is not None:
-            usage = messages_usage(self.usage)
-        delta = {"type": "message_delta", "delta": {"stop_reason": native, "stop_sequence": None}, "usage": usage}
-        out += "event: message_delta\ndata: " + dumps(delta) + "\n\n"
-        return out + 'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+        usage = _EMPTY_USAGE_JSON if self.usage is None else dumps(messages_usage(self.usage))
+        return (
+            f'{out}event: message_delta\ndata: {{"type":"message_delta","delta":{{"stop_reason":{quote(native)},'
+            f'"stop_sequence":null}},"usage":{usage}}}\n\nevent: message_stop\ndata: {{"type":"message_stop"}}\n\n'
+        )
 
     def body(self, result: Any, native: str) -> dict[str, Any]:
         """A ``message``: a thinking block (the reasoning, signed with the last signature), the text block, the
