@@ -110,9 +110,9 @@ class VercelUIEncoder(Encoder):
         if kind is None:
             return ""
         self._open = None
-        end: dict[str, Any] = {"type": f"{kind}-end", "id": self._open_id}
-        if metadata is not None:
-            end["providerMetadata"] = metadata
+        if metadata is None:  # (part ids are ASCII letters, digits and "-": written as they are)
+            return f'data: {{"type":"{kind}-end","id":"{self._open_id}"}}\n\n'
+        end: dict[str, Any] = {"type": f"{kind}-end", "id": self._open_id, "providerMetadata": metadata}
         return "data: " + dumps(end) + "\n\n"
 
     def on_text(self, text: str) -> str:
@@ -190,11 +190,12 @@ class VercelUIEncoder(Encoder):
     on_server_done = on_call_done
 
     def on_done(self, stop: str, native: str) -> str:
-        out = self._close_open() + 'data: {"type":"finish-step"}\n\n'
-        finish: dict[str, Any] = {"type": "finish", "finishReason": native}
-        if self.usage is not None:
-            finish["messageMetadata"] = {"usage": ui_usage(self.usage)}
-        return out + "data: " + dumps(finish) + "\n\ndata: [DONE]\n\n"
+        out = self._close_open()
+        usage = "" if self.usage is None else f',"messageMetadata":{{"usage":{dumps(ui_usage(self.usage))}}}'
+        return (
+            f'{out}data: {{"type":"finish-step"}}\n\ndata: {{"type":"finish","finishReason":{quote(native)}{usage}}}'
+            "\n\ndata: [DONE]\n\n"
+        )
 
     def body(self, result: Any, native: str) -> dict[str, Any]:
         """A ``UIMessage`` (what ``useChat`` holds): reasoning, text and ``tool-<name>`` parts (state
