@@ -97,6 +97,11 @@ def citation_object(citation: Any) -> Optional[dict[str, Any]]:
 
 _EMPTY_USAGE = {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0}
 _EMPTY_USAGE_JSON = dumps(_EMPTY_USAGE)
+#: A text and a thinking block: the block as started (JSON text), and its deltas' ``delta`` member up to the text.
+_BLOCKS = {
+    "text": ('{"type":"text","text":""}', '"delta":{"type":"text_delta","text":'),
+    "thinking": ('{"type":"thinking","thinking":"","signature":""}', '"delta":{"type":"thinking_delta","thinking":'),
+}
 
 
 class AnthropicEncoder(Encoder):
@@ -121,8 +126,7 @@ class AnthropicEncoder(Encoder):
         super().__init__(to, **options)
         self._blocks = 0  # blocks started
         self._open: Optional[str] = None  # the kind of the open text or thinking block
-        self._text_head = ""
-        self._thinking_head = ""
+        self._head = ""  # the open block's delta event, up to its text
 
     def on_start(self) -> str:
         usage = _EMPTY_USAGE_JSON if self.usage is None else dumps(messages_usage(self.usage))
@@ -150,19 +154,19 @@ class AnthropicEncoder(Encoder):
         return _stop(self._blocks - 1)
 
     def on_text(self, text: str) -> str:
-        out = self._open_text()
+        out = self._open_block("text")
         quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
-        return f"{out}{self._text_head}{quoted}}}}}\n\n" if text else out
+        return f"{out}{self._head}{quoted}}}}}\n\n" if text else out
 
-    def _open_text(self) -> str:
-        if self._open == "text":
+    def _open_block(self, kind: str) -> str:
+        """Make the open block a ``kind`` block (``text`` or ``thinking``; the open one stopped first): the text
+        written."""
+        if self._open == kind:
             return ""
-        index, out = self._begin('{"type":"text","text":""}')
-        self._open = "text"
-        self._text_head = (
-            f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
-            '"delta":{"type":"text_delta","text":'
-        )
+        block, delta = _BLOCKS[kind]
+        index, out = self._begin(block)
+        self._open = kind
+        self._head = f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},{delta}'
         return out
 
     def on_citations(self, citations: list[Any]) -> str:
@@ -171,7 +175,7 @@ class AnthropicEncoder(Encoder):
         self.dropped["citation"] += len(citations) - len(objects)
         if not objects:
             return ""
-        out = self._open_text()
+        out = self._open_block("text")
         index = self._blocks - 1
         for obj in objects:
             delta = {
@@ -183,33 +187,22 @@ class AnthropicEncoder(Encoder):
         return out
 
     def on_reasoning(self, text: str) -> str:
-        out = self._open_thinking()
+        out = self._open_block("thinking")
         quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
-        return f"{out}{self._thinking_head}{quoted}}}}}\n\n"
+        return f"{out}{self._head}{quoted}}}}}\n\n"
 
     def text_run(self, kind: str) -> Optional[TextRun]:
         """A delta of the open text or thinking block, as :meth:`on_text` / :meth:`on_reasoning` write it."""
-        if kind == "text_delta":
-            return (self._text_head, "}}\n\n", None, None, "") if self._open == "text" else None
-        return (self._thinking_head, "}}\n\n", None, None, "") if self._open == "thinking" else None
+        if self._open != ("text" if kind == "text_delta" else "thinking"):
+            return None
+        return self._head, "}}\n\n", None, None, ""
 
     def open_run(self, kind: str) -> str:
         """The text or thinking block a ``kind`` delta goes to, started (the open one stopped first)."""
-        return self._open_text() if kind == "text_delta" else self._open_thinking()
-
-    def _open_thinking(self) -> str:
-        if self._open == "thinking":
-            return ""
-        index, out = self._begin('{"type":"thinking","thinking":"","signature":""}')
-        self._open = "thinking"
-        self._thinking_head = (
-            f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
-            '"delta":{"type":"thinking_delta","thinking":'
-        )
-        return out
+        return self._open_block("text" if kind == "text_delta" else "thinking")
 
     def on_signature(self, signature: str) -> str:
-        out = self._open_thinking()
+        out = self._open_block("thinking")
         signed = {"type": "signature_delta", "signature": signature}
         delta = {"type": "content_block_delta", "index": self._blocks - 1, "delta": signed}
         return out + "event: content_block_delta\ndata: " + dumps(delta) + "\n\n"

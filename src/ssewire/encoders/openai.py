@@ -121,6 +121,27 @@ def call_item(item_id: str, call_id: str, name: Optional[str], arguments: str, s
     }
 
 
+#: How a message and a reasoning item open: the id prefix, the member that places a delta in the item, the delta
+#: event, the item's members as added, the event that adds its part, and the part as added.
+_OPENINGS = {
+    "message": (
+        "msg",
+        "content_index",
+        "response.output_text.delta",
+        '"type":"message","status":"in_progress","role":"assistant","content":[]',
+        "response.content_part.added",
+        '{"type":"output_text","text":"","annotations":[]}',
+    ),
+    "reasoning": (
+        "rs",
+        "summary_index",
+        "response.reasoning_summary_text.delta",
+        '"type":"reasoning","summary":[]',
+        "response.reasoning_summary_part.added",
+        '{"type":"summary_text","text":""}',
+    ),
+}
+
 #: An item's done events are written as text when its text has fewer characters than this (a longer one's are held
 #: as UTF-8 pieces: see :meth:`Encoder.hold`); the item is kept for the final response (see SHORT_OUTPUT).
 SHORT_ITEM = 1024
@@ -237,28 +258,17 @@ class ResponsesEncoder(Encoder):
         if item is not None and item.kind == kind:
             return ""
         out = self._close_open() if item is not None else ""
+        prefix, index_member, delta_event, added, part_event, part = _OPENINGS[kind]
+        item = self._open = self._new_item(prefix, kind)
+        place = f'"item_id":"{item.id}","output_index":{item.index},"{index_member}":0'
+        self._delta_head = _delta_head(delta_event, place)
         seq = self._seq
         self._seq = seq + 2
-        if kind == "message":
-            item = self._open = self._new_item("msg", "message")
-            place = f'"item_id":"{item.id}","output_index":{item.index},"content_index":0'
-            self._delta_head = _delta_head("response.output_text.delta", place)
-            return (
-                f'{out}event: response.output_item.added\ndata: {{"type":"response.output_item.added",'
-                f'"output_index":{item.index},"item":{{"id":"{item.id}","type":"message","status":"in_progress",'
-                f'"role":"assistant","content":[]}},"sequence_number":{seq}}}\n\n'
-                f'event: response.content_part.added\ndata: {{"type":"response.content_part.added",{place},'
-                f'"part":{{"type":"output_text","text":"","annotations":[]}},"sequence_number":{seq + 1}}}\n\n'
-            )
-        item = self._open = self._new_item("rs", "reasoning")
-        place = f'"item_id":"{item.id}","output_index":{item.index},"summary_index":0'
-        self._delta_head = _delta_head("response.reasoning_summary_text.delta", place)
         return (
             f'{out}event: response.output_item.added\ndata: {{"type":"response.output_item.added",'
-            f'"output_index":{item.index},"item":{{"id":"{item.id}","type":"reasoning","summary":[]}},'
-            f'"sequence_number":{seq}}}\n\n'
-            f'event: response.reasoning_summary_part.added\ndata: {{"type":"response.reasoning_summary_part.added",'
-            f'{place},"part":{{"type":"summary_text","text":""}},"sequence_number":{seq + 1}}}\n\n'
+            f'"output_index":{item.index},"item":{{"id":"{item.id}",{added}}},"sequence_number":{seq}}}\n\n'
+            f'event: {part_event}\ndata: {{"type":"{part_event}",{place},"part":{part},"sequence_number":{seq + 1}}}'
+            "\n\n"
         )
 
     def on_text(self, text: str, kind: str = "message") -> str:
