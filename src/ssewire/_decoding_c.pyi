@@ -4,30 +4,13 @@ functions; a decoder takes only this module's accumulator."""
 from typing import Any, Callable, Iterable, Iterator, NoReturn, Optional, Sequence, Union
 
 from ._decoding import Piece
+from ._decoding_py import __all__ as __all__  # (the same names: one list, the source's)
 from .events import SSEEvent, Unified
 from .framing import Chunk, Scanner
 from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
 from .result import StreamResult
 from .resume import ResumeCursor
-
-__all__ = [
-    "PARSE_EVERY",
-    "PARSE_FROM",
-    "Accumulator",
-    "StreamDecoder",
-    "UnifiedEvents",
-    "collect",
-    "normalize_decoding",
-    "normalize_events",
-    "normalize_into",
-    "normalize_reading",
-    "read_deltas_into",
-    "read_run",
-    "StreamTap",
-    "TapMetrics",
-    "service_tier",
-]
 
 class Accumulator:
     def __init__(self, *args: NoReturn, **kwargs: NoReturn) -> None: ...  # (takes none: compiled, it shows both)

@@ -38,7 +38,7 @@ from .usage import Usage
 if TYPE_CHECKING:
     from ._decoding import Piece
 
-__all__ = [
+__all__: list[str] = [
     "Accumulator",
     "StreamDecoder",
     "UnifiedEvents",
