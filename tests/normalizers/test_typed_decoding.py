@@ -76,6 +76,20 @@ def test_events_of_one_payload_share_one_decoded_raw() -> None:
         b'{"candidates":[{"content":{"parts":[{"text":"a","thoughtSignature":"s"}]}}]}',
         b'{"candidates":[{"content":{"parts":[{"text":""}]}}]}',
         b'{"candidates":[{"content":{"parts":[{"text":"a"}]},"finishReason":"STOP"}]}',
+        b'{"candidates":[{"content":{"parts":[{"inlineData":{"data":"QUJD"},"thoughtSignature":"s"}]}}]}',
+        b'{"candidates":[{"content":{"parts":[{"inlineData":{"data":"QUJD"},"text":""}]}}]}',
+        b'{"candidates":[{"content":{"parts":[{"executableCode":{"code":"1"},"inlineData":{"data":"QUJD"}}]}}]}',
+        b'{"candidates":[{"content":{"parts":[{"text":"a","executableCode":{"code":"1"}}]}}]}',
+        b'{"candidates":[{"content":{"parts":[{"fileData":{"fileUri":"gs://a"}}]},"finishReason":"STOP"}]}',
+        # large chunks are not searched for citations or calls: their structs say
+        b'{"candidates":[{"content":{"parts":[{"inlineData":{"data":"' + b"QUJD" * 8192 + b'"}}]},'
+        b'"groundingMetadata":{"groundingChunks":[{"web":{"uri":"https://a","title":"A"}}],'
+        b'"groundingSupports":[{"segment":{"text":"x"},"groundingChunkIndices":[0]}]}}]}',
+        b'{"candidates":[{"content":{"parts":[{"text":"' + b"a" * 40000 + b'"}]},'
+        b'"citationMetadata":{"citationSources":[{"uri":"https://b"}]}}]}',
+        b'{"candidates":[{"content":{"parts":[{"text":"' + b"a" * 40000 + b'"},'
+        b'{"functionCall":{"name":"f","args":{}}}]}}]}',
+        b'{"candidates":[{"content":{"parts":[{"text":"a","functionCall":null}]}}],"pad":"' + b"b" * 40000 + b'"}',
         b'{"choices":[{"index":0,"delta":{"content":"a","reasoning_content":"b"}}]}',
         b'{"choices":[{"index":0,"delta":{"content":["a"]}}]}',
         b'{"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens":1}}',
@@ -89,6 +103,32 @@ def test_shapes_the_fast_paths_do_not_own_take_the_full_decode(payload: bytes, t
     typed.set_enabled(True)
     got = [e.to_dict(with_raw=True) for e in iter_unified([body], provider)]  # type: ignore[arg-type]
     assert got == want
+
+
+@pytest.mark.parametrize("size", [4, 40_000], ids=["small", "large"])
+def test_media_parts_are_read_without_decoding_their_data(size: int) -> None:
+    """A generated image or audio chunk (``inlineData`` / ``fileData`` parts, text around them) takes the typed
+    path: the same events as the full decode, ``raw`` left lazy (the data is decoded only if a caller reads it)."""
+    if typed.gemini_chunk is None:
+        pytest.skip("Gemini chunks are read into structs by msgspec only")
+    image = b'{"inlineData":{"mimeType":"image/png","data":"' + b"iVBO" * size + b'"}}'
+    chunks = [
+        b'{"candidates":[{"content":{"role":"model","parts":[' + image + b']},"index":0}],"responseId":"r"}',
+        b'{"candidates":[{"content":{"parts":[{"text":"a"},' + image + b',{"fileData":{"fileUri":"gs://b/c.png"}},'
+        b'{"text":"b","thought":true}]}}],"usageMetadata":{"promptTokenCount":3},"modelVersion":"m"}',
+        b'{"candidates":[{"content":{"parts":[{"text":"."}]},"finishReason":"STOP"}]}',
+    ]
+    body = b"".join(b"data: " + chunk + b"\r\n\r\n" for chunk in chunks)
+    typed.set_enabled(False)
+    try:
+        want = [e.to_dict(with_raw=True) for e in iter_unified([body], "gemini")]
+    finally:
+        typed.set_enabled(True)
+    got = list(iter_unified([body], "gemini"))
+    assert [e.type for e in got[:5]] == ["raw", "text_delta", "raw", "raw", "reasoning_delta"]
+    assert all(type(e._raw) is LazyPayload for e in got[:5])  # not decoded yet
+    assert [e.to_dict(with_raw=True) for e in got] == want
+    assert collect(iter_unified([body], "gemini")).model == "m"
 
 
 @pytest.mark.parametrize("on", [True, False], ids=["typed", "untyped"])

@@ -74,10 +74,10 @@ _GENERATE_CONTENT: tuple[None, tuple[typed.Variant, ...]] = (
     ((True, ((1, "reasoning_delta"),)), (None, ((1, "text_delta"),))),
 )
 #: The chunks read without a decode: one candidate, not finished, whose content is one text part (a thought when
-#: ``thought`` is true) without a signature or a function call, with no error, no grounding or citation metadata
-#: (those chunks carry citations), and not an Interactions payload (no ``event_type`` at all). What else they set
-#: is reported in notes: the payload whose ``usageMetadata`` is an object (decoded only when the usage is read),
-#: ``responseId`` and ``modelVersion`` strings.
+#: ``thought`` is true) without a signature, a function call or code to run, with no error, no grounding or
+#: citation metadata (those chunks carry citations), and not an Interactions payload (no ``event_type`` at all).
+#: What else they set is reported in notes: the payload whose ``usageMetadata`` is an object (decoded only when
+#: the usage is read), ``responseId`` and ``modelVersion`` strings.
 _DELTA_RULE = typed.delta_rule(
     (
         ("error",),
@@ -92,11 +92,12 @@ _DELTA_RULE = typed.delta_rule(
         ("modelVersion",),
         ("candidates", 0, "groundingMetadata"),
         ("candidates", 0, "citationMetadata"),
+        (*_PART, "executableCode"),
     ),
     {"message": _GENERATE_CONTENT, None: _GENERATE_CONTENT},
     tag_path=2,
     nulls=(0, 3, 5, 10, 11),
-    absent=(4, 6),
+    absent=(4, 6, 12),
     notes=((7, "object"), (8, "string"), (9, "string")),
 )
 
@@ -339,14 +340,17 @@ class GeminiNormalizer(DelegatingNormalizer):
         return None if self._typed is None else self._fast_event
 
     def _fast_event(self, ev: SSEEvent) -> Optional[list[Unified]]:
-        """The typed fast path: the events of a generateContent chunk whose first candidate is text and thought
-        parts only, not finished, with no error (``raw`` stays lazy); None for any other chunk."""
+        """The typed fast path: the events of a generateContent chunk whose first candidate is text, thought and
+        media parts only (``inlineData`` / ``fileData``: a ``raw`` event each, their data never decoded), with no
+        citations, not finished, with no error (``raw`` stays lazy); None for any other chunk."""
         if self._interactions is not None or (ev.event is not None and ev.event != "message"):
             return None
         data = ev.data
-        if len(data) < _LOOKED_AT and '"functionCall"' in data:  # a call: not worth a typed decode before the full one
-            return None
-        if '"groundingMetadata"' in data or '"citationMetadata"' in data:  # citations: the structs do not read them
+        # a call or citations in a small chunk: not worth a typed decode before the full one (searching a large one
+        # costs more than the decode: its structs say)
+        if len(data) < _LOOKED_AT and (
+            '"functionCall"' in data or '"groundingMetadata"' in data or '"citationMetadata"' in data
+        ):
             return None
         try:
             chunk = self._typed(data)  # type: ignore[misc]
@@ -358,15 +362,29 @@ class GeminiNormalizer(DelegatingNormalizer):
         candidate = candidates[0]
         content = candidate.content
         parts = content.parts if content is not None else None
-        if not parts or candidate.finishReason is not None:
+        if (
+            not parts
+            or candidate.finishReason is not None
+            or candidate.groundingMetadata is not typed.ABSENT
+            or candidate.citationMetadata is not typed.ABSENT
+        ):
             return None
         raw = LazyPayload(data)
         out: list[Unified] = []
         for part in parts:
-            text = part.text
-            if not text or part.thoughtSignature is not None or part.functionCall is not typed.ABSENT:
+            if (
+                part.thoughtSignature is not None
+                or part.functionCall is not typed.ABSENT
+                or part.executableCode is not typed.ABSENT
+            ):
                 return None
-            out.append(new_event("reasoning_delta" if part.thought is True else "text_delta", raw, text))
+            text = part.text
+            if text:
+                out.append(new_event("reasoning_delta" if part.thought is True else "text_delta", raw, text))
+            elif text is None and (part.inlineData is not typed.ABSENT or part.fileData is not typed.ABSENT):
+                out.append(new_event("raw", raw, ""))  # (what _part makes of a media part)
+            else:
+                return None
         if chunk.usageMetadata is not None:
             self._usage = chunk.usageMetadata
         if type(chunk.responseId) is str:

@@ -75,11 +75,18 @@ if msgspec is not None:
     #: its decode.
     ChatChunk = CHAT_SHAPE.struct(msgspec)
 
+    #: A member whose presence matters (even as null), kept as its JSON text: UNSET when the key is absent.
+    Present = Union[msgspec.Raw, msgspec.UnsetType]
+
     class GeminiPart(msgspec.Struct, gc=False):
         text: Optional[str] = None
         thought: Any = None
         thoughtSignature: Any = None
-        functionCall: Any = msgspec.UNSET  # its presence matters (even as null): UNSET when the key is absent
+        functionCall: Present = msgspec.UNSET
+        executableCode: Present = msgspec.UNSET
+        #: Media (a generated image, audio): the bulk of such a payload, never built as a Python object here.
+        inlineData: Present = msgspec.UNSET
+        fileData: Present = msgspec.UNSET
 
     class GeminiContent(msgspec.Struct, gc=False):
         parts: Optional[list[GeminiPart]] = None
@@ -87,6 +94,8 @@ if msgspec is not None:
     class GeminiCandidate(msgspec.Struct, gc=False):
         content: Optional[GeminiContent] = None
         finishReason: Any = None
+        groundingMetadata: Present = msgspec.UNSET
+        citationMetadata: Present = msgspec.UNSET
 
     class GeminiChunk(msgspec.Struct, gc=False):
         """A generateContent chunk."""
