@@ -795,14 +795,39 @@ def test_gemini_state_follows_the_last_chunk_the_reader_took() -> None:
     assert got == want and normalizer.usage == {"promptTokenCount": 2} and normalizer.response_id == "r3"
 
 
-def test_payloads_over_64_ki_characters_take_the_full_decode() -> None:
+@pytest.mark.parametrize("character", ["東", "a"], ids=["non-ascii", "ascii"])
+def test_payloads_over_64_ki_characters_take_the_full_decode(character: str) -> None:
+    """A delta's text over 64 Ki characters is left to the full decode, ASCII or not."""
     for size in (60_000, 70_000):
-        data = json.dumps({"type": "response.output_text.delta", "delta": "東" * size}, ensure_ascii=False)
+        data = json.dumps({"type": "response.output_text.delta", "delta": character * size}, ensure_ascii=False)
         got, want, _ = _both("openai", [_compiled("response.output_text.delta", data)])
-        assert got == want and got[0]["text"] == "東" * size
+        assert got == want and got[0]["text"] == character * size
         assert typed.take_deltas is not None
         taken = typed.take_deltas([_compiled("response.output_text.delta", data)], 0, openai._DELTA_RULE, [])
         assert taken == (1 if size < 65_000 else 0)
+
+
+@pytest.mark.parametrize(("character", "read"), [("A", True), ("東", False)], ids=["ascii", "non-ascii"])
+def test_a_large_event_that_makes_no_text_is_read_in_place_when_ascii(character: str, read: bool) -> None:
+    """A generated image's progress event (its base64, megabytes) makes only a ``raw`` event: ASCII, it is read in
+    place without a decode (``raw`` decoded when asked for); with a character past ASCII it is left to the full
+    decode (reading it would add its UTF-8 copy). The events are the full decode's either way."""
+    kind = "response.image_generation_call.partial_image"
+    image = character * 300_000
+    data = (
+        json.dumps(
+            {"type": kind, "item_id": "ig_1", "output_index": 0, "partial_image_index": 0, "partial_image_b64": image},
+            ensure_ascii=False,
+        )[:-1]
+        + ',"sequence_number":5}'
+    )
+    got, want, reader = _both("openai", [_compiled(kind, data)])
+    assert got == want and [e["type"] for e in got] == ["raw"] and reader.last_sequence == 5
+    assert typed.take_deltas is not None
+    assert typed.take_deltas([_compiled(kind, data)], 0, openai._DELTA_RULE.fresh(), []) == (1 if read else 0)
+    if read:
+        event = next(e for e in iter_unified([f"event: {kind}\ndata: {data}\n\n".encode()], "openai"))
+        assert type(event._raw) is LazyPayload and event.raw["partial_image_b64"] == image
 
 
 _TEXT_DELTA = '{"type":"response.output_text.delta","item_id":"m","delta":"hi","sequence_number":7,"logprobs":[]}'

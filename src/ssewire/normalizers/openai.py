@@ -144,6 +144,11 @@ RAW_ONLY = (
     "response.web_search_call.in_progress",
     "response.web_search_call.searching",
     "response.web_search_call.completed",
+    # the image generation tool's progress: a partial image is its base64, read without building it
+    "response.image_generation_call.in_progress",
+    "response.image_generation_call.generating",
+    "response.image_generation_call.partial_image",
+    "response.image_generation_call.completed",
 )
 #: The events read without a decode: ``type`` equal to the SSE event name, a non-empty string ``delta``, an integer
 #: (or absent) ``sequence_number`` (noted: the last one is the cursor); an argument delta's ``item_id`` must name an

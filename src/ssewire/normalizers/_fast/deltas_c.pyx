@@ -81,7 +81,9 @@ __all__ = [
 
 #: The limits of the C structures, from the headers' macros (``_c/sw_json.h``, ``_c/sw_slots_py.h``): the paths a
 #: ``DeltaRule`` reads, the steps of one path, the ``__slots__`` of a type the reader builds.
-MAX_CHARS: int = 64 * 1024  # the largest payload (characters) the reader reads: a larger one is left to the caller
+#: The largest payload (characters) the reader reads, but for an ASCII one (read in place) of an event that makes no
+#: text (a generated image's base64 in a progress event ...): a larger one is left to the caller.
+MAX_CHARS: int = 64 * 1024
 MAX_PATHS: int = SW_JSON_MAX_PATHS
 MAX_STEPS: int = SW_JSON_MAX_STEPS
 MAX_SLOTS: int = SW_SLOTS_MAX
@@ -466,7 +468,7 @@ cdef inline bint _none(const sw_json_val* v):
 cdef object _NOT_TAKEN = object()
 cdef object _SUNK = object()
 # Deltas are small; a larger payload goes to the full decode, so reading one never adds a UTF-8 copy of a large
-# non-ASCII payload to the memory an event costs.
+# payload to the memory an event costs (a large ASCII one of an event that makes no text is read in place).
 cdef Py_ssize_t _MAX_CHARS = MAX_CHARS
 
 
@@ -545,6 +547,15 @@ cdef object _note(_Spec spec, int i, const sw_json_val* v, object data, bint asc
     return value
 
 
+cdef inline bint _makes_no_text(const Case* case) noexcept:
+    """Every variant of ``case`` makes a ``raw`` event (reads no text): an event that changes only the cursor."""
+    cdef int i
+    for i in range(case.n):
+        if case.variants[i].n:
+            return False
+    return True
+
+
 cdef int _case_of(_Spec spec, const sw_json_val* kind) noexcept:
     """The case whose type the located value is (a string spelled without escapes), or -1."""
     cdef int i
@@ -574,7 +585,7 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
     cdef _Spec spec = rule.spec
     cdef int at, bucket
     found = PyDict_GetItem(spec.case_at, name)  # borrowed; never raises for str and None
-    if (found is NULL and not spec.by_type) or type(data) is not str or len(<str>data) > _MAX_CHARS:
+    if (found is NULL and not spec.by_type) or type(data) is not str:
         return _NOT_TAKEN
     ascii = PyUnicode_IS_COMPACT_ASCII(data)
     if found is not NULL:
@@ -582,6 +593,9 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
         case = &spec.c_cases[at]
     else:  # the case is the one the payload's type names (below)
         at, bucket, case = -1, BY_TYPE, NULL
+    # a large payload: only an ASCII one (read in place) of a case that makes no text (its bulk is never built)
+    if len(<str>data) > _MAX_CHARS and (not ascii or case is NULL or not _makes_no_text(case)):
+        return _NOT_TAKEN
     if ascii:  # the usual payload: its characters are its UTF-8
         text = <const char*>PyUnicode_DATA(data)
         size = PyUnicode_GET_LENGTH(data)
