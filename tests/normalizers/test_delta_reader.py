@@ -642,6 +642,8 @@ def test_rules_are_checked() -> None:
         typed.delta_rule((("type",),), {"e": ("e", ((None, ((2, "text_delta"),)),))}, 0)
     with pytest.raises(ValueError, match="needs a type path"):
         typed.delta_rule((("type",),), {"e": ("e", ((None, ((0, "text_delta"),)),))})
+    with pytest.raises(ValueError, match="out of range"):
+        typed.delta_rule((("type",),), {}, 0, media=(1,))
 
 
 @pytest.mark.parametrize(
@@ -760,8 +762,10 @@ _GEMINI_SOMETHING_ELSE = [
     (("error",), {"code": 429, "message": "x"}),
     (("event_type",), None),  # an Interactions payload, even with a null event_type
     (("event_type",), "content.delta"),
+    (("candidates", 0, "content", "parts", 0, "executableCode"), {"language": "PYTHON", "code": "1"}),
 ]
 _GEMINI_STILL_TEXT = [
+    (("candidates", 0, "content", "parts", 0, "inlineData"), {"mimeType": "image/png", "data": "QUJD"}),
     (("candidates", 0, "content", "parts", 0, "thought"), True),
     (("candidates", 0, "content", "parts", 0, "thought"), False),
     (("candidates", 0, "content", "parts", 0, "thought"), "yes"),
@@ -786,6 +790,37 @@ def test_each_member_that_makes_a_gemini_chunk_something_else_is_seen(
         assert got == want
     assert typed.take_deltas is not None
     assert typed.take_deltas([_compiled(name, data)], 0, gemini._DELTA_RULE, []) == int(taken)
+
+
+@pytest.mark.parametrize(
+    ("part", "taken"),
+    [
+        ({"inlineData": {"mimeType": "image/png", "data": "iVBO" * 4}}, True),
+        ({"inlineData": {"mimeType": "image/png", "data": "iVBO" * 50_000}}, True),  # large, ASCII: read in place
+        ({"inlineData": {"mimeType": "image/東", "data": "iVBO" * 50_000}}, False),  # large, not ASCII: decoded
+        ({"fileData": {"mimeType": "image/png", "fileUri": "gs://b/c.png"}}, True),
+        ({"inlineData": {"data": "QUJD"}, "thought": True}, True),
+        ({"inlineData": {"data": "QUJD"}, "text": ""}, True),
+        ({"inlineData": None}, False),  # no text and no media: the full decode's raw
+        ({"inlineData": "QUJD"}, False),
+        ({"inlineData": {"data": "QUJD"}, "thoughtSignature": "c2ln"}, False),
+        ({"inlineData": {"data": "QUJD"}, "functionCall": {"name": "f"}}, False),
+    ],
+)
+def test_a_gemini_media_chunk_is_a_raw_event_read_without_its_data(part: dict[str, Any], taken: bool) -> None:
+    """A generated image's chunk (one ``inlineData`` / ``fileData`` part, no text) is one ``raw`` event: the reader
+    takes it without a decode (raw lazy), at any size when ASCII; the events are the full decode's either way."""
+    data = json.dumps(
+        dict(_GEMINI_TEXT, candidates=[{"content": {"parts": [part], "role": "model"}}]), ensure_ascii=False
+    )
+    got, want, normalizer = _both("gemini", [_compiled("message", data)])
+    assert got == want and normalizer.response_id == "r1"
+    assert typed.take_deltas is not None
+    out: list[Unified] = []
+    assert typed.take_deltas([_compiled("message", data)], 0, gemini._DELTA_RULE.fresh(), out) == int(taken)
+    if taken:
+        assert [e.type for e in out] == ["raw"] and type(out[0]._raw) is LazyPayload
+        assert out[0].raw["candidates"][0]["content"]["parts"] == [part]
 
 
 def test_gemini_state_follows_the_last_chunk_the_reader_took() -> None:

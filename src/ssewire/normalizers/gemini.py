@@ -74,8 +74,9 @@ _GENERATE_CONTENT: tuple[None, tuple[typed.Variant, ...]] = (
     ((True, ((1, "reasoning_delta"),)), (None, ((1, "text_delta"),))),
 )
 #: The chunks read without a decode: one candidate, not finished, whose content is one text part (a thought when
-#: ``thought`` is true) without a signature, a function call or code to run, with no error, no grounding or
-#: citation metadata (those chunks carry citations), and not an Interactions payload (no ``event_type`` at all).
+#: ``thought`` is true), or one media part (``inlineData`` / ``fileData``: a raw event, its data never read, at any
+#: size), without a signature, a function call or code to run, with no error, no grounding or citation metadata
+#: (those chunks carry citations), and not an Interactions payload (no ``event_type`` at all).
 #: What else they set is reported in notes: the payload whose ``usageMetadata`` is an object (decoded only when
 #: the usage is read), ``responseId`` and ``modelVersion`` strings.
 _DELTA_RULE = typed.delta_rule(
@@ -93,12 +94,15 @@ _DELTA_RULE = typed.delta_rule(
         ("candidates", 0, "groundingMetadata"),
         ("candidates", 0, "citationMetadata"),
         (*_PART, "executableCode"),
+        (*_PART, "inlineData"),
+        (*_PART, "fileData"),
     ),
     {"message": _GENERATE_CONTENT, None: _GENERATE_CONTENT},
     tag_path=2,
     nulls=(0, 3, 5, 10, 11),
     absent=(4, 6, 12),
     notes=((7, "object"), (8, "string"), (9, "string")),
+    media=(13, 14),
 )
 
 #: Payloads shorter than this are searched for a function call before the typed fast path decodes them (searching a

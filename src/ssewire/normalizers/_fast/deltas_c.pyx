@@ -231,6 +231,8 @@ cdef class _Spec:
     cdef int n_notes
     cdef int c_notes[MAX_NOTES]
     cdef int c_note_kinds[MAX_NOTES]  # SW_J_STRING, SW_J_INT or SW_J_OBJECT
+    cdef int n_media
+    cdef int c_media[SW_JSON_MAX_PATHS]
 
 
 cdef class DeltaRule:
@@ -266,6 +268,9 @@ cdef class DeltaRule:
     :func:`take_deltas` (the latest one wins) when the value is of that kind: ``"string"`` as its str, ``"int"``
     as its int, ``"object"`` as the payload's whole text (decode it when it is needed); a value of another kind
     leaves its note as it was.
+    ``media``: paths of media (an image, audio: base64 data in an object): a payload none of whose candidates gives
+    text makes a ``raw`` event when one of them holds an object. Payloads over ``MAX_CHARS`` characters are read
+    only when ASCII (read in place) and of a case that makes no text, or of a rule with media paths.
     """
 
     cdef _Spec spec
@@ -276,13 +281,13 @@ cdef class DeltaRule:
     cdef unsigned char next_shape[MAX_CASES + 1]  # per bucket, the one to learn into next
 
     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=(),
-                 int key_path=-1, notes=(), not_true=(), bint by_type=False, zeros=()):
+                 int key_path=-1, notes=(), not_true=(), bint by_type=False, zeros=(), media=()):
         if self.spec is not None:
             raise TypeError("a DeltaRule is built once")
         self.spec = _compile(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true,
-                             by_type, zeros)
+                             by_type, zeros, media)
         self.spec.args = (paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true,
-                          by_type, zeros)
+                          by_type, zeros, media)
 
     def fresh(self):
         """A copy of this rule for one stream: the same compiled rule (shared, not copied), nothing learned yet,
@@ -332,7 +337,7 @@ def _rebuilt(tuple args, bint learns):
 
 
 cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nulls, absent, int key_path, notes,
-                    not_true, bint by_type, zeros):
+                    not_true, bint by_type, zeros, media):
     """A :class:`DeltaRule`'s arguments checked and compiled (ValueError naming the limit for any out of it)."""
     cdef _Spec spec = _Spec.__new__(_Spec)
     cdef list keys = [], keep = [], kinds = []
@@ -351,12 +356,13 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
     if any(len(note) != 2 or note[1] not in note_kinds for note in notes):
         raise ValueError("a note is (path index, 'string' | 'int' | 'object')")
     note_paths = [note[0] for note in notes]
-    for index in (type_path, tag_path, seq_path, key_path, *nulls, *absent, *note_paths, *not_true, *zeros):
+    for index in (type_path, tag_path, seq_path, key_path, *nulls, *absent, *note_paths, *not_true, *zeros, *media):
         if not -1 <= index < len(paths):
             raise ValueError(f"path index {index} out of range")
     if (len(nulls) > SW_JSON_MAX_PATHS or len(absent) > SW_JSON_MAX_PATHS or len(not_true) > SW_JSON_MAX_PATHS
-            or len(zeros) > SW_JSON_MAX_PATHS or -1 in (*nulls, *absent, *note_paths, *not_true, *zeros)):
-        raise ValueError("nulls, absent, not_true, zeros and notes name paths of the rule")
+            or len(zeros) > SW_JSON_MAX_PATHS or len(media) > SW_JSON_MAX_PATHS
+            or -1 in (*nulls, *absent, *note_paths, *not_true, *zeros, *media)):
+        raise ValueError("nulls, absent, not_true, zeros, media and notes name paths of the rule")
     if len(notes) > MAX_NOTES:
         raise ValueError(f"a DeltaRule has at most {MAX_NOTES} notes")
     if len(cases) > MAX_CASES:
@@ -442,6 +448,9 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
     spec.n_zeros = len(zeros)
     for i in range(spec.n_zeros):
         spec.c_zeros[i] = zeros[i]
+    spec.n_media = len(media)
+    for i in range(spec.n_media):
+        spec.c_media[i] = media[i]
     spec.n_cases = len(cases)
     spec.by_type = by_type
     spec.n_notes = len(notes)
@@ -580,7 +589,7 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
     cdef PyObject* found
     cdef PyObject* parts = NULL
     cdef int i, j, n_noted, kind = -1
-    cdef bint ascii
+    cdef bint ascii, media
     cdef PyObject* noted[MAX_NOTES]
     cdef _Spec spec = rule.spec
     cdef int at, bucket
@@ -593,8 +602,9 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
         case = &spec.c_cases[at]
     else:  # the case is the one the payload's type names (below)
         at, bucket, case = -1, BY_TYPE, NULL
-    # a large payload: only an ASCII one (read in place) of a case that makes no text (its bulk is never built)
-    if len(<str>data) > _MAX_CHARS and (not ascii or case is NULL or not _makes_no_text(case)):
+    # a large payload: only an ASCII one (read in place) of a case that makes no text, or of a rule with media
+    # (the bulk of such a payload is never built)
+    if len(<str>data) > _MAX_CHARS and (not ascii or case is NULL or not (spec.n_media or _makes_no_text(case))):
         return _NOT_TAKEN
     if ascii:  # the usual payload: its characters are its UTF-8
         text = <const char*>PyUnicode_DATA(data)
@@ -660,6 +670,12 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
             return _NOT_TAKEN
     if variant.only >= 0 and kind != variant.only:
         return _NOT_TAKEN
+    media = False
+    if kind < 0:  # no text: a media payload (an image, audio) is a raw event
+        for i in range(spec.n_media):
+            if vals[spec.c_media[i]].kind == SW_J_OBJECT:
+                media = True
+                break
     seq = None
     if spec.seq_path >= 0:
         v = &vals[spec.seq_path]
@@ -672,7 +688,7 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
     if not matched and rule.c_learns:  # taken: read the next payloads of this case by their shape
         _learn(rule, bucket, text, size, spec.c_paths.n, vals)
     call = None
-    if variant.n == 0:  # an event that is only ever raw
+    if variant.n == 0 or media:  # an event that is only ever raw, or media
         kind = len(spec.kinds) - 1
         delta = ""
     elif kind < 0:
