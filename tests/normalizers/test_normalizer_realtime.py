@@ -79,6 +79,45 @@ def test_audio_transcripts_are_raw_unless_asked_for_as_text() -> None:
     assert spoken.text == "Hi there"  # the user's own speech is never model output
 
 
+@pytest.mark.parametrize("transcripts_as_text", [False, True])
+@pytest.mark.parametrize("fed", ["frames", "ndjson"])
+def test_deltas_are_read_without_a_decode_and_read_as_decoded(transcripts_as_text: bool, fed: str) -> None:
+    """Audio (the bulk of a voice session), transcript and text deltas are read by the compiled reader where it is
+    built (``raw`` decoded only when asked for): the events are those of the full decode, whatever the options."""
+    from ssewire.events import LazyPayload
+    from ssewire.normalizers._fast import typed
+
+    audio = "UklGRiQAAABXQVZF" * 4000  # 64 KB of base64
+    items = (
+        created(),
+        ev("response.output_audio.delta", delta=audio),
+        ev("response.output_audio_transcript.delta", delta="Hi"),
+        ev("response.audio.delta", delta=audio[:8]),
+        ev("response.output_text.delta", delta="Hel"),
+        ev("response.text.delta", delta=""),  # (an empty delta: raw, by the full decode)
+        ev("response.audio_transcript.delta", delta=" there"),
+        done(),
+    )
+
+    def read() -> list[Unified]:
+        normalizer = OpenAIRealtimeNormalizer(transcripts_as_text=transcripts_as_text)
+        if fed == "frames":
+            return [event for item in items for event in normalizer.frame(json.dumps(item))] + normalizer.finish()
+        body = "".join(json.dumps(item) + "\n" for item in items).encode()
+        return list(iter_unified([body], normalizer, "ndjson"))
+
+    typed.set_enabled(False)
+    try:
+        want = [event.to_dict(with_raw=True) for event in read()]
+    finally:
+        typed.set_enabled(True)
+    got = read()
+    if typed.take_deltas is not None:  # the compiled reader: no delta's payload is decoded but the empty one's
+        assert [type(event._raw) is LazyPayload for event in got[1:7]] == [True, True, True, True, False, True]
+    assert [event.to_dict(with_raw=True) for event in got] == want  # (each raw decoded now)
+    assert collect(got).text == ("HiHel there" if transcripts_as_text else "Hel")
+
+
 def test_function_calls_by_item_id_with_the_final_arguments() -> None:
     call = {"id": "item_1", "type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": ""}
     events = frames(

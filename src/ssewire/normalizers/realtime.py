@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..events import Unified, new_done, new_event, new_usage
+from ._fast import typed
 from .common import error_object, error_payload, str_or
 from .contract import Normalizer, Recognition
 from .tool_calls import CallTable, OpenCall, closes_calls
@@ -53,6 +54,30 @@ _SESSION_EVENTS = (
     "transcription_session.",
 )
 _TRANSCRIPT = ("response.output_audio_transcript.delta", "response.audio_transcript.delta")
+#: The model's audio, base64 (the bulk of a voice session's bytes): only ever ``raw``.
+_AUDIO = ("response.output_audio.delta", "response.audio.delta")
+
+
+def _delta_rule(transcripts_as_text: bool) -> Any:
+    """The events read without a decode (a session names no SSE events: the payload's ``type`` names the case): a
+    text delta with a non-empty string ``delta`` (a transcript delta too when ``transcripts_as_text``), and the
+    events that are only ever ``raw``: audio deltas (read in place at any size: their data is never built) and, by
+    default, transcript deltas."""
+    texts = (*_TEXT, *_TRANSCRIPT) if transcripts_as_text else _TEXT
+    raw = _AUDIO if transcripts_as_text else (*_AUDIO, *_TRANSCRIPT)
+    return typed.delta_rule(
+        (("type",), ("delta",)),
+        {
+            **{name: (name, ((None, ((1, "text_delta"),)),)) for name in texts},
+            **{name: (name, ((None, ()),)) for name in raw},
+        },
+        type_path=0,
+        by_type=True,
+    )
+
+
+_DELTA_RULE = _delta_rule(False)
+_TRANSCRIPTS_RULE = _delta_rule(True)
 
 
 def _key(item_id: Any, call_id: Any) -> Optional[str]:
@@ -93,11 +118,14 @@ class OpenAIRealtimeNormalizer(Normalizer):
     terminal = "response.done"
     rules = RealtimeRules
     stops = REALTIME_STOP
+    delta_rule = _DELTA_RULE
 
     def __init__(self, transcripts_as_text: bool = False) -> None:
         super().__init__()
         self.done = True  # no response is open before the model answers
         self.transcripts_as_text = transcripts_as_text
+        if transcripts_as_text and self._delta_rule is not None:
+            self._delta_rule = typed.own_rule(_TRANSCRIPTS_RULE)
         #: ``status_details`` of the last ``response.done``.
         self.status_details: Any = None
         #: The id of the response the session is on (``response_id`` names the session by its first response).
