@@ -290,6 +290,55 @@ def test_resume_cursor_is_kept() -> None:
     assert (norm.last_event_index, norm.last_event_id) == (3, "evt_41")
 
 
+@pytest.mark.parametrize("name", ["step.delta", "content.delta"])
+def test_text_deltas_are_read_without_a_decode_and_keep_the_cursor(name: str) -> None:
+    """A stream's text deltas are read by the compiled reader where it is built (``raw`` decoded only when asked
+    for): the events, the text and the resume cursor are the full decode's, the cursor as of the last event read
+    (a delta without an ``event_id`` or with a non-integer index leaves that part of the cursor as it was)."""
+    import json
+
+    from ssewire import iter_unified
+    from ssewire.events import LazyPayload
+    from ssewire.normalizers import gemini
+    from ssewire.normalizers._fast import typed
+
+    items = [
+        ev("interaction.created", interaction={"id": "v1_abc", "status": "in_progress", "model": "m"}),
+        start(0, type="model_output"),
+        *(dict(ev(name, index=0, delta={"type": "text", "text": f"w{i} "}), event_id=f"e{i}") for i in range(5)),
+        ev(name, index=0, delta={"type": "text", "text": "no id"}),
+        ev(name, index="x", delta={"type": "text", "text": "odd index"}),
+        ev(name, index=0, delta={"type": "text", "text": ""}),
+        dict(ev(name, index=4, delta={"type": "text", "text": "."}), event_id="e_end"),
+        stop(0),
+        completed(usage=USAGE),
+    ]
+    body = "".join(f"event: {item['event_type']}\ndata: {json.dumps(item)}\n\n" for item in items).encode()
+    cut = body.index(b"event: step.stop", len(body) // 2)  # the stream up to its last delta
+
+    def read(data: bytes) -> tuple[list[dict[str, Any]], Any, Any]:
+        normalizer = gemini.GeminiNormalizer()
+        made = list(iter_unified([data[:100], data[100:]], normalizer, "sse"))
+        lazy = [type(event._raw) is LazyPayload for event in made]
+        return [event.to_dict(with_raw=True) for event in made], lazy, normalizer
+
+    for data in (body[:cut], body):
+        typed.set_enabled(False)
+        try:
+            want, _, decoded = read(data)
+        finally:
+            typed.set_enabled(True)
+        got, lazy, normalizer = read(data)
+        assert got == want
+        cursor = (normalizer.last_event_id, normalizer.last_event_index)
+        assert cursor == (decoded.last_event_id, decoded.last_event_index)
+        if data is not body:
+            assert cursor == ("e_end", 4)  # as of the last delta, which the reader took
+        if typed.take_deltas is not None:
+            assert lazy[2:11] == [True] * 7 + [False, True]  # (the empty delta: the full decode's raw)
+    assert collect(iter_unified([body], "gemini")).text == "w0 w1 w2 w3 w4 no idodd index."
+
+
 @pytest.mark.parametrize(
     "obj",
     [

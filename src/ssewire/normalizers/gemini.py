@@ -255,6 +255,7 @@ class GeminiNormalizer(DelegatingNormalizer):
     delta_rule = _DELTA_RULE  # chunks of one text or thought part, while the stream is generateContent
     delta_notes = 3  # what the reader's chunks set: usageMetadata, responseId, modelVersion (see _DELTA_RULE)
     reading_can_stop = True  # a finishReason, or the first Interactions payload
+    fast_delegates = (GeminiInteractionsNormalizer,)  # its reader takes an Interactions stream's text deltas
     first_event_alone = False  # (the rest of a first chunk is read alike either way)
 
     def __init__(self) -> None:

@@ -40,6 +40,7 @@ from typing import Any, ClassVar, Optional, Union
 from ..citations import Citation
 from ..events import Unified, new_done, new_event, new_usage
 from ..usage import Usage, count
+from ._fast import typed
 from .common import error_payload, id_and_model, str_or, with_incomplete
 from .contract import Normalizer, Recognition
 from .tool_calls import CallIds, closes_calls, compact_json, done_event, incomplete_entry
@@ -107,6 +108,19 @@ def thought_usage(
         partial=partial,
         source=source,
     )  # fmt: skip
+
+
+#: The events read without a decode: a ``step.delta`` (or its older name, ``content.delta``), named so by its SSE
+#: event and its ``event_type``, whose ``delta`` is a ``text`` delta with a non-empty string ``text`` (any other
+#: event is left at the cost of a lookup of its name). What it sets is reported in notes: the resume cursor,
+#: ``event_id`` (a string) and ``index`` (an int).
+_DELTA_RULE = typed.delta_rule(
+    (("event_type",), ("delta", "type"), ("delta", "text"), ("event_id",), ("index",)),
+    {name: (name, (("text", ((2, "text_delta"),)),)) for name in ("step.delta", "content.delta")},
+    type_path=0,
+    tag_path=1,
+    notes=((3, "string"), (4, "int")),
+)
 
 
 def _text(value: Any) -> Optional[str]:
@@ -203,6 +217,8 @@ class GeminiInteractionsNormalizer(Normalizer):
     terminal: ClassVar[str] = "interaction.completed"
     rules = GeminiInteractionsRules
     stops = INTERACTION_STOP
+    delta_rule = _DELTA_RULE  # text deltas
+    delta_notes = 2  # what they set: event_id, index (see _DELTA_RULE)
 
     def __init__(self) -> None:
         super().__init__()
@@ -263,6 +279,18 @@ class GeminiInteractionsNormalizer(Normalizer):
             return []
         self._meta(obj)
         return [Unified("raw", raw=obj)]
+
+    def absorb(self) -> None:
+        """What the text deltas the reader took set, from its notes: the last ``event_id`` and ``index``."""
+        notes = self._notes
+        if notes is None:
+            return
+        event_id, index = notes[:2]
+        if event_id is not None:
+            self.last_event_id = event_id
+        if index is not None:
+            self.last_event_index = index
+        notes[0] = notes[1] = None
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
         """Call steps that never got their ``step.stop``, in start order."""
