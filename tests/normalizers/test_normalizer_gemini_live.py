@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ssewire import GeminiLiveNormalizer, collect
+from ssewire import GeminiLiveNormalizer, Unified, collect
 from ssewire.usage import Usage
 
 
@@ -70,3 +70,52 @@ def test_garbage_frames_never_raise() -> None:
     live = GeminiLiveNormalizer()
     for frame in ["not json", "[1]", '{"serverContent": 3}', '{"toolCall": {"functionCalls": [1, null]}}']:
         assert live.frame(frame)
+
+
+def test_audio_and_other_raw_messages_are_read_without_a_decode_and_read_as_decoded() -> None:
+    """The model's audio (the bulk of a voice session) and the other messages that are only raw are read by the
+    compiled reader where it is built (``raw`` decoded only when asked for); every message that sets state (text,
+    a tool call, usage, the end of a turn, a resumption update, ``goAway``) is decoded: the events and the state
+    are the full decode's."""
+    from ssewire.events import LazyPayload
+    from ssewire.normalizers._fast import typed
+
+    audio = {"inlineData": {"mimeType": "audio/pcm;rate=24000", "data": "AAAA" * 20_000}}  # 80 KB of base64
+    frames = [
+        {"setupComplete": {}},
+        {"serverContent": {"modelTurn": {"parts": [audio]}}},
+        {"serverContent": {"outputTranscription": {"text": "hi"}}},
+        {"serverContent": {"modelTurn": {"parts": [{"inlineData": {"data": "QUJD"}}]}, "interrupted": True}},
+        {"serverContent": {"modelTurn": {"parts": [{"text": "Hel"}]}}},
+        {"serverContent": {"modelTurn": {"parts": [{"text": ""}]}}},
+        {"serverContent": {"modelTurn": {"parts": [audio, {"text": "lo"}]}}},
+        {"sessionResumptionUpdate": {"newHandle": "h1"}},
+        {"serverContent": {"modelTurn": {"parts": [audio]}}, "usageMetadata": {"totalTokenCount": 3}},
+        {"goAway": {"timeLeft": "10s"}},
+        {"toolCall": {"functionCalls": [{"id": "f1", "name": "t", "args": {}}]}},
+        {"serverContent": {"modelTurn": {"parts": [audio]}, "turnComplete": True}},
+    ]
+
+    def read() -> tuple[list[Unified], GeminiLiveNormalizer]:
+        live = GeminiLiveNormalizer()
+        made: list[Unified] = []
+        for frame in frames:
+            made += live.frame(json.dumps(frame))
+        return made + live.finish(), live
+
+    typed.set_enabled(False)
+    try:
+        want, decoded = read()
+        want_dicts = [event.to_dict(with_raw=True) for event in want]
+    finally:
+        typed.set_enabled(True)
+    got, live = read()
+    if typed.take_deltas is not None:  # the first four frames' raw events, and no other event, read lazily
+        assert [type(event._raw) is LazyPayload for event in got] == [True] * 4 + [False] * (len(got) - 4)
+    assert [event.to_dict(with_raw=True) for event in got] == want_dicts
+    assert (live.resumption_handle, live.go_away, live.done, live.usage) == (
+        decoded.resumption_handle,
+        decoded.go_away,
+        decoded.done,
+        decoded.usage,
+    )

@@ -22,10 +22,31 @@ from typing import Any, Optional
 
 from ..events import Unified, new_done, new_usage
 from ..names import UnifiedType
+from ._fast import typed
 from .contract import Normalizer
 from .tool_calls import compact_json, done_event
 
 __all__ = ["GeminiLiveNormalizer"]
+
+_PART = ("serverContent", "modelTurn", "parts", 0)
+#: The messages read without a decode, each one ``raw``: the model's audio (a turn's one part, ``inlineData``,
+#: read in place at any size: its data is never built) and any other message whose one part has no text, with
+#: no tool call, usage, resumption update, ``goAway`` or end of turn (those set state: decoded).
+_DELTA_RULE = typed.delta_rule(
+    (
+        (*_PART, "text"),
+        ("toolCall",),
+        ("sessionResumptionUpdate",),
+        ("goAway",),
+        ("usageMetadata",),
+        ("serverContent", "turnComplete"),
+        (*_PART, "inlineData"),
+    ),
+    {None: (None, ((None, ()),))},
+    nulls=(0, 1, 2, 3, 4),
+    not_true=(5,),
+    media=(6,),
+)
 
 
 class GeminiLiveNormalizer(Normalizer):
@@ -33,6 +54,7 @@ class GeminiLiveNormalizer(Normalizer):
 
     provider = "gemini-live"
     terminal = "turnComplete"
+    delta_rule = _DELTA_RULE  # audio, and the other messages that are only raw
 
     def __init__(self) -> None:
         super().__init__()
