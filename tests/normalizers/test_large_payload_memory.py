@@ -293,3 +293,57 @@ def test_a_held_done_event_is_decoded_without_the_text_it_repeats(kind: str, nam
     assert _dicts(run(_held("response.output_text.done", mislabelled))) == _dicts(
         run(SSEEvent("response.output_text.done", mislabelled))
     )
+
+
+@pytest.mark.parametrize(
+    ("kind", "members"),
+    [
+        (
+            "response.output_text.done",
+            {"item_id": "msg_1", "output_index": 0, "content_index": 0, "text": "ab" * 40_000},
+        ),
+        (
+            "response.output_item.done",
+            {
+                "output_index": 0,
+                "item": {
+                    "id": "ig_1",
+                    "type": "image_generation_call",
+                    "status": "completed",
+                    "result": "iVBO" * 40_000,
+                },
+            },
+        ),
+    ],
+)
+def test_a_large_ascii_done_event_is_decoded_without_the_text_or_image_it_repeats(
+    kind: str, members: dict[str, Any]
+) -> None:
+    """An ASCII payload is its own UTF-8: a large one is decoded without the member no handler reads (a done event's
+    text, an image generation call's finished image) as a held one is, and gives the events of the full decode
+    (``raw`` the whole payload, decoded when read)."""
+    if typed.without_member is None:
+        pytest.skip("the compiled reader is not built")
+    data = json.dumps({"type": kind, "sequence_number": 3, **members})
+
+    def run() -> list[Unified]:
+        norm = normalizer_for("openai")
+        norm.normalize([SSEEvent("response.created", '{"type":"response.created","response":{"id":"r","model":"m"}}')])
+        if kind == "response.output_item.done":
+            added = {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {"id": "ig_1", "type": "image_generation_call"},
+            }
+            norm.normalize([SSEEvent("response.output_item.added", json.dumps(added))])
+        return norm.normalize([SSEEvent(kind, data)])
+
+    fast = run()
+    assert [type(e._raw) for e in fast] == [LazyPayload] * len(fast)  # decoded without it: raw left lazy
+    typed.set_enabled(False)
+    try:
+        want = _dicts(run())
+    finally:
+        typed.set_enabled(True)
+    assert _dicts(fast) == want
+    assert peak_traced(run) < 0.5 * len(data)

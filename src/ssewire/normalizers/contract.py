@@ -56,6 +56,7 @@ from .._json import FIRST_ERRORS, Text, loads_first, loads_retry
 from ..events import LazyPayload, SSEEvent, Unified, Utf8Event, new_done, new_event
 from ..usage import Usage
 from ._fast import typed
+from ._fast.utf8 import LARGE
 from .common import client_stop, error_object, error_payload, truncated_event, with_incomplete
 from .tool_calls import CallTable, OpenCall, closes_calls
 
@@ -333,19 +334,21 @@ class Normalizer:
     def decoded(self, ev: SSEEvent) -> list[Unified]:
         """The events of one framed event by the full JSON decode: dicts go to :meth:`payload`, ``[DONE]`` to
         :meth:`sentinel`, anything else becomes ``raw``. A :class:`~ssewire.events.Utf8Event` is decoded from its
-        UTF-8 (its text is never built), without the member :meth:`held_skip` names where that member is there."""
+        UTF-8 (its text is never built), and it and a large ASCII payload (its own UTF-8) without the member
+        :meth:`held_skip` names where that member is there."""
         utf8 = ev.utf8 if type(ev) is Utf8Event else None
         if utf8 is not None:
             data: Text = utf8
-            skip = self.held_skip(ev.event)
-            if skip is not None and typed.without_member is not None:
-                trimmed = typed.without_member(utf8, skip)
-                if trimmed is not None:
-                    return self._decoded_without(ev, utf8, trimmed)
         else:
             data = ev.data
             if data == "[DONE]":
                 return self.sentinel(ev)
+        if (utf8 is not None or (len(data) >= LARGE and data.isascii())) and typed.without_member is not None:
+            skip = self.held_skip(ev.event)
+            for path in skip if type(skip) is tuple else () if skip is None else (skip,):
+                trimmed = typed.without_member(data, path)
+                if trimmed is not None:
+                    return self._decoded_without(ev, data, trimmed)
         try:
             obj = loads_first(data)
         except FIRST_ERRORS:
@@ -357,14 +360,14 @@ class Normalizer:
         return self.payload(obj, ev.event)
 
     def held_skip(self, event: Optional[str] = None) -> Any:
-        """The member a large payload held as UTF-8 (its SSE event name ``event``) may be decoded without now (a
-        ``typed.member_path``: one :meth:`payload` never reads, and the bulk of such payloads), or None (the whole
-        payload is decoded)."""
+        """The member a large payload (held as UTF-8, or ASCII; its SSE event name ``event``) may be decoded without
+        now (a ``typed.member_path``: one :meth:`payload` never reads, and the bulk of such payloads), or a tuple of
+        them (the first that is there), or None (the whole payload is decoded)."""
         return None
 
-    def _decoded_without(self, ev: SSEEvent, utf8: bytes, trimmed: bytes) -> list[Unified]:
-        """:meth:`decoded` of a held event (its UTF-8 ``utf8``) from ``trimmed``, that text without the
-        :meth:`held_skip` member: the events of that payload, whose ``raw`` is the whole payload (decoded when
+    def _decoded_without(self, ev: SSEEvent, utf8: Text, trimmed: bytes) -> list[Unified]:
+        """:meth:`decoded` of a large event (its UTF-8 or ASCII text ``utf8``) from ``trimmed``, that text without
+        the :meth:`held_skip` member: the events of that payload, whose ``raw`` is the whole payload (decoded when
         read)."""
         obj = loads_first(trimmed)  # (the payload's own text, but a member written as null: valid JSON)
         if type(obj) is not dict:

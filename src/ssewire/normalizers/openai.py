@@ -180,7 +180,10 @@ _TEXT_OF = {
     "response.refusal.done": typed.member_path(("refusal",), string=True),
     "response.content_part.done": typed.member_path(("part", "text"), string=True),
     "response.reasoning_summary_part.done": typed.member_path(("part", "text"), string=True),
-    "response.output_item.done": typed.member_path(("item", "content", 0, "text"), string=True),
+    "response.output_item.done": (
+        typed.member_path(("item", "content", 0, "text"), string=True),
+        typed.member_path(("item", "result"), string=True),  # an image generation call's image
+    ),
 }
 
 Handler = Callable[["OpenAINormalizer", dict[str, Any], Optional[int]], list[Unified]]

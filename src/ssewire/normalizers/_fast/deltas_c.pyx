@@ -814,16 +814,22 @@ cdef class MemberPath:
         sw_json_prepare(&self.c_paths)
 
 
-def without_member(bytes data, MemberPath path):
-    """The JSON text (UTF-8) ``data`` with the member at ``path`` (an object or an array; a string where the path
-    says ``string``) written as ``null``: what a payload decodes to without a member that costs the most and is not
-    read. None when the payload is not strict JSON or the member is not there as such a value (see
-    ``sw_json_locate``); with a key repeated, the member the full decode keeps (the last) is the one written as
-    ``null``."""
+def without_member(data, MemberPath path):
+    """The JSON text ``data`` (UTF-8 bytes, or an ASCII str: read in place) as UTF-8 with the member at ``path`` (an
+    object or an array; a string where the path says ``string``) written as ``null``: what a payload decodes to
+    without a member that costs the most and is not read. None when the payload is not strict JSON or the member is
+    not there as such a value (see ``sw_json_locate``), and for a str with a character past ASCII; with a key
+    repeated, the member the full decode keeps (the last) is the one written as ``null``."""
     cdef sw_json_val val
-    cdef const char* text = PyBytes_AS_STRING(data)
-    cdef Py_ssize_t size = PyBytes_GET_SIZE(data), start, length
+    cdef const char* text
+    cdef Py_ssize_t size, start, length
     cdef char* p
+    if type(data) is bytes:
+        text, size = PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data)
+    elif type(data) is str and PyUnicode_IS_COMPACT_ASCII(data):
+        text, size = <const char*>PyUnicode_DATA(data), PyUnicode_GET_LENGTH(data)
+    else:
+        return None
     if not sw_json_locate(text, size, &path.c_paths, &val):
         return None
     if path.string:

@@ -245,7 +245,7 @@ compact_member: Optional[Callable[[str, Any], Optional[str]]] = None
 #: ``without_member(utf8, path) -> bytes | None``: a payload's UTF-8 with one member (an object or array, or a string
 #: where the path says so) written as ``null`` (see :mod:`.deltas_c`); None where the compiled reader is not built
 #: (or typed decoding is off).
-without_member: Optional[Callable[[bytes, Any], Optional[bytes]]] = None
+without_member: Optional[Callable[[Union[bytes, str], Any], Optional[bytes]]] = None
 
 
 def member_path(path: Path, string: bool = False) -> Any:
