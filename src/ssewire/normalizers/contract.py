@@ -338,7 +338,7 @@ class Normalizer:
         :meth:`held_skip` names where that member is there."""
         utf8 = ev.utf8 if type(ev) is Utf8Event else None
         if utf8 is not None:
-            data: Text = utf8
+            data: Union[str, bytes] = utf8
         else:
             data = ev.data
             if data == "[DONE]":
@@ -365,7 +365,7 @@ class Normalizer:
         them (the first that is there), or None (the whole payload is decoded)."""
         return None
 
-    def _decoded_without(self, ev: SSEEvent, utf8: Text, trimmed: bytes) -> list[Unified]:
+    def _decoded_without(self, ev: SSEEvent, utf8: Union[str, bytes], trimmed: bytes) -> list[Unified]:
         """:meth:`decoded` of a large event (its UTF-8 or ASCII text ``utf8``) from ``trimmed``, that text without
         the :meth:`held_skip` member: the events of that payload, whose ``raw`` is the whole payload (decoded when
         read)."""
