@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["parser", "publish", "replace_block"]
+__all__ = ["exit_status", "parser", "publish", "replace_block"]
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -56,3 +56,11 @@ def publish(doc: dict[str, Any], name: str, args: argparse.Namespace, *, table: 
     root = README.parent
     print(f"\nwrote: {out.relative_to(root) if out.is_relative_to(root) else out}")
     return out
+
+
+def exit_status(failed: list[str], check: bool) -> int:
+    """Print each line of ``failed`` (what missed a gate) to stderr; the exit status: 1 when ``check`` and anything
+    failed, else 0."""
+    for line in failed:
+        print(f"FAIL {line}", file=sys.stderr)
+    return 1 if check and failed else 0

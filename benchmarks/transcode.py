@@ -31,7 +31,7 @@ from typing import Any, Callable, Optional
 from .contenders import CHUNK_SIZE, MAX_BUFFER, compiled_scanner
 from .environment import brief
 from .generate import STREAMS, generate
-from .readme import parser, publish
+from .readme import exit_status, parser, publish
 from .recordings import Recording, load_recordings, readable, sample_seconds
 
 TARGETS = ("openai-chat", "openai", "anthropic", "gemini", "vercel-ui")
@@ -325,10 +325,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         doc = measure(3, doc, retry)
         doc["measured_again"] = "everything" if retry is None else sorted(map(str, retry))
     publish(doc, "transcode", args, table=format_tables(doc), caption=caption(doc))
-    failed = failures(doc)
-    for line in failed:
-        print(f"FAIL {line}", file=sys.stderr)
-    return 1 if args.check and failed else 0
+    return exit_status(failures(doc), args.check)
 
 
 if __name__ == "__main__":
