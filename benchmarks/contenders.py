@@ -117,6 +117,15 @@ def compiled_scanner() -> tuple[Optional[ModuleType], Optional[str]]:
         return None, f"compiled scanner not built ({exc})"
 
 
+def compiled_or_told() -> Optional[ModuleType]:
+    """:func:`compiled_scanner`'s module, or None once the reason it is missing was printed to stderr (a small
+    benchmark that needs it then exits 2)."""
+    compiled, why = compiled_scanner()
+    if compiled is None:
+        print(f"the compiled scanner is not built: {why}", file=sys.stderr)
+    return compiled
+
+
 REFERENCE_PATH = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds" / "reference_sse_parser.py"
 
 

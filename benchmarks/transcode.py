@@ -28,7 +28,7 @@ import time
 import tracemalloc
 from typing import Any, Callable, Optional
 
-from .contenders import CHUNK_SIZE, MAX_BUFFER, compiled_scanner
+from .contenders import CHUNK_SIZE, MAX_BUFFER, compiled_or_told
 from .environment import brief
 from .generate import STREAMS, generate
 from .readme import exit_status, parser, publish
@@ -281,9 +281,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p = parser("transcode", __doc__ or "", "a short run: fewer samples, smaller streams")
     p.add_argument("--check", action="store_true", help="exit 1 below a floor (the CI gate)")
     args = p.parse_args(argv)
-    compiled, why = compiled_scanner()
+    compiled = compiled_or_told()
     if compiled is None:
-        print(f"the compiled scanner is not built: {why}", file=sys.stderr)
         return 2
     samples = 3 if args.quick else 7
     min_time = 0.05 if args.quick else 0.2
