@@ -32,7 +32,17 @@ with atheris.instrument_imports():
     from ssewire.normalizers import normalizer_for
     from ssewire.normalizers._fast import typed
 
-PROVIDERS = ("openai", "anthropic", "openai-chat", "xai", "gemini", "bedrock-converse", "cohere")
+PROVIDERS = (
+    "openai",
+    "anthropic",
+    "openai-chat",
+    "xai",
+    "gemini",
+    "bedrock-converse",
+    "cohere",
+    "openai-realtime",
+    "gemini-live",
+)
 NAMES = (
     "message",
     None,
@@ -46,6 +56,8 @@ NAMES = (
     "content-delta",
     "tool-call-delta",
     "tool-plan-delta",
+    "step.delta",
+    "response.image_generation_call.partial_image",
 )
 SHAPES = (
     '{"type":"response.output_text.delta","item_id":"m","delta":"hi","sequence_number":7}',
@@ -70,6 +82,14 @@ SHAPES = (
     '{"type":"content-delta","index":0,"delta":{"message":{"content":{"thinking":"hm"}}}}',
     '{"type":"tool-call-delta","index":0,"delta":{"message":{"tool_calls":{"function":{"arguments":"{\\"a"}}}}}',
     '{"type":"tool-plan-delta","delta":{"message":{"tool_plan":"I will"}}}',
+    '{"candidates":[{"content":{"parts":[{"inlineData":{"mimeType":"image/png","data":"iVBO"}}],"role":"model"}}],'
+    '"modelVersion":"g"}',
+    '{"index":0,"delta":{"type":"text","text":"hi"},"event_type":"step.delta","event_id":"e1"}',
+    '{"type":"response.output_audio.delta","event_id":"e","response_id":"r","delta":"QUJD"}',
+    '{"type":"response.output_text.delta","event_id":"e","delta":"hi"}',
+    '{"type":"response.image_generation_call.partial_image","item_id":"ig","output_index":0,"partial_image_b64":"QUJD",'
+    '"sequence_number":3}',
+    '{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm","data":"AAAA"}}]}}}',
 )
 #: Pieces spliced into a shape: members that change what a payload is, values of every JSON type, and the
 #: characters strict JSON is picky about.
@@ -91,6 +111,11 @@ PIECES = (
     '"finishReason":"STOP",',
     '"thoughtSignature":"s",',
     '"functionCall":null,',
+    '"inlineData":{},',
+    '"executableCode":{},',
+    '"turnComplete":true,',
+    '"usageMetadata":{"totalTokenCount":1},',
+    '"goAway":{},',
     '"event_type":null,',
     '"sequence_number":1.5,',
     '"delta":null,',
