@@ -42,6 +42,7 @@ PROVIDERS = (
     "cohere",
     "openai-realtime",
     "gemini-live",
+    "vercel-ui",
 )
 NAMES = (
     "message",
@@ -90,6 +91,8 @@ SHAPES = (
     '{"type":"response.image_generation_call.partial_image","item_id":"ig","output_index":0,"partial_image_b64":"QUJD",'
     '"sequence_number":3}',
     '{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm","data":"AAAA"}}]}}}',
+    '{"type":"text-delta","id":"t0","delta":"hi"}',
+    '{"type":"reasoning-delta","id":"r0","delta":"hm"}',
 )
 #: Pieces spliced into a shape: members that change what a payload is, values of every JSON type, and the
 #: characters strict JSON is picky about.
@@ -116,6 +119,7 @@ PIECES = (
     '"turnComplete":true,',
     '"usageMetadata":{"totalTokenCount":1},',
     '"goAway":{},',
+    '"providerMetadata":{"a":{"signature":"s"}},',
     '"event_type":null,',
     '"sequence_number":1.5,',
     '"delta":null,',

@@ -154,3 +154,39 @@ def test_auto_detection_reads_a_ui_stream() -> None:
     body += b'data: {"type":"finish","finishReason":"stop"}\n\ndata: [DONE]\n\n'
     result = collect(iter_unified([body], "auto"))
     assert (result.text, result.stop_reason, result.response_id) == ("hi", "end", "m1")
+
+
+def test_deltas_are_read_without_a_decode_and_read_as_decoded() -> None:
+    """Text and reasoning deltas are read by the compiled reader where it is built (``raw`` decoded only when asked
+    for); a delta carrying ``providerMetadata`` (a signature, encrypted reasoning), an empty one and every other
+    chunk are decoded: the events are the full decode's."""
+    import json
+
+    from ssewire.events import LazyPayload
+    from ssewire.normalizers._fast import typed
+
+    chunks = [
+        {"type": "start", "messageId": "m1"},
+        {"type": "reasoning-start", "id": "r0"},
+        {"type": "reasoning-delta", "id": "r0", "delta": "hm"},
+        {"type": "reasoning-delta", "id": "r0", "delta": ".", "providerMetadata": {"anthropic": {"signature": "s"}}},
+        {"type": "reasoning-end", "id": "r0"},
+        {"type": "text-start", "id": "t0"},
+        *({"type": "text-delta", "id": "t0", "delta": f"w{i} "} for i in range(4)),
+        {"type": "text-delta", "id": "t0", "delta": ""},
+        {"type": "text-end", "id": "t0"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+    body = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks).encode() + b"data: [DONE]\n\n"
+    typed.set_enabled(False)
+    try:
+        want = [e.to_dict(with_raw=True) for e in iter_unified([body], "vercel-ui")]
+    finally:
+        typed.set_enabled(True)
+    got = list(iter_unified([body], "vercel-ui"))
+    if typed.take_deltas is not None:
+        lazy = [type(e._raw) is LazyPayload for e in got]
+        assert [i for i, is_lazy in enumerate(lazy) if is_lazy] == [2, 6, 7, 8, 9]
+    assert [e.to_dict(with_raw=True) for e in got] == want
+    result = collect(iter_unified([body], "vercel-ui"))
+    assert (result.text, result.reasoning, result.signatures) == ("w0 w1 w2 w3 ", "hm.", ["s"])

@@ -29,6 +29,7 @@ from typing import Any, Optional
 from ..citations import Citation
 from ..events import Unified, new_event, new_usage
 from ..usage import Usage, count, detail
+from ._fast import typed
 from .common import str_or
 from .contract import Normalizer, Recognition
 from .tool_calls import CallTable, OpenCall, done_event
@@ -135,6 +136,21 @@ def _encrypted_reasoning(obj: dict[str, Any]) -> Optional[str]:
     return secret if type(secret) is str else None
 
 
+#: The chunks read without a decode: a ``text-delta`` or ``reasoning-delta`` with a non-empty string ``delta`` and no
+#: ``providerMetadata`` (a signature or encrypted reasoning rides there); a stream names no SSE events, so the
+#: chunk's ``type`` names the case.
+_DELTA_RULE = typed.delta_rule(
+    (("type",), ("delta",), ("providerMetadata",)),
+    {
+        "text-delta": ("text-delta", ((None, ((1, "text_delta"),)),)),
+        "reasoning-delta": ("reasoning-delta", ((None, ((1, "reasoning_delta"),)),)),
+    },
+    type_path=0,
+    nulls=(2,),
+    by_type=True,
+)
+
+
 class VercelUINormalizer(Normalizer):
     """UI message stream chunks -> Unified (see the module docstring for the full contract)."""
 
@@ -143,6 +159,7 @@ class VercelUINormalizer(Normalizer):
     rules = VercelUIRules
     stops = VERCEL_STOP
     names_model = False
+    delta_rule = _DELTA_RULE  # text and reasoning deltas
 
     def __init__(self) -> None:
         super().__init__()
