@@ -8,7 +8,7 @@ import sys
 from importlib import metadata
 from typing import Any
 
-__all__ = ["PACKAGES", "brief", "describe", "one_line"]
+__all__ = ["PACKAGES", "brief", "describe", "one_line", "where"]
 
 PACKAGES = (
     "ssewire",
@@ -100,3 +100,8 @@ def brief() -> dict[str, str]:
         "python": platform.python_version(),
         "scanner": ssewire.IMPLEMENTATION,
     }
+
+
+def where(env: dict[str, str]) -> str:
+    """A :func:`brief` as the small benchmarks' captions say it: machine, Python and scanner."""
+    return f"{env['machine']}, Python {env['python']}, scanner {env['scanner']}"

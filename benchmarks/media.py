@@ -29,9 +29,9 @@ import sys
 from typing import Any, Callable, Optional
 
 from .contenders import compiled_or_told
-from .environment import brief
+from .environment import brief, where
 from .generate import SEED, generate
-from .readme import exit_status, parser, publish
+from .readme import exit_status, parser, publish, sampling
 from .recordings import FLOOR_SAYS, MEASURED_HEADINGS, Recording, _chunked, _floor, measure_group, measured_cells
 
 __all__ = ["CEILING", "STREAMS", "build", "main", "over_ceiling"]
@@ -153,8 +153,8 @@ def format_table(doc: dict[str, Any]) -> str:
 def caption(doc: dict[str, Any]) -> str:
     env = doc["environment"]
     return (
-        f"Measured on {env['machine']}, Python {env['python']}, scanner {env['scanner']}, {doc['size_mb']:g} MB "
-        f"streams, {doc['samples']} interleaved samples per contender (medians); {FLOOR_SAYS}"
+        f"Measured on {where(env)}, {doc['size_mb']:g} MB streams, {doc['samples']} interleaved samples per "
+        f"contender (medians); {FLOOR_SAYS}"
     )
 
 
@@ -174,15 +174,13 @@ def _largest(rec: Recording) -> int:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    p = parser("media", __doc__ or "", "1 MB streams, fewer samples (a few seconds)")
-    p.add_argument("--check", action="store_true", help=f"exit 1 when a contender costs over {CEILING}x the floor")
-    args = p.parse_args(argv)
+    check = f"exit 1 when a contender costs over {CEILING}x the floor"
+    args = parser("media", __doc__ or "", "1 MB streams, fewer samples (a few seconds)", check).parse_args(argv)
     compiled = compiled_or_told()
     if compiled is None:
         return 2
     size_mb = 1.0 if args.quick else 4.0
-    samples = 3 if args.quick else 7
-    min_time = 0.05 if args.quick else 0.2
+    samples, min_time = sampling(args.quick)
     floor = _floor(compiled)
     recordings = {name: build(name, int(size_mb * 1e6)) for name in STREAMS}
     results: dict[str, Any] = {}

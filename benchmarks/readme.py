@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
-__all__ = ["exit_status", "parser", "publish", "replace_block"]
+__all__ = ["exit_status", "parser", "publish", "replace_block", "sampling"]
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -29,12 +29,15 @@ def replace_block(name: str, body: str, path: Path = README) -> bool:
     return True
 
 
-def parser(name: str, doc: str, quick: str) -> argparse.ArgumentParser:
+def parser(name: str, doc: str, quick: str, check: Optional[str] = None) -> argparse.ArgumentParser:
     """The command line every small benchmark shares: ``python -m benchmarks.<name>`` with ``--quick`` (``quick``
-    says what it does), ``--readme`` (rewrite README.md's ``name`` block) and ``--results``; ``doc`` is the
-    module docstring (its first paragraph is the description). A benchmark adds its own options."""
+    says what it does), ``--readme`` (rewrite README.md's ``name`` block), ``--results`` and, for a benchmark
+    that is a CI gate, ``--check`` (``check`` says when it exits 1); ``doc`` is the module docstring (its first
+    paragraph is the description). A benchmark adds its own options."""
     p = argparse.ArgumentParser(prog=f"python -m benchmarks.{name}", description=doc.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help=quick)
+    if check is not None:
+        p.add_argument("--check", action="store_true", help=check)
     p.add_argument("--readme", action="store_true", help=f"rewrite README.md's {name} block")
     p.add_argument("--results", type=Path, default=RESULTS, help="output directory (default benchmarks/results)")
     return p
@@ -64,3 +67,9 @@ def exit_status(failed: list[str], check: bool) -> int:
     for line in failed:
         print(f"FAIL {line}", file=sys.stderr)
     return 1 if check and failed else 0
+
+
+def sampling(quick: bool) -> tuple[int, float]:
+    """How the small benchmarks time a contender: interleaved samples, and the seconds each sample lasts at least
+    (``--quick``: 3 of 0.05 s; else 7 of 0.2 s)."""
+    return (3, 0.05) if quick else (7, 0.2)

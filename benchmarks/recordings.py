@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .contenders import CHUNK_SIZE, MAX_BUFFER, compiled_or_told, scanner_for
-from .environment import brief
-from .readme import exit_status, parser, publish
+from .environment import brief, where
+from .readme import exit_status, parser, publish, sampling
 
 #: The gate's ceilings (see the module docstring): cost / floor, geometric mean over the groups (measured here:
 #: 2.3x iter_unified, 2.6x collect(), 2.8x StreamTap) and any one group (6.7x / 7.8x / 8.2x: Bedrock's Nova, then
@@ -358,16 +358,17 @@ def format_table(doc: dict[str, Any]) -> str:
 def caption(doc: dict[str, Any]) -> str:
     """The README block's line above the table: where and how it was measured."""
     env = doc["environment"]
-    return (
-        f"Measured on {env['machine']}, Python {env['python']}, scanner {env['scanner']}, "
-        f"{doc['samples']} interleaved samples per contender (medians); {FLOOR_SAYS}"
-    )
+    return f"Measured on {where(env)}, {doc['samples']} interleaved samples per contender (medians); {FLOOR_SAYS}"
 
 
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
-    p = parser("recordings", __doc__ or "", "fewer, shorter samples (about 30 s)")
+    p = parser(
+        "recordings",
+        __doc__ or "",
+        "fewer, shorter samples (about 30 s)",
+        "exit 1 when a cost is above the gate's ceilings",
+    )
     p.add_argument("--samples", type=int, help="interleaved samples per contender (default 7, quick 3)")
-    p.add_argument("--check", action="store_true", help="exit 1 when a cost is above the gate's ceilings")
     return p.parse_args(argv)
 
 
@@ -377,8 +378,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if compiled is None:
         return 2
 
-    samples = args.samples or (3 if args.quick else 7)
-    min_time = 0.05 if args.quick else 0.2
+    samples, min_time = sampling(args.quick)
+    samples = args.samples or samples
     recordings, left_out = readable(load_recordings())
     for name in left_out:
         print(f"left out (raises): {name}", file=sys.stderr)

@@ -26,9 +26,9 @@ import time
 from typing import Any, Callable, Optional
 
 from .contenders import CHUNK_SIZE, MAX_BUFFER
-from .environment import brief
+from .environment import brief, where
 from .generate import generate
-from .readme import parser, publish
+from .readme import parser, publish, sampling
 
 #: Members that never change a payload's events (absent, null or any value): what ``minimal`` drops.
 OPTIONAL = ("logprobs", "obfuscation", "service_tier", "system_fingerprint", "created", "object")
@@ -185,23 +185,21 @@ def caption(doc: dict[str, Any]) -> str:
     return (
         "Each variant's end-to-end speed (`iter_unified`, events per second) against the plain generated "
         f"stream's, {doc['samples']} interleaved samples (medians), {doc['size_mb']:g} MB streams; "
-        f"{env['machine']}, Python {env['python']}, scanner {env['scanner']}. Every variant reads the same text "
+        f"{where(env)}. Every variant reads the same text "
         "and events as the plain one."
     )
 
 
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
-    p = parser("shapes", __doc__ or "", "smaller streams, fewer samples")
-    p.add_argument("--check", action="store_true", help=f"exit 1 when a variant reads below {FLOOR}x the plain shape")
-    return p.parse_args(argv)
+    check = f"exit 1 when a variant reads below {FLOOR}x the plain shape"
+    return parser("shapes", __doc__ or "", "smaller streams, fewer samples", check).parse_args(argv)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
 
     size_mb = 0.5 if args.quick else 2.0
-    samples = 3 if args.quick else 7
-    min_time = 0.05 if args.quick else 0.2
+    samples, min_time = sampling(args.quick)
     results = {}
     for name in STREAMS:
         print(f"{name}: {len(STREAMS[name])} variant(s)", file=sys.stderr)

@@ -29,9 +29,9 @@ import tracemalloc
 from typing import Any, Callable, Optional
 
 from .contenders import CHUNK_SIZE, MAX_BUFFER, compiled_or_told
-from .environment import brief
+from .environment import brief, where
 from .generate import STREAMS, generate
-from .readme import exit_status, parser, publish
+from .readme import exit_status, parser, publish, sampling
 from .recordings import Recording, load_recordings, readable, sample_seconds
 
 TARGETS = ("openai-chat", "openai", "anthropic", "gemini", "vercel-ui")
@@ -273,19 +273,17 @@ def caption(doc: dict[str, Any]) -> str:
         "`transcode` to each target against `iter_unified` on the same bytes: speed ratio (1.00: writing costs "
         f"nothing more than reading; medians of {doc['samples']} interleaved samples), then LiteLLM's streaming "
         "translation of the same recordings against ssewire's (CPU time), then peak memory against the largest "
-        f"event read or written. Measured on {env['machine']}, Python {env['python']}, scanner {env['scanner']}."
+        f"event read or written. Measured on {where(env)}."
     )
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    p = parser("transcode", __doc__ or "", "a short run: fewer samples, smaller streams")
-    p.add_argument("--check", action="store_true", help="exit 1 below a floor (the CI gate)")
-    args = p.parse_args(argv)
+    check = "exit 1 below a floor (the CI gate)"
+    args = parser("transcode", __doc__ or "", "a short run: fewer samples, smaller streams", check).parse_args(argv)
     compiled = compiled_or_told()
     if compiled is None:
         return 2
-    samples = 3 if args.quick else 7
-    min_time = 0.05 if args.quick else 0.2
+    samples, min_time = sampling(args.quick)
     size = 300_000 if args.quick else 2_000_000
     recordings, _ = readable(load_recordings())
     groups: dict[str, list[Body]] = {}

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, Callable, Iterable, Optional, TypeVar
 
 from ssewire import Normalizer, Unified
 from ssewire.events import SSEEvent
+from ssewire.normalizers._fast import typed
+
+T = TypeVar("T")
 
 
 def feed(
@@ -49,3 +52,18 @@ def types(events: list[Unified]) -> list[str]:
 def only(events: list[Unified], kind: str) -> list[Unified]:
     """The events of one type, in order."""
     return [e for e in events if e.type == kind]
+
+
+def dicts(events: Iterable[Unified]) -> list[dict[str, Any]]:
+    """``events`` as dicts, ``raw`` included (decoded now): what two ways of reading a stream are compared by."""
+    return [event.to_dict(with_raw=True) for event in events]
+
+
+def decoded_whole(read: Callable[[], T]) -> T:
+    """What ``read()`` gives with typed decoding off (no compiled delta reader, no msgspec structs: every payload
+    decoded whole, the events a fast path must give), typed decoding on again after."""
+    typed.set_enabled(False)
+    try:
+        return read()
+    finally:
+        typed.set_enabled(True)

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 import pytest
 
+from helpers.events import decoded_whole, dicts
 from ssewire._scan import SSEEvent
 from ssewire.normalizers import chat
 from ssewire.normalizers._fast import typed
@@ -51,11 +52,7 @@ def _chunk(*members: tuple[Path, Any]) -> str:
 
 def _full(data: str) -> list[dict[str, Any]]:
     """The events of one chunk by the full decode."""
-    typed.set_enabled(False)
-    try:
-        return [e.to_dict(with_raw=True) for e in ChatCompletionsNormalizer().normalize([SSEEvent("message", data)])]
-    finally:
-        typed.set_enabled(True)
+    return decoded_whole(lambda: dicts(ChatCompletionsNormalizer().normalize([SSEEvent("message", data)])))
 
 
 def _readers(data: str) -> dict[str, Optional[list[dict[str, Any]]]]:

@@ -8,6 +8,7 @@ from typing import Any, Optional
 import pytest
 
 from helpers import events
+from helpers.events import decoded_whole, dicts
 from helpers.events import types as kinds
 from ssewire import SSEEvent, collect
 from ssewire.normalizers.gemini_interactions import GeminiInteractionsNormalizer
@@ -320,14 +321,10 @@ def test_text_deltas_are_read_without_a_decode_and_keep_the_cursor(name: str) ->
         normalizer = gemini.GeminiNormalizer()
         made = list(iter_unified([data[:100], data[100:]], normalizer, "sse"))
         lazy = [type(event._raw) is LazyPayload for event in made]
-        return [event.to_dict(with_raw=True) for event in made], lazy, normalizer
+        return dicts(made), lazy, normalizer
 
     for data in (body[:cut], body):
-        typed.set_enabled(False)
-        try:
-            want, _, decoded = read(data)
-        finally:
-            typed.set_enabled(True)
+        want, _, decoded = decoded_whole(lambda: read(data))  # noqa: B023  # (called here, in this iteration)
         got, lazy, normalizer = read(data)
         assert got == want
         cursor = (normalizer.last_event_id, normalizer.last_event_index)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from helpers.events import decoded_whole, dicts
 from ssewire import GeminiLiveNormalizer, Unified, collect
 from ssewire.usage import Usage
 
@@ -103,16 +104,12 @@ def test_audio_and_other_raw_messages_are_read_without_a_decode_and_read_as_deco
             made += live.frame(json.dumps(frame))
         return made + live.finish(), live
 
-    typed.set_enabled(False)
-    try:
-        want, decoded = read()
-        want_dicts = [event.to_dict(with_raw=True) for event in want]
-    finally:
-        typed.set_enabled(True)
+    want, decoded = decoded_whole(read)
+    want_dicts = dicts(want)
     got, live = read()
     if typed.take_deltas is not None:  # the first four frames' raw events, and no other event, read lazily
         assert [type(event._raw) is LazyPayload for event in got] == [True] * 4 + [False] * (len(got) - 4)
-    assert [event.to_dict(with_raw=True) for event in got] == want_dicts
+    assert dicts(got) == want_dicts
     assert (live.resumption_handle, live.go_away, live.done, live.usage) == (
         decoded.resumption_handle,
         decoded.go_away,

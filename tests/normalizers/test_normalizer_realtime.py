@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from helpers.events import types
+from helpers.events import decoded_whole, dicts, types
 from ssewire import Unified, collect, iter_unified
 from ssewire.normalizers.providers import detect_provider
 from ssewire.normalizers.realtime import REALTIME_STOP, OpenAIRealtimeNormalizer
@@ -106,15 +106,11 @@ def test_deltas_are_read_without_a_decode_and_read_as_decoded(transcripts_as_tex
         body = "".join(json.dumps(item) + "\n" for item in items).encode()
         return list(iter_unified([body], normalizer, "ndjson"))
 
-    typed.set_enabled(False)
-    try:
-        want = [event.to_dict(with_raw=True) for event in read()]
-    finally:
-        typed.set_enabled(True)
+    want = decoded_whole(lambda: dicts(read()))
     got = read()
     if typed.take_deltas is not None:  # the compiled reader: no delta's payload is decoded but the empty one's
         assert [type(event._raw) is LazyPayload for event in got[1:7]] == [True, True, True, True, False, True]
-    assert [event.to_dict(with_raw=True) for event in got] == want  # (each raw decoded now)
+    assert dicts(got) == want  # (each raw decoded now)
     assert collect(got).text == ("HiHel there" if transcripts_as_text else "Hel")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers.events import feed, types
+from helpers.events import decoded_whole, dicts, feed, types
 from ssewire import collect, iter_unified
 from ssewire.normalizers.vercel_ui import VercelUINormalizer, VercelUIRules
 from ssewire.usage import Usage
@@ -178,15 +178,11 @@ def test_deltas_are_read_without_a_decode_and_read_as_decoded() -> None:
         {"type": "finish", "finishReason": "stop"},
     ]
     body = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks).encode() + b"data: [DONE]\n\n"
-    typed.set_enabled(False)
-    try:
-        want = [e.to_dict(with_raw=True) for e in iter_unified([body], "vercel-ui")]
-    finally:
-        typed.set_enabled(True)
+    want = decoded_whole(lambda: dicts(iter_unified([body], "vercel-ui")))
     got = list(iter_unified([body], "vercel-ui"))
     if typed.take_deltas is not None:
         lazy = [type(e._raw) is LazyPayload for e in got]
         assert [i for i, is_lazy in enumerate(lazy) if is_lazy] == [2, 6, 7, 8, 9]
-    assert [e.to_dict(with_raw=True) for e in got] == want
+    assert dicts(got) == want
     result = collect(iter_unified([body], "vercel-ui"))
     assert (result.text, result.reasoning, result.signatures) == ("w0 w1 w2 w3 ", "hm.", ["s"])

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from helpers import chunked
+from helpers.events import decoded_whole, dicts
 from helpers.streams import all_streams
 from ssewire import Unified, collect, iter_events, iter_unified, normalizer_for
 from ssewire.events import LazyPayload
@@ -98,11 +99,8 @@ def test_events_of_one_payload_share_one_decoded_raw() -> None:
 def test_shapes_the_fast_paths_do_not_own_take_the_full_decode(payload: bytes, typed_decoding_off: None) -> None:
     provider = "gemini" if b"candidates" in payload else "openai-chat"
     body = b"data: " + payload + b"\n\n"
-    typed.set_enabled(False)
-    want = [e.to_dict(with_raw=True) for e in iter_unified([body], provider)]  # type: ignore[arg-type]
-    typed.set_enabled(True)
-    got = [e.to_dict(with_raw=True) for e in iter_unified([body], provider)]  # type: ignore[arg-type]
-    assert got == want
+    want = decoded_whole(lambda: dicts(iter_unified([body], provider)))  # type: ignore[arg-type]
+    assert dicts(iter_unified([body], provider)) == want  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("size", [4, 40_000], ids=["small", "large"])
@@ -119,15 +117,11 @@ def test_media_parts_are_read_without_decoding_their_data(size: int) -> None:
         b'{"candidates":[{"content":{"parts":[{"text":"."}]},"finishReason":"STOP"}]}',
     ]
     body = b"".join(b"data: " + chunk + b"\r\n\r\n" for chunk in chunks)
-    typed.set_enabled(False)
-    try:
-        want = [e.to_dict(with_raw=True) for e in iter_unified([body], "gemini")]
-    finally:
-        typed.set_enabled(True)
+    want = decoded_whole(lambda: dicts(iter_unified([body], "gemini")))
     got = list(iter_unified([body], "gemini"))
     assert [e.type for e in got[:5]] == ["raw", "text_delta", "raw", "raw", "reasoning_delta"]
     assert all(type(e._raw) is LazyPayload for e in got[:5])  # not decoded yet
-    assert [e.to_dict(with_raw=True) for e in got] == want
+    assert dicts(got) == want
     assert collect(iter_unified([body], "gemini")).model == "m"
 
 
