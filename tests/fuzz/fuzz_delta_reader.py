@@ -93,6 +93,9 @@ SHAPES = (
     '{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm","data":"AAAA"}}]}}}',
     '{"type":"text-delta","id":"t0","delta":"hi"}',
     '{"type":"reasoning-delta","id":"r0","delta":"hm"}',
+    '{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":[{"type":'
+    '"thinking","thinking":[{"type":"text","text":"hm"}]}]},"finish_reason":null}]}',
+    '{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":[{"type":"text","text":"hi"}]}}]}',
 )
 #: Pieces spliced into a shape: members that change what a payload is, values of every JSON type, and the
 #: characters strict JSON is picky about.
@@ -124,6 +127,9 @@ PIECES = (
     '"sequence_number":1.5,',
     '"delta":null,',
     '"text":"",',
+    '"type":"thinking",',
+    '"thinking":[{"type":"text","text":"t"}],',
+    '"content":[{"type":"text","text":"c"}],',
     '{"text":"b"},',
     "null",
     "true",

@@ -200,8 +200,18 @@ def chat_payloads(draw: Any) -> tuple[str, str]:
     """Chat chunks around the one-choice text or reasoning delta the reader takes, now and then with one of the
     members that make a chunk something else."""
     text = st.sampled_from(["a", " b", "hé", ""]) | _text
+    content = draw(st.none() | _value) if draw(_rare) else draw(text)
+    if draw(st.sampled_from([False] * 5 + [True])):  # typed content chunks (Magistral), now and then mangled
+        kind = draw(st.sampled_from(["text"] * 8 + ["image", None, 5]))
+        part = draw(_member_lists([("type", kind), ("text", draw(text))]))
+        chunk = [
+            ("type", draw(st.sampled_from(["thinking", "text", "thinking", "reference", None]))),
+            ("thinking", _Objects([part] * draw(st.sampled_from([1] * 6 + [0, 2])))),
+            ("text", draw(_mostly_none("t", "", 3))),
+        ]
+        content = _Objects([draw(_member_lists(chunk)) for _ in range(draw(st.sampled_from([1] * 6 + [0, 2])))])
     delta = [
-        ("content", draw(st.none() | _value) if draw(_rare) else draw(text)),
+        ("content", content),
         ("reasoning_content", draw(_mostly_none("r", "", 5))),
         ("reasoning", draw(_mostly_none("q", ""))),
         ("role", draw(_mostly_none("assistant"))),
@@ -644,6 +654,38 @@ def test_rules_are_checked() -> None:
         typed.delta_rule((("type",),), {"e": ("e", ((None, ((0, "text_delta"),)),))})
     with pytest.raises(ValueError, match="out of range"):
         typed.delta_rule((("type",),), {}, 0, media=(1,))
+    text: typed.Candidates = ((0, "text_delta"),)
+    with pytest.raises(ValueError, match=r"at most \d+ \(path index, tag\) pairs"):
+        typed.delta_rule((("type",),), {"e": (None, ((((0, None),) * 7, text),))}, 0)
+    with pytest.raises(ValueError, match=r"\(path index, tag\) pairs"):
+        typed.delta_rule((("type",),), {"e": (None, (((0,), text),))}, 0)  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="out of range"):
+        typed.delta_rule((("type",),), {"e": (None, ((((1, "a"),), text),))}, 0)
+    with pytest.raises(ValueError, match=r"a string, True, dict"):
+        typed.delta_rule((("type",),), {"e": (None, ((((0, 5),), text),))}, 0)  # type: ignore[dict-item]
+
+
+def test_a_variant_applies_where_all_its_conditions_hold() -> None:
+    """A variant's tag may be conditions on paths of its own: the first variant all of whose conditions hold
+    applies; one that fails leaves the next to try."""
+    paths = (("type",), ("kind",), ("sub",), ("a",), ("b",))
+    variants: tuple[typed.Variant, ...] = (
+        (((1, "x"), (2, type(None))), ((3, "text_delta"),)),
+        (((1, "x"), (2, dict)), ((4, "reasoning_delta"),)),
+    )
+    rule = typed.delta_rule(paths, {None: (None, variants)}, 0)
+    take = typed.take_deltas
+    assert take is not None
+
+    def read(data: str) -> list[tuple[str, str]]:
+        out: list[Unified] = []
+        take([_compiled(None, data)], 0, rule, out)
+        return [(event.type, event.text) for event in out]
+
+    assert read('{"kind":"x","a":"1","b":"2"}') == [("text_delta", "1")]
+    assert read('{"kind":"x","sub":{},"a":"1","b":"2"}') == [("reasoning_delta", "2")]
+    assert read('{"kind":"x","sub":[],"a":"1","b":"2"}') == []  # neither variant's conditions hold
+    assert read('{"kind":"y","a":"1"}') == []
 
 
 @pytest.mark.parametrize(
@@ -702,6 +744,30 @@ _SOMETHING_ELSE = [
     (("choices",), [{"index": 0, "delta": {"content": "a"}}, {"index": 1, "delta": {"content": "b"}}]),
     (("choices",), []),
     (("choices",), {"0": {"delta": {"content": "a"}}}),
+    # typed content chunks (Magistral) the reader leaves to the full decode: not one thinking text, or more beside it
+    (("choices", 0, "delta", "content"), [{"type": "thinking", "thinking": [{"type": "image", "text": "r"}]}]),
+    (("choices", 0, "delta", "content"), [{"type": "thinking", "thinking": [{"type": "text", "text": "r"}] * 2}]),
+    (("choices", 0, "delta", "content"), [{"type": "thinking", "thinking": []}]),
+    (("choices", 0, "delta", "content"), [{"type": "thinking", "thinking": [{"type": "text", "text": ""}]}]),
+    (("choices", 0, "delta", "content"), [{"type": "thinking", "thinking": [{"type": "text", "text": 5}]}]),
+    (("choices", 0, "delta", "content"), [{"type": "thinking", "thinking": {"type": "text", "text": "r"}}]),
+    (("choices", 0, "delta", "content"), [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]),
+    (("choices", 0, "delta", "content"), [{"type": "reference", "reference_ids": [1]}]),
+    (("choices", 0, "delta", "content"), [{"type": "text"}]),
+    (("choices", 0, "delta", "content"), []),
+    (
+        ("choices", 0, "delta"),
+        {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "r"}]}], "reasoning_content": "s"},
+    ),
+    (("choices", 0, "delta"), {"content": [{"type": "text", "text": "a"}], "reasoning": "s"}),
+    (
+        ("choices", 0, "delta"),
+        {"content": [{"type": "text", "text": "a"}], "tool_calls": [{"index": 0, "function": {"arguments": "{"}}]},
+    ),
+    (
+        ("choices", 0, "delta"),
+        {"content": [{"type": "text", "text": "a"}], "refusal": "no"},
+    ),
 ]
 _STILL_TEXT = [
     (("choices", 0, "delta", "content"), "b"),
@@ -714,6 +780,13 @@ _STILL_TEXT = [
     (("service_tier",), "default"),
     (("obfuscation",), "a1b2"),
     (("usage",), None),
+    (("choices", 0, "delta", "content"), [{"type": "thinking", "thinking": [{"type": "text", "text": "r"}]}]),
+    (
+        ("choices", 0, "delta", "content"),
+        [{"type": "thinking", "thinking": [{"type": "text", "text": "东"}], "closed": False, "text": "ignored"}],
+    ),
+    (("choices", 0, "delta", "content"), [{"text": "b", "type": "text"}]),
+    (("choices", 0, "delta"), {"role": "assistant", "content": [{"type": "text", "text": "b"}], "reasoning": None}),
 ]
 
 

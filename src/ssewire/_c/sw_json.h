@@ -23,7 +23,7 @@
 #include <emmintrin.h>
 #endif
 
-#define SW_JSON_MAX_PATHS 24
+#define SW_JSON_MAX_PATHS 28
 #define SW_JSON_MAX_STEPS 8
 #define SW_JSON_MAX_DEPTH 256
 #define SW_JSON_ONLY (-1) /* a step's length: the one element of an array */

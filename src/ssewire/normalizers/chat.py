@@ -72,7 +72,7 @@ from ..events import LazyPayload, SSEEvent, Unified, new_done, new_event, new_us
 from ..names import UnifiedType
 from ..usage import Usage, count, detail
 from ._fast import typed
-from ._fast.chat_shape import CHAT_SHAPE
+from ._fast.chat_shape import CHAT_SHAPE, chat_rule_args
 from ._fast.utf8 import LARGE, decodable, held
 from .common import error_object, error_payload, str_or, with_incomplete
 from .contract import Normalizer, Recognition
@@ -96,9 +96,10 @@ CHAT_STOP: dict[str, str] = {
 PARALLEL_WRAPPER = "multi_tool_use.parallel"
 
 _EMPTY: dict[str, Any] = {}
-#: The chunks read without a decode (see :data:`~._fast.chat_shape.CHAT_SHAPE`, which the rule is made from), once
-#: the stream's id and model are known: such a chunk sets nothing else.
-CHAT_DELTA_RULE = typed.delta_rule(**CHAT_SHAPE.rule_args())
+#: The chunks read without a decode (see :data:`~._fast.chat_shape.CHAT_SHAPE`, which the rule is made from, and
+#: :func:`~._fast.chat_shape.chat_rule_args`: typed content chunks too), once the stream's id and model are known:
+#: such a chunk sets nothing else.
+CHAT_DELTA_RULE = typed.delta_rule(**chat_rule_args())
 #: ``(kind, text)`` of a decoded ``typed.chat_chunk`` of that shape, else None (:meth:`.DeltaShape.reader`).
 _DELTA_OF = CHAT_SHAPE.reader()
 #: What a large chunk held as UTF-8 is decoded without (see :meth:`ChatCompletionsNormalizer.held_skip`).

@@ -1,12 +1,14 @@
 """The Chat Completions chunk read without a full decode, written once (:data:`CHAT_SHAPE`): the compiled delta
-rule (``chat.CHAT_DELTA_RULE``), the msgspec struct (``typed.chat_chunk``) and ``ChatCompletionsNormalizer.fast_chunk``
-are all made from it."""
+rule (``chat.CHAT_DELTA_RULE``, :func:`chat_rule_args`), the msgspec struct (``typed.chat_chunk``) and
+``ChatCompletionsNormalizer.fast_chunk`` are all made from it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .shape import CallShape, DeltaShape
 
-__all__ = ["CHAT_SHAPE"]
+__all__ = ["CHAT_SHAPE", "chat_rule_args"]
 
 _DELTA = ("choices", 0, "delta")
 
@@ -54,3 +56,36 @@ CHAT_SHAPE = DeltaShape(
         zeros=(("choices", 0, "index"),),
     ),
 )
+
+
+_CHUNK = (*_DELTA, "content", 0)
+
+
+def chat_rule_args() -> dict[str, Any]:
+    """The compiled delta rule's arguments: :data:`CHAT_SHAPE`'s, and ahead of its variants two for a delta whose
+    ``content`` is one typed chunk (Mistral's Magistral models; an array of another length is not read):
+    ``{"type": "thinking", "thinking": [{"type": "text", "text"}]}`` -> ``reasoning_delta``, ``{"type": "text",
+    "text"}`` -> ``text_delta``, each taken only with no tool call fragment, ``reasoning_content`` or ``reasoning``
+    beside it (absent or null: the full decode would make more events), under the shape's other rules (its nulls,
+    the first choice). The msgspec struct and the Python fast check take no chunk (``content`` is a string there):
+    such a delta takes the full decode without the compiled reader."""
+    args = CHAT_SHAPE.rule_args()
+    paths = args["paths"]
+    chunk_type, inner_type, thinking, text = range(len(paths), len(paths) + 4)
+    args["paths"] = (
+        *paths,
+        (*_CHUNK, "type"),
+        (*_CHUNK, "thinking", 0, "type"),
+        (*_CHUNK, "thinking", 0, "text"),
+        (*_CHUNK, "text"),
+    )
+    alone = tuple(
+        (paths.index(path), type(None))
+        for path in (CHAT_SHAPE.call.at, (*_DELTA, "reasoning_content"), (*_DELTA, "reasoning"))  # type: ignore[union-attr]
+    )
+    chunks = (
+        (((chunk_type, "thinking"), (inner_type, "text"), *alone), ((thinking, "reasoning_delta"),)),
+        (((chunk_type, "text"), *alone), ((text, "text_delta"),)),
+    )
+    args["cases"] = {name: (expected, chunks + variants) for name, (expected, variants) in args["cases"].items()}
+    return args

@@ -28,8 +28,11 @@ MAX_SLOTS: int
 
 _Path: TypeAlias = tuple[Union[str, int], ...]
 _Tag: TypeAlias = Union[str, bool, type, None]  # a string, True, dict, type(None) or None (any)
+_Conditions: TypeAlias = tuple[tuple[int, _Tag], ...]  # ((path index, tag), ...): all must hold
 _Candidates: TypeAlias = tuple[tuple[int, str], ...]  # ((text path, kind), ...)
-_Variant: TypeAlias = Union[tuple[_Tag, _Candidates], tuple[_Tag, _Candidates, str]]  # (tag, candidates[, kind])
+_Variant: TypeAlias = Union[
+    tuple[Union[_Tag, _Conditions], _Candidates], tuple[Union[_Tag, _Conditions], _Candidates, str]
+]  # (tag or conditions, candidates[, kind])
 
 def use_types(
     unified: type,

@@ -179,6 +179,7 @@ cdef enum:
     MAX_CASES = 24
     MAX_VARIANTS = 8
     MAX_CANDIDATES = 4
+    MAX_TAGS = 6  # the conditions of one variant (see DeltaRule)
     MAX_NOTES = 4
     BY_TYPE = MAX_CASES  # the shapes bucket of the payloads whose type names their case
 
@@ -193,10 +194,15 @@ cdef struct Candidate:
     int path
     int kind  # index into DeltaRule.kinds
 
-cdef struct Variant:
+cdef struct Tag:
+    int path  # the path whose value is matched
     int tag  # TAG_*
-    const char* tag_text
-    Py_ssize_t tag_len
+    const char* text  # TAG_STRING: the string
+    Py_ssize_t len
+
+cdef struct Variant:
+    int n_tags  # the conditions, all of which must hold (none: the variant applies)
+    Tag tags[MAX_TAGS]
     int n
     int only  # the kind (index into DeltaRule.kinds) a payload of this variant must make, or -1 for any
     Candidate candidates[MAX_CANDIDATES]
@@ -249,7 +255,9 @@ cdef class DeltaRule:
     (None for an event without one) -> ``(type, variants)``: the payload's ``paths[type_path]`` must be the string
     ``type`` (``type`` None: absent or null). The first variant ``(tag, candidates)`` whose tag matches
     ``paths[tag_path]`` applies: a string tag matches that string, ``True`` the JSON ``true``, ``dict`` an object,
-    ``type(None)`` a member absent or null, None anything (with ``tag_path`` -1 the first variant applies); a
+    ``type(None)`` a member absent or null, None anything (with ``tag_path`` -1 the first variant applies); a tag
+    may also be a tuple of up to ``MAX_TAGS`` ``(path index, tag)`` conditions on paths of its own, all of which
+    must hold (a variant that a value deeper in the payload decides); a
     variant may name a third item, the one kind of event a payload of it must make (else it is not taken). Its
     candidates ``(text_path, kind)`` must each be a string, null or
     absent; the first non-empty string is the event's text and kind, and any other non-empty one must be of the same
@@ -336,6 +344,42 @@ def _rebuilt(tuple args, bint learns):
     return rule.fresh() if learns else rule
 
 
+cdef _set_tag(Tag* found, at, tag, Py_ssize_t n_paths, list keep):
+    """One condition of a variant: the value at path ``at`` matches ``tag`` (see :class:`DeltaRule`)."""
+    if type(at) is not int or not 0 <= at < n_paths:
+        raise ValueError(f"path index {at!r} out of range")
+    if not (tag is None or tag is True or tag is dict or tag is type(None) or type(tag) is str):
+        raise ValueError(f"a variant's tag is a string, True, dict, type(None) or None, not {tag!r}")
+    found.path, found.tag, found.text, found.len = at, TAG_ANY, NULL, 0
+    if tag is True:
+        found.tag = TAG_TRUE
+    elif tag is dict:
+        found.tag = TAG_OBJECT
+    elif tag is type(None):
+        found.tag = TAG_NONE
+    elif tag is not None:
+        text = tag.encode("utf-8")
+        keep.append(text)
+        found.tag, found.text, found.len = TAG_STRING, text, len(text)
+
+
+cdef inline bint _holds(const Variant* variant, const sw_json_val* vals):
+    """Whether every condition of ``variant`` holds for the located values."""
+    cdef int i
+    cdef const Tag* tag
+    cdef const sw_json_val* v
+    for i in range(variant.n_tags):
+        tag = &variant.tags[i]
+        v = &vals[tag.path]
+        if not (tag.tag == TAG_ANY
+                or (tag.tag == TAG_TRUE and v.kind == SW_J_TRUE)
+                or (tag.tag == TAG_STRING and _is(v, tag.text, tag.len))
+                or (tag.tag == TAG_OBJECT and v.kind == SW_J_OBJECT)
+                or (tag.tag == TAG_NONE and _none(v))):
+            return False
+    return True
+
+
 cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nulls, absent, int key_path, notes,
                     not_true, bint by_type, zeros, media):
     """A :class:`DeltaRule`'s arguments checked and compiled (ValueError naming the limit for any out of it)."""
@@ -402,23 +446,20 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
             tag, candidates = described[0], described[1]
             only = described[2] if len(described) == 3 else None
             variant = &case.variants[j]
-            if not (tag is None or tag is True or tag is dict or tag is type(None) or type(tag) is str):
-                raise ValueError(f"a variant's tag is a string, True, dict, type(None) or None, not {tag!r}")
+            if type(tag) is tuple:  # conditions on paths of the variant's own
+                if len(tag) > MAX_TAGS or any(type(cond) is not tuple or len(cond) != 2 for cond in tag):
+                    raise ValueError(f"a variant's conditions are at most {MAX_TAGS} (path index, tag) pairs")
+                conditions = tag
+            else:  # a tag on tag_path (any tag's spelling is checked, with or without that path)
+                _set_tag(&variant.tags[0], 0, tag, len(paths), keep)
+                conditions = ((tag_path, tag),) if tag_path >= 0 and tag is not None else ()
             if len(candidates) > MAX_CANDIDATES:
                 raise ValueError(f"a variant has at most {MAX_CANDIDATES} candidates")
             if only is not None and only not in [kind for _, kind in candidates]:
                 raise ValueError(f"the one kind a variant makes is one of its candidates', not {only!r}")
-            variant.tag, variant.tag_text, variant.tag_len = TAG_ANY, NULL, 0
-            if tag is True:
-                variant.tag = TAG_TRUE
-            elif tag is dict:
-                variant.tag = TAG_OBJECT
-            elif tag is type(None):
-                variant.tag = TAG_NONE
-            elif tag is not None:
-                text = tag.encode("utf-8")
-                keep.append(text)
-                variant.tag, variant.tag_text, variant.tag_len = TAG_STRING, text, len(text)
+            variant.n_tags = len(conditions)
+            for k, (at, tag) in enumerate(conditions):
+                _set_tag(&variant.tags[k], at, tag, len(paths), keep)
             variant.n = len(candidates)
             for k, (text_path, kind) in enumerate(candidates):
                 if not 0 <= text_path < len(paths):
@@ -647,11 +688,7 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
             return _NOT_TAKEN
     for i in range(case.n):
         variant = &case.variants[i]
-        if (spec.tag_path < 0 or variant.tag == TAG_ANY
-                or (variant.tag == TAG_TRUE and vals[spec.tag_path].kind == SW_J_TRUE)
-                or (variant.tag == TAG_STRING and _is(&vals[spec.tag_path], variant.tag_text, variant.tag_len))
-                or (variant.tag == TAG_OBJECT and vals[spec.tag_path].kind == SW_J_OBJECT)
-                or (variant.tag == TAG_NONE and _none(&vals[spec.tag_path]))):
+        if _holds(variant, vals):
             break
         variant = NULL
     if variant is NULL:

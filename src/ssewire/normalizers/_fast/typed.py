@@ -192,7 +192,7 @@ else:
 #: The most paths a delta rule reads, and steps a path has: the compiled reader's own limits (``SW_JSON_MAX_PATHS`` /
 #: ``SW_JSON_MAX_STEPS`` in ``_c/sw_json.h``, which size its arrays); without the reader the same numbers, checked
 #: against the header by tests/normalizers/test_hostile_rules.py, so a rule is refused alike on every install.
-MAX_PATHS: int = 24 if _deltas_c is None else _deltas_c.MAX_PATHS
+MAX_PATHS: int = 28 if _deltas_c is None else _deltas_c.MAX_PATHS
 #: The largest payload (characters) the compiled reader reads; a larger one is left to the typed fast path or the
 #: full decode.
 READER_MAX_CHARS: int = 64 * 1024 if _deltas_c is None else _deltas_c.MAX_CHARS
@@ -220,8 +220,9 @@ take_deltas: Optional[TakeDeltas] = None
 
 Path = tuple[Union[str, int], ...]
 Tag = Union[str, bool, type, None]  # a string, True, dict, type(None) or None (any): see deltas_c.DeltaRule
+Conditions = tuple[tuple[int, Tag], ...]  # (path index, tag) pairs, all of which must hold
 Candidates = tuple[tuple[int, UnifiedType], ...]
-Variant = Union[tuple[Tag, Candidates], tuple[Tag, Candidates, UnifiedType]]
+Variant = Union[tuple[Union[Tag, Conditions], Candidates], tuple[Union[Tag, Conditions], Candidates, UnifiedType]]
 
 
 #: ``TextSink(texts, reasonings)``: where ``take_deltas`` puts the text of the deltas it takes instead of making
