@@ -17,6 +17,7 @@ from ssewire import SSEEvent, collect, iter_unified
 from ssewire.names import FramingName
 from ssewire.normalizers.gemini import GeminiNormalizer, parse_json_path
 from ssewire.normalizers.gemini_interactions import GeminiInteractionsNormalizer
+from ssewire.normalizers.vertex_args import StreamedCall
 
 #: Payloads straight to payload() (events keep the very object), no finish(): the tests call it when they mean to.
 feed = partial(events.feed, decoded=True, finish=False, named=False)
@@ -331,6 +332,39 @@ def test_a_dotted_path_reads_as_its_bracketed_spelling(names: list[str], root: s
     assert parse_json_path(dotted) == expected
     if expected is not None:
         assert parse_json_path(bracketed) == expected
+
+
+class _WalkingEveryPath(StreamedCall):
+    """A streamed call that reads every entry by walking its path (never continuing the last string in place)."""
+
+    __slots__ = ()
+
+    def add(self, partial_args: list[Any]) -> str:
+        texts = []
+        for arg in partial_args:
+            self._last_str = None
+            texts.append(super().add([arg]))
+        return "".join(texts)
+
+
+_ENTRY_PATHS = st.sampled_from(["$.a", "$.a", "$.b", "$.a.x", "$.c[0]", "$.c[1]", "$.c[0].y", "$['a']", 5, None])
+_ENTRY_VALUES = st.sampled_from(
+    [{"stringValue": "s"}, {"stringValue": "é\"\n"}, {"stringValue": ""}, {"numberValue": 1}, {"boolValue": True},
+     {"nullValue": None}, {"stringValue": 5}, {}]
+)  # fmt: skip
+
+
+@given(st.lists(st.lists(st.tuples(_ENTRY_PATHS, _ENTRY_VALUES), max_size=4), max_size=12))
+def test_a_string_continued_in_place_reads_as_walking_its_path(batches: list[list[tuple[Any, dict[str, Any]]]]) -> None:
+    """The next entry at the path of the string stored last continues it without walking the path: the same text,
+    the same arguments, whatever comes between (other paths, other values, entries that are not read)."""
+    fast, slow = StreamedCall("c", "f", None), _WalkingEveryPath("c", "f", None)
+    for batch in batches:
+        entries = [{"jsonPath": path, **value} for path, value in batch]
+        assert fast.add(entries) == slow.add(entries)
+        assert fast.in_sync == slow.in_sync
+    assert fast.close() == slow.close()
+    assert "".join(fast.emitted) == "".join(slow.emitted)
 
 
 def test_streamed_string_fragments_are_linear() -> None:

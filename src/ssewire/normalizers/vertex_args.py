@@ -103,7 +103,19 @@ class StreamedCall:
     the text already written, the text stops (``in_sync`` false) and only the object stays authoritative.
     """
 
-    __slots__ = ("emitted", "id", "in_sync", "last_leaf", "name", "root", "stack", "str_open", "strings")
+    __slots__ = (
+        "_last_path",
+        "_last_str",
+        "emitted",
+        "id",
+        "in_sync",
+        "last_leaf",
+        "name",
+        "root",
+        "stack",
+        "str_open",
+        "strings",
+    )
 
     def __init__(self, call_id: str, name: Optional[str], args: Any) -> None:
         self.id = call_id
@@ -115,6 +127,10 @@ class StreamedCall:
         self.str_open = False
         self.in_sync = True
         self.emitted: list[str] = []  # the JSON text handed out so far (what an incomplete call reports)
+        #: The ``jsonPath`` of the last entry when it stored a string, and that string (the next entry at the same
+        #: path continues it: the bulk of a long string argument, read without walking its path again).
+        self._last_path: Optional[str] = None
+        self._last_str: Optional[_Str] = None
 
     def opening_text(self) -> str:
         """JSON text for arguments sent whole on the opening part (``args``), else ""."""
@@ -135,15 +151,28 @@ class StreamedCall:
             if not isinstance(arg, dict):
                 continue
             path = arg.get("jsonPath")
+            value = arg.get("stringValue")
+            holder = self._last_str
+            if holder is not None and type(value) is str and path == self._last_path:  # the string goes on
+                holder.parts.append(value)
+                if self.in_sync:  # (its text is open: the last text written was this string's)
+                    out.append(compact_json(value)[1:-1])
+                continue
+            self._last_path = self._last_str = None
             segs = parse_json_path(path) if isinstance(path, str) else None
             if not segs:
                 continue
             found, value = _partial_value(arg)
             if not found:
                 continue
-            appended = self._set(segs, value)
+            appended = self._set(segs, value)  # (a string's holder is _last_str now)
             if appended is None:
+                self._last_str = None
                 continue
+            if type(value) is str:
+                self._last_path = path
+            else:
+                self._last_str = None
             if self.in_sync:
                 self._text(segs, value, appended, out)
         text = "".join(out)
@@ -183,11 +212,13 @@ class StreamedCall:
             current = _get(parent, key)
             if isinstance(current, _Str):
                 current.parts.append(value)
+                self._last_str = current
                 return True
             holder = _Str(value)
             if not _put(parent, key, holder):
                 return None
             self.strings.append((parent, key, holder))
+            self._last_str = holder
             return False
         return False if _put(parent, key, value) else None
 
