@@ -96,6 +96,8 @@ SHAPES = (
     '{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":[{"type":'
     '"thinking","thinking":[{"type":"text","text":"hm"}]}]},"finish_reason":null}]}',
     '{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":[{"type":"text","text":"hi"}]}}]}',
+    '{"id":"g","model":"a/b","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"hm",'
+    '"reasoning_details":[{"type":"reasoning.text","text":"hm","format":"unknown","index":0}]}}]}',
 )
 #: Pieces spliced into a shape: members that change what a payload is, values of every JSON type, and the
 #: characters strict JSON is picky about.
@@ -130,6 +132,8 @@ PIECES = (
     '"type":"thinking",',
     '"thinking":[{"type":"text","text":"t"}],',
     '"content":[{"type":"text","text":"c"}],',
+    '"reasoning_details":[{"type":"reasoning.text","text":"t"}],',
+    '"signature":"s",',
     '{"text":"b"},',
     "null",
     "true",

@@ -64,6 +64,8 @@ def check_fixture_result(result: StreamResult, events: Sequence[Unified], expect
         assert result.error["type"] == expected["error"]["type"]
         assert expected["error"]["message"] in result.error["message"]
     assert result.signatures == expected.get("signatures", [])
+    if "encrypted_reasoning" in expected:
+        assert result.encrypted_reasoning == expected["encrypted_reasoning"]
     if "citations" in expected:
         assert [c.to_dict(with_raw=False) for c in result.citations] == expected["citations"]
     incomplete = expected.get("incomplete_tool_calls", [])

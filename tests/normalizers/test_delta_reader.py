@@ -210,7 +210,15 @@ def chat_payloads(draw: Any) -> tuple[str, str]:
             ("text", draw(_mostly_none("t", "", 3))),
         ]
         content = _Objects([draw(_member_lists(chunk)) for _ in range(draw(st.sampled_from([1] * 6 + [0, 2])))])
+    detail = [
+        ("type", draw(st.sampled_from(["reasoning.text"] * 4 + ["reasoning.encrypted", "reasoning.summary", None]))),
+        ("text", draw(_mostly_none("r", ""))),
+        ("signature", draw(_mostly_none("S", ""))),
+        ("data", draw(_mostly_none("x"))),
+    ]
+    details = _Objects([draw(_member_lists(detail)) for _ in range(draw(st.sampled_from([1] * 6 + [0, 2])))])
     delta = [
+        ("reasoning_details", details if draw(st.sampled_from([False] * 4 + [True])) else None),
         ("content", content),
         ("reasoning_content", draw(_mostly_none("r", "", 5))),
         ("reasoning", draw(_mostly_none("q", ""))),
@@ -768,6 +776,16 @@ _SOMETHING_ELSE = [
         ("choices", 0, "delta"),
         {"content": [{"type": "text", "text": "a"}], "refusal": "no"},
     ),
+    (("choices", 0, "delta"), {"content": [{"type": "text", "text": "a"}], "reasoning_details": []}),
+    # OpenRouter reasoning the reader leaves to the full decode: a signature, encrypted data, more than one detail,
+    # no plain text (the detail's text counts then), text beside it
+    (("choices", 0, "delta"), {"reasoning": "r", "reasoning_details": [{"type": "reasoning.text", "signature": "S"}]}),
+    (("choices", 0, "delta"), {"reasoning": "r", "reasoning_details": [{"type": "reasoning.encrypted", "data": "x"}]}),
+    (("choices", 0, "delta"), {"reasoning": "r", "reasoning_details": [{"type": "reasoning.text", "text": "r"}] * 2}),
+    (("choices", 0, "delta"), {"reasoning": "", "reasoning_details": [{"type": "reasoning.text", "text": "r"}]}),
+    (("choices", 0, "delta"), {"content": "a", "reasoning_details": [{"type": "reasoning.text", "text": "r"}]}),
+    (("choices", 0, "delta"), {"reasoning": "r", "reasoning_details": {"type": "reasoning.text", "text": "r"}}),
+    (("choices", 0, "delta"), {"reasoning": "r", "reasoning_details": [{"type": "reasoning.summary", "summary": "r"}]}),
 ]
 _STILL_TEXT = [
     (("choices", 0, "delta", "content"), "b"),
@@ -787,6 +805,19 @@ _STILL_TEXT = [
     ),
     (("choices", 0, "delta", "content"), [{"text": "b", "type": "text"}]),
     (("choices", 0, "delta"), {"role": "assistant", "content": [{"type": "text", "text": "b"}], "reasoning": None}),
+    (
+        ("choices", 0, "delta"),
+        {
+            "role": "assistant",
+            "content": "",
+            "reasoning": "r",
+            "reasoning_details": [{"type": "reasoning.text", "text": "r", "format": "unknown", "index": 0}],
+        },
+    ),
+    (
+        ("choices", 0, "delta"),
+        {"reasoning_content": "r", "reasoning_details": [{"type": "reasoning.text", "signature": None}]},
+    ),
 ]
 
 

@@ -160,8 +160,25 @@ def test_delta_reasoning_and_reasoning_details_count_once() -> None:
     events = feed(ChatCompletionsNormalizer(), *items, named=False)
     assert types(events) == ["reasoning_delta", "reasoning_delta", "raw", "text_delta", "done"]
     assert events[2].raw["choices"][0]["delta"]["reasoning_details"][0]["data"] == "xyz"  # kept in raw
+    assert events[2].encrypted_reasoning == "xyz"
     for result in both(*items):
         assert (result.reasoning, result.text) == ("ab", "ok")
+        assert result.encrypted_reasoning == ["xyz"]
+
+
+def test_openrouter_reasoning_signatures_and_encrypted_reasoning_are_kept_for_the_next_turn() -> None:
+    """Anthropic's thinking signature and redacted reasoning through OpenRouter ride in ``reasoning_details`` beside
+    the plain ``reasoning`` text: the text counts once, the signature and the encrypted data are kept."""
+    signed = {"reasoning": "a", "reasoning_details": [{"type": "reasoning.text", "text": "a", "signature": "S1"}]}
+    late = {"reasoning": None, "reasoning_details": [{"type": "reasoning.text", "signature": "S2", "index": 0}]}
+    secret = {"content": "", "reasoning_details": [{"type": "reasoning.encrypted", "data": "gAAA", "index": 1}]}
+    items = (chunk(signed), chunk(late), chunk(secret), chunk({"content": "ok"}), DONE)
+    events = feed(ChatCompletionsNormalizer(), *items, named=False)
+    assert types(events) == ["reasoning_delta", "raw", "raw", "text_delta", "done"]
+    assert [(e.signature, e.encrypted_reasoning) for e in events[:3]] == [("S1", None), ("S2", None), (None, "gAAA")]
+    for result in both(*items):
+        assert (result.reasoning, result.text) == ("a", "ok")
+        assert (result.signatures, result.encrypted_reasoning) == (["S1", "S2"], ["gAAA"])
 
 
 def test_gemini_thought_signatures_on_tool_calls_and_deltas() -> None:

@@ -9,8 +9,10 @@ Contract (one instance per stream):
   (role-only, empty content, ``finish_reason`` with no open call) is one ``raw`` event.
 - OpenRouter ``delta.reasoning_details[]``: ``reasoning.text`` (its ``text``) and ``reasoning.summary`` (its
   ``summary``) -> ``reasoning_delta``, but only when the delta has no ``reasoning`` / ``reasoning_content`` text:
-  OpenRouter sends the same reasoning in both forms in one chunk, and it is counted once. ``reasoning.encrypted``
-  makes no text (it stays in ``raw``).
+  OpenRouter sends the same reasoning in both forms in one chunk, and it is counted once. What the next turn must
+  send back is kept either way: a detail's ``signature`` (Anthropic's thinking signature) -> ``signature`` of the
+  delta's first event, else of a ``raw`` event; ``reasoning.encrypted`` (its ``data``) -> a ``raw`` event with
+  ``encrypted_reasoning``.
 - Legacy Completions chunks (``object: text_completion``; OpenAI ``/v1/completions``, vLLM, llama.cpp): a choice
   without a ``delta`` object gives its ``text`` as a ``text_delta``; ``finish_reason``, usage and ``[DONE]`` as
   below. They take the full decode (the fast paths read chat deltas only).
@@ -166,17 +168,32 @@ def _google_signature(holder: Any) -> Optional[str]:
 _DETAIL_TEXT: dict[Any, str] = {"reasoning.text": "text", "reasoning.summary": "summary"}
 
 
-def _reasoning_details(details: Any, obj: dict[str, Any], out: list[Unified]) -> None:
-    """A ``reasoning_delta`` per OpenRouter ``reasoning.text`` (its ``text``) and ``reasoning.summary`` (its
-    ``summary``) detail; other details (``reasoning.encrypted``) make no text."""
+def _reasoning_details(details: Any, obj: dict[str, Any], out: list[Unified], texts: bool, first: int) -> None:
+    """The events of OpenRouter ``reasoning_details``: with ``texts``, a ``reasoning_delta`` per ``reasoning.text``
+    (its ``text``) and ``reasoning.summary`` (its ``summary``) detail. Always what the next turn must send back: a
+    detail's ``signature`` (Anthropic's thinking signature) -> ``signature`` of the delta's first event (from
+    ``first`` in ``out``), else of a ``raw`` event; a ``reasoning.encrypted`` detail's ``data`` -> a ``raw`` event
+    with ``encrypted_reasoning``."""
     for item in details if type(details) is list else ():
         if type(item) is not dict:
             continue
         kind = item.get("type")
-        field = _DETAIL_TEXT.get(kind) if type(kind) is str else None  # (any JSON value: a list is unhashable)
-        text = item.get(field) if field is not None else None
-        if type(text) is str and text:
-            out.append(new_event("reasoning_delta", obj, text))
+        if texts:
+            field = _DETAIL_TEXT.get(kind) if type(kind) is str else None  # (any JSON value: a list is unhashable)
+            text = item.get(field) if field is not None else None
+            if type(text) is str and text:
+                out.append(new_event("reasoning_delta", obj, text))
+        signature = item.get("signature")
+        if type(signature) is str and signature:
+            if len(out) > first and out[first].signature is None:
+                out[first].signature = signature
+            else:
+                out.append(new_event("raw", obj, "", None, signature))
+        secret = item.get("data") if kind == "reasoning.encrypted" else None
+        if type(secret) is str and secret:
+            event = new_event("raw", obj)
+            event.encrypted_reasoning = secret
+            out.append(event)
 
 
 def _unwrapped(text: str) -> Optional[list[tuple[str, Any]]]:
@@ -432,8 +449,8 @@ class ChatCompletionsNormalizer(Normalizer):
             reasoning = delta.get("reasoning")  # vLLM / OpenRouter spelling; never both counted
         if type(reasoning) is str and reasoning:
             out.append(new_event("reasoning_delta", obj, reasoning))
-        elif "reasoning_details" in delta:  # OpenRouter's structured form: read only when the plain one is absent
-            _reasoning_details(delta["reasoning_details"], obj, out)
+        if "reasoning_details" in delta:  # OpenRouter's structured form: its text only when the plain one is absent
+            _reasoning_details(delta["reasoning_details"], obj, out, len(out) == first, first)
         content = delta.get("content")
         if type(content) is str and content:
             out.append(new_event("text_delta", obj, content))

@@ -59,33 +59,54 @@ CHAT_SHAPE = DeltaShape(
 
 
 _CHUNK = (*_DELTA, "content", 0)
+_DETAIL = (*_DELTA, "reasoning_details", 0)
 
 
 def chat_rule_args() -> dict[str, Any]:
-    """The compiled delta rule's arguments: :data:`CHAT_SHAPE`'s, and ahead of its variants two for a delta whose
-    ``content`` is one typed chunk (Mistral's Magistral models; an array of another length is not read):
-    ``{"type": "thinking", "thinking": [{"type": "text", "text"}]}`` -> ``reasoning_delta``, ``{"type": "text",
-    "text"}`` -> ``text_delta``, each taken only with no tool call fragment, ``reasoning_content`` or ``reasoning``
-    beside it (absent or null: the full decode would make more events), under the shape's other rules (its nulls,
-    the first choice). The msgspec struct and the Python fast check take no chunk (``content`` is a string there):
-    such a delta takes the full decode without the compiled reader."""
+    """The compiled delta rule's arguments: :data:`CHAT_SHAPE`'s, with variants for two more shapes of delta, each
+    taken under the shape's other rules (its nulls, the first choice):
+
+    - OpenRouter's reasoning delta, its text twice: in ``reasoning`` and in ``reasoning_details`` (one
+      ``reasoning.text`` detail, without a ``signature``: the full decode keeps that one): a ``reasoning_delta`` of
+      the plain text, as the full decode counts it (a delta whose plain text is empty, or that has other text too,
+      is left to it);
+    - a delta whose ``content`` is one typed chunk (Mistral's Magistral models; an array of another length is not
+      read): ``{"type": "thinking", "thinking": [{"type": "text", "text"}]}`` -> ``reasoning_delta``,
+      ``{"type": "text", "text"}`` -> ``text_delta``, each only with no tool call fragment, ``reasoning_content``,
+      ``reasoning`` or ``reasoning_details`` beside it (the full decode would make more events).
+
+    The shape's own variants take neither (no ``reasoning_details``, ``content`` no chunk). The msgspec struct and
+    the Python fast check take no such delta (``reasoning_details`` must be null there, ``content`` a string): they
+    take the full decode without the compiled reader."""
     args = CHAT_SHAPE.rule_args()
     paths = args["paths"]
-    chunk_type, inner_type, thinking, text = range(len(paths), len(paths) + 4)
+    details = paths.index((*_DELTA, "reasoning_details"))
+    chunk_type, inner_type, thinking, text, detail_type, signature = range(len(paths), len(paths) + 6)
     args["paths"] = (
         *paths,
         (*_CHUNK, "type"),
         (*_CHUNK, "thinking", 0, "type"),
         (*_CHUNK, "thinking", 0, "text"),
         (*_CHUNK, "text"),
+        (*_DETAIL, "type"),
+        (*_DETAIL, "signature"),
     )
-    alone = tuple(
-        (paths.index(path), type(None))
-        for path in (CHAT_SHAPE.call.at, (*_DELTA, "reasoning_content"), (*_DELTA, "reasoning"))  # type: ignore[union-attr]
+    args["nulls"] = tuple(index for index in args["nulls"] if index != details)  # (decided by each variant now)
+    call, none = args["tag_path"], type(None)
+    plain = ((details, none), (chunk_type, none))
+    alone = (
+        *((paths.index(path), none) for path in ((*_DELTA, "reasoning_content"), (*_DELTA, "reasoning"))),
+        (call, none),
+        (details, none),
     )
-    chunks = (
+    texts = tuple((paths.index(path), kind) for path, kind in CHAT_SHAPE.texts)
+    more = (
+        (((call, none), (detail_type, "reasoning.text"), (signature, none)), texts, "reasoning_delta"),
         (((chunk_type, "thinking"), (inner_type, "text"), *alone), ((thinking, "reasoning_delta"),)),
         (((chunk_type, "text"), *alone), ((text, "text_delta"),)),
     )
-    args["cases"] = {name: (expected, chunks + variants) for name, (expected, variants) in args["cases"].items()}
+    args["cases"] = {
+        name: (expected, tuple((((call, tag), *plain), *rest) for tag, *rest in variants) + more)
+        for name, (expected, variants) in args["cases"].items()
+    }
     return args
