@@ -98,6 +98,8 @@ SHAPES = (
     '{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":[{"type":"text","text":"hi"}]}}]}',
     '{"id":"g","model":"a/b","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"hm",'
     '"reasoning_details":[{"type":"reasoning.text","text":"hm","format":"unknown","index":0}]}}]}',
+    '{"candidates":[{"content":{"parts":[{"text":"hi"}],"role":"model"},"index":0,"groundingMetadata":{}}],'
+    '"modelVersion":"g","responseId":"r"}',
 )
 #: Pieces spliced into a shape: members that change what a payload is, values of every JSON type, and the
 #: characters strict JSON is picky about.
@@ -133,6 +135,9 @@ PIECES = (
     '"thinking":[{"type":"text","text":"t"}],',
     '"content":[{"type":"text","text":"c"}],',
     '"reasoning_details":[{"type":"reasoning.text","text":"t"}],',
+    '"groundingMetadata":{},',
+    '"groundingChunks":[{"web":{"uri":"u"}}],',
+    '"citationMetadata":{"citations":[]},',
     '"signature":"s",',
     '{"text":"b"},',
     "null",

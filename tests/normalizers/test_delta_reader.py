@@ -250,6 +250,13 @@ class _Objects(list):  # type: ignore[type-arg]
     """An array of member lists (objects that may repeat a key)."""
 
 
+#: Grounding metadata with citations (a source and the words it supports).
+_GROUNDED = {
+    "groundingChunks": [{"web": {"uri": "https://g.example", "title": "g"}}],
+    "groundingSupports": [{"segment": {"endIndex": 1, "text": "a"}, "groundingChunkIndices": [0]}],
+}
+
+
 @st.composite
 def gemini_payloads(draw: Any) -> tuple[Any, str]:
     """generateContent chunks around the one-text-part chunk the reader takes."""
@@ -267,6 +274,8 @@ def gemini_payloads(draw: Any) -> tuple[Any, str]:
         ("content", draw(_value) if draw(_rare) else [("parts", _Objects(parts)), ("role", "model")]),
         ("finishReason", draw(_mostly_none("STOP", "MAX_TOKENS", ""))),
         ("index", 0),
+        ("groundingMetadata", draw(st.sampled_from([None] * 6 + [{}, {"webSearchQueries": ["q"]}, _GROUNDED]))),
+        ("citationMetadata", draw(st.sampled_from([None] * 8 + [{}, {"citations": [{"uri": "https://c.example"}]}]))),
     ]
     candidates: Any = [draw(_member_lists(candidate)) for _ in range(draw(st.sampled_from([1] * 12 + [0, 2])))]
     wanted = [
@@ -851,7 +860,7 @@ _GEMINI_TEXT = {
     "modelVersion": "gemini-x",
     "responseId": "r1",
 }
-_GEMINI_SOMETHING_ELSE = [
+_GEMINI_SOMETHING_ELSE: list[tuple[tuple[Any, ...], Any]] = [
     (("candidates", 0, "content", "parts", 0, "thoughtSignature"), "c2ln"),
     (("candidates", 0, "content", "parts", 0, "thoughtSignature"), ""),
     (("candidates", 0, "content", "parts", 0, "functionCall"), None),  # present, even as null
@@ -867,6 +876,12 @@ _GEMINI_SOMETHING_ELSE = [
     (("event_type",), None),  # an Interactions payload, even with a null event_type
     (("event_type",), "content.delta"),
     (("candidates", 0, "content", "parts", 0, "executableCode"), {"language": "PYTHON", "code": "1"}),
+    # metadata that carries citations
+    (("candidates", 0, "groundingMetadata"), {"groundingChunks": [{"web": {"uri": "https://a.example"}}]}),
+    (("candidates", 0, "groundingMetadata"), {"groundingChunks": []}),
+    (("candidates", 0, "groundingMetadata"), {"groundingSupports": [{"segment": {"text": "a"}}]}),
+    (("candidates", 0, "citationMetadata"), {"citationSources": [{"uri": "https://a.example"}]}),
+    (("candidates", 0, "citationMetadata"), {"citations": [{"uri": "https://a.example"}]}),
 ]
 _GEMINI_STILL_TEXT = [
     (("candidates", 0, "content", "parts", 0, "inlineData"), {"mimeType": "image/png", "data": "QUJD"}),
@@ -878,6 +893,12 @@ _GEMINI_STILL_TEXT = [
     (("modelVersion",), 5),
     (("responseId",), None),
     (("promptFeedback",), {"blockReason": "SAFETY"}),
+    # metadata without citations: what a search-grounded stream sends on every chunk but its last
+    (("candidates", 0, "groundingMetadata"), {}),
+    (("candidates", 0, "groundingMetadata"), {"webSearchQueries": ["q"], "groundingChunks": None}),
+    (("candidates", 0, "groundingMetadata"), None),
+    (("candidates", 0, "groundingMetadata"), []),
+    (("candidates", 0, "citationMetadata"), {}),
 ]
 
 

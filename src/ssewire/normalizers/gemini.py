@@ -75,8 +75,10 @@ _GENERATE_CONTENT: tuple[None, tuple[typed.Variant, ...]] = (
 )
 #: The chunks read without a decode: one candidate, not finished, whose content is one text part (a thought when
 #: ``thought`` is true), or one media part (``inlineData`` / ``fileData``: a raw event, its data never read, at any
-#: size), without a signature, a function call or code to run, with no error, no grounding or citation metadata
-#: (those chunks carry citations), and not an Interactions payload (no ``event_type`` at all).
+#: size), without a signature, a function call or code to run, with no error, no citations (grounding metadata
+#: without ``groundingChunks`` and ``groundingSupports``, citation metadata without ``citationSources`` and
+#: ``citations``: a search-grounded stream sends ``"groundingMetadata": {}`` on every chunk before the last), and
+#: not an Interactions payload (no ``event_type`` at all).
 #: What else they set is reported in notes: the payload whose ``usageMetadata`` is an object (decoded only when
 #: the usage is read), ``responseId`` and ``modelVersion`` strings.
 _DELTA_RULE = typed.delta_rule(
@@ -91,15 +93,17 @@ _DELTA_RULE = typed.delta_rule(
         ("usageMetadata",),
         ("responseId",),
         ("modelVersion",),
-        ("candidates", 0, "groundingMetadata"),
-        ("candidates", 0, "citationMetadata"),
+        ("candidates", 0, "groundingMetadata", "groundingChunks"),
+        ("candidates", 0, "citationMetadata", "citationSources"),
         (*_PART, "executableCode"),
         (*_PART, "inlineData"),
         (*_PART, "fileData"),
+        ("candidates", 0, "groundingMetadata", "groundingSupports"),
+        ("candidates", 0, "citationMetadata", "citations"),
     ),
     {"message": _GENERATE_CONTENT, None: _GENERATE_CONTENT},
     tag_path=2,
-    nulls=(0, 3, 5, 10, 11),
+    nulls=(0, 3, 5, 10, 11, 15, 16),
     absent=(4, 6, 12),
     notes=((7, "object"), (8, "string"), (9, "string")),
     media=(13, 14),
