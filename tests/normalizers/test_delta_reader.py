@@ -794,7 +794,11 @@ _SOMETHING_ELSE = [
     (("choices", 0, "delta"), {"reasoning": "", "reasoning_details": [{"type": "reasoning.text", "text": "r"}]}),
     (("choices", 0, "delta"), {"content": "a", "reasoning_details": [{"type": "reasoning.text", "text": "r"}]}),
     (("choices", 0, "delta"), {"reasoning": "r", "reasoning_details": {"type": "reasoning.text", "text": "r"}}),
-    (("choices", 0, "delta"), {"reasoning": "r", "reasoning_details": [{"type": "reasoning.summary", "summary": "r"}]}),
+    (("choices", 0, "delta"), {"reasoning": "", "reasoning_details": [{"type": "reasoning.summary", "summary": "r"}]}),
+    (
+        ("choices", 0, "delta"),
+        {"reasoning": "r", "reasoning_details": [{"type": "reasoning.summary", "summary": "r", "signature": "S"}]},
+    ),
 ]
 _STILL_TEXT = [
     (("choices", 0, "delta", "content"), "b"),
@@ -827,6 +831,7 @@ _STILL_TEXT = [
         ("choices", 0, "delta"),
         {"reasoning_content": "r", "reasoning_details": [{"type": "reasoning.text", "signature": None}]},
     ),
+    (("choices", 0, "delta"), {"reasoning": "r", "reasoning_details": [{"type": "reasoning.summary", "summary": "r"}]}),
 ]
 
 

@@ -67,7 +67,8 @@ def chat_rule_args() -> dict[str, Any]:
     taken under the shape's other rules (its nulls, the first choice):
 
     - OpenRouter's reasoning delta, its text twice: in ``reasoning`` and in ``reasoning_details`` (one
-      ``reasoning.text`` detail, without a ``signature``: the full decode keeps that one): a ``reasoning_delta`` of
+      ``reasoning.text`` or ``reasoning.summary`` detail, without a ``signature``: the full decode keeps that
+      one): a ``reasoning_delta`` of
       the plain text, as the full decode counts it (a delta whose plain text is empty, or that has other text too,
       is left to it);
     - a delta whose ``content`` is one typed chunk (Mistral's Magistral models; an array of another length is not
@@ -101,7 +102,10 @@ def chat_rule_args() -> dict[str, Any]:
     )
     texts = tuple((paths.index(path), kind) for path, kind in CHAT_SHAPE.texts)
     more = (
-        (((call, none), (detail_type, "reasoning.text"), (signature, none)), texts, "reasoning_delta"),
+        *(
+            (((call, none), (detail_type, kind), (signature, none)), texts, "reasoning_delta")
+            for kind in ("reasoning.text", "reasoning.summary")
+        ),
         (((chunk_type, "thinking"), (inner_type, "text"), *alone), ((thinking, "reasoning_delta"),)),
         (((chunk_type, "text"), *alone), ((text, "text_delta"),)),
     )
