@@ -116,16 +116,30 @@ def test_two_texts_follow_the_precedence_of_the_description(first: tuple[Path, s
 @pytest.mark.parametrize(
     "data",
     [
-        _chunk(),  # no text
-        _chunk((_TEXT_PATH, "")),
+        _chunk(),  # a choice without a delta (a legacy Completions choice: its text is the full decode's)
         _chunk((CHAT_SHAPE.text_parent, None)),
         json.dumps({**_BASE, "choices": []}),
         json.dumps({**_BASE, "choices": None}),
         json.dumps({**_BASE, "choices": [{"delta": {"content": "a"}}, {"delta": {"content": "b"}}]}),
     ],
 )
-def test_a_chunk_without_one_text_of_one_choice_is_left_to_the_full_decode(data: str) -> None:
+def test_a_chunk_without_one_delta_of_one_choice_is_left_to_the_full_decode(data: str) -> None:
     assert all(made is None for made in _readers(data).values()), _readers(data)
+
+
+@pytest.mark.parametrize(
+    "delta", [{}, {"content": ""}, {"role": "assistant", "content": ""}, {"content": None, "reasoning_content": ""}]
+)
+def test_a_delta_without_text_is_one_raw_event_on_the_typed_path(delta: dict[str, Any]) -> None:
+    """A stream's first chunk names the role and no text: the typed path makes the full decode's one raw event (the
+    compiled reader takes only text: it waits for the stream's id and model, which this chunk gives)."""
+    data = json.dumps({**_BASE, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+    want = _full(data)
+    assert [event["type"] for event in want] == ["raw"]
+    made = _readers(data)
+    assert made.get("compiled reader") is None
+    if typed.chat_chunk is not None:
+        assert made["fast_chunk"] == want
 
 
 def test_the_rule_and_the_struct_are_made_from_the_description() -> None:
@@ -312,6 +326,8 @@ def test_the_reader_walks_to_the_texts_and_applies_the_precedence() -> None:
         '{"c": [{"d": null}]}': None,
         '{"c": []}': None,
         "{}": None,
+        '{"c": [{"d": {}}]}': ("raw", ""),  # no text: the one event is raw
+        '{"c": [{"d": {"a": "", "b": null}}]}': ("raw", ""),
     }
     assert {data: read(decode(data)) for data in cases} == cases
     with pytest.raises(msgspec.ValidationError):

@@ -414,6 +414,18 @@ def test_chat_deltas_equal_the_full_decode(payload: tuple[str, str], mangle: int
     _check(provider, name, _MANGLE[mangle](data), (_compiled("message", start),), data if primed else "")
 
 
+@settings(max_examples=examples(300))
+@given(chat_payloads(), st.integers(0, len(_MANGLE) - 1), st.sampled_from(["openai-chat", "xai", "openai", "mistral"]))
+@example(
+    ("message", '{"id":"c","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}'), 0, "xai"
+)
+def test_a_chat_stream_first_chunk_equals_the_full_decode(payload: tuple[str, str], mangle: int, provider: str) -> None:
+    """A stream's first chunk is read alone, by the typed fast path where it has the chat shape (one that names
+    only the role: its one raw event)."""
+    name, data = payload
+    _check(provider, name, _MANGLE[mangle](data))
+
+
 _ONE_RULE_PAYLOADS = st.one_of(
     responses_payloads().map(lambda payload: ("openai", payload)),
     anthropic_payloads().map(lambda payload: ("anthropic", payload)),

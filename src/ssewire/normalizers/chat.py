@@ -102,7 +102,8 @@ _EMPTY: dict[str, Any] = {}
 #: :func:`~._fast.chat_shape.chat_rule_args`: typed content chunks too), once the stream's id and model are known:
 #: such a chunk sets nothing else.
 CHAT_DELTA_RULE = typed.delta_rule(**chat_rule_args())
-#: ``(kind, text)`` of a decoded ``typed.chat_chunk`` of that shape, else None (:meth:`.DeltaShape.reader`).
+#: ``(kind, text)`` of a decoded ``typed.chat_chunk`` of that shape (``("raw", "")`` without text), else None
+#: (:meth:`.DeltaShape.reader`).
 _DELTA_OF = CHAT_SHAPE.reader()
 #: What a large chunk held as UTF-8 is decoded without (see :meth:`ChatCompletionsNormalizer.held_skip`).
 _LOGPROBS = typed.member_path(("choices", 0, "logprobs"))
@@ -314,9 +315,10 @@ class ChatCompletionsNormalizer(Normalizer):
         return None if self._typed is None else self.fast_chunk
 
     def fast_chunk(self, ev: SSEEvent) -> Optional[list[Unified]]:
-        """The events of a chunk that is one text or reasoning delta of one choice and nothing else, decoded with
-        only the fields that decide it (``raw`` stays lazy); None for any other chunk (see :mod:`.typed`): the shape
-        of :data:`~._fast.chat_shape.CHAT_SHAPE`, read by the struct and the reader made from it."""
+        """The events of a chunk that is one text or reasoning delta of one choice and nothing else (or such a
+        chunk with no text: one ``raw`` event, as a stream's first chunk that only names the role makes), decoded
+        with only the fields that decide it (``raw`` stays lazy); None for any other chunk (see :mod:`.typed`): the
+        shape of :data:`~._fast.chat_shape.CHAT_SHAPE`, read by the struct and the reader made from it."""
         decode = self._typed
         if decode is None:
             return None

@@ -162,12 +162,14 @@ class DeltaShape:
             if others:
                 lines += [f"        if {' or '.join(others)}:", "            return None"]
             lines.append(f"        return ({kind!r}, t{i})")
-        lines.append("    return None")
+        lines.append("    return ('raw', '')")
         return "\n".join(lines) + "\n"
 
     def reader(self) -> Callable[[Any], Optional[tuple[UnifiedType, str]]]:
-        """``read(chunk) -> (kind, text) | None``: the delta event a decoded :meth:`struct` of this shape makes, or
-        None when it makes none (no text, two kinds of text, an array step not of one element)."""
+        """``read(chunk) -> (kind, text) | None``: the one event a decoded :meth:`struct` of this shape makes: its
+        delta, or ``("raw", "")`` when it has no text (a chunk that only names the role, as a stream's first one
+        does); None when it is not this shape (two kinds of text, a step missing, an array step not of one
+        element)."""
         namespace: dict[str, Any] = {}
         exec(compile(self.reader_source(), f"<{self.name} reader>", "exec"), namespace)
         return namespace[f"read_{self.name}"]  # type: ignore[no-any-return]
