@@ -52,30 +52,40 @@ def _trim_partial_escape(body: str) -> str:
     return body
 
 
-def _closers(stack: list[str]) -> str:
-    return "".join("}" if c == "{" else "]" for c in reversed(stack))
+#: The open containers, innermost first, as a chain of ``(bracket, outer)`` pairs: a valid cut keeps the chain of
+#: its moment in O(1), and its closers are written once, when the cut is taken (a copy per cut is quadratic in
+#: the depth of a hostile document).
+_Open = Optional[tuple[str, "_Open"]]
 
 
-def _cut(text: str, good: Optional[tuple[int, str]]) -> Optional[str]:
-    return None if good is None else text[: good[0]] + good[1]
+def _closers(open_: _Open) -> str:
+    out = []
+    while open_ is not None:
+        out.append("}" if open_[0] == "{" else "]")
+        open_ = open_[1]
+    return "".join(out)
+
+
+def _cut(text: str, good: Optional[tuple[int, _Open]]) -> Optional[str]:
+    return None if good is None else text[: good[0]] + _closers(good[1])
 
 
 def _repair(text: str) -> Optional[str]:
     """Return the longest valid JSON document that ``text`` (a truncated document) implies, or None."""
     n = len(text)
-    stack: list[str] = []  # open containers, "{" or "["
+    stack: _Open = None  # open containers, "{" or "[", innermost first
     expect: list[str] = []  # per container: key | colon | value | comma
-    good: Optional[tuple[int, str]] = None  # the last valid cut: (end offset, the closers it needs)
+    good: Optional[tuple[int, _Open]] = None  # the last valid cut: (end offset, the containers it closes)
     top_done = False
     i = 0
 
-    def complete_value(end: int) -> tuple[int, str]:
+    def complete_value(end: int) -> tuple[int, _Open]:
         nonlocal top_done
         if not expect:
             top_done = True
-            return (end, "")
+            return (end, None)
         expect[-1] = "comma"
-        return (end, _closers(stack))
+        return (end, stack)
 
     while i < n:
         c = text[i]
@@ -103,17 +113,17 @@ def _repair(text: str) -> Optional[str]:
         if c == "{" or c == "[":
             if state != "value":
                 return _cut(text, good)
-            stack.append(c)
+            stack = (c, stack)
             expect.append("key" if c == "{" else "value")
             i += 1
-            good = (i, _closers(stack))
+            good = (i, stack)
             continue
         if c == "}" or c == "]":
-            if not stack or stack[-1] != ("{" if c == "}" else "["):
+            if stack is None or stack[0] != ("{" if c == "}" else "["):
                 return _cut(text, good)
             if state not in ("key", "value", "comma"):
                 return _cut(text, good)
-            stack.pop()
+            stack = stack[1]
             expect.pop()
             i += 1
             good = complete_value(i)
@@ -127,7 +137,7 @@ def _repair(text: str) -> Optional[str]:
         if c == ",":
             if state != "comma":
                 return _cut(text, good)
-            expect[-1] = "key" if stack[-1] == "{" else "value"
+            expect[-1] = "key" if stack is not None and stack[0] == "{" else "value"
             i += 1
             continue
         if state != "value":
