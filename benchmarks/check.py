@@ -45,9 +45,10 @@ FLOORS: tuple[Floor, ...] = (
     Floor("compiled vs pure twin, SSE framing", _C, _PY, SMALL_EVENT_SSE, 2.0),
     # one huge line, or thousands of tiny ones: the twin spends its time in bytes.find / bytes.splitlines too
     Floor("compiled vs pure twin, SSE framing", _C, _PY, ("multiline",), 1.0),
-    # 1 MB events: both are memory-bound copies (the README: 5528 vs 5465 MB/s); clean CI runs read 0.93x-1.19x,
-    # so the floor only catches the compiled scanner falling clearly behind
-    Floor("compiled vs pure twin, SSE framing", _C, _PY, ("large-payload", "large-payload-1mb"), 0.75),
+    # 1 MB events: both are memory-bound copies (the README: 5528 vs 5465 MB/s); quick runs on a quiet 2-core
+    # machine read 0.71x-1.20x (one failed at 0.75), so the floor only catches the compiled scanner falling clearly
+    # behind
+    Floor("compiled vs pure twin, SSE framing", _C, _PY, ("large-payload", "large-payload-1mb"), 0.6),
     Floor("compiled vs pure twin, JSON array framing", _C, _PY, ("gemini-array",), 20.0),
     Floor("compiled vs pure twin, NDJSON framing", _C, _PY, ("ollama-chat",), 3.0),
     Floor("compiled vs httpx iter_lines, NDJSON framing", _C, "httpx iter_lines", ("ollama-chat",), 3.0),

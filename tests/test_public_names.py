@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 import re
 from pathlib import Path
 from typing import Any
@@ -179,3 +181,32 @@ def test_every_switch_is_read_in_config() -> None:
             for switch in re.findall(r"[\"'](SSEWIRE_[A-Z_]+)[\"']", code):
                 named.setdefault(switch, set()).add(path.name)
     assert not named, named
+
+
+#: The compiled modules (and the old name of the scanner's): built where the install has a compiler.
+COMPILED = {
+    "ssewire._decoding_c",
+    "ssewire._scan.scanner_c",
+    "ssewire._scanner_c",
+    "ssewire.normalizers._fast.bedrock_chunks_c",
+    "ssewire.normalizers._fast.deltas_c",
+}
+
+
+@pytest.mark.parametrize(
+    "module",
+    sorted(
+        info.name
+        for info in pkgutil.walk_packages(ssewire.__path__, "ssewire.")
+        if info.name != "ssewire.__main__"  # (runs the command line)
+    ),
+)
+def test_every_module_imports_on_this_interpreter(module: str) -> None:
+    """Every module of the package imports on the interpreter the suite runs on (its syntax, its annotations and
+    the standard library's names), or, when its optional extra is not installed, says which extra to install."""
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        if module in COMPILED and ssewire.IMPLEMENTATION == "python":
+            pytest.skip(f"{module} is not built here")
+        assert "pip install 'ssewire[" in str(exc), (module, exc)
