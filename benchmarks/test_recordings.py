@@ -14,7 +14,7 @@ from .recordings import (
     GEOMEAN_CEILING,
     GROUP_CEILING,
     MINIMAL,
-    PER_STREAM_CEILING_US,
+    PER_STREAM_CEILING_X,
     Recording,
     _chunked,
     _floor,
@@ -68,7 +68,7 @@ def test_a_group_is_measured_against_the_floor_with_every_contender() -> None:
 
 def _doc(cost: float, named: float = 5.0) -> dict[str, object]:
     groups = {g: {"cost_vs_floor": {name: cost for name, _run in CONTENDERS}} for g in ("a", "b")}
-    return {"groups": groups, "per_stream_us": {"openai-chat": {"named": named, "auto": named}}}
+    return {"groups": groups, "per_stream_us": {"openai-chat": {"named": named, "auto": named, "loop": 5.0}}}
 
 
 def test_the_gate_fails_a_cost_over_its_ceiling_and_passes_one_under() -> None:
@@ -76,7 +76,8 @@ def test_the_gate_fails_a_cost_over_its_ceiling_and_passes_one_under() -> None:
     high = over_ceilings(_doc(GEOMEAN_CEILING + 0.1))
     assert len(high) == len(CONTENDERS) and all("geometric mean" in line for line in high)
     assert any("a: iter_unified" in line for line in over_ceilings(_doc(GROUP_CEILING + 1)))
-    slow = over_ceilings(_doc(1.0, named=PER_STREAM_CEILING_US["auto"] + 1))
+    assert over_ceilings(_doc(1.0, named=5.0 * PER_STREAM_CEILING_X["named"] - 0.1)) == []
+    slow = over_ceilings(_doc(1.0, named=5.0 * PER_STREAM_CEILING_X["auto"] + 0.1))
     assert [line.split(":")[0] for line in slow] == [
         "minimal openai-chat stream, named",
         "minimal openai-chat stream, auto",
