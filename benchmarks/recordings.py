@@ -149,7 +149,7 @@ def _floor(compiled: Any) -> Run:
             for chunk in rec.chunks:
                 events += parser.feed(chunk)
             events += parser.close()
-            wrapped = rec.provider == "bedrock-anthropic"
+            wrapped = rec.framing == "aws-eventstream"  # InvokeModel's chunks, Anthropic's or Nova's
             for ev in events:
                 data = ev.data
                 if data and data != "[DONE]":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +16,9 @@ from helpers import FIXTURES, examples
 from ssewire import UNIFIED_TYPES, Encoder, Unified, collect, iter_unified, transcode
 from ssewire._json import quote_utf8
 from ssewire.encoders import ENCODERS, TARGETS, ChatEncoder
-from ssewire.encoders.base import PIECES_JOINED, Pieces, quote, quote_text, utf8
+from ssewire.encoders.base import PIECES_JOINED, Pieces, dumps, quote, quote_text, utf8
+from ssewire.encoders.openai import responses_usage, usage_json
+from ssewire.usage import Usage
 
 
 def test_the_target_is_named_and_checked() -> None:
@@ -77,6 +80,32 @@ def test_chat_without_include_usage_counts_the_usage_it_left_out() -> None:
         encoder.encode(event)
     encoder.close()
     assert encoder.dropped["usage"] == 1
+
+
+@pytest.mark.parametrize("to", TARGETS)
+@pytest.mark.parametrize("ending", ["end", "failed", "truncated"])
+def test_a_usage_count_the_target_has_no_member_for_is_counted_once(to: str, ending: str) -> None:
+    """``dropped`` counts each occurrence once, however the stream ends (a stop, a stop the target writes as its
+    error, a cut source)."""
+    usage = {"input_tokens": 4, "output_tokens": 5, "cache_creation_input_tokens": 7}
+    encoder = Encoder(to, model="m", response_id="r1")
+    events = [Unified("text_delta", text="hi"), Unified("usage", usage=usage)]
+    if ending != "truncated":
+        events.append(Unified("done", stop_reason=ending))
+    for event in events:
+        encoder.encode(event)
+    encoder.close()
+    reasoning = Encoder(to, model="m", response_id="r1")
+    gemini_usage = {"promptTokenCount": 1, "candidatesTokenCount": 2, "thoughtsTokenCount": 9}
+    reasoning.encode(Unified("usage", usage=gemini_usage))
+    reasoning.encode(Unified("done", stop_reason=ending if ending != "truncated" else "end"))
+    reasoning.close()
+    cls = type(encoder)
+    assert encoder.dropped["cache_write_tokens"] == (0 if cls.carries_cache_writes else 1)
+    counts = reasoning.usage
+    assert counts is not None and counts.reasoning_tokens == 9
+    lost = not cls.carries_reasoning_tokens or (cls.reasoning_within_output and (counts.output_tokens or 0) < 9)
+    assert reasoning.dropped["reasoning_tokens"] == int(lost)
 
 
 def test_a_signature_that_is_not_base64_is_not_written_to_gemini() -> None:
@@ -244,3 +273,18 @@ def test_transcode_gives_each_chunk_in_one_piece_but_a_large_repeated_text(to: s
     assert (back.text, back.stop_reason, back.error) == (text, "end", None)
     if to == "openai":  # the delta, two done events and the final response: the last three share the text's bytes
         assert max(map(len, pieces)) < 2 * len(text) and sum(map(len, pieces)) > 4 * len(text)
+
+
+_USAGE_COUNTS = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens", "reasoning_tokens")
+_COUNTS = st.one_of(st.none(), st.integers(min_value=0, max_value=2**63 - 1))
+
+
+@settings(max_examples=examples(100))
+@given(counts=st.fixed_dictionaries(dict.fromkeys(_USAGE_COUNTS, _COUNTS)))
+def test_the_responses_usage_is_written_as_dumps_writes_its_object(counts: dict[str, Any]) -> None:
+    """The Responses target writes its ``usage`` text directly; it is the JSON of :func:`responses_usage`."""
+    usage = Usage(**counts)
+    assert usage_json(usage) == dumps(responses_usage(usage))
+    assert json.loads(usage_json(usage))["total_tokens"] == (counts["input_tokens"] or 0) + (
+        counts["output_tokens"] or 0
+    )

@@ -111,18 +111,19 @@ RUN_HELD_FROM = 2048
 HELD = "\x00"
 
 
+#: :class:`Pieces` joins its pieces this many at a time.
+PIECES_JOINED = 256
+
+
 class Pieces(list[str]):
     """Text written in many small pieces (a list of them), held compact: a writer appends a piece and, when the
     list reaches ``limit``, calls :meth:`compact`, which joins the pieces since the last compaction into one (a small
     string costs about 50 bytes beside its text, ten times a typical delta), so what is held stays near the text's
     own size; :meth:`take` gives the whole text once and empties it. (The check is the writer's, inline: a method
-    call per delta would cost more than the append.)"""
+    call per delta would cost more than the append.) ``limit`` is the class's until a compaction sets the
+    instance's (no ``__init__``: made once per block or call, a third of the cost of one with it)."""
 
-    __slots__ = ("limit",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.limit = PIECES_JOINED
+    limit = PIECES_JOINED
 
     def compact(self) -> None:
         start = self.limit - PIECES_JOINED
@@ -132,7 +133,8 @@ class Pieces(list[str]):
     def take(self) -> str:
         text = self[0] if len(self) == 1 else "".join(self)
         self.clear()
-        self.limit = PIECES_JOINED
+        if self.limit != PIECES_JOINED:  # (compacted: the class's limit again)
+            self.limit = PIECES_JOINED
         return text
 
     def take_quoted(self) -> bytes:
@@ -143,7 +145,8 @@ class Pieces(list[str]):
             self.compact()
         quoted = [quote_utf8(piece) for piece in self]
         self.clear()
-        self.limit = PIECES_JOINED
+        if self.limit != PIECES_JOINED:
+            self.limit = PIECES_JOINED
         if len(quoted) <= 1:
             return quoted[0] if quoted else b'""'
         return b"".join([b'"', *[memoryview(piece)[1:-1] for piece in quoted], b'"'])
@@ -154,9 +157,6 @@ _RUN_KINDS = frozenset({"text_delta", "reasoning_delta"})
 
 #: How a target writes a run of deltas (see :meth:`Encoder.text_run`): ``(head, tail, parts, seq, seq_end)``.
 TextRun = tuple[str, str, Optional["Pieces"], Optional[int], str]
-
-#: :class:`Pieces` joins its pieces this many at a time.
-PIECES_JOINED = 256
 
 
 class Call:
@@ -236,11 +236,6 @@ class Encoder:
         self.response_id = response_id
         self.created = int(time.time()) if created is None else created
         self.source = source
-        #: The source provider's own reader of its usage objects (None: the registry's, as Usage.from_raw reads them).
-        rules = getattr(source, "rules", None)
-        self._read_usage: Optional[Callable[[dict[str, Any], bool], Optional[Usage]]] = getattr(
-            rules, "usage_from", None
-        )
         self._dropped: Optional[Counter[str]] = None  # made when first counted in (most streams drop nothing)
         self.usage: Optional[Usage] = None
         self.calls: dict[Optional[str], Call] = {}
@@ -462,15 +457,16 @@ class Encoder:
             return []
         out = "" if self.started else self._start()
         if self.stop is not None:
-            out += self._end()
-        elif not self.failed:
-            self.failed = True
-            out += self.on_error(dict(TRUNCATED))
-        if not self.ended:
-            self.ended = True
-            self._flowing = False
-            out += self.on_close()
-        self._count_usage_drops()
+            out += self._end()  # (which counts what the usage loses)
+        else:
+            if not self.failed:
+                self.failed = True
+                out += self.on_error(dict(TRUNCATED))
+            if not self.ended:  # (a target whose error is its terminal event ended with it)
+                self.ended = True
+                self._flowing = False
+                out += self.on_close()
+            self._count_usage_drops()
         return self.pieces(out)
 
     def _end(self) -> str:
@@ -545,7 +541,7 @@ class Encoder:
         """The source's usage object ``raw`` as the :class:`~ssewire.Usage` written at the end: read by the source
         provider's own rules, else (another shape, or no source) as :meth:`Usage.from_raw` reads it; an object no
         provider recognises leaves the usage as it was."""
-        read = self._read_usage
+        read = getattr(getattr(self.source, "rules", None), "usage_from", None)  # (None: the registry's reading)
         usage = read(raw, False) if read is not None and type(raw) is dict else None
         if usage is None:
             usage = Usage.from_raw(raw)

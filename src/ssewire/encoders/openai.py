@@ -49,7 +49,7 @@ from .base import (
     utf8,
 )
 
-__all__ = ["ResponsesEncoder", "call_item", "message_item", "reasoning_item", "responses_usage"]
+__all__ = ["ResponsesEncoder", "call_item", "message_item", "reasoning_item", "responses_usage", "usage_json"]
 
 
 def responses_usage(usage: Any) -> dict[str, Any]:
@@ -63,6 +63,18 @@ def responses_usage(usage: Any) -> dict[str, Any]:
         "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens or 0},
         "total_tokens": inputs + outputs,
     }
+
+
+def usage_json(usage: Any) -> str:
+    """:func:`responses_usage` as compact JSON text (the same text ``dumps`` writes of it), written directly: the
+    counts of a :class:`~ssewire.Usage` are integers or None."""
+    inputs, outputs = usage.input_tokens or 0, usage.output_tokens or 0
+    return (
+        f'{{"input_tokens":{inputs},"input_tokens_details":{{"cached_tokens":{usage.cached_input_tokens or 0},'
+        f'"cache_write_tokens":{usage.cache_write_tokens or 0}}},"output_tokens":{outputs},'
+        f'"output_tokens_details":{{"reasoning_tokens":{usage.reasoning_tokens or 0}}},'
+        f'"total_tokens":{inputs + outputs}}}'
+    )
 
 
 #: Unified stop -> (terminal event, ``status``, ``incomplete_details.reason``).
@@ -184,18 +196,20 @@ class ResponsesEncoder(Encoder):
             self.dropped["stop_reason"] += 1
         return _ENDINGS[ending][1]
 
-    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
-        super().__init__(to, **options)
-        self._seq = 0
-        self._stem = ""  # made from the response id: item ids are the same each time a stream is written
-        self._open: Optional[_Item] = None  # the open message or reasoning item
-        #: every finished item's JSON with its output_index: as text while the output is short (fewer than
-        #: SHORT_OUTPUT characters kept as text), else as UTF-8 pieces (a text is up to four bytes a character)
-        self._output: list[tuple[int, Union[str, list[bytes]]]] = []
-        self._output_chars = 0  # the length of the items kept as text
-        self._items = 0
-        self._delta_head = ""  # the open item's delta event, up to its delta's value
-        self._error: Optional[dict[str, Any]] = None  # the error written, for the failed response
+    # The stream's state, each at its start value until first set (no __init__ of its own: one stream, one
+    # encoder, made for each).
+    _seq = 0
+    _stem = ""  # made from the response id: item ids are the same each time a stream is written
+    _open: Optional[_Item] = None  # the open message or reasoning item
+    #: every finished item's JSON with its output_index: as text while the output is short (fewer than SHORT_OUTPUT
+    #: characters kept as text), else as UTF-8 pieces (a text is up to four bytes a character); made by on_start
+    _output: list[tuple[int, Union[str, list[bytes]]]]
+    _output_chars = 0  # the length of the items kept as text
+    _items = 0
+    _delta_head = ""  # the open item's delta event, up to its delta's value
+    _error: Optional[dict[str, Any]] = None  # the error written, for the failed response
+    _head = ""  # the response's JSON up to its status (its id, object and created_at), made by on_start
+    _model = ""  # the response's model member, from the comma before it to its value, made by on_start
 
     # -- framing ------------------------------------------------------------------------------------------------
     def _event(self, kind: str, body: dict[str, Any]) -> str:
@@ -221,15 +235,17 @@ class ResponsesEncoder(Encoder):
     def _response_ends(self, status: str, members: str = "", usage: str = "null") -> tuple[str, str]:
         """:meth:`_response` as JSON text, before and after the items of its ``output`` (``status``: one of the
         API's, no escaping needed; ``members``: JSON text of more members after ``status``, each with its leading
-        comma; ``usage``: JSON)."""
+        comma; ``usage``: JSON). After :meth:`on_start`, which writes the id and model once."""
         return (
-            f'{{"id":{quote(self.response_id or "")},"object":"response","created_at":{int(self.created)},'
-            f'"status":"{status}"{members},"model":{quote(self.model or "")},"output":[',
+            f'{self._head}"status":"{status}"{members}{self._model},"output":[',
             f'],"parallel_tool_calls":true,"tool_choice":"auto","tools":[],"usage":{usage}}}',
         )
 
     def on_start(self) -> str:
         self._set_stem()
+        self._output = []
+        self._head = f'{{"id":{quote(self.response_id or "")},"object":"response","created_at":{int(self.created)},'
+        self._model = f',"model":{quote(self.model or "")}'
         head, tail = self._response_ends("in_progress", ',"error":null,"incomplete_details":null')
         response = head + tail
         created, progress = self._seq, self._seq + 1
@@ -450,7 +466,7 @@ class ResponsesEncoder(Encoder):
             status,
             f',"error":{"null" if error is None else dumps(error)}'
             f',"incomplete_details":{"null" if details is None else dumps(details)}',
-            "null" if self.usage is None else dumps(responses_usage(self.usage)),
+            "null" if self.usage is None else usage_json(self.usage),
         )
         seq = self._seq
         self._seq = seq + 1

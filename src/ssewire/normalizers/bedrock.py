@@ -287,9 +287,20 @@ class BedrockConverseNormalizer(_Bedrock):
         return super().frame(message)
 
     def decoded(self, ev: SSEEvent) -> list[Unified]:
-        """Exception and error messages become ``error``; events are decoded."""
+        """Exception and error messages become ``error``; events are decoded: a ``chunk`` message (InvokeModel's
+        Converse-shaped events, Amazon Nova's) written as Bedrock writes it (``{"bytes":"<base64>",...``) without
+        decoding its wrapper, only the event inside (any other is decoded whole, as :meth:`payload` reads it)."""
         if _failed(ev):
             return self._failed_event(ev)
+        if ev.event == "chunk" and type(ev.data) is str:
+            text = _chunk_text(ev.data)
+            if text is not None:
+                try:
+                    inner = loads(text)
+                except ValueError:
+                    inner = None
+                if type(inner) is dict:
+                    return self._keyed(inner)
         return super().decoded(ev)
 
     def _keyed(self, obj: dict[str, Any]) -> list[Unified]:
