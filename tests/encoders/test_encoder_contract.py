@@ -108,6 +108,52 @@ def test_a_usage_count_the_target_has_no_member_for_is_counted_once(to: str, end
     assert reasoning.dropped["reasoning_tokens"] == int(lost)
 
 
+_SIGNATURE = "c2lnbmF0dXJl"
+#: A tool call's signature on each event it may come on: the call's start (and again on its done), a call sent
+#: whole, a delta of a call already opened, a call the provider ran.
+_CALL_SIGNATURES = {
+    "start": [
+        Unified("tool_call_start", tool_call_id="c1", tool_name="f", signature=_SIGNATURE),
+        Unified("tool_call_done", tool_call_id="c1", arguments={}, signature=_SIGNATURE),
+    ],
+    "whole": [
+        Unified("tool_call_done", tool_call_id="c1", tool_name="f", arguments={"a": 1}, signature=_SIGNATURE),
+    ],
+    "late": [
+        Unified("tool_call_start", tool_call_id="c1", tool_name="f"),
+        Unified("tool_call_delta", tool_call_id="c1", arguments_delta="{}", signature=_SIGNATURE),
+        Unified("tool_call_done", tool_call_id="c1", arguments={}),
+    ],
+    "server": [
+        Unified("tool_call_start", tool_call_id="s1", tool_name="web", server=True, signature=_SIGNATURE),
+        Unified("tool_call_done", tool_call_id="s1", arguments={}, server=True),
+    ],
+}
+
+
+@pytest.mark.parametrize("to", TARGETS)
+@pytest.mark.parametrize("placement", list(_CALL_SIGNATURES))
+def test_a_tool_calls_signature_is_written_once_or_counted_once(to: str, placement: str) -> None:
+    encoder = Encoder(to, model="m", response_id="r1", created=1)
+    events = [Unified("text_delta", text="hi"), *_CALL_SIGNATURES[placement], Unified("done", stop_reason="tool_use")]
+    out = b"".join(encoder.encode(event) for event in events) + encoder.close()
+    written, dropped = out.count(_SIGNATURE.encode()), encoder.dropped["signature"]
+    once = 2 if to == "openai" else 1  # (the Responses API's final response repeats every item)
+    assert (written, dropped) in ((once, 0), (0, 1))
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_an_encoder_that_lost_nothing_has_nothing_in_dropped(to: str) -> None:
+    events = [Unified("text_delta", text="hi"), Unified("done", stop_reason="end")]
+    rendering = Encoder(to, model="m", response_id="r1")
+    rendering.render(collect(events))
+    streaming = Encoder(to, model="m", response_id="r1")
+    for event in events:
+        streaming.encode(event)
+    streaming.close()
+    assert not rendering.dropped and not streaming.dropped and dict(rendering.dropped) == {}
+
+
 def test_a_signature_that_is_not_base64_is_not_written_to_gemini() -> None:
     encoder = Encoder("gemini", model="m", response_id="r1")
     out = encoder.encode(Unified("raw", signature="not base64!")) + encoder.encode(Unified("raw", signature="QUJD"))

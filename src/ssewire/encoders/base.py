@@ -41,6 +41,7 @@ from ..usage import Usage
 __all__ = [
     "HELD",
     "Call",
+    "Dropped",
     "Encoder",
     "Pieces",
     "TextRun",
@@ -152,11 +153,25 @@ class Pieces(list[str]):
         return b"".join([b'"', *[memoryview(piece)[1:-1] for piece in quoted], b'"'])
 
 
+#: The kinds of event about one tool call.
+_CALL_KINDS = frozenset({"tool_call_start", "tool_call_delta", "tool_call_done"})
+
 #: The kinds of event :meth:`Encoder.write_all` may write in runs.
 _RUN_KINDS = frozenset({"text_delta", "reasoning_delta"})
 
 #: How a target writes a run of deltas (see :meth:`Encoder.text_run`): ``(head, tail, parts, seq, seq_end)``.
 TextRun = tuple[str, str, Optional["Pieces"], Optional[int], str]
+
+
+class Dropped(Counter[str]):
+    """:attr:`Encoder.dropped`: a count by kind that holds only kinds counted at least once (adding 0 leaves it as
+    it was), so an encoder that dropped nothing has an empty, falsy one."""
+
+    def __setitem__(self, kind: str, count: int) -> None:
+        if count:
+            super().__setitem__(kind, count)
+        else:
+            self.pop(kind, None)
 
 
 class Call:
@@ -197,8 +212,10 @@ class Encoder:
     reads_stop: ClassVar[Mapping[str, str]] = {}
     #: The id prefix of made-up response ids.
     id_prefix: ClassVar[str] = "resp_"
-    #: Whether the target carries a signature on a tool call (else it goes to ``on_signature``).
+    #: Whether the target carries a signature on a tool call (else it goes to ``on_signature``), and whether it
+    #: writes a call whole at its end (so a signature that comes after the call opened still rides on it).
     call_signatures: ClassVar[bool] = False
+    signature_at_done: ClassVar[bool] = False
     #: Whether the target's usage has a member for the reasoning share and for cache writes.
     carries_reasoning_tokens: ClassVar[bool] = True
     carries_cache_writes: ClassVar[bool] = True
@@ -236,7 +253,7 @@ class Encoder:
         self.response_id = response_id
         self.created = int(time.time()) if created is None else created
         self.source = source
-        self._dropped: Optional[Counter[str]] = None  # made when first counted in (most streams drop nothing)
+        self._dropped: Optional[Dropped] = None  # made when first counted in (most streams drop nothing)
         self.usage: Optional[Usage] = None
         self.calls: dict[Optional[str], Call] = {}
         self.client_calls = 0  # client calls opened
@@ -253,10 +270,10 @@ class Encoder:
     def dropped(self) -> Counter[str]:
         """What the target could not carry, by kind (``server_tool_call``, ``citation``, ``signature``,
         ``encrypted_reasoning``, ``stop_reason``, ``reasoning_tokens``, ``cache_write_tokens``, ``usage``,
-        ``arguments``): each occurrence counted once."""
+        ``arguments``): each occurrence counted once; a kind never counted is not there (empty: nothing lost)."""
         dropped = self._dropped
         if dropped is None:
-            dropped = self._dropped = Counter()
+            dropped = self._dropped = Dropped()
         return dropped
 
     # -- the walk ------------------------------------------------------------------------------------------------
@@ -438,7 +455,7 @@ class Encoder:
             if not self.failed:
                 self.failed = True
                 out += self.on_error(event.error or {"type": "error", "message": ""})
-        if event.signature is not None and kind not in ("tool_call_start", "tool_call_delta"):
+        if event.signature is not None and kind not in _CALL_KINDS:  # (a call's: written by _start_call)
             out += self.on_signature(event.signature)
         if event.citations:
             out += self.on_citations(event.citations)
@@ -500,24 +517,37 @@ class Encoder:
             self.model = got if isinstance(got, str) else "unknown"
 
     def _start_call(self, event: Unified) -> tuple[Call, str]:
-        """The call ``event`` is about, and the text that opened it (``""`` when it was already open)."""
+        """The call ``event`` is about, and the text that opened it (``""`` when it was already open).
+        The signature an event of the call carries is written once: on the call where the target carries one
+        there (a client call's, or any call's in a target with server calls, when the call opens), else by
+        :meth:`on_signature` (a reasoning signature's place, or counted as dropped)."""
         call = self.calls.get(event.tool_call_id)
         if call is not None:
             if call.name is None and event.tool_name is not None:
                 call.name = event.tool_name
-            return call, ""
+            signature = event.signature
+            if signature is None or signature == call.signature:
+                return call, ""
+            call.signature = signature
+            if self.signature_at_done and self._carries_signature_of(call):  # (the call is written at its end)
+                return call, ""
+            return call, self.on_signature(signature)  # (the call's opening, its place for one, is written)
         call_id = event.tool_call_id if event.tool_call_id is not None else f"call_{len(self.calls)}"
         server = bool(event.server)
         call = Call(call_id, event.tool_name, 0 if server else self.client_calls, server)
         call.signature = event.signature
         self.calls[event.tool_call_id] = call
         out = ""
-        if call.signature is not None and not self.call_signatures:
+        if call.signature is not None and not self._carries_signature_of(call):
             out = self.on_signature(call.signature)
         if server:
             return call, out + self.on_server_call(call)
         self.client_calls += 1
         return call, out + self.on_call_start(call)
+
+    def _carries_signature_of(self, call: Call) -> bool:
+        """Whether the target writes ``call``'s signature on the call itself."""
+        return self.call_signatures and (not call.server or self.carries_server_calls)
 
     def _fragment(self, call: Call, text: str) -> str:
         call.streamed = True

@@ -65,6 +65,7 @@ class GeminiEncoder(Encoder):
 
     to = "gemini"
     call_signatures = True
+    signature_at_done = True  # (a call is one functionCall part, written at its end)
     stops: ClassVar[Mapping[str, str]] = {
         "end": "STOP",
         "tool_use": "STOP",
