@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import FIXTURES, examples
-from ssewire import UNIFIED_TYPES, Encoder, Unified, collect, iter_unified, transcode
+from ssewire import UNIFIED_TYPES, Citation, Encoder, Unified, collect, iter_unified, transcode
 from ssewire._json import quote_utf8
 from ssewire.encoders import ENCODERS, TARGETS, ChatEncoder
 from ssewire.encoders.base import PIECES_JOINED, Pieces, dumps, quote, quote_text, utf8
@@ -334,3 +334,56 @@ def test_the_responses_usage_is_written_as_dumps_writes_its_object(counts: dict[
     assert json.loads(usage_json(usage))["total_tokens"] == (counts["input_tokens"] or 0) + (
         counts["output_tokens"] or 0
     )
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_content_after_a_stop_ends_with_that_stop_as_collect_reads_it(to: str) -> None:
+    """A second message after a stop continues the one response; a source that sends no second stop ended with the
+    first (as ``collect()`` reads it), not cut short."""
+    events = [Unified("text_delta", text="one"), Unified("done", stop_reason="end"), Unified("text_delta", text="two")]
+    encoder = Encoder(to, model="m", response_id="r1")
+    out = b"".join(encoder.encode(event) for event in events) + encoder.close()
+    back = collect(iter_unified([out], to))  # type: ignore[arg-type]
+    source = collect(events)
+    assert source.error is None and source.stop_reason == "end"
+    assert (back.text, back.stop_reason, back.error) == ("onetwo", "end", None)
+
+
+def test_chat_counts_a_tool_use_stop_with_no_call_for_the_client_as_dropped() -> None:
+    events = [Unified("text_delta", text="a"), Unified("done", stop_reason="tool_use")]
+    encoder = Encoder("openai-chat", model="m", response_id="r1")
+    out = b"".join(encoder.encode(event) for event in events) + encoder.close()
+    assert b'"finish_reason":"stop"' in out and encoder.dropped["stop_reason"] == 1
+    rendering = Encoder("openai-chat", model="m", response_id="r1")
+    assert rendering.render(collect(events))["choices"][0]["finish_reason"] == "stop"
+    assert rendering.dropped["stop_reason"] == 1
+
+
+def test_chat_without_include_usage_counts_a_usage_that_changed_after_an_error_once() -> None:
+    events = [
+        Unified("usage", usage={"prompt_tokens": 10, "completion_tokens": 5}),
+        Unified("text_delta", text="hi"),
+        Unified("error", error={"type": "overloaded", "message": "x"}),
+        Unified("usage", usage={"prompt_tokens": 10, "completion_tokens": 9}),
+        Unified("done", stop_reason="end"),
+    ]
+    encoder = Encoder("openai-chat", include_usage=False, model="m", response_id="r1")
+    out = b"".join(encoder.encode(event) for event in events) + encoder.close()
+    assert b'"usage"' not in out and encoder.dropped["usage"] == 1
+
+
+@pytest.mark.parametrize("to", TARGETS)
+@pytest.mark.parametrize("ending", ["error", "stop"])
+def test_a_citation_after_the_targets_error_or_end_is_written_or_counted(to: str, ending: str) -> None:
+    cited = Unified("raw", citations=[Citation("url_citation", url="https://a.example", title="A")])
+    end = (
+        Unified("error", error={"type": "overloaded", "message": "x"})
+        if ending == "error"
+        else Unified("done", stop_reason="end")
+    )
+    encoder = Encoder(to, model="m", response_id="r1")
+    events = [Unified("text_delta", text="a"), end, Unified("text_delta", text="b"), cited]
+    if ending == "stop":  # (a stop, then an error: the target ended at the stop, then reports the error)
+        events[2] = Unified("error", error={"type": "overloaded", "message": "x"})
+    out = b"".join(encoder.encode(event) for event in events) + encoder.close()
+    assert (b"https://a.example" in out) != (encoder.dropped["citation"] == 1)

@@ -261,6 +261,7 @@ class Encoder:
         self.ended = False  # the target's stream is over: nothing more is written
         self.failed = False  # the target's error was written (the target may still write a stop after it)
         self.stop: Optional[str] = None  # the source's stop, not written yet (more content may follow it)
+        self._went_on: Optional[str] = None  # a stop content came after (the end's, unless another comes)
         self._flowing = False  # started, neither ended nor stopped: a delta is only its text
         #: Runs of pieces a target made as UTF-8 (the Responses API's done events and final event, which repeat an
         #: item's or the whole output's text), each in the text where :data:`HELD` stands (:meth:`hold`).
@@ -425,13 +426,15 @@ class Encoder:
                 self._take_usage(event.usage)
             return ""
         if self.ended:
+            self._lost_after_end(event)
             return ""
         out = "" if self.started else self._start()
         if self.stop is not None and kind != "done" and kind != "raw":
             if kind == "error":  # after the stop: the target ends as the source did, then reports the error
                 out += self._end()
             else:
-                self.stop = None  # the response goes on (a second message): one target response holds both
+                self._went_on = self.stop  # the response goes on (a second message): one target response holds
+                self.stop = None  # both, and ends with this stop unless another comes
                 self._flowing = True
         if kind == "text_delta":
             out += self.on_text(event.text) if event.text else ""
@@ -473,6 +476,8 @@ class Encoder:
         if self.ended:
             return []
         out = "" if self.started else self._start()
+        if self.stop is None and not self.failed:
+            self.stop = self._went_on  # (content after a stop: the stream ended as collect() reads it, with that stop)
         if self.stop is not None:
             out += self._end()  # (which counts what the usage loses)
         else:
@@ -484,7 +489,23 @@ class Encoder:
                 self._flowing = False
                 out += self.on_close()
             self._count_usage_drops()
+        held = self.held_citations()  # (held for a stop or an error written before they came)
+        if held:
+            self.dropped["citation"] += held
         return self.pieces(out)
+
+    def _lost_after_end(self, event: Unified) -> None:
+        """Count what ``event``, which came after the target's end, carried that :attr:`dropped` counts."""
+        if event.signature is not None:
+            self.dropped["signature"] += 1
+        if event.citations:
+            self.dropped["citation"] += len(event.citations)
+        if event.encrypted_reasoning is not None:
+            self.dropped["encrypted_reasoning"] += 1
+
+    def held_citations(self) -> int:
+        """How many citations the target holds to write with its stop or error (none by default)."""
+        return 0
 
     def _end(self) -> str:
         stop = self.stop or "other"

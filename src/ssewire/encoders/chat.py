@@ -153,9 +153,18 @@ class ChatEncoder(Encoder):
     def on_call_done(self, call: Call, event: Unified) -> str:
         return ""  # Chat closes its calls with the finish reason
 
+    def _target_stop(self, stop: str) -> str:
+        """``tool_calls`` only after a client call (else nothing is there for the client to run: ``stop``, which
+        reads back as ``end``, counted as dropped)."""
+        if stop == "tool_use" and not self.client_calls:
+            self.dropped["stop_reason"] += 1
+            return "stop"
+        return super()._target_stop(stop)
+
+    def held_citations(self) -> int:
+        return len(self._annotations)
+
     def on_done(self, stop: str, native: str) -> str:
-        if native == "tool_calls" and not self.client_calls:
-            native = "stop"  # only calls the provider ran: nothing for the client to run
         out = self._annotations_chunk() + self._chunk("{}", quote(native))
         out += self._usage_chunk()
         return out + "data: [DONE]\n\n"
@@ -164,18 +173,18 @@ class ChatEncoder(Encoder):
         """The usage chunk, unless this usage was written already (before an error)."""
         if self.usage is None or self.usage is self._usage_written:
             return ""
-        self._usage_written = self.usage
         if not self.include_usage:
-            self.dropped["usage"] += 1
+            if self._usage_written is None:  # (the stream's usage, counted once however often it changed)
+                self.dropped["usage"] += 1
+            self._usage_written = self.usage
             return ""
+        self._usage_written = self.usage
         head = self._head[: -len('[{"index":0,"delta":')]
         return f'{head}[],"usage":{dumps(chat_usage(self.usage))}}}\n\n'
 
     def body(self, result: Any, native: str) -> dict[str, Any]:
         """A ``chat.completion``: the message (``content``, the reasoning member, ``tool_calls``, ``annotations``),
         the ``finish_reason`` and ``usage``. Reasoning signatures have no member here: dropped."""
-        if native == "tool_calls" and not self.client_calls:
-            native = "stop"
         message: dict[str, Any] = {"role": "assistant", "content": result.text or None}
         if result.reasoning:
             message[self._reasoning_key[1:-1]] = result.reasoning

@@ -101,6 +101,9 @@ class GeminiEncoder(Encoder):
                     web["title"] = citation.title
                 self._sources[key] = {"web": web}
 
+    def held_citations(self) -> int:
+        return len(self._sources)
+
     def _grounding(self, candidate: dict[str, Any]) -> dict[str, Any]:
         """``candidate`` with the ``groundingMetadata`` of the sources cited so far (given once)."""
         if self._sources:
