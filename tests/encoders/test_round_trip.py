@@ -1,11 +1,12 @@
 """Every fixture and recording, written as every target and read back, says what the source said: text,
-reasoning, client tool calls (ids, names, arguments), usage counts, stop reason and error type. Where a target has
-no place for something, the encoder counted it in ``dropped`` -- that, and only that, may differ.
+reasoning, client tool calls (ids, names, arguments), signatures, usage counts, stop reason and error type. Where a
+target has no place for something, the encoder counted it in ``dropped`` -- that, and only that, may differ.
 
 The pure-Python pass of ``.ci/run`` runs this file again on the twin scanner and the standard library's JSON."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Optional
 
 import pytest
@@ -48,6 +49,14 @@ def check_round_trip(source: StreamResult, back: StreamResult, encoder: Encoder)
     assert not back.server_tool_calls or encoder.to in ("anthropic", "vercel-ui")
     assert len(back.server_tool_calls) + dropped["server_tool_call"] == len(source.server_tool_calls)
     assert len(back.citations) + dropped["citation"] == len(source.citations)
+    # every signature (reasoning's and calls'), each once: read back (the Responses target writes one as a reasoning
+    # item's encrypted_content), or counted
+    signed = Counter(source.signatures)
+    kept = Counter(back.signatures)
+    if encoder.to == "openai":
+        kept += Counter(secret for secret in back.encrypted_reasoning if secret in signed)
+    assert not kept - signed, "a signature made up or written twice"
+    assert sum((signed - kept).values()) == dropped["signature"]
     urls = [c.url for c in source.citations if c.url is not None]
     # in order, but those dropped (what has no URL, a source a target lists once cited again)
     assert _in_order([c.url for c in back.citations if c.url is not None], urls)
