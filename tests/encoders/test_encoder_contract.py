@@ -387,3 +387,20 @@ def test_a_citation_after_the_targets_error_or_end_is_written_or_counted(to: str
         events[2] = Unified("error", error={"type": "overloaded", "message": "x"})
     out = b"".join(encoder.encode(event) for event in events) + encoder.close()
     assert (b"https://a.example" in out) != (encoder.dropped["citation"] == 1)
+
+
+@pytest.mark.parametrize("to", TARGETS)
+@pytest.mark.parametrize("stop_after", [False, True])
+def test_a_usage_that_came_after_the_error_is_written_or_counted(to: str, stop_after: bool) -> None:
+    events = [
+        Unified("text_delta", text="hi"),
+        Unified("error", error={"type": "overloaded", "message": "x"}),
+        Unified("usage", usage={"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}),
+    ]
+    if stop_after:
+        events.append(Unified("done", stop_reason="end"))
+    encoder = Encoder(to, model="m", response_id="r1")
+    out = b"".join(encoder.encode(event) for event in events) + encoder.close()
+    back = collect(iter_unified([out], to))  # type: ignore[arg-type]
+    carried = back.usage is not None and back.usage.input_tokens == 11 and back.usage.output_tokens == 7
+    assert carried != (encoder.dropped["usage"] == 1)

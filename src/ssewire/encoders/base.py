@@ -223,6 +223,9 @@ class Encoder:
     reasoning_within_output: ClassVar[bool] = False
     #: Whether the target has a shape for calls the provider ran itself.
     carries_server_calls: ClassVar[bool] = False
+    #: Whether what ends a failed stream (:meth:`on_close`) carries the usage (else a usage that came after the
+    #: error, with no stop after it, is counted as dropped).
+    usage_at_close: ClassVar[bool] = False
     #: Whether its whole response body (:meth:`render`) carries encrypted reasoning (else it is counted as dropped).
     carries_encrypted_reasoning: ClassVar[bool] = False
 
@@ -262,6 +265,7 @@ class Encoder:
         self.failed = False  # the target's error was written (the target may still write a stop after it)
         self.stop: Optional[str] = None  # the source's stop, not written yet (more content may follow it)
         self._went_on: Optional[str] = None  # a stop content came after (the end's, unless another comes)
+        self._usage_late = False  # a usage came after the target's error was written
         self._flowing = False  # started, neither ended nor stopped: a delta is only its text
         #: Runs of pieces a target made as UTF-8 (the Responses API's done events and final event, which repeat an
         #: item's or the whole output's text), each in the text where :data:`HELD` stands (:meth:`hold`).
@@ -423,7 +427,10 @@ class Encoder:
         kind = event.type
         if kind == "usage":
             if event.usage is not None:
+                before = self.usage
                 self._take_usage(event.usage)
+                if self.failed and self.usage is not before:
+                    self._usage_late = True  # (after the target's error: written only by a stop, or at the close)
             return ""
         if self.ended:
             self._lost_after_end(event)
@@ -488,6 +495,8 @@ class Encoder:
                 self.ended = True
                 self._flowing = False
                 out += self.on_close()
+            if self._usage_late and not self.usage_at_close:
+                self.dropped["usage"] += 1
             self._count_usage_drops()
         held = self.held_citations()  # (held for a stop or an error written before they came)
         if held:

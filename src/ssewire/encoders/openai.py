@@ -181,6 +181,7 @@ class ResponsesEncoder(Encoder):
 
     to = "openai"
     carries_encrypted_reasoning = True
+    usage_at_close = True  # (response.failed carries it)
     stops: ClassVar[Mapping[str, str]] = {stop: ending[1] for stop, ending in _ENDINGS.items()}
     #: What the reader makes of each ending: by ``status``, and an incomplete one by its reason.
     reads_stop: ClassVar[Mapping[str, str]] = {
