@@ -404,3 +404,20 @@ def test_a_usage_that_came_after_the_error_is_written_or_counted(to: str, stop_a
     back = collect(iter_unified([out], to))  # type: ignore[arg-type]
     carried = back.usage is not None and back.usage.input_tokens == 11 and back.usage.output_tokens == 7
     assert carried != (encoder.dropped["usage"] == 1)
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_a_call_whose_arguments_are_not_an_object_is_rendered_with_them_or_counted(to: str) -> None:
+    """A closed call whose argument string is not a JSON object: its text in the body, or counted as dropped."""
+    raw = '{"a": [1, 2'
+    events = [
+        Unified("tool_call_start", tool_call_id="c1", tool_name="f"),
+        Unified("tool_call_delta", tool_call_id="c1", arguments_delta=raw),
+        Unified("tool_call_done", tool_call_id="c1", arguments_raw=raw),
+        Unified("done", stop_reason="tool_use"),
+    ]
+    result = collect(events)
+    assert result.tool_calls and result.tool_calls[0].arguments is None
+    encoder = Encoder(to, model="m", response_id="r1")
+    body = json.dumps(encoder.render(result))
+    assert (json.dumps(raw)[1:-1] in body) != (encoder.dropped["arguments"] == 1)

@@ -266,6 +266,8 @@ class AnthropicEncoder(Encoder):
                 self.dropped["server_tool_call"] += 1
                 continue
             kind = "server_tool_use" if call.server else "tool_use"
+            if call.arguments is None and call.arguments_raw:  # not a JSON object: a block's input must be one
+                self.dropped["arguments"] += 1
             content.append({"type": kind, "id": call.id, "name": call.name or "", "input": call.arguments or {}})
         return {
             "id": self.response_id,

@@ -219,6 +219,8 @@ class VercelUIEncoder(Encoder):
         for call in result.tool_calls:
             part = {"type": f"tool-{call.name or ''}", "toolCallId": call.id, "state": "input-available"}
             part["input"] = call.arguments
+            if call.arguments is None and call.arguments_raw:  # not a JSON object: the part's input is none
+                self.dropped["arguments"] += 1
             if call.server:
                 part["providerExecuted"] = True
             parts.append(part)
