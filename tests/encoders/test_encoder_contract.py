@@ -421,3 +421,30 @@ def test_a_call_whose_arguments_are_not_an_object_is_rendered_with_them_or_count
     encoder = Encoder(to, model="m", response_id="r1")
     body = json.dumps(encoder.render(result))
     assert (json.dumps(raw)[1:-1] in body) != (encoder.dropped["arguments"] == 1)
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_an_error_body_counts_what_the_result_held_and_it_cannot_carry(to: str) -> None:
+    result = collect(
+        [
+            Unified("reasoning_delta", text="th", signature="c2lnMQ=="),
+            Unified("text_delta", text="hi"),
+            Unified("raw", citations=[Citation("url_citation", url="https://x.example", title="X")]),
+            Unified("raw", encrypted_reasoning="ENC"),
+            Unified("tool_call_done", tool_call_id="s1", tool_name="web_search", arguments={"q": 1}, server=True),
+            Unified("usage", usage={"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 3}),
+            Unified("error", error={"type": "overloaded", "message": "x"}),
+        ]
+    )
+    encoder = Encoder(to, model="m", response_id="r1")
+    body = json.dumps(encoder.render(result))
+    assert "https://x.example" not in body and "c2lnMQ==" not in body and "ENC" not in body
+    kinds = ("signature", "citation", "encrypted_reasoning", "server_tool_call", "usage")
+    assert dict(encoder.dropped) == dict.fromkeys(kinds, 1)
+
+
+def test_the_ui_message_keeps_a_sources_title_as_the_stream_does() -> None:
+    cited = Unified("raw", citations=[Citation("url_citation", url="https://x.example", title="X")])
+    result = collect([Unified("text_delta", text="x"), cited, Unified("done", stop_reason="end")])
+    parts = Encoder("vercel-ui").render(result)["parts"]
+    assert {"type": "source-url", "sourceId": "src-0", "url": "https://x.example", "title": "X"} in parts

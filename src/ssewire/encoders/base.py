@@ -637,7 +637,8 @@ class Encoder:
         answers ``stream: false`` with from a streaming upstream): its text, reasoning, closed calls (incomplete
         ones never), stop and usage. A result that ended in an error (a truncated stream included) gives the
         target's error body instead: answer it with an error status. What the body cannot carry is counted in
-        :attr:`dropped` as the stream would count it."""
+        :attr:`dropped` as the stream would count it (an error body carries none of the signatures, citations,
+        encrypted reasoning, server calls and usage: each is counted)."""
         if self.response_id is None:
             self.response_id = result.response_id
         if self.model is None:
@@ -645,16 +646,23 @@ class Encoder:
         self._start_meta()
         self.usage = result.usage if result.usage is not None and result.usage.source is not None else None
         self.client_calls = len(result.client_tool_calls)
+        error = result.error
+        stop = result.stop_reason or "other"
+        if error is None and stop in _NOT_CLEAN and stop not in self.stops:
+            error = {"type": stop, "message": f"the response {stop}"}
+        if error is not None:
+            dropped = self.dropped
+            dropped["signature"] += len(result.signatures)
+            dropped["citation"] += len(result.citations)
+            dropped["encrypted_reasoning"] += len(result.encrypted_reasoning)
+            dropped["server_tool_call"] += len(result.server_tool_calls)
+            dropped["usage"] += int(self.usage is not None)
+            return self.error_body(error)
         if not self.carries_server_calls:
             self.dropped["server_tool_call"] += len(result.server_tool_calls)
         if not self.carries_encrypted_reasoning:
             self.dropped["encrypted_reasoning"] += len(result.encrypted_reasoning)
         self._count_usage_drops()
-        if result.error is not None:
-            return self.error_body(result.error)
-        stop = result.stop_reason or "other"
-        if stop in _NOT_CLEAN and stop not in self.stops:
-            return self.error_body({"type": stop, "message": f"the response {stop}"})
         return self.body(result, self._target_stop(stop))
 
     def body(self, result: Any, native: str) -> dict[str, Any]:

@@ -225,7 +225,10 @@ class VercelUIEncoder(Encoder):
                 part["providerExecuted"] = True
             parts.append(part)
         for number, citation in enumerate(url_citations(self, result.citations)):
-            parts.append({"type": "source-url", "sourceId": f"src-{number}", "url": citation.url})
+            source: dict[str, Any] = {"type": "source-url", "sourceId": f"src-{number}", "url": citation.url}
+            if citation.title is not None:  # (as the stream's source-url chunk)
+                source["title"] = citation.title
+            parts.append(source)
         metadata: dict[str, Any] = {"finishReason": native}
         if self.usage is not None:
             metadata["usage"] = ui_usage(self.usage)
