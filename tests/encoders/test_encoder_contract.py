@@ -220,18 +220,25 @@ def test_any_events_are_written_and_read_back_without_an_exception(to: str, even
 
 
 @pytest.mark.parametrize("to", TARGETS)
-def test_an_error_after_the_stop_is_written_after_the_targets_end(to: str) -> None:
+def test_an_error_after_the_stop_is_written_before_the_targets_end(to: str) -> None:
+    """Clients stop reading at the target's end (``[DONE]``, ``message_stop``, ``response.completed``): an error the
+    source sent after its stop is written as one sent before it, then the stop."""
+    text, stop = Unified("text_delta", text="hi"), Unified("done", stop_reason="end")
+    error = Unified("error", error={"type": "overloaded", "message": "x"})
     encoder = Encoder(to, model="m", response_id="r1")
-    events = [Unified("text_delta", text="hi"), Unified("done", stop_reason="end")]
-    out = b"".join(encoder.encode(e) for e in [*events, Unified("error", error={"type": "overloaded", "message": "x"})])
-    out += encoder.close()
-    clean = Encoder(to, model="m", response_id="r1")
-    ended = b"".join(clean.encode(e) for e in events) + clean.close()
-    if to == "openai-chat":  # the stop, then the error chunk, then the sentinel
-        ended = ended[: -len(b"data: [DONE]\n\n")]
-    assert out.startswith(ended)  # the whole end as a clean stream writes it, the error after it
+    out = b"".join(encoder.encode(e) for e in (text, stop, error)) + encoder.close()
+    before = Encoder(to, model="m", response_id="r1")
+    assert out == b"".join(before.encode(e) for e in (text, error, stop)) + before.close()
     back = collect(iter_unified([out], to))  # type: ignore[arg-type]
     assert back.text == "hi" and back.error is not None and back.error["type"] == "overloaded"
+    ends = {
+        "openai-chat": b"data: [DONE]",
+        "openai": b"event: response.completed",
+        "anthropic": b"event: message_stop",
+        "gemini": b'"finishReason"',
+        "vercel-ui": b'"type":"finish"',
+    }
+    assert out.index(b"overloaded") < out.index(ends[to])
 
 
 @settings(max_examples=examples(100))

@@ -15,8 +15,9 @@ event) and its class attributes; the order of events, the bookkeeping of calls a
 - ``usage`` events update the one :class:`~ssewire.Usage` written where the target puts usage (at the end).
 - ``done`` ends the stream with the target's stop (``on_done``), written when the next event is not more content,
   or at :meth:`Encoder.close`: content after a stop (a second message in one stream) continues the one target
-  response, as ``collect()`` reads such a stream. ``error`` writes the target's error shape (``on_error``) at once;
-  a stop the source sends after it is still written where the target can say both. A stream that failed or was
+  response, as ``collect()`` reads such a stream. ``error`` writes the target's error shape (``on_error``) at once,
+  before a stop the source sent just before it (clients stop reading at the target's end); a stop the source sends
+  after it is still written where the target can say both. A stream that failed or was
   cut never ends as a clean stop, and its open calls are never closed: :meth:`Encoder.close` without a stop or an
   error writes a ``stream_truncated`` error. Nothing is written after the target's end.
 - Memory: one event's text, the open calls' ids and names, and what the target itself repeats at its end (the
@@ -436,13 +437,12 @@ class Encoder:
             self._lost_after_end(event)
             return ""
         out = "" if self.started else self._start()
-        if self.stop is not None and kind != "done" and kind != "raw":
-            if kind == "error":  # after the stop: the target ends as the source did, then reports the error
-                out += self._end()
-            else:
-                self._went_on = self.stop  # the response goes on (a second message): one target response holds
-                self.stop = None  # both, and ends with this stop unless another comes
-                self._flowing = True
+        if self.stop is not None and kind != "done" and kind != "raw" and kind != "error":
+            # (an error after the stop is written first, the stop after it: clients stop reading at the target's
+            # end, so an error written after it would reach none of them)
+            self._went_on = self.stop  # the response goes on (a second message): one target response holds
+            self.stop = None  # both, and ends with this stop unless another comes
+            self._flowing = True
         if kind == "text_delta":
             out += self.on_text(event.text) if event.text else ""
         elif kind == "reasoning_delta":
