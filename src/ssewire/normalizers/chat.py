@@ -290,8 +290,10 @@ class ChatCompletionsNormalizer(Normalizer):
         #: llama.cpp's latest ``timings`` object (None until one arrives).
         self.timings: Optional[dict[str, Any]] = None
         #: The open calls of the first choice by tool call index, but the held wrappers: those whose argument
-        #: fragments the compiled reader continues (kept in step with ``_calls`` by :meth:`_calls_changed`).
+        #: fragments the compiled reader continues; and the keys of the open calls by id. Both kept in step with
+        #: ``_calls`` by :meth:`_open_at` and :meth:`_pop_at` (so each call costs the same however many are open).
         self._call_view: dict[Any, OpenCall] = {}
+        self._open_keys: dict[str, tuple[int, int]] = {}
         self._reader_calls = self._call_view
 
     @property
@@ -372,21 +374,26 @@ class ChatCompletionsNormalizer(Normalizer):
             self.timings = timings
         if "search_results" in obj or "citations" in obj:  # Perplexity
             self._cite(obj, out)
-        if self._calls.open or self._call_view:
-            self._calls_changed()
         if not out:
             out.append(new_event("raw", obj))
         return out
 
-    def _calls_changed(self) -> None:
-        """Bring the compiled reader's view of the open calls (``_reader_calls``) up to date: the first choice's
-        calls by tool call index, but the ``multi_tool_use.parallel`` wrappers (held, never announced)."""
-        view = self._call_view
-        view.clear()
-        wrappers = self._wrappers
-        for (choice, index), call in self._calls.open.items():
-            if choice == 0 and call.id not in wrappers:
-                view[index] = call
+    def _open_at(self, key: tuple[int, int], call: OpenCall) -> None:
+        """``call`` open at ``key`` (choice, tool call index): in the compiled reader's view too when it is the first
+        choice's and not a ``multi_tool_use.parallel`` wrapper (held, never announced)."""
+        self._calls.open[key] = call
+        self._open_keys[call.id] = key
+        if key[0] == 0 and call.id not in self._wrappers:
+            self._call_view[key[1]] = call
+
+    def _pop_at(self, key: tuple[int, int]) -> OpenCall:
+        """The call open at ``key``, no longer open."""
+        call = self._calls.open.pop(key)
+        if self._open_keys.get(call.id) == key:
+            del self._open_keys[call.id]
+        if key[0] == 0 and self._call_view.get(key[1]) is call:
+            del self._call_view[key[1]]
+        return call
 
     def _cite(self, obj: dict[str, Any], out: list[Unified]) -> None:
         """Append a ``raw`` event with the sources of ``search_results`` and ``citations`` not cited yet."""
@@ -440,7 +447,7 @@ class ChatCompletionsNormalizer(Normalizer):
             if self._calls.open and closes_calls(self.stops.get(finish, "other")):
                 index = _choice_index(choice)
                 for key in [k for k in self._calls.open if k[0] == index]:
-                    self._close(self._calls.open.pop(key), obj, out)
+                    self._close(self._pop_at(key), obj, out)
 
     def _delta(self, index: int, delta: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
         """Append the events of the delta of choice ``index``: reasoning, content, refusal, tool call fragments; a
@@ -502,28 +509,28 @@ class ChatCompletionsNormalizer(Normalizer):
         name = function.get("name")
         if type(name) is not str or not name:
             name = None
-        calls = self._calls.open
-        call = calls.get(key)
+        call = self._calls.open.get(key)
         first = len(out)
         if call_id is not None:
             if call is None:  # the same id under another index is the same call, moved here (ids never repeat)
-                moved = next((k for k, c in calls.items() if c.id == call_id), None)
+                moved = self._open_keys.get(call_id)
                 if moved is not None:
-                    call = calls[key] = calls.pop(moved)
+                    call = self._pop_at(moved)
+                    self._open_at(key, call)
             elif call.provider_id and call_id != call.id:
-                self._close(calls.pop(key), obj, out)  # a new call at an occupied index: never merge
+                self._close(self._pop_at(key), obj, out)  # a new call at an occupied index: never merge
                 call = None
         if call is not None and not indexed and name is not None and call.name is not None and call_id != call.id:
-            self._close(calls.pop(key), obj, out)  # no index: each named fragment is a whole call
+            self._close(self._pop_at(key), obj, out)  # no index: each named fragment is a whole call
             call = None
         if call is None:
             given = None if call_id in self._closed_ids else call_id  # ids never repeat
             call = OpenCall(self._ids.take(given), name, provider_id=given is not None)
-            calls[key] = call
             self._client_calls = True
             if name == PARALLEL_WRAPPER:
                 self._wrappers.add(call.id)  # held until it closes (see _close)
-            else:
+            self._open_at(key, call)
+            if name != PARALLEL_WRAPPER:
                 out.append(call.start(obj))
         elif call.name is None and name is not None:
             call.name = name
@@ -589,6 +596,7 @@ class ChatCompletionsNormalizer(Normalizer):
                 self._close(call, raw, out)
             self._calls.clear()
             self._call_view.clear()
+            self._open_keys.clear()
         self.finished = self.done = True
         out.append(new_done(stop, self.finish_reason, raw))
         return out
