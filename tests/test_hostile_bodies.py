@@ -129,3 +129,24 @@ def test_a_stream_of_many_tool_calls_is_read_and_written_in_time_linear_in_their
 
     assert len(collect(iter_unified([_many_calls(300)], "openai-chat")).tool_calls) == 300
     assert _lines_run(run(2_400)) < 10 * _lines_run(run(300))
+
+
+def _many_choices(count: int) -> bytes:
+    """A Chat Completions stream of ``count`` choices, each with a tool call open until its own finish."""
+    head = 'data: {"id":"c","model":"m","choices":[{"index":%d,"delta":{"tool_calls":[{"index":0,"id":"call_%d",'
+    calls = [
+        (head + '"type":"function","function":{"name":"f","arguments":"{}"}}]}}]}\n\n') % (i, i) for i in range(count)
+    ]
+    end = 'data: {"id":"c","model":"m","choices":[{"index":%d,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+    return "".join(calls + [end % i for i in range(count)]).encode() + b"data: [DONE]\n\n"
+
+
+def test_a_stream_of_many_choices_each_with_a_call_is_read_in_time_linear_in_their_number() -> None:
+    """Each choice's finish looked for its calls among every open call: O(choices x calls)."""
+
+    def run(count: int) -> Callable[[], object]:
+        body = _many_choices(count)
+        return lambda: collect(iter_unified([body], "openai-chat"))
+
+    assert len(collect(iter_unified([_many_choices(300)], "openai-chat")).tool_calls) == 300
+    assert _lines_run(run(2_400)) < 10 * _lines_run(run(300))

@@ -290,10 +290,11 @@ class ChatCompletionsNormalizer(Normalizer):
         #: llama.cpp's latest ``timings`` object (None until one arrives).
         self.timings: Optional[dict[str, Any]] = None
         #: The open calls of the first choice by tool call index, but the held wrappers: those whose argument
-        #: fragments the compiled reader continues; and the keys of the open calls by id. Both kept in step with
-        #: ``_calls`` by :meth:`_open_at` and :meth:`_pop_at` (so each call costs the same however many are open).
+        #: fragments the compiled reader continues; the keys of the open calls by id, and by choice. Kept in step
+        #: with ``_calls`` by :meth:`_open_at` and :meth:`_pop_at` (each call costs the same however many are open).
         self._call_view: dict[Any, OpenCall] = {}
         self._open_keys: dict[str, tuple[int, int]] = {}
+        self._choice_keys: dict[int, dict[tuple[int, int], None]] = {}  # each choice's open keys, in opening order
         self._reader_calls = self._call_view
 
     @property
@@ -383,6 +384,7 @@ class ChatCompletionsNormalizer(Normalizer):
         choice's and not a ``multi_tool_use.parallel`` wrapper (held, never announced)."""
         self._calls.open[key] = call
         self._open_keys[call.id] = key
+        self._choice_keys.setdefault(key[0], {})[key] = None
         if key[0] == 0 and call.id not in self._wrappers:
             self._call_view[key[1]] = call
 
@@ -391,6 +393,10 @@ class ChatCompletionsNormalizer(Normalizer):
         call = self._calls.open.pop(key)
         if self._open_keys.get(call.id) == key:
             del self._open_keys[call.id]
+        keys = self._choice_keys[key[0]]
+        del keys[key]
+        if not keys:
+            del self._choice_keys[key[0]]
         if key[0] == 0 and self._call_view.get(key[1]) is call:
             del self._call_view[key[1]]
         return call
@@ -446,7 +452,7 @@ class ChatCompletionsNormalizer(Normalizer):
             self.finish_reason = finish
             if self._calls.open and closes_calls(self.stops.get(finish, "other")):
                 index = _choice_index(choice)
-                for key in [k for k in self._calls.open if k[0] == index]:
+                for key in list(self._choice_keys.get(index, ())):
                     self._close(self._pop_at(key), obj, out)
 
     def _delta(self, index: int, delta: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
@@ -597,6 +603,7 @@ class ChatCompletionsNormalizer(Normalizer):
             self._calls.clear()
             self._call_view.clear()
             self._open_keys.clear()
+            self._choice_keys.clear()
         self.finished = self.done = True
         out.append(new_done(stop, self.finish_reason, raw))
         return out
