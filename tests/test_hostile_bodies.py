@@ -9,11 +9,11 @@ import inspect
 import subprocess
 import sys
 from pathlib import Path
-from types import FrameType
 from typing import Callable, Optional
 
 import pytest
 
+from helpers.trace import lines_run
 from ssewire import PROVIDERS, SSEwireError, _decoding_py, aiter_unified, collect, iter_unified, transcode
 from ssewire.batch import result_row
 from ssewire.encoders import TARGETS
@@ -98,24 +98,6 @@ def _many_calls(count: int) -> bytes:
     return "".join(chunks).encode() + b"data: [DONE]\n\n"
 
 
-def _lines_run(run: Callable[[], object]) -> int:
-    """How many lines of Python ``run()`` runs (a count, not a time: the same on any machine)."""
-    count = 0
-
-    def tracer(frame: FrameType, event: str, arg: object) -> Callable[..., object]:
-        nonlocal count
-        if event == "line":
-            count += 1
-        return tracer
-
-    sys.settrace(tracer)
-    try:
-        run()
-    finally:
-        sys.settrace(None)
-    return count
-
-
 @pytest.mark.parametrize("to", [None, *TARGETS])
 def test_a_stream_of_many_tool_calls_is_read_and_written_in_time_linear_in_their_number(to: Optional[str]) -> None:
     """Each open call cost a pass over every open call (the reader's view of them rebuilt per chunk, a scan for a
@@ -128,7 +110,7 @@ def test_a_stream_of_many_tool_calls_is_read_and_written_in_time_linear_in_their
         return lambda: b"".join(transcode([body], "openai-chat", to))  # type: ignore[arg-type]
 
     assert len(collect(iter_unified([_many_calls(300)], "openai-chat")).tool_calls) == 300
-    assert _lines_run(run(2_400)) < 10 * _lines_run(run(300))
+    assert lines_run(run(2_400))[0] < 10 * lines_run(run(300))[0]
 
 
 def _many_choices(count: int) -> bytes:
@@ -149,4 +131,4 @@ def test_a_stream_of_many_choices_each_with_a_call_is_read_in_time_linear_in_the
         return lambda: collect(iter_unified([body], "openai-chat"))
 
     assert len(collect(iter_unified([_many_choices(300)], "openai-chat")).tool_calls) == 300
-    assert _lines_run(run(2_400)) < 10 * _lines_run(run(300))
+    assert lines_run(run(2_400))[0] < 10 * lines_run(run(300))[0]

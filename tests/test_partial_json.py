@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import pytest
@@ -11,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import examples
+from helpers.trace import lines_run
 from ssewire import PartialJSON, parse_partial_json
 from ssewire.partial_json import _repair, parse_arguments
 
@@ -98,21 +98,8 @@ def _closers(text: str) -> str:
 
 
 def _lines_run(text: str) -> int:
-    """How many lines of Python :func:`_repair` runs on ``text`` (its generators and helpers included): a count of
-    the work that does not depend on the machine's speed."""
-    count = 0
-
-    def tracer(frame: Any, event: str, arg: Any) -> Any:
-        nonlocal count
-        if event == "line":
-            count += 1
-        return tracer
-
-    sys.settrace(tracer)
-    try:
-        repaired = _repair(text)
-    finally:
-        sys.settrace(None)
+    """How many lines of Python :func:`_repair` runs on ``text`` (its generators and helpers included)."""
+    count, repaired = lines_run(lambda: _repair(text))
     assert repaired == text + _closers(text)
     return count
 

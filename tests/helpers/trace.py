@@ -1,9 +1,11 @@
 """Running a scanner call by call and recording everything observable: shared by the differential tests and the
-fuzz harness, so both implementations are compared the same way everywhere."""
+fuzz harness, so both implementations are compared the same way everywhere. Also :func:`lines_run`, the work a call
+does counted in lines of Python (what the linearity tests compare: the same on any machine)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import sys
+from typing import Any, Callable, Sequence
 
 #: A call in a trace that closes the parser instead of feeding it.
 CLOSE = object()
@@ -59,3 +61,22 @@ def run_calls(parser: Any, calls: Sequence[Any]) -> list[tuple[Any, ...]]:
         except Exception as exc:
             out.append(("raised", type(exc), str(exc), parser_state(parser)))
     return out
+
+
+def lines_run(run: Callable[[], Any]) -> tuple[int, Any]:
+    """How many lines of Python ``run()`` runs (its callees included; compiled code counts nothing), and what it
+    returned: a count of the work that does not depend on the machine's speed."""
+    count = 0
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        returned = run()
+    finally:
+        sys.settrace(None)
+    return count, returned
