@@ -132,3 +132,28 @@ def test_a_stream_of_many_choices_each_with_a_call_is_read_in_time_linear_in_the
 
     assert len(collect(iter_unified([_many_choices(300)], "openai-chat")).tool_calls) == 300
     assert lines_run(run(2_400))[0] < 10 * lines_run(run(300))[0]
+
+
+def _calls_then_errors(count: int) -> bytes:
+    """A Chat Completions stream of ``count`` tool calls left open, then ``count`` error payloads."""
+    head = 'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"call_%d",'
+    calls = [
+        (head + '"type":"function","function":{"name":"f","arguments":"{}"}}]}}]}\n\n') % (i, i) for i in range(count)
+    ]
+    errors = [f'data: {{"error":{{"message":"boom {i}","type":"server_error"}}}}\n\n' for i in range(count)]
+    return "".join(calls + errors).encode()
+
+
+def test_many_errors_with_many_calls_open_name_the_open_calls_once() -> None:
+    """Every error payload named every open call: n errors x n calls, in time and memory (8,000 of each: 8 GB)."""
+    events = list(iter_unified([_calls_then_errors(50)], "openai-chat"))
+    errors = [event.error for event in events if event.type == "error" and event.error is not None]
+    assert len(errors) == 50 and len(errors[0]["incomplete_tool_calls"]) == 50
+    assert not any("incomplete_tool_calls" in error for error in errors[1:])  # (named once, by the first)
+    assert len(collect(iter_unified([_calls_then_errors(50)], "openai-chat")).incomplete_tool_calls) == 50
+
+    def run(count: int) -> Callable[[], object]:
+        body = _calls_then_errors(count)
+        return lambda: collect(iter_unified([body], "openai-chat"))
+
+    assert lines_run(run(1_600))[0] < 10 * lines_run(run(200))[0]

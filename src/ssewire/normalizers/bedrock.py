@@ -203,7 +203,7 @@ class _Bedrock(Normalizer):
         return [
             Unified(
                 "error",
-                error=with_incomplete(error, self.incomplete_tool_calls()),
+                error=with_incomplete(error, self.incomplete_for_error()),
                 usage=usage,
                 raw=obj if type(obj) is dict else {"type": name, "message": message},
             )

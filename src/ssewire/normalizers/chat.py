@@ -585,7 +585,7 @@ class ChatCompletionsNormalizer(Normalizer):
         if type(usage) is dict:  # an error chunk that still reports usage (OpenRouter): the final counts
             self.usage = usage
         self.done = True
-        payload = with_incomplete(error_payload(error_object(obj, ("error",))), self.incomplete_tool_calls())
+        payload = with_incomplete(error_payload(error_object(obj, ("error",))), self.incomplete_for_error())
         return Unified("error", error=payload, usage=self.usage, raw=obj)
 
     def sentinel(self, ev: SSEEvent) -> list[Unified]:

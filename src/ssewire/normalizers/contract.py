@@ -323,12 +323,24 @@ class Normalizer:
         out.append(new_done(stop, raw_stop, obj))
         return out
 
+    #: Whether an error event named the calls left open (see :meth:`incomplete_for_error`).
+    _incomplete_told: bool = False  # (the class's until the first error sets the instance's)
+
+    def incomplete_for_error(self) -> list[dict[str, Any]]:
+        """The calls left open, for the error event that ends the stream: the first error names them, a later one
+        none (each call is reported incomplete once, and a stream of many error payloads with many calls open costs
+        one list, not one per error)."""
+        if self._incomplete_told:
+            return []
+        self._incomplete_told = True
+        return self.incomplete_tool_calls()
+
     def error_events(self, obj: dict[str, Any]) -> list[Unified]:
         """An in-stream error payload: its ``error`` event, carrying the best usage so far (as a truncation would)
         and the calls it left open; it ends the stream."""
         self.done = True
         usage = dict(self.usage) if self.usage else None
-        payload = with_incomplete(error_payload(error_object(obj)), self.incomplete_tool_calls())
+        payload = with_incomplete(error_payload(error_object(obj)), self.incomplete_for_error())
         return [Unified("error", error=payload, usage=usage, raw=obj)]
 
     def decoded(self, ev: SSEEvent) -> list[Unified]:

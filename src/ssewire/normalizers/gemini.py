@@ -444,7 +444,7 @@ class GeminiNormalizer(DelegatingNormalizer):
         if obj.get("error") is not None:
             self._done = True
             usage = None if self._usage is None else dict(self._usage)  # best usage so far, as on truncation
-            payload = with_incomplete(error_payload(obj["error"]), self.incomplete_tool_calls())
+            payload = with_incomplete(error_payload(obj["error"]), self.incomplete_for_error())
             out.append(Unified("error", error=payload, usage=usage, raw=obj))
             return out
         usage = obj.get("usageMetadata")

@@ -273,7 +273,7 @@ class GeminiInteractionsNormalizer(Normalizer):
             self.done = True
             inner = obj.get("error")
             usage = None if self.usage is None else dict(self.usage)
-            payload = with_incomplete(error_payload(inner if inner is not None else obj), self.incomplete_tool_calls())
+            payload = with_incomplete(error_payload(inner if inner is not None else obj), self.incomplete_for_error())
             return [Unified("error", error=payload, usage=usage, raw=obj)]
         if kind == "done":
             return []

@@ -725,7 +725,7 @@ class OpenAINormalizer(DelegatingNormalizer):
             error = response.get("error")
             if error is not None:
                 self._error_sent = True
-                payload = with_incomplete(error_payload(error), self.incomplete_tool_calls())
+                payload = with_incomplete(error_payload(error), self.incomplete_for_error())
                 out.append(Unified("error", error=payload, sequence=seq, raw=obj))
         usage = response.get("usage")
         if type(usage) is dict:
@@ -740,7 +740,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         inner = error_object(obj, ("type", "sequence_number", "error"))  # nested, or flat with code and message
         self._error_sent = True
         self._done = True
-        payload = with_incomplete(error_payload(inner), self.incomplete_tool_calls())
+        payload = with_incomplete(error_payload(inner), self.incomplete_for_error())
         return [Unified("error", error=payload, usage=self._usage, sequence=seq, raw=obj)]
 
     @property

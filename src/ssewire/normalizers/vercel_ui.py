@@ -272,7 +272,7 @@ class VercelUINormalizer(Normalizer):
         else:
             text, given = obj.get("errorText"), obj.get("errorType")
             error = {"type": given if type(given) is str else "error", "message": text if type(text) is str else ""}
-        incomplete = self.incomplete_tool_calls()
+        incomplete = self.incomplete_for_error()
         if incomplete:
             error["incomplete_tool_calls"] = incomplete
         usage = dict(self.usage) if self.usage else None
