@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import inspect
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -155,5 +156,36 @@ def test_many_errors_with_many_calls_open_name_the_open_calls_once() -> None:
     def run(count: int) -> Callable[[], object]:
         body = _calls_then_errors(count)
         return lambda: collect(iter_unified([body], "openai-chat"))
+
+    assert lines_run(run(1_600))[0] < 10 * lines_run(run(200))[0]
+
+
+def _programmatic_calls(count: int) -> bytes:
+    """An Anthropic stream of ``count`` client tool calls made by the provider's code execution, each followed by a
+    provider result block (Anthropic's programmatic tool calling): every call waits for its done."""
+
+    def event(obj: dict[str, object]) -> str:
+        return f"event: {obj['type']}\ndata: {json.dumps(obj)}\n\n"
+
+    message = {"id": "m", "model": "c", "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}
+    out = [event({"type": "message_start", "message": message})]
+    for i in range(count):
+        caller = {"type": "code_execution_20250825", "tool_id": f"srvtoolu_{i}"}
+        use = {"type": "tool_use", "id": f"toolu_{i}", "name": "q", "input": {}, "caller": caller}
+        result = {"type": "code_execution_tool_result", "tool_use_id": f"srvtoolu_{i}", "content": {}}
+        for index, block in ((2 * i, use), (2 * i + 1, result)):
+            out.append(event({"type": "content_block_start", "index": index, "content_block": block}))
+            out.append(event({"type": "content_block_stop", "index": index}))
+    out.append(event({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 7}}))
+    return "".join([*out, event({"type": "message_stop"})]).encode()
+
+
+def test_many_calls_waiting_for_their_done_are_read_in_time_linear_in_their_number() -> None:
+    """Each provider result block looked for the call it names among every call waiting for its done."""
+    assert len(collect(iter_unified([_programmatic_calls(100)], "anthropic")).client_tool_calls) == 100
+
+    def run(count: int) -> Callable[[], object]:
+        body = _programmatic_calls(count)
+        return lambda: collect(iter_unified([body], "anthropic"))
 
     assert lines_run(run(1_600))[0] < 10 * lines_run(run(200))[0]

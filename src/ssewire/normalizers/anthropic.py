@@ -265,6 +265,7 @@ class AnthropicNormalizer(Normalizer):
         self._started = False  # a message_start was seen
         self._client_calls: set[str] = set()  # ids of the client calls made (none with a result in the stream)
         self._server_ids: set[str] = set()  # ids named by a provider's result block
+        self._by_id: dict[str, OpenCall] = {}  # every call of the stream by id (a result block names one)
         self._reader_calls = self._calls.open
 
     @property
@@ -303,9 +304,9 @@ class AnthropicNormalizer(Normalizer):
         """A provider's result block names ``call_id``: that call is the provider's own, never the client's."""
         self._server_ids.add(call_id)
         self._client_calls.discard(call_id)
-        for call in [*self._calls, *(call for call, _ in self._waiting)]:
-            if call.id == call_id:
-                call.server = True
+        call = self._by_id.get(call_id)  # (open, or waiting for its done: looked up, not searched for)
+        if call is not None:
+            call.server = True
 
     def _new_call(self, block: dict[str, Any], server: bool) -> OpenCall:
         """The call of a tool block (its id, else a synthetic one); a client call is counted as made."""
@@ -316,7 +317,8 @@ class AnthropicNormalizer(Normalizer):
         name = block.get("name")
         if not server:
             self._client_calls.add(call_id)
-        return OpenCall(call_id, name if type(name) is str else None, server, provided)
+        call = self._by_id[call_id] = OpenCall(call_id, name if type(name) is str else None, server, provided)
+        return call
 
     # -- handlers -------------------------------------------------------------------------------------------------
 
