@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from helpers import examples
 from helpers.trace import lines_run
-from ssewire import PartialJSON, parse_partial_json
+from ssewire import IncrementalJSON, PartialJSON, parse_partial_json
 from ssewire.partial_json import _repair, parse_arguments
 
 
@@ -189,3 +189,13 @@ def test_argument_integers_are_exact_beyond_64_bits() -> None:
     acc = PartialJSON()
     acc.append("k", f'{{"id": {big}, ')
     assert acc.preview("k") == {"id": big}
+
+
+def test_an_integer_longer_than_python_converts_freezes_the_preview_and_raises_nothing() -> None:
+    """A 5,000-digit integer is JSON, but more digits than Python converts (and the JSON decoders accept)."""
+    for pieces in (['{"a": 1, "b": ', "1" * 5_000, "}"], ['{"a": 1, "b": ', "1" * 5_000]):
+        parser = IncrementalJSON()
+        for piece in pieces:
+            parser.feed(piece)
+            preview = parser.value()
+        assert parser.failed and preview == {"a": 1}

@@ -9,7 +9,7 @@ fragments per tool call, previews them incrementally and gives the authoritative
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ._json import loads_exact as loads  # tool arguments: exact integers of any size
 
@@ -199,6 +199,17 @@ _SPACES = re.compile(r"[ \t\n\r]*")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _LITERAL_VALUES = {"true": True, "false": False, "null": None}
 _ROOT = object()  # the slot of a top-level value
+
+
+def _number(text: str) -> Optional[Union[int, float]]:
+    """A JSON number's value; None for an integer of more digits than Python converts (4,300 by default: what the
+    JSON decoders refuse too)."""
+    if any(c in text for c in ".eE"):
+        return float(text)
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 class IncrementalJSON:
@@ -445,7 +456,10 @@ class IncrementalJSON:
         if m is None:
             self.failed = True
             return
-        value = float(text) if any(c in text for c in ".eE") else int(text)
+        value = _number(text)
+        if value is None:
+            self.failed = True
+            return
         if self._provisional is not None:
             self._store(self._provisional, value)
             self._provisional = None
@@ -466,7 +480,10 @@ class IncrementalJSON:
             m = _NUMBER.match(self._buf)
             if m is not None:
                 text = m.group()
-                number = float(text) if any(c in text for c in ".eE") else int(text)
+                number = _number(text)
+                if number is None:
+                    self.failed = True
+                    return self._root
                 if self._provisional is None:
                     self._provisional = self._place(number)
                     self._expect = "value"  # still reading the number
