@@ -136,3 +136,69 @@ def test_unicode_digit_ids_are_opaque_not_numbers() -> None:
     assert cursor.last_event_id == "²"
     out = decoder.feed('id: ²\ndata: {"t": "a "}\n\nid: ³\ndata: {"t": "b "}\n\n'.encode())
     assert text_of(out) == "b "
+
+
+def some_ided(ids: list[Optional[str]]) -> list[bytes]:
+    """One event per entry of ``ids``: its SSE id (None: no id line, so it inherits the last one), text "i "."""
+    lines = [b"" if i is None else b"id: %s\n" % i.encode() for i in ids]
+    events = [line + b'data: {"t": "%d "}\n\n' % n for n, line in enumerate(lines)]
+    return [*events, b'data: {"end": 1}\n\n']
+
+
+def test_a_replay_keeps_the_undelivered_events_that_inherit_the_last_id() -> None:
+    # e2..e4 carry no id of their own: they inherit "2". Three events with id 2 were delivered (e1, e2, e3); the
+    # replay's e4 also reads id 2 but was never delivered.
+    for ids in (["1", "2", None, None, None, "3"], ["a", "b", None, None, None, "c"]):
+        body = some_ided(ids)
+        decoder = StreamDecoder(Seq())
+        out = [e for chunk in body[:4] for e in decoder.feed(chunk)]
+        cursor = decoder.reconnect()
+        assert (cursor.last_event_id, cursor.last_id_events) == (ids[1], 3)
+        for chunk in body:  # the server replays from the start
+            out += decoder.feed(chunk)
+        out += decoder.close()
+        assert text_of(out) == "0 1 2 3 4 5 ", ids
+        assert out[-1].type == "done"
+
+
+def test_an_id_set_by_a_block_without_data_was_carried_by_no_delivered_event() -> None:
+    body = [b'id: 6\ndata: {"t": "0 "}\n\n', b"id: 7\n\n", b'data: {"t": "1 "}\n\n', b'data: {"end": 1}\n\n']
+    decoder = StreamDecoder(Seq())
+    out = [e for chunk in body[:2] for e in decoder.feed(chunk)]
+    cursor = decoder.reconnect()
+    assert (cursor.last_event_id, cursor.last_id_events) == ("7", 0)
+    for chunk in body:
+        out += decoder.feed(chunk)
+    out += decoder.close()
+    assert text_of(out) == "0 1 "
+
+
+def test_a_connection_that_sent_no_id_resumes_from_the_last_one() -> None:
+    # As a browser's EventSource: the last event id outlives a connection that dispatched none.
+    body = ided(6, ["1", "2", "3", "4", "5", "6"])
+    opened: list[Optional[str]] = []
+
+    def open_stream(cursor: Optional[ResumeCursor]) -> Iterator[bytes]:
+        opened.append(None if cursor is None else cursor.last_event_id)
+        if len(opened) == 2:
+            raise ConnectionResetError("dropped before its first event")
+        start = 0 if cursor is None else int(cursor.last_event_id or 0)  # the events after the last id
+        for i, chunk in enumerate(body[start:]):
+            if len(opened) == 1 and i == 2:
+                raise ConnectionResetError("peer went away")
+            yield chunk
+
+    events = list(iter_resumable(open_stream, Seq()))
+    assert opened == [None, "2", "2"]
+    assert text_of(events) == "0 1 2 3 4 5 "
+    assert events[-1].type == "done"
+
+
+def test_a_hand_made_cursor_without_a_count_takes_every_event_with_its_id_as_delivered() -> None:
+    from ssewire import SSEEvent
+
+    replay = ReplayFilter(ResumeCursor("p", last_event_id="b"))
+    assert all(replay.is_replay(SSEEvent("m", "{}", "b")) for _ in range(3))
+    assert not replay.is_replay(SSEEvent("m", "{}", "c"))
+    counted = ReplayFilter(ResumeCursor("p", last_event_id="9", last_id_events=2))
+    assert [counted.is_replay(SSEEvent("m", "{}", "9")) for _ in range(3)] == [True, True, False]

@@ -28,8 +28,9 @@ cdef class Accumulator:
 
 
 cdef class StreamDecoder:
-    cdef object _body, _first, _head, _ids, _reader, _replay, _scan, _sequence
+    cdef object _body, _first, _head, _ids, _reader, _replay, _run_id, _scan, _sequence
     cdef object _framing, _inflated, _max_buffer, _max_inflated
+    cdef Py_ssize_t _run_length
     cdef bint _first_cut, _plain, _runs, _sniff
     cdef readonly object normalizer
     cdef public object scanner
@@ -47,6 +48,7 @@ cdef class StreamDecoder:
     cpdef list _framed(self, chunk)
     cpdef _keep_first(self, event)
     cpdef _delivered(self, sequence, last_id)
+    cpdef _count_ids(self, list events)
     cpdef list close(self)
 
 

@@ -421,6 +421,8 @@ class StreamDecoder:
         "_plain",
         "_reader",
         "_replay",
+        "_run_id",
+        "_run_length",
         "_runs",
         "_scan",
         "_sequence",
@@ -451,6 +453,10 @@ class StreamDecoder:
         self._sequence: Optional[int] = None  # last sequence number delivered
         self._ids: Optional[list[str]] = None  # recent non-numeric event ids (made at the first), for a reconnect
         self._replay: Optional[ReplayFilter] = None
+        #: The SSE id of the last events delivered and how many delivered in a row carried it (the event that set
+        #: it and those after it that inherit it), so that a reconnect drops as replays only that many of them.
+        self._run_id: Optional[str] = None
+        self._run_length = 0
         #: The body's first bytes until its first event (an empty bytes until a chunk without an event comes).
         self._head: Union[bytes, bytearray, None] = b""
         #: The body's first event (its data cut to _FIRST_KEPT characters: memory stays one event), to tell a
@@ -543,6 +549,8 @@ class StreamDecoder:
         return self._normalize(events) if events else []
 
     def _normalize(self, events: list[SSEEvent]) -> list[Unified]:
+        if events[-1].id is not None or self._run_id is not None:
+            self._count_ids(events)
         out = _normalize_events(self._reader or self._settled(), events)
         if out:
             sequence, last_id = out[-1].sequence, events[-1].id
@@ -588,6 +596,8 @@ class StreamDecoder:
                 # lets the rest of the same chunk take the compiled delta reader (a stored body is a single chunk).
                 before = accumulator.events
                 normalizer = self.normalizer
+                if events[0].id is not None or self._run_id is not None:
+                    self._count_ids(events[:1])
                 _normalize_batch(normalizer, events[:1], accumulator)
                 if accumulator.events > before:
                     sequence, first_id = normalizer.last_sequence, events[0].id
@@ -604,6 +614,8 @@ class StreamDecoder:
         return normalizer if reader is None else reader
 
     def _normalize_into(self, events: list[SSEEvent], accumulator: Accumulator) -> None:
+        if events[-1].id is not None or self._run_id is not None:
+            self._count_ids(events)
         before = accumulator.events
         normalizer = self._reader or self._settled()
         if self._runs:  # the last chunk was deltas only: this one starts with the delta reader's run
@@ -675,6 +687,23 @@ class StreamDecoder:
             if len(ids) > recent_id_window():
                 del ids[: len(ids) // 2]
 
+    def _count_ids(self, events: list[SSEEvent]) -> None:
+        """``events`` (not empty) are being delivered: keep the stream's last SSE id and how many delivered events
+        in a row carried it. Events with no id (none set on this connection yet) carry the stream's last one, as
+        a browser's ``EventSource`` keeps it across reconnections."""
+        last = events[-1].id
+        if last is None:
+            self._run_length += len(events)
+            return
+        index = len(events) - 1
+        while index > 0 and events[index - 1].id == last:
+            index -= 1
+        if index == 0 and self._run_id == last:
+            self._run_length += len(events)
+        else:
+            self._run_id = last
+            self._run_length = len(events) - index
+
     def _drop_replays(self, events: list[SSEEvent]) -> list[SSEEvent]:
         replay = self._replay
         assert replay is not None
@@ -688,7 +717,11 @@ class StreamDecoder:
         """Where the stream stands now: what to reconnect with (see :class:`~ssewire.resume.ResumeCursor`)."""
         normalizer = self.normalizer
         last_event_id = getattr(self.scanner, "last_event_id", None)  # SSE only: a JSON array has no event ids
-        return ResumeCursor(normalizer.provider, normalizer.response_id, self._sequence, last_event_id)
+        if last_event_id is None:  # none on this connection yet: an earlier connection's
+            last_event_id = self._run_id
+        # (an id set by a block that dispatched no event, e.g. "id: 7" alone, was carried by no delivered event)
+        carried = self._run_length if last_event_id is not None and last_event_id == self._run_id else 0
+        return ResumeCursor(normalizer.provider, normalizer.response_id, self._sequence, last_event_id, carried)
 
     def reconnect(self) -> ResumeCursor:
         """Start reading a new connection for the same stream: a fresh scanner, the same normaliser (so open

@@ -26,9 +26,11 @@ def is_number_id(event_id: str) -> bool:
 
 class ResumeCursor:
     """Where a stream stopped: ``sequence`` (last ``sequence_number`` delivered), ``response_id`` (the response
-    or interaction id), ``last_event_id`` (the SSE ``id`` last dispatched)."""
+    or interaction id), ``last_event_id`` (the SSE ``id`` last dispatched) and ``last_id_events`` (how many
+    delivered events carried it: the one that set it and those after it that had none of their own; None when
+    not known, e.g. a cursor made by hand, and then every replayed event with that id is taken as delivered)."""
 
-    __slots__ = ("last_event_id", "provider", "response_id", "sequence")
+    __slots__ = ("last_event_id", "last_id_events", "provider", "response_id", "sequence")
 
     def __init__(
         self,
@@ -36,11 +38,13 @@ class ResumeCursor:
         response_id: Optional[str] = None,
         sequence: Optional[int] = None,
         last_event_id: Optional[str] = None,
+        last_id_events: Optional[int] = None,
     ) -> None:
         self.provider = provider
         self.response_id = response_id
         self.sequence = sequence
         self.last_event_id = last_event_id
+        self.last_id_events = last_id_events
 
     @property
     def resumable(self) -> bool:
@@ -65,7 +69,8 @@ class ResumeCursor:
     def __repr__(self) -> str:
         return (
             f"ResumeCursor(provider={self.provider!r}, response_id={self.response_id!r}, "
-            f"sequence={self.sequence!r}, last_event_id={self.last_event_id!r})"
+            f"sequence={self.sequence!r}, last_event_id={self.last_event_id!r}, "
+            f"last_id_events={self.last_id_events!r})"
         )
 
 
@@ -73,15 +78,18 @@ class ReplayFilter:
     """Decides, event by event, whether a resumed connection is still replaying what was delivered.
 
     An event is a replay when its payload's ``sequence_number`` is at most the cursor's, or when its SSE id is
-    at most the cursor's (numeric ids) or was delivered recently (other ids). Replays form a prefix of the new
+    below the cursor's (numeric ids) or was delivered recently (other ids), or is the cursor's own id and fewer
+    events with it have been replayed than were delivered (``last_id_events``: a server that puts ids on some
+    events only replays the ones after the last id with that id too). Replays form a prefix of the new
     connection: the first event that is not one disarms the filter, and everything after it passes unchecked.
     """
 
-    __slots__ = ("_numeric_id", "_recent", "_sequence", "armed")
+    __slots__ = ("_last", "_last_left", "_numeric_id", "_recent", "_sequence", "armed")
 
     def __init__(self, cursor: ResumeCursor, recent_ids: Optional[list[str]] = None) -> None:
         self._sequence = cursor.sequence
-        last = cursor.last_event_id
+        last = self._last = cursor.last_event_id
+        self._last_left = cursor.last_id_events  # replays of the cursor's own id still to come (None: any number)
         self._numeric_id = int(last) if last is not None and is_number_id(last) else None
         self._recent = set(recent_ids or ())
         if last is not None:
@@ -102,7 +110,14 @@ class ReplayFilter:
                 return True
         eid = event.id
         if eid is not None and self._recent:
-            if self._numeric_id is not None and is_number_id(eid):
+            if eid == self._last:
+                left = self._last_left
+                if left is None:
+                    return True
+                if left > 0:
+                    self._last_left = left - 1
+                    return True
+            elif self._numeric_id is not None and is_number_id(eid):
                 if int(eid) <= self._numeric_id:
                     return True
             elif eid in self._recent:
