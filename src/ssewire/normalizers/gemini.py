@@ -395,7 +395,7 @@ class GeminiNormalizer(DelegatingNormalizer):
             else:
                 return None
         if chunk.usageMetadata is not None:
-            self._usage = chunk.usageMetadata
+            self._usage_payload, self._usage_value = None, chunk.usageMetadata  # (the _usage setter, inline)
         if type(chunk.responseId) is str:
             self._response_id = chunk.responseId
         if type(chunk.modelVersion) is str:
@@ -449,7 +449,7 @@ class GeminiNormalizer(DelegatingNormalizer):
             return out
         usage = obj.get("usageMetadata")
         if isinstance(usage, dict):
-            self._usage = usage
+            self._usage_payload, self._usage_value = None, usage  # (the _usage setter, inline)
         value = obj.get("responseId")
         if type(value) is str:
             self._response_id = value

@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Optional, Union
 
 from ..citations import Citation
-from ..events import Unified, new_done, new_event, new_usage
+from ..events import Unified, new_done, new_event, new_tool_event, new_usage
 from ..usage import Usage, count
 from ._fast import typed
 from .common import error_payload, id_and_model, str_or, with_incomplete
@@ -266,7 +266,7 @@ class GeminiInteractionsNormalizer(Normalizer):
             return self._stop(obj, index)
         if kind in _META_EVENTS:
             self._meta(obj)
-            return [Unified("raw", raw=obj)]
+            return [new_event("raw", obj)]
         if kind == "interaction.completed":
             return self._completed(obj)
         if kind == "error":
@@ -278,7 +278,7 @@ class GeminiInteractionsNormalizer(Normalizer):
         if kind == "done":
             return []
         self._meta(obj)
-        return [Unified("raw", raw=obj)]
+        return [new_event("raw", obj)]
 
     def absorb(self) -> None:
         """What the text deltas the reader took set, from its notes: the last ``event_id`` and ``index``."""
@@ -322,7 +322,7 @@ class GeminiInteractionsNormalizer(Normalizer):
         if not isinstance(step, dict):
             step = obj.get("content")  # the pre-rename content.start shape
         if not isinstance(step, dict):
-            return [Unified("raw", raw=obj)]
+            return [new_event("raw", obj)]
         key: StepKey
         if index is not None:
             key = index
@@ -341,24 +341,17 @@ class GeminiInteractionsNormalizer(Normalizer):
             self._client_calls = True
             call = _Step(_CLIENT, self._ids.take(step.get("id")), _text(step.get("name")), step.get("arguments"))
             self._steps[key] = call
-            out.append(
-                Unified("tool_call_start", tool_call_id=call.id, tool_name=call.name, raw=obj, signature=signature)
-            )
+            start = new_tool_event("tool_call_start", call.id, call.name, obj)
+            start.signature = signature
+            out.append(start)
         elif type(stype) is str and stype.endswith("_call"):
             call = _Step(
                 _SERVER, self._ids.take(step.get("id")), _text(step.get("name")) or stype, step.get("arguments")
             )
             self._steps[key] = call
-            out.append(
-                Unified(
-                    "tool_call_start",
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                    server=True,
-                    raw=obj,
-                    signature=signature,
-                )
-            )
+            start = new_tool_event("tool_call_start", call.id, call.name, obj, "", None, True)
+            start.signature = signature
+            out.append(start)
         else:
             self._steps[key] = _Step(_OTHER)
             out.append(self._cited_raw(obj, _content_annotations(step), signature))
@@ -381,11 +374,11 @@ class GeminiInteractionsNormalizer(Normalizer):
         """``step.delta``: text, reasoning, signature or argument fragment; anything else raw."""
         delta = obj.get("delta")
         if not isinstance(delta, dict):
-            return [Unified("raw", raw=obj)]
+            return [new_event("raw", obj)]
         dtype = delta.get("type")
         if dtype == "text":
             text = _text(delta.get("text"))
-            return [Unified("text_delta", text=text, raw=obj) if text else Unified("raw", raw=obj)]
+            return [new_event("text_delta", obj, text) if text else new_event("raw", obj)]
         if dtype == "thought_summary" or dtype == "thought":
             content = delta.get("content")
             text = _text(content.get("text") if isinstance(content, dict) else delta.get("text"))
@@ -393,13 +386,13 @@ class GeminiInteractionsNormalizer(Normalizer):
             if signature is not None:
                 self.last_signature = signature
             if text:
-                return [Unified("reasoning_delta", text=text, raw=obj, signature=signature)]
-            return [Unified("raw", raw=obj, signature=signature)]
+                return [new_event("reasoning_delta", obj, text, None, signature)]
+            return [new_event("raw", obj, "", None, signature)]
         if dtype == "thought_signature":
             signature = _text(delta.get("signature"))
             if signature is not None:
                 self.last_signature = signature
-            return [Unified("raw", raw=obj, signature=signature)]
+            return [new_event("raw", obj, "", None, signature)]
         if dtype == "text_annotation_delta":
             return [self._cited_raw(obj, delta.get("annotations") or [])]
         key = self._key(index)
@@ -407,18 +400,9 @@ class GeminiInteractionsNormalizer(Normalizer):
         if dtype == "arguments_delta":
             fragment = delta.get("arguments")
             if step is None or step.kind == _OTHER or type(fragment) is not str:
-                return [Unified("raw", raw=obj)]
+                return [new_event("raw", obj)]
             step.fragments.append(fragment)
-            return [
-                Unified(
-                    "tool_call_delta",
-                    tool_call_id=step.id,
-                    tool_name=step.name,
-                    arguments_delta=fragment,
-                    server=step.kind == _SERVER,
-                    raw=obj,
-                )
-            ]
+            return [new_tool_event("tool_call_delta", step.id, step.name, obj, fragment, None, step.kind == _SERVER)]
         if dtype == "function_call":  # the pre-rename shape: a whole call in one content.delta
             return self._legacy_call(obj, delta, key, step, _CLIENT)
         if (
@@ -430,7 +414,7 @@ class GeminiInteractionsNormalizer(Normalizer):
             return self._legacy_call(obj, delta, key, step, _SERVER)
         if step is not None and step.kind == _SERVER and isinstance(delta.get("arguments"), dict):
             step.arguments = delta["arguments"]
-        return [Unified("raw", raw=obj)]
+        return [new_event("raw", obj)]
 
     def _legacy_call(
         self, obj: dict[str, Any], delta: dict[str, Any], key: Optional[StepKey], step: Optional[_Step], kind: int
@@ -447,7 +431,7 @@ class GeminiInteractionsNormalizer(Normalizer):
                 self._client_calls = True
             name = _text(delta.get("name")) or (delta.get("type") if server else None)
             step = self._steps[key] = _Step(kind, self._ids.take(delta.get("id")), name)
-            out.append(Unified("tool_call_start", tool_call_id=step.id, tool_name=step.name, server=server, raw=obj))
+            out.append(new_tool_event("tool_call_start", step.id, step.name, obj, "", None, server))
         arguments = delta.get("arguments")
         if type(arguments) is str:
             step.fragments.append(arguments)
@@ -457,23 +441,14 @@ class GeminiInteractionsNormalizer(Normalizer):
             text = compact_json(arguments)
         else:
             text = ""
-        out.append(
-            Unified(
-                "tool_call_delta",
-                tool_call_id=step.id,
-                tool_name=step.name,
-                arguments_delta=text,
-                server=server,
-                raw=obj,
-            )
-        )
+        out.append(new_tool_event("tool_call_delta", step.id, step.name, obj, text, None, server))
         return out
 
     def _stop(self, obj: dict[str, Any], index: Optional[int]) -> list[Unified]:
         """``step.stop``: ``tool_call_done`` for call steps, raw otherwise."""
         key = self._key(index)
         if key is None or key not in self._steps:
-            return [Unified("raw", raw=obj)]
+            return [new_event("raw", obj)]
         final = obj.get("step")
         step = self._steps[key]
         if isinstance(final, dict) and step.kind != _OTHER and "arguments" in final:
@@ -484,7 +459,7 @@ class GeminiInteractionsNormalizer(Normalizer):
         """The event that ends step ``key`` (``tool_call_done`` for calls, ``raw`` otherwise)."""
         step = self._steps.pop(key)
         if step.kind == _OTHER:
-            return [Unified("raw", raw=obj)] if obj is not None else []
+            return [new_event("raw", obj)] if obj is not None else []
         server = step.kind == _SERVER
         if step.fragments:
             text: Optional[str] = "".join(step.fragments)
@@ -523,5 +498,5 @@ class GeminiInteractionsNormalizer(Normalizer):
             self._sent_usage = self.usage
             out.append(new_usage(dict(self.usage), obj))
         if not out:
-            out.append(Unified("raw", raw=obj))
+            out.append(new_event("raw", obj))
         return out

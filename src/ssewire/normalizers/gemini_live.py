@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..events import Unified, new_done, new_usage
+from ..events import Unified, new_done, new_event, new_tool_event, new_usage
 from ..names import UnifiedType
 from ._fast import typed
 from .contract import Normalizer
@@ -83,7 +83,7 @@ class GeminiLiveNormalizer(Normalizer):
         if isinstance(content, dict) and content.get("turnComplete") is True:
             self.done = True
             out.append(new_done("end", "turnComplete", obj))
-        return out or [Unified("raw", raw=obj)]
+        return out or [new_event("raw", obj)]
 
     def _content(self, obj: dict[str, Any], content: dict[str, Any], out: list[Unified]) -> None:
         turn = content.get("modelTurn")
@@ -97,9 +97,9 @@ class GeminiLiveNormalizer(Normalizer):
             if type(text) is str and text:
                 self.done = False
                 kind: UnifiedType = "reasoning_delta" if part.get("thought") is True else "text_delta"
-                out.append(Unified(kind, text=text, raw=obj))
+                out.append(new_event(kind, obj, text))
             else:
-                out.append(Unified("raw", raw=obj))  # audio inlineData, executableCode, ...
+                out.append(new_event("raw", obj))  # audio inlineData, executableCode, ...
 
     def _tool_call(self, obj: dict[str, Any], tool_call: dict[str, Any], out: list[Unified]) -> None:
         calls = tool_call.get("functionCalls")
@@ -112,15 +112,9 @@ class GeminiLiveNormalizer(Normalizer):
             call_id = call.get("id") if isinstance(call.get("id"), str) else f"live_call_{self._calls}"
             name = call.get("name") if isinstance(call.get("name"), str) else None
             args = call.get("args")
-            out.append(Unified("tool_call_start", tool_call_id=call_id, tool_name=name, raw=obj))
+            out.append(new_tool_event("tool_call_start", call_id, name, obj))
             out.append(
-                Unified(
-                    "tool_call_delta",
-                    tool_call_id=call_id,
-                    tool_name=name,
-                    arguments_delta=compact_json({} if args is None else args),
-                    raw=obj,
-                )
+                new_tool_event("tool_call_delta", call_id, name, obj, compact_json({} if args is None else args))
             )
             out.append(done_event(call_id, name, obj, value=args))
         self.done = True
