@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+import gzip
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
 
-from ssewire import Normalizer, StreamDecoder, Unified
+from ssewire import Normalizer, StreamDecoder, Unified, collect, iter_unified
 from ssewire.resume import ReplayFilter, ResumeCursor
 from ssewire.stream import iter_resumable
 
@@ -23,6 +27,9 @@ class Seq(Normalizer):
             self.done = True
             return [Unified("done", stop_reason="end")]
         return [Unified("text_delta", text=obj["t"], sequence=obj.get("sequence_number"))]
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def sequenced(n: int) -> list[bytes]:
@@ -161,12 +168,14 @@ def test_a_replay_keeps_the_undelivered_events_that_inherit_the_last_id() -> Non
         assert out[-1].type == "done"
 
 
-def test_an_id_set_by_a_block_without_data_was_carried_by_no_delivered_event() -> None:
+def test_the_cursor_names_the_id_of_the_last_event_delivered() -> None:
+    # "id: 7" alone sets the scanner's last id but delivers no event: the cursor stays at the last event delivered,
+    # and the replay's event that inherits 7 is new
     body = [b'id: 6\ndata: {"t": "0 "}\n\n', b"id: 7\n\n", b'data: {"t": "1 "}\n\n', b'data: {"end": 1}\n\n']
     decoder = StreamDecoder(Seq())
     out = [e for chunk in body[:2] for e in decoder.feed(chunk)]
     cursor = decoder.reconnect()
-    assert (cursor.last_event_id, cursor.last_id_events) == ("7", 0)
+    assert (cursor.last_event_id, cursor.last_id_events) == ("6", 1)
     for chunk in body:
         out += decoder.feed(chunk)
     out += decoder.close()
@@ -202,3 +211,109 @@ def test_a_hand_made_cursor_without_a_count_takes_every_event_with_its_id_as_del
     assert not replay.is_replay(SSEEvent("m", "{}", "c"))
     counted = ReplayFilter(ResumeCursor("p", last_event_id="9", last_id_events=2))
     assert [counted.is_replay(SSEEvent("m", "{}", "9")) for _ in range(3)] == [True, True, False]
+
+
+def chat_chunk(text: str, id_line: bytes = b"") -> bytes:
+    choice = {"index": 0, "delta": {"content": text}}
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+    return id_line + b"data: %s\n\n" % json.dumps(chunk).encode()
+
+
+CHAT_END = (
+    b'data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},'
+    b'"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+)
+
+
+def replaying(events: list[bytes], cuts: list[int]) -> Callable[[Optional[ResumeCursor]], Iterator[bytes]]:
+    """A server that replays the whole stream on every connection, the n-th cut after ``cuts[n]`` events (each
+    connection's events sent in one chunk, then the drop)."""
+    opened: list[Optional[ResumeCursor]] = []
+
+    def open_stream(cursor: Optional[ResumeCursor]) -> Iterator[bytes]:
+        opened.append(cursor)
+        n = len(opened) - 1
+        if n < len(cuts):
+            yield b"".join(events[: cuts[n]])
+            raise ConnectionResetError("peer went away")
+        yield b"".join(events)
+
+    open_stream.opened = opened  # type: ignore[attr-defined]
+    return open_stream
+
+
+def test_a_sequence_number_decides_alone_when_the_events_also_carry_an_id() -> None:
+    # every event inherits the one SSE id: the ones past the cursor's sequence number are new, whatever their id
+    events = [b"id: resp_1\n" + sequenced(8)[0], *sequenced(8)[1:]]
+    open_stream = replaying(events, [3])
+    out = list(iter_resumable(open_stream, Seq()))
+    assert text_of(out) == "0 1 2 3 4 5 6 7 "
+    assert out[-1].type == "done"
+
+
+def test_a_drop_during_the_replay_resumes_from_what_was_delivered() -> None:
+    # the second connection drops while it is still replaying: its replayed ids were not delivered again
+    events = [*(b'id: %d\ndata: {"t": "%d "}\n\n' % (i, i) for i in range(1, 6)), b'data: {"end": 1}\n\n']
+    open_stream = replaying(events, [3, 2])
+    out = list(iter_resumable(open_stream, Seq()))
+    assert [(c.last_event_id, c.last_id_events) for c in open_stream.opened[1:]] == [("3", 1), ("3", 1)]  # type: ignore[attr-defined]
+    assert text_of(out) == "1 2 3 4 5 "
+
+
+def test_every_opaque_id_of_a_chunk_is_known_to_the_replay_filter() -> None:
+    events = [chat_chunk(f"{i} ", b"id: evt-%d\n" % i) for i in range(5)] + [CHAT_END]
+    open_stream = replaying(events, [3])  # three events in one chunk, then the drop
+    result = collect(iter_resumable(open_stream, "openai-chat"))
+    assert (result.text, result.stop_reason, result.error) == ("0 1 2 3 4 ", "end", None)
+
+
+def test_an_empty_id_is_no_id_to_resume_from() -> None:
+    # WHATWG: "id:" with no value resets the last event id, and a browser then sends no Last-Event-ID
+    events = [chat_chunk("0 ", b"id: 1\n"), chat_chunk("1 ", b"id:\n"), chat_chunk("2 "), CHAT_END]
+    decoder = StreamDecoder("openai-chat")
+    for chunk in events[:2]:
+        decoder.feed(chunk)
+    cursor = decoder.cursor()
+    assert (cursor.last_event_id, cursor.resumable, cursor.headers()) == (None, False, {})
+    assert ResumeCursor("p", last_event_id="").headers() == {}
+    open_stream = replaying(events, [2])
+    result = collect(iter_resumable(open_stream, "openai-chat"))
+    assert len(open_stream.opened) == 1  # type: ignore[attr-defined]  # not reopened: nothing to resume from
+    assert result.text == "0 1 " and result.error is not None and result.error["type"] == "stream_truncated"
+
+
+def test_a_compressed_body_is_decompressed_anew_on_each_connection() -> None:
+    texts = [hashlib.sha256(b"%d" % i).hexdigest() for i in range(8)]  # (text that does not compress to nothing)
+    events = [chat_chunk(text, b"id: %d\n" % (i + 1)) for i, text in enumerate(texts)] + [CHAT_END]
+    opened: list[Optional[str]] = []
+
+    def open_stream(cursor: Optional[ResumeCursor]) -> Iterator[bytes]:
+        opened.append(None if cursor is None else cursor.last_event_id)
+        if cursor is None:
+            body = gzip.compress(b"".join(events))
+            yield body[: len(body) // 2]  # half a gzip body, then the drop
+            raise ConnectionResetError("peer went away")
+        yield gzip.compress(b"".join(events[int(cursor.last_event_id or 0) :]))  # from the event after the id
+
+    result = collect(iter_resumable(open_stream, "openai-chat"))
+    assert len(opened) == 2 and opened[1] is not None
+    assert (result.text, result.stop_reason, result.error) == ("".join(texts), "end", None)
+
+
+def test_an_interactions_stream_resumes_from_its_payloads_event_id() -> None:
+    # Gemini Interactions names each event in its payload (event_id), not with an SSE id line
+    body = (FIXTURES / "gemini-interactions-step-delta.sse").read_bytes()
+    cut = body.index(b'"evt_8"')
+    resumed_at = body.rindex(b"\n\n", 0, cut) + 2  # the event evt_8 starts: never delivered
+    seen: list[Optional[str]] = []
+
+    def open_stream(cursor: Optional[ResumeCursor]) -> Iterator[bytes]:
+        seen.append(None if cursor is None else cursor.query_params().get("last_event_id"))
+        if cursor is None:
+            yield body[:cut]
+            raise ConnectionResetError("peer went away")
+        yield body[resumed_at:]  # the events after the one the cursor names
+
+    result = collect(iter_resumable(open_stream, "gemini"))
+    assert seen == [None, "evt_7"]
+    assert result.to_dict() == collect(iter_unified([body], "gemini")).to_dict()

@@ -29,12 +29,13 @@ cdef class Accumulator:
 
 cdef class StreamDecoder:
     cdef object _body, _first, _head, _ids, _reader, _replay, _run_id, _scan, _sequence
-    cdef object _framing, _inflated, _max_buffer, _max_inflated
+    cdef object _encoding, _framing, _inflated, _max_buffer, _max_inflated
     cdef Py_ssize_t _run_length
     cdef bint _first_cut, _plain, _runs, _sniff
     cdef readonly object normalizer
     cdef public object scanner
 
+    cpdef _start_body(self)
     cpdef _replan(self)
     cpdef _sniffed(self, chunk)
     cpdef list feed(self, chunk)
@@ -47,7 +48,6 @@ cdef class StreamDecoder:
     cpdef close_into(self, Accumulator accumulator)
     cpdef list _framed(self, chunk)
     cpdef _keep_first(self, event)
-    cpdef _delivered(self, sequence, last_id)
     cpdef _count_ids(self, list events)
     cpdef list close(self)
 

@@ -410,6 +410,7 @@ class StreamDecoder:
 
     __slots__ = (
         "_body",
+        "_encoding",
         "_first",
         "_first_cut",
         "_framing",
@@ -463,13 +464,8 @@ class StreamDecoder:
         #: wrong provider at the end; whether it was cut.
         self._first: Optional[SSEEvent] = None
         self._first_cut = False
-        #: True until the first bytes say whether a body of no stated encoding is compressed (no decoder before).
-        self._sniff = content_encoding is None
-        self._body: Optional[BodyDecoder] = None  # None: bytes as they come
-        if content_encoding is not None:
-            body = BodyDecoder(content_encoding)  # UnsupportedEncodingError for br, zstd ...
-            self._body = None if body.encoding == "identity" else body
-        self._inflated = 0
+        self._encoding = content_encoding  # as stated, for each connection (see reconnect)
+        self._start_body()
         self._max_inflated = max_inflated
         #: True once bytes go straight from the scanner to the normaliser: the body's first event came (no head to
         #: keep), its encoding is known and not compressed, no replayed events to drop (see :meth:`_replan`).
@@ -482,6 +478,18 @@ class StreamDecoder:
         #: :meth:`~ssewire.normalizers.contract.Normalizer.settled`; None until it is known).
         self._scan: Callable[[Chunk], list[SSEEvent]]  # (set by _replan, with _plain)
         self._reader = self.normalizer.settled()
+
+    def _start_body(self) -> None:
+        """A body's encoding state at its first byte: sniffed when none was stated (gzip and zlib start with bytes
+        no text stream does), else the stated one's decoder (UnsupportedEncodingError for br, zstd ...)."""
+        encoding = self._encoding
+        #: True until the first bytes say whether a body of no stated encoding is compressed (no decoder before).
+        self._sniff = encoding is None
+        self._body: Optional[BodyDecoder] = None  # None: bytes as they come
+        if encoding is not None:
+            body = BodyDecoder(encoding)
+            self._body = None if body.encoding == "identity" else body
+        self._inflated = 0
 
     def _replan(self) -> None:
         """Whether a chunk can take the plain path now (see ``_plain``), and what frames it there."""
@@ -553,9 +561,9 @@ class StreamDecoder:
             self._count_ids(events)
         out = _normalize_events(self._reader or self._settled(), events)
         if out:
-            sequence, last_id = out[-1].sequence, events[-1].id
-            if sequence is not None or last_id is not None:
-                self._delivered(sequence, last_id)
+            sequence = out[-1].sequence
+            if sequence is not None:
+                self._sequence = sequence  # the last sequence number delivered
         return out
 
     def feed_into(self, chunk: Piece, accumulator: Accumulator) -> None:
@@ -600,9 +608,9 @@ class StreamDecoder:
                     self._count_ids(events[:1])
                 _normalize_batch(normalizer, events[:1], accumulator)
                 if accumulator.events > before:
-                    sequence, first_id = normalizer.last_sequence, events[0].id
-                    if sequence is not None or first_id is not None:
-                        self._delivered(sequence, first_id)
+                    sequence = normalizer.last_sequence
+                    if sequence is not None:
+                        self._sequence = sequence
                 events = events[1:]
         self._normalize_into(events, accumulator)
 
@@ -628,9 +636,9 @@ class StreamDecoder:
             _normalize_batch(normalizer, events, accumulator)
             self._runs = accumulator.deltas - deltas == len(events)
         if accumulator.events > before:
-            sequence, last_id = normalizer.last_sequence, events[-1].id
-            if sequence is not None or last_id is not None:
-                self._delivered(sequence, last_id)
+            sequence = normalizer.last_sequence
+            if sequence is not None:
+                self._sequence = sequence
         if not accumulator.has_meta:
             accumulator.adopt_meta(normalizer.response_id, normalizer.model)
 
@@ -671,26 +679,11 @@ class StreamDecoder:
         else:
             self._first = event
 
-    def _delivered(self, sequence: Optional[int], last_id: Optional[str]) -> None:
-        """Events were delivered, the last with SSE id ``last_id``, ``sequence`` the last sequence number: keep
-        where the stream stands for a reconnect (the recent ids for replay detection; a number id is not kept,
-        the replay filter compares those as numbers)."""
-        if sequence is not None:
-            self._sequence = sequence
-        if last_id is None or is_number_id(last_id):
-            return
-        ids = self._ids
-        if ids is None:
-            self._ids = [last_id]
-        elif ids[-1] != last_id:
-            ids.append(last_id)
-            if len(ids) > recent_id_window():
-                del ids[: len(ids) // 2]
-
     def _count_ids(self, events: list[SSEEvent]) -> None:
-        """``events`` (not empty) are being delivered: keep the stream's last SSE id and how many delivered events
-        in a row carried it. Events with no id (none set on this connection yet) carry the stream's last one, as
-        a browser's ``EventSource`` keeps it across reconnections."""
+        """``events`` (not empty) are being delivered: keep the stream's last SSE id, how many delivered events in a
+        row carried it, and the recent ids that are not numbers (the replay filter compares number ids as numbers).
+        Events with no id (none set on this connection yet) carry the stream's last one, as a browser's
+        ``EventSource`` keeps it across reconnections."""
         last = events[-1].id
         if last is None:
             self._run_length += len(events)
@@ -703,6 +696,15 @@ class StreamDecoder:
         else:
             self._run_id = last
             self._run_length = len(events) - index
+        ids = self._ids
+        for position in range(index + 1):  # (the events of the last run carry its id: the first of them is enough)
+            event_id = events[position].id
+            if event_id and (ids is None or ids[-1] != event_id) and not is_number_id(event_id):
+                if ids is None:
+                    ids = self._ids = []
+                ids.append(event_id)
+                if len(ids) > recent_id_window():
+                    del ids[: len(ids) // 2]
 
     def _drop_replays(self, events: list[SSEEvent]) -> list[SSEEvent]:
         replay = self._replay
@@ -716,12 +718,18 @@ class StreamDecoder:
     def cursor(self) -> ResumeCursor:
         """Where the stream stands now: what to reconnect with (see :class:`~ssewire.resume.ResumeCursor`)."""
         normalizer = self.normalizer
-        last_event_id = getattr(self.scanner, "last_event_id", None)  # SSE only: a JSON array has no event ids
-        if last_event_id is None:  # none on this connection yet: an earlier connection's
-            last_event_id = self._run_id
-        # (an id set by a block that dispatched no event, e.g. "id: 7" alone, was carried by no delivered event)
-        carried = self._run_length if last_event_id is not None and last_event_id == self._run_id else 0
-        return ResumeCursor(normalizer.provider, normalizer.response_id, self._sequence, last_event_id, carried)
+        # The SSE id of the last event delivered, on this connection or an earlier one (not the scanner's: it also
+        # moves on events a replay filter dropped, and on an id with no event); an empty id is none (WHATWG: no
+        # Last-Event-ID header). Else the event id an Interactions stream's payloads carry (Gemini's event_id).
+        last_event_id = self._run_id
+        if last_event_id:
+            return ResumeCursor(
+                normalizer.provider, normalizer.response_id, self._sequence, last_event_id, self._run_length
+            )
+        payload_id = getattr(self._reader or normalizer, "last_event_id", None)  # (auto: the provider's normaliser)
+        return ResumeCursor(
+            normalizer.provider, normalizer.response_id, self._sequence, payload_id if payload_id else None
+        )
 
     def reconnect(self) -> ResumeCursor:
         """Start reading a new connection for the same stream: a fresh scanner, the same normaliser (so open
@@ -729,6 +737,7 @@ class StreamDecoder:
         to resume from."""
         cursor = self.cursor()
         self.scanner = make_scanner(self._framing, max_buffer=self._max_buffer)
+        self._start_body()  # (a new body: compressed anew, its inflated size counted anew)
         self._replay = ReplayFilter(cursor, self._ids)
         if not self._replay.armed:
             self._replay = None

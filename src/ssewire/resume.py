@@ -43,7 +43,7 @@ class ResumeCursor:
         self.provider = provider
         self.response_id = response_id
         self.sequence = sequence
-        self.last_event_id = last_event_id
+        self.last_event_id = last_event_id if last_event_id else None  # (an empty id is none: WHATWG)
         self.last_id_events = last_id_events
 
     @property
@@ -77,7 +77,8 @@ class ResumeCursor:
 class ReplayFilter:
     """Decides, event by event, whether a resumed connection is still replaying what was delivered.
 
-    An event is a replay when its payload's ``sequence_number`` is at most the cursor's, or when its SSE id is
+    An event is a replay when its payload's ``sequence_number`` is at most the cursor's (an event with one is
+    decided by it alone), or when its SSE id is
     below the cursor's (numeric ids) or was delivered recently (other ids), or is the cursor's own id and fewer
     events with it have been replayed than were delivered (``last_id_events``: a server that puts ids on some
     events only replays the ones after the last id with that id too). Replays form a prefix of the new
@@ -106,8 +107,11 @@ class ReplayFilter:
             except (ValueError, RecursionError):
                 payload = None
             seq = payload.get("sequence_number") if isinstance(payload, dict) else None
-            if type(seq) is int and seq <= self._sequence:
-                return True
+            if type(seq) is int:  # a sequence number decides alone: it is exact, an SSE id may be inherited
+                if seq <= self._sequence:
+                    return True
+                self.armed = False
+                return False
         eid = event.id
         if eid is not None and self._recent:
             if eid == self._last:
