@@ -662,3 +662,33 @@ def test_memory_follows_a_task_not_the_archive(tmp_path: Path) -> None:
     parsed_small = small["peak_rss_per_worker"] or [small["peak_rss_parent"]]
     assert max(big["peak_rss_per_worker"]) - max(parsed_small) < 32 << 20
     assert big["peak_rss_parent"] - small["peak_rss_parent"] < 128 << 20
+
+
+def _one_event_over_the_default_limit() -> tuple[bytes, str]:
+    """A Chat Completions body whose one text delta is bigger than the default limit on one event, and that text."""
+    from ssewire.limits import DEFAULT_MAX_BUFFER
+
+    text = "x" * (DEFAULT_MAX_BUFFER + 1024)
+    chunk = {"id": "c1", "model": "m", "choices": [{"index": 0, "delta": {"content": text}}]}
+    end = {"id": "c1", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    body = b"".join(b"data: %s\n\n" % json.dumps(c).encode() for c in (chunk, end)) + b"data: [DONE]\n\n"
+    return body, text
+
+
+def test_max_buffer_lets_in_a_body_and_every_event_it_holds() -> None:
+    # --max-buffer is the largest body read: a body let in is not refused for an event it holds
+    body, text = _one_event_over_the_default_limit()
+    let_in, _, _ = parse_work([(body, "openai-chat")], "auto", "auto", len(body))
+    row = dict(zip(NAMES, let_in[0]))
+    assert (row["error_type"], row["text_chars"], row["stop_reason"]) == (None, len(text), "end")
+    default, _, _ = parse_work([(body, "openai-chat")], "auto", "auto")
+    assert dict(zip(NAMES, default[0]))["error_type"] == "buffer_overflow"
+
+
+def test_the_command_reads_with_its_max_buffer(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "big.sse").write_bytes(_one_event_over_the_default_limit()[0])
+    out = tmp_path / "out.jsonl"
+    assert main([str(tmp_path / "in"), "--out", str(out), "-j", "1", "-q", "--max-buffer", "70M"]) == 0
+    (row,) = read_rows(out)
+    assert (row["error_type"], row["stop_reason"]) == (None, "end")

@@ -8,7 +8,8 @@ the archive. A progress bar goes
 to stderr (a terminal, or ``--progress``), the summary to stdout (``--summary-json`` for the same as JSON).
 
 A body is read whole, up to ``--max-buffer`` bytes (default :data:`~ssewire.limits.DEFAULT_MAX_BUFFER`): a bigger
-one is a ``body_too_large`` row, and no more than the limit and a byte of a file is read. What cannot be read (a
+one is a ``body_too_large`` row, and no more than the limit and a byte of a file is read; one event of a body read
+may be as large (see :func:`~ssewire.batch.worker.reading`). What cannot be read (a
 broken link, a directory that cannot be listed, a file that vanished, a file that is not Parquet, a row group that
 cannot be decoded, a JSONL line that is not a JSON object) is an ``unreadable_input`` row: the batch goes on.
 
@@ -119,8 +120,8 @@ def _parser() -> argparse.ArgumentParser:
         type=byte_size,
         default=DEFAULT_MAX_BUFFER,
         metavar="BYTES",
-        help=f"largest body read (default {DEFAULT_MAX_BUFFER >> 20}M; K, M, G suffixes): a bigger one is a "
-        "body_too_large row",
+        help=f"largest body read, and event in it (default {DEFAULT_MAX_BUFFER >> 20}M; K, M, G suffixes): a "
+        "bigger body is a body_too_large row",
     )
     parser.add_argument("--summary-json", metavar="FILE", help="also write the summary as JSON to FILE")
     shown = parser.add_mutually_exclusive_group()
@@ -193,7 +194,9 @@ def _run(batch: _Batch, writer: Writer, workers: Optional[Workers]) -> int:
         if progress is not None:
             progress.update(0, 0)
         reader = _tables_read_here(batch.inputs, workers)
-        for done in run(tasks(items, args.task_bytes, args.jobs, reader), args.provider, args.framing, workers):
+        for done in run(
+            tasks(items, args.task_bytes, args.jobs, reader), args.provider, args.framing, workers, args.max_buffer
+        ):
             writer.write(done.sources, done.kept, done.rows)
             summary.add(done.rows)
             if done.peak_rss is not None and (workers is None or done.worker != parent):  # its own: peak_rss_parent

@@ -23,6 +23,7 @@ from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
+from ..limits import DEFAULT_MAX_BUFFER
 from ..names import FramingName
 from .items import INPUT_ERROR, Item, RowRange, Unit
 from .parquet_rows import Reader
@@ -144,11 +145,12 @@ class Workers:
         for _ in range(self.jobs):
             self.executor.submit(import_modules, tuple(modules))
 
-    def submit(self, task: Task, provider: str, framing: FramingName) -> Future[Parsed]:
-        """``task`` sent to a worker; its rows (and kept values, for table rows) when done."""
+    def submit(self, task: Task, provider: str, framing: FramingName, max_body: int) -> Future[Parsed]:
+        """``task`` sent to a worker (bodies of up to ``max_body`` bytes read: see :func:`~.worker.reading`); its
+        rows (and kept values, for table rows) when done."""
         if isinstance(task.work, RowRange):
-            return self.executor.submit(parse_range, task.work, provider, framing)
-        return self.executor.submit(parse_work, task.work, provider, framing)
+            return self.executor.submit(parse_range, task.work, provider, framing, max_body)
+        return self.executor.submit(parse_work, task.work, provider, framing, max_body)
 
     def close(self) -> None:
         """Stop the workers: queued tasks cancelled, running ones waited for."""
@@ -217,8 +219,15 @@ def _range_tasks(rows: RowRange, task_bytes: int) -> Iterator[Task]:
         yield Task(piece, piece.sources(), [])
 
 
-def run(work: Iterable[Task], provider: str, framing: FramingName, workers: Optional[Workers] = None) -> Iterator[Done]:
-    """Each task of ``work`` parsed, in order: by ``workers``, or in this process when there are none. With workers,
+def run(
+    work: Iterable[Task],
+    provider: str,
+    framing: FramingName,
+    workers: Optional[Workers] = None,
+    max_body: int = DEFAULT_MAX_BUFFER,
+) -> Iterator[Done]:
+    """Each task of ``work`` parsed, in order (bodies of up to ``max_body`` bytes, ``--max-buffer``: see
+    :func:`~.worker.reading`): by ``workers``, or in this process when there are none. With workers,
     this process never parses: its own work (listing the inputs, sending tasks, writing the rows) is what keeps them
     busy, and the first body it parsed would cost it the price table's import (a quarter of a second, which the
     workers take as they start); tasks sent before a worker has started wait in the pool's queue."""
@@ -228,9 +237,9 @@ def run(work: Iterable[Task], provider: str, framing: FramingName, workers: Opti
         pending: deque[tuple[Task, Future[Parsed]]] = deque()
         for task in work:
             if workers is None:
-                yield _done(task, _parse_here(task, provider, framing))
+                yield _done(task, _parse_here(task, provider, framing, max_body))
                 continue
-            pending.append((task._replace(work=[]), workers.submit(task, provider, framing)))
+            pending.append((task._replace(work=[]), workers.submit(task, provider, framing, max_body)))
             del task
             if len(pending) >= IN_FLIGHT_PER_JOB * workers.jobs:
                 first, future = pending.popleft()
@@ -242,10 +251,10 @@ def run(work: Iterable[Task], provider: str, framing: FramingName, workers: Opti
         parquet_rows.close()
 
 
-def _parse_here(task: Task, provider: str, framing: FramingName) -> Parsed:
+def _parse_here(task: Task, provider: str, framing: FramingName, max_body: int) -> Parsed:
     if isinstance(task.work, RowRange):
-        return parse_range(task.work, provider, framing)
-    return parse_work(task.work, provider, framing)
+        return parse_range(task.work, provider, framing, max_body)
+    return parse_work(task.work, provider, framing, max_body)
 
 
 def _done(task: Task, parsed: Parsed) -> Done:

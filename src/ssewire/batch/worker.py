@@ -29,6 +29,7 @@ __all__ = [
     "parse_work",
     "peak_rss",
     "read_file",
+    "reading",
     "ready",
     "start_worker",
 ]
@@ -37,30 +38,41 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO with no writer return
 _NAMES = tuple(name for name, _ in COLUMNS)
 Row = tuple[Any, ...]  # one result row: the values of COLUMNS, in order
 Work = list[tuple[Payload, Optional[str]]]  # items a worker gets: (payload, provider or None) per item
-_OPTIONS = Options(None, DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED)  # how every body is read (the row API's defaults)
 
 
-def parse_work(work: Work, provider: str, framing: FramingName) -> tuple[list[Row], int, Optional[int]]:
-    """The rows of ``work`` (``provider`` where an item names none), this process's pid and peak RSS."""
-    parsed = (_parsed(payload, name, provider, framing) for payload, name in work)
-    return _values(priced_rows(parsed, _OPTIONS)), os.getpid(), peak_rss()
+def reading(max_body: int = DEFAULT_MAX_BUFFER) -> Options:
+    """How every body is read when bodies of up to ``max_body`` bytes are read (``--max-buffer``): one event up to
+    that size too (a body let in is never refused for an event it holds), a compressed one inflated up to the
+    larger of that and :data:`~ssewire.limits.DEFAULT_MAX_INFLATED`; otherwise the row API's defaults."""
+    return Options(None, max_body, max(DEFAULT_MAX_INFLATED, max_body))
+
+
+def parse_work(
+    work: Work, provider: str, framing: FramingName, max_body: int = DEFAULT_MAX_BUFFER
+) -> tuple[list[Row], int, Optional[int]]:
+    """The rows of ``work`` (``provider`` where an item names none; read as :func:`reading` says), this process's
+    pid and peak RSS."""
+    options = reading(max_body)
+    parsed = (_parsed(payload, name, provider, framing, options) for payload, name in work)
+    return _values(priced_rows(parsed, options)), os.getpid(), peak_rss()
 
 
 def parse_range(
-    rows: RowRange, provider: str, framing: FramingName
+    rows: RowRange, provider: str, framing: FramingName, max_body: int = DEFAULT_MAX_BUFFER
 ) -> tuple[list[Row], list[tuple[Any, ...]], int, Optional[int]]:
-    """The rows of a range of table rows read here (``provider`` where a row names none), their kept values, this
-    process's pid and peak RSS. Holds one record batch of bodies at a time."""
+    """The rows of a range of table rows read here (``provider`` where a row names none; read as :func:`reading`
+    says), their kept values, this process's pid and peak RSS. Holds one record batch of bodies at a time."""
     from .parquet_rows import range_items
 
+    options = reading(max_body)
     kept: list[tuple[Any, ...]] = []
 
     def parsed() -> Iterator[ParsedRow]:
         for payload, name, values in range_items(rows):
             kept.append(values)
-            yield _parsed(payload, name, provider, framing)
+            yield _parsed(payload, name, provider, framing, options)
 
-    return _values(priced_rows(parsed(), _OPTIONS)), kept, os.getpid(), peak_rss()
+    return _values(priced_rows(parsed(), options)), kept, os.getpid(), peak_rss()
 
 
 def peak_rss() -> Optional[int]:
@@ -121,12 +133,12 @@ def _open_nonblocking(path: str, flags: int) -> int:
     return os.open(path, flags | _NONBLOCK)
 
 
-def _parsed(payload: Payload, name: Optional[str], provider: str, framing: FramingName) -> ParsedRow:
+def _parsed(payload: Payload, name: Optional[str], provider: str, framing: FramingName, options: Options) -> ParsedRow:
     if isinstance(payload, ReadFile):
         payload = read_file(payload.path, payload.limit)
     if isinstance(payload, Unreadable):
         return ParsedRow(error_row(payload.kind, payload.message, payload.size), None, payload.size or 0)
-    return parsed_row(payload, provider if name is None else name, framing, _OPTIONS)
+    return parsed_row(payload, provider if name is None else name, framing, options)
 
 
 def _values(rows: Iterable[dict[str, Any]]) -> list[Row]:
