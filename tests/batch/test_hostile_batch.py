@@ -9,6 +9,7 @@ decoded, a JSONL line that is not JSON) is an ``unreadable_input`` row; dictiona
 from __future__ import annotations
 
 import base64
+import csv
 import json
 import os
 import sys
@@ -363,3 +364,42 @@ def test_a_parquet_string_body_that_is_not_utf8_is_parsed_as_its_bytes(tmp_path:
         {"source": f"{path}#0", **result_row(bad), "team": "a\\xffb"},  # a kept value: the bad byte escaped
         {"source": f"{path}#1", **result_row(OPENAI), "team": "c"},
     ]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_kept_dates_and_times_python_cannot_hold(tmp_path: Path, fmt: str, jobs: str) -> None:
+    # a timestamp to the nanosecond (what pandas writes), a year past 9999 (a "never expires" value), a date, a
+    # time and a duration in nanoseconds: each kept as it was (Parquet) or as Arrow writes it (text), every row parsed
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    kept = {
+        "at": pa.array([1_735_732_800_123_456_789, None], pa.timestamp("ns")),
+        "until": pa.array([253_402_300_800_000, 0], pa.timestamp("ms", tz="UTC")),
+        "day": pa.array([3_000_000, 1], pa.date32()),
+        "clock": pa.array([5, 86_399_999_999_999], pa.time64("ns")),
+        "took": pa.array([7, None], pa.duration("ns")),
+    }
+    path = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"body": [GOOD, GOOD], **kept}), path)
+    out = tmp_path / f"out.{fmt}"
+    args = [str(path), "--out", str(out), "--jobs", jobs, "--quiet", "--keep-columns", ",".join(kept)]
+    assert main(args) == 0
+    if fmt == "parquet":
+        table = pq.read_table(out)
+        for name, column in kept.items():
+            assert table.column(name).combine_chunks().equals(column), name
+        errors = table.column("error_type").to_pylist()
+    else:
+        if fmt == "jsonl":
+            rows = _rows(out)
+        else:
+            with out.open(newline="", encoding="utf-8") as file:
+                rows = list(csv.DictReader(file))
+        for name, column in kept.items():
+            texts = column.cast(pa.string()).to_pylist()
+            if fmt == "csv":
+                texts = ["" if text is None else text for text in texts]
+            assert [row[name] for row in rows] == texts, name
+        errors = [row["error_type"] or None for row in rows]
+    assert errors == [None, None]

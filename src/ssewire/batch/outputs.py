@@ -63,6 +63,31 @@ class Writer:
         self.path = path
         self.partial = partial_path(path)
         self.columns = ["source", *(name for name, _ in kept), *_NAMES]
+        #: The kept columns of a date, time, timestamp or duration type, whose values come as integers (see
+        #: :func:`~ssewire.batch.parquet_rows.is_time`), with that type.
+        self.times: list[tuple[int, Any]] = []
+        if any(kind is not None for _, kind in kept):
+            import pyarrow as pa
+
+            from .parquet_rows import is_time
+
+            self.times = [
+                (index, kind) for index, (_, kind) in enumerate(kept) if kind is not None and is_time(pa, kind)
+            ]
+
+    def _as_text(self, kept: list[tuple[Any, ...]]) -> Sequence[Sequence[Any]]:
+        """``kept`` with the values of :attr:`times` columns written as Arrow writes them as text (a timestamp to
+        the nanosecond, a year past 9999)."""
+        if not self.times:
+            return kept
+        import pyarrow as pa
+
+        rows = [list(values) for values in kept]
+        for index, kind in self.times:
+            texts = pa.array([row[index] for row in rows], type=kind).cast(pa.string()).to_pylist()
+            for row, text in zip(rows, texts):
+                row[index] = text
+        return rows
 
     def write(self, sources: list[str], kept: list[tuple[Any, ...]], rows: list[tuple[Any, ...]]) -> None:
         """One row per source: the source, its kept values, its result row (values of ``COLUMNS``)."""
@@ -89,7 +114,7 @@ class _Jsonl(Writer):
 
     def write(self, sources: list[str], kept: list[tuple[Any, ...]], rows: list[tuple[Any, ...]]) -> None:
         columns = self.columns
-        for source, values, row in zip(sources, kept, rows):
+        for source, values, row in zip(sources, self._as_text(kept), rows):
             line = dict(zip(columns, (source, *values, *row)))
             self.file.write(json.dumps(line, ensure_ascii=False, default=_json_value) + "\n")
 
@@ -105,7 +130,7 @@ class _Csv(Writer):
         self.csv.writerow(self.columns)
 
     def write(self, sources: list[str], kept: list[tuple[Any, ...]], rows: list[tuple[Any, ...]]) -> None:
-        for source, values, row in zip(sources, kept, rows):
+        for source, values, row in zip(sources, self._as_text(kept), rows):
             self.csv.writerow([source, *map(_cell, values), *map(_cell, row)])
 
     def close(self) -> None:

@@ -252,10 +252,20 @@ def _plain(pa: Any, column: Any) -> Any:
     return column.dictionary_decode() if pa.types.is_dictionary(column.type) else column
 
 
+def is_time(pa: Any, kind: Any) -> bool:
+    """Whether Arrow type ``kind`` is a date, time, timestamp or duration: kept as its integer (see :func:`_values`),
+    which the writers make that type again (:mod:`ssewire.batch.outputs`)."""
+    return bool(pa.types.is_temporal(kind)) and not pa.types.is_interval(kind)
+
+
 def _values(pa: Any, column: Any) -> list[Any]:
-    """A provider or kept column's values (dictionaries decoded); a string that is not UTF-8 (Parquet does not
-    check) with its bad bytes written as escapes, as a file name's."""
+    """A provider or kept column's values (dictionaries decoded; a date, time, timestamp or duration as its integer:
+    :func:`is_time`); a string that is not UTF-8 (Parquet does not check) with its bad bytes written as escapes,
+    as a file name's."""
     column = _plain(pa, column)
+    kind = column.type
+    if is_time(pa, kind):  # as its integer: Python's dates hold neither nanoseconds nor years past 9999
+        return list(column.view(pa.int64() if kind.bit_width == 64 else pa.int32()).to_pylist())
     try:
         return list(column.to_pylist())
     except UnicodeDecodeError:
