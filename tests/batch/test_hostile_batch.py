@@ -12,6 +12,8 @@ import base64
 import csv
 import json
 import os
+import stat
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -403,3 +405,57 @@ def test_kept_dates_and_times_python_cannot_hold(tmp_path: Path, fmt: str, jobs:
             assert [row[name] for row in rows] == texts, name
         errors = [row["error_type"] or None for row in rows]
     assert errors == [None, None]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or sys.platform == "win32", reason="POSIX links, FIFOs and rlimits")
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_an_output_that_cannot_be_written_is_said_so_without_a_traceback(tmp_path: Path, fmt: str) -> None:
+    # the output's file may not grow past 3 KB (a full disk alike): the run stops with a message, never a
+    # traceback, and never says a partial file it could not finish holds its rows whole
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for index in range(60):
+        (inputs / f"{index}.sse").write_bytes(GOOD)
+    script = (
+        "import resource, signal, sys\n"
+        "from ssewire.batch.command import main\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    out = tmp_path / f"out.{fmt}"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(inputs), "--out", str(out), "-q", "-j", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.startswith("ssewire batch: OSError")
+    assert "rows written so far are in" not in done.stderr  # (what an interrupted run says of a closed file)
+    assert ("could not be closed" in done.stderr or "the last possibly cut" in done.stderr) and not out.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX links and FIFOs")
+def test_an_output_that_is_a_link_or_a_fifo_is_written_not_replaced(tmp_path: Path) -> None:
+    source = tmp_path / "one.sse"
+    source.write_bytes(GOOD)
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "results.jsonl"
+    target.write_text("old\n")
+    link = tmp_path / "results.jsonl"
+    link.symlink_to(target)
+    assert main([str(source), "--out", str(link), "-q", "-j", "1"]) == 0
+    assert link.is_symlink() and json.loads(target.read_text())["stop_reason"] == "tool_use"
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["results.jsonl"]  # no partial file left
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()))
+    reader.start()
+    assert main([str(source), "--out", str(fifo), "--format", "jsonl", "-q", "-j", "1"]) == 0
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still a FIFO
+    assert json.loads(read[0])["stop_reason"] == "tool_use"

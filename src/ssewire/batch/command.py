@@ -205,10 +205,10 @@ def _run(batch: _Batch, writer: Writer, workers: Optional[Workers]) -> int:
                 progress.update(summary.streams, summary.bytes)
         writer.finish()
     except BaseException as exc:
-        partial = writer.abort()
+        partial, unclosed = writer.abort()
         if progress is not None:
             progress.close(summary.streams, summary.bytes)
-        return _failed(exc, summary.streams, partial)
+        return _failed(exc, summary.streams, partial, unclosed)
     seconds = time.perf_counter() - start
     if progress is not None:
         progress.close(summary.streams, summary.bytes)
@@ -246,9 +246,15 @@ def _print(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush must not fail
 
 
-def _failed(exc: BaseException, rows: int, partial: str) -> int:
-    """Say why the batch stopped and where its rows are; the exit status (or re-raise what is a bug)."""
-    kept = f"the {rows:,} rows written so far are in {partial}"
+def _failed(exc: BaseException, rows: int, partial: str, unclosed: Optional[str] = None) -> int:
+    """Say why the batch stopped and where its rows are (``unclosed``: why the partial file could not be closed
+    either: it may hold fewer rows, or be unreadable); the exit status (or re-raise what is a bug)."""
+    if unclosed is not None:
+        kept = f"{partial} could not be closed ({unclosed}): it holds at most {rows:,} rows and may be unreadable"
+    elif isinstance(exc, (OSError, ValueError)):  # the output failed as it was written: the last row may be cut
+        kept = f"{partial} holds at most the {rows:,} rows written before, the last possibly cut"
+    else:
+        kept = f"the {rows:,} rows written so far are in {partial}"
     if isinstance(exc, KeyboardInterrupt):
         print(f"ssewire batch: interrupted: {kept}", file=sys.stderr)
         return 130

@@ -2,7 +2,9 @@
 
 Columns: ``source``, the kept input columns, then :data:`ssewire.batch.COLUMNS`. Rows are written to a hidden
 ``.NAME.partial`` beside the output, renamed to the output by :meth:`Writer.finish`; :meth:`Writer.abort` (an
-interrupted batch) closes it as it is, readable (a Parquet file gets its footer). Parquet holds up to
+interrupted batch) closes it as it is, readable (a Parquet file gets its footer) unless closing fails too (a full
+disk). An output that is a symbolic link is written where it points (the link stays); one that is not a regular
+file (a FIFO, ``/dev/stdout``) is written in place, never replaced. Parquet holds up to
 :data:`ROW_GROUP_ROWS` rows before writing them as one row group. In CSV a null is an empty cell, a boolean
 ``true``/``false`` and a list (``tool_call_names``) its JSON text. A lone surrogate in a string (a JSON
 ``"\\ud800"`` the body held) is written as its escape: JSONL reads it back as it was.
@@ -14,6 +16,7 @@ import base64
 import csv
 import json
 import os
+import stat
 import sys
 from typing import Any, Optional, Sequence
 
@@ -50,7 +53,14 @@ def format_for(path: str, given: Optional[str]) -> str:
 
 
 def partial_path(path: str) -> str:
-    """Where the output is written until it is complete: ``.NAME.partial`` beside it (hidden)."""
+    """Where the output is written until it is complete: ``.NAME.partial`` beside it (hidden), or beside the file a
+    symbolic link ``path`` names; ``path`` itself when it is there and no regular file (a FIFO, a device)."""
+    path = os.path.realpath(path)
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return path
+    except OSError:  # not there yet
+        pass
     folder, name = os.path.split(path)
     return os.path.join(folder, f".{name}.partial")
 
@@ -97,14 +107,21 @@ class Writer:
         raise NotImplementedError
 
     def finish(self) -> None:
-        """Close, and move the complete output into place."""
+        """Close, and move the complete output into place (where a symbolic link points; an output that is no
+        regular file was written in place)."""
         self.close()
-        os.replace(self.partial, self.path)
+        target = os.path.realpath(self.path)
+        if self.partial != target:
+            os.replace(self.partial, target)
 
-    def abort(self) -> str:
-        """Close, leaving the rows written so far in the partial file; returns its path."""
-        self.close()
-        return self.partial
+    def abort(self) -> tuple[str, Optional[str]]:
+        """Close, leaving the rows written so far in the partial file: its path, and why closing it failed too
+        (None when it is closed and readable). Never raises for a file that cannot be written."""
+        try:
+            self.close()
+        except (OSError, ValueError) as exc:  # (pyarrow's errors are ValueErrors and OSErrors)
+            return self.partial, f"{type(exc).__name__}: {exc}"
+        return self.partial, None
 
 
 class _Jsonl(Writer):
@@ -141,7 +158,7 @@ class _Parquet(Writer):
     def __init__(self, path: str, kept: Sequence[tuple[str, Any]]) -> None:
         super().__init__(path, kept)
         pa, pq, result_schema = _pyarrow()
-        self.pa = pa
+        self.pa, self.pq = pa, pq
         fields = [pa.field("source", pa.string())]
         fields += [pa.field(name, pa.string() if kind is None else kind) for name, kind in kept]
         self.schema = pa.schema([*fields, *result_schema], metadata=result_schema.metadata)
@@ -169,6 +186,17 @@ class _Parquet(Writer):
     def close(self) -> None:
         self._flush()
         self.writer.close()
+
+    def abort(self) -> tuple[str, Optional[str]]:
+        """:meth:`Writer.abort`, the closed file checked: pyarrow closes a file it failed to write without an error
+        and without its footer (unreadable)."""
+        partial, unclosed = super().abort()
+        if unclosed is None and stat.S_ISREG(os.stat(partial).st_mode):
+            try:
+                self.pq.read_metadata(partial)
+            except (OSError, ValueError) as exc:
+                return partial, f"{type(exc).__name__}: {exc}"
+        return partial, unclosed
 
 
 def open_writer(path: str, fmt: str, kept: Sequence[tuple[str, Any]] = ()) -> Writer:
