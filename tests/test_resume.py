@@ -317,3 +317,36 @@ def test_an_interactions_stream_resumes_from_its_payloads_event_id() -> None:
     result = collect(iter_resumable(open_stream, "gemini"))
     assert seen == [None, "evt_7"]
     assert result.to_dict() == collect(iter_unified([body], "gemini")).to_dict()
+
+
+def test_a_body_that_ends_without_its_last_blank_line_is_not_reopened() -> None:
+    # the last event's line came, the blank line after it did not: read as iter_unified reads it, no reconnect
+    for ending in (b"\n", b"\r\n", b"\r"):
+        body = b"".join(sequenced(3)).rstrip(b"\n") + ending
+        opened: list[Optional[ResumeCursor]] = []
+
+        def open_stream(
+            cursor: Optional[ResumeCursor], body: bytes = body, opened: list[Optional[ResumeCursor]] = opened
+        ) -> Iterator[bytes]:
+            opened.append(cursor)
+            if cursor is not None:
+                raise RuntimeError("HTTP 404: the response is complete")  # what a finished response may answer
+            yield body
+
+        out = list(iter_resumable(open_stream, Seq()))
+        assert (text_of(out), out[-1].type, len(opened)) == ("0 1 2 ", "done", 1), ending
+
+
+def test_a_body_cut_inside_its_last_line_is_reopened_and_that_event_read_once() -> None:
+    body = b"".join(sequenced(4))
+    cut = body.index(b'"t": "3 "') + 3  # inside the last text event's line
+    opened: list[Optional[int]] = []
+
+    def open_stream(cursor: Optional[ResumeCursor]) -> Iterator[bytes]:
+        opened.append(None if cursor is None else cursor.sequence)
+        yield body[:cut] if cursor is None else body  # a clean end mid-line, then the whole stream replayed
+
+    out = list(iter_resumable(open_stream, Seq()))
+    assert opened == [None, 2]
+    assert (text_of(out), out[-1].type) == ("0 1 2 3 ", "done")
+    assert not [e for e in out if e.type == "raw"]  # the cut line was never read as an event

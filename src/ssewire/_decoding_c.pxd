@@ -49,6 +49,7 @@ cdef class StreamDecoder:
     cpdef list _framed(self, chunk)
     cpdef _keep_first(self, event)
     cpdef _count_ids(self, list events)
+    cpdef list ended(self)
     cpdef list close(self)
 
 

@@ -744,6 +744,17 @@ class StreamDecoder:
         self._replan()
         return cursor
 
+    def ended(self) -> list[Unified]:
+        """A connection's body ended without an error, before the stream's terminal event (see
+        :func:`~ssewire.stream.iter_resumable`): an SSE event whose last line came but not the blank line after it
+        is read now, as :meth:`close` would read it (a server that leaves that line out); an event cut inside a
+        line is not (nor a compressed body's). The stream may go on in a new connection (:meth:`reconnect`)."""
+        framing = self._framing if self._framing != "auto" else getattr(self.scanner, "framing", None)
+        if framing != "sse" or self._body is not None:
+            return []
+        events = self._framed(b"\r\n")  # (a blank line: it ends a line the body ended, and dispatches)
+        return self._normalize(events) if events else []
+
     def close(self) -> list[Unified]:
         """End of stream: the remaining events, ending in ``stream_truncated`` when the stream was cut short
         (``wrong_provider`` when the named provider never read it, ``not_a_stream`` when it held no event)."""

@@ -131,6 +131,8 @@ def iter_resumable(
             not_one_chunk(chunks, "open_stream")
             for chunk in chunks:
                 yield from decoder.feed(chunk)
+            if not decoder.normalizer.done:
+                yield from decoder.ended()  # (its last event, when only the blank line after it is missing)
         except Exception as exc:
             if not _reconnects_on(exc, reconnect_on):
                 raise
@@ -159,6 +161,9 @@ async def aiter_resumable(
         try:
             async for chunk in open_stream(cursor):
                 for event in decoder.feed(chunk):
+                    yield event
+            if not decoder.normalizer.done:
+                for event in decoder.ended():
                     yield event
         except Exception as exc:
             if not _reconnects_on(exc, reconnect_on):
