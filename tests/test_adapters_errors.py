@@ -290,3 +290,43 @@ def test_requests_over_urllib3_without_read1_reads_incrementally_and_sees_drops(
     assert cut[-1].error is not None and cut[-1].error["type"] == "stream_truncated"
     if mode == "length":
         assert "connection lost" in cut[-1].error["message"]
+
+
+@pytest.mark.parametrize("mode", ["chunked", "length"])
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_connection_lost_before_the_first_event_is_a_truncation(server: StreamServer, client: str, mode: str) -> None:
+    # the headers came, then the connection dropped: no verdict on what the body was (not_a_stream would tell a
+    # retry loop the upstream sent something else), a truncation naming the transport error
+    for cut in (0, 1):
+        events = fetch(client, server.url("/synthetic", events=30, size=100, cut=cut, mode=mode), "openai-chat")
+        error = events[-1].error
+        assert events[-1].type == "error" and error is not None, (cut, events)
+        assert error["type"] == "stream_truncated" and error["incomplete_tool_calls"] == [], error
+        assert "connection lost before its first event" in error["message"], error
+
+
+@pytest.mark.parametrize("mode", ["chunked", "length"])
+def test_requests_raises_its_own_error_for_a_corrupt_compressed_body(server: StreamServer, mode: str) -> None:
+    # what requests' own iter_content raises, on both of the adapter's reading paths (read1() for a body with a
+    # Content-Length sees urllib3's DecodeError)
+    url = server.url("/synthetic", events=30, size=100, gzip=1, corrupt=1, mode=mode)
+    decoding_error = requests.exceptions.ContentDecodingError
+    with requests.get(url, stream=True, timeout=TIMEOUT) as response, pytest.raises(decoding_error):
+        b"".join(response.iter_content(None))
+    with requests.get(url, stream=True, timeout=TIMEOUT) as response, pytest.raises(decoding_error):
+        list(iter_response(response, "openai-chat"))
+
+
+def test_an_aiohttp_total_timeout_mid_body_ends_in_a_truncation(server: StreamServer) -> None:
+    # aiohttp's ClientTimeout(total=...) raises asyncio's TimeoutError (no ClientError): a transport error too
+    async def read() -> list[Any]:
+        timeout = aiohttp.ClientTimeout(total=0.5)
+        url = server.url("/stall", events=2, token="total-timeout")
+        async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url) as response:
+            return [event async for event in aiter_response(response, "openai-chat")]
+
+    events = asyncio.run(read())
+    assert collect(events).text == "tick 0 tick 1 "
+    error = events[-1].error
+    assert events[-1].type == "error" and error is not None and error["type"] == "stream_truncated"
+    assert "connection lost" in error["message"] and "TimeoutError" in error["message"]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from helpers import CORPUS, FIXTURES, load_manifest
-from ssewire import SSEBufferOverflow, SSEwireError, iter_unified
+from ssewire import SSEBufferOverflow, SSEwireError, collect, iter_unified
 from ssewire.tap import StreamTap
 
 BODY = (
@@ -366,3 +366,17 @@ def test_a_reusable_buffer_is_parsed_as_it_is_fed() -> None:
     view = memoryview(bytearray(b"x"))
     tap.feed(view[:0])
     assert tap.close().text == "Hello"
+
+
+def test_the_bytes_of_a_memoryview_of_wider_items_are_counted_as_bytes() -> None:
+    from array import array
+
+    body = (FIXTURES / "anthropic-messages-tool-use.sse").read_bytes()
+    padded = body + b"\n" * (-len(body) % 4)  # (whole 4-byte items: blank lines at the end change no event)
+    for parsing in (True, False):  # (an encoding the tap cannot read: it only counts what passes)
+        tap = StreamTap("anthropic", content_encoding=None if parsing else "br")
+        tap.feed(memoryview(array("I", padded)))
+        tap.close()
+        assert (tap.metrics.bytes, tap.metrics.chunks) == (len(padded), 1), parsing
+        if parsing:
+            assert tap.result.to_dict() == collect(iter_unified([body], "anthropic")).to_dict()

@@ -1250,14 +1250,15 @@ class StreamTap:
         when it is parsed)."""
         if self.closed:
             raise SSEwireError("StreamTap.feed() called after close()")
+        size = len(chunk) if type(chunk) is not memoryview else chunk.nbytes  # (a memoryview's items may be wider)
         if self._decoder is None:  # (parsing stopped: only the bytes are counted)
             metrics = self._metrics
-            metrics.bytes += len(chunk)
+            metrics.bytes += size
             metrics.chunks += 1
             return
         noted = self._noted
         noted.append((self._clock() - self._started, chunk))  # (counted in the metrics when parsed)
-        size = self._noted_bytes = self._noted_bytes + len(chunk)
+        size = self._noted_bytes = self._noted_bytes + size
         # (a bytearray or memoryview is parsed now: its owner may reuse the buffer)
         if len(noted) >= PARSE_EVERY or size >= PARSE_FROM or type(chunk) is not bytes:
             self._parse_noted()

@@ -33,6 +33,7 @@ Contract:
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import contextlib
 import importlib
@@ -116,7 +117,8 @@ def _transport_errors(response: object, client: str) -> _ExcTypes:
         return (error,) if isinstance(error, type) else ()
     if client == "aiohttp":
         aiohttp = importlib.import_module("aiohttp")
-        return (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError)
+        # (a ClientTimeout(total=...) that fires mid-body raises asyncio's TimeoutError, not a ClientError)
+        return (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, asyncio.TimeoutError)
     requests_exc = importlib.import_module("requests.exceptions")
     errors: _ExcTypes = (requests_exc.ChunkedEncodingError, requests_exc.ConnectionError)
     try:  # the read1() path sees urllib3's own errors
@@ -278,8 +280,14 @@ def _read1_of(raw: Any) -> Optional[Callable[[], bytes]]:
 
 
 def _read1_chunks(read1: Callable[[], bytes]) -> Iterator[bytes]:
+    """The chunks ``read1`` reads; urllib3's ``DecodeError`` (a corrupt compressed body) raised as requests'
+    ``ContentDecodingError``, as ``iter_content`` raises it."""
+    decode_error = importlib.import_module("urllib3.exceptions").DecodeError
     while True:
-        data = read1()
+        try:
+            data = read1()
+        except decode_error as exc:
+            raise importlib.import_module("requests.exceptions").ContentDecodingError(exc) from exc
         if not data:
             return
         yield data
@@ -360,7 +368,8 @@ def _resolve_framing(response: Any, framing: Optional[FramingName]) -> FramingNa
 
 def _connection_lost(decoder: StreamDecoder, exc: BaseException) -> list[Unified]:
     """End a stream whose connection dropped: the event being read is discarded (it never completed), and the
-    ``stream_truncated`` error, if the terminal event had not come yet, names the transport error."""
+    ``stream_truncated`` error, if the terminal event had not come yet, names the transport error. A body cut
+    before its first event is a truncation too, not ``not_a_stream`` (what came says nothing of what was sent)."""
     scanner = decoder.scanner
     if isinstance(scanner, SSEParser):
         with contextlib.suppress(AttributeError):  # a read-only flag: the pending event is flushed instead
@@ -368,7 +377,13 @@ def _connection_lost(decoder: StreamDecoder, exc: BaseException) -> list[Unified
     events = decoder.close()
     for event in events:
         error = event.error
-        if event.type == "error" and error is not None and error.get("type") == "stream_truncated":
+        if event.type != "error" or error is None:
+            continue
+        if error.get("type") == "not_a_stream":
+            error["type"] = "stream_truncated"
+            error.setdefault("incomplete_tool_calls", [])
+            error["message"] = f"{error.get('message', '')} (connection lost before its first event: {_describe(exc)})"
+        elif error.get("type") == "stream_truncated":
             error["message"] = f"{error.get('message', '')} (connection lost: {_describe(exc)})"
     return events
 

@@ -15,8 +15,9 @@ Routes (GET or POST; a request body is read and ignored):
   (longest pause, default 0.003 s), ``pause`` (probability of a pause after a write, default 0.05), ``cut`` (close
   after this many body bytes, inside an HTTP chunk; with ``once=T`` only the first request of token T is cut),
   ``abort=1`` (cut with a TCP reset), ``gzip=1``
-  (``Content-Encoding: gzip``, flushed per write), ``mode`` (``chunked`` (default), ``length`` (Content-Length)
-  or ``close`` (body delimited by closing the connection)), ``ctype`` (Content-Type override).
+  (``Content-Encoding: gzip``, flushed per write; ``corrupt=1``: its deflate data garbled), ``mode`` (``chunked``
+  (default), ``length`` (Content-Length) or ``close`` (body delimited by closing the connection)), ``ctype``
+  (Content-Type override).
 - ``/status/<code>?size=N``: that status with a JSON error body (padded to N bytes).
 - ``/endless?token=T`` and ``/stall?token=T&events=N``: an SSE stream that never ends (an event every
   ``interval`` s) / that sends N events then goes silent (``mode=close``: without chunked encoding); how the
@@ -198,6 +199,8 @@ class StreamServer(LoopServer):
             compressed = [compressor.compress(p) + compressor.flush(zlib.Z_SYNC_FLUSH) for p in pieces]
             compressed.append(compressor.flush())
             pieces = [p for p in compressed if p]
+            if q.get("corrupt") == "1":  # the deflate data garbled after the gzip header: a body no client decodes
+                pieces[0] = pieces[0][:10] + bytes(byte ^ 0x5A for byte in pieces[0][10:])
             total = sum(map(len, pieces))
             if cut is not None:  # cut at the same share of the compressed body
                 cut = cut * total // max(len(body), 1)
