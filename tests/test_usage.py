@@ -143,3 +143,19 @@ def test_usage_objects_are_read_by_the_registry_without_a_registration(monkeypat
     assert (usage.source, usage.input_tokens, usage.output_tokens) == ("openai-chat", 12, 34)
     assert usage_module._READER is usage_from
     assert Usage.from_raw({"hello": 1}).source is None
+
+
+def test_anthropic_thinking_tokens_are_the_reasoning_share_where_they_are_sent() -> None:
+    cache = {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}  # (in every Anthropic usage object)
+    raw = {"input_tokens": 10, **cache, "output_tokens": 943, "output_tokens_details": {"thinking_tokens": 261}}
+    assert Usage.from_raw(raw).reasoning_tokens == 261
+    unsaid = Usage.from_raw({"input_tokens": 10, **cache, "output_tokens": 943})
+    assert unsaid.source == "anthropic" and unsaid.reasoning_tokens is None  # not sent: unknown, not 0
+    steps = [
+        {"type": "compaction", "input_tokens": 5, "output_tokens": 50, "output_tokens_details": {"thinking_tokens": 7}},
+        {"type": "message", "input_tokens": 6, "output_tokens": 60, "output_tokens_details": {"thinking_tokens": 9}},
+    ]
+    assert Usage.from_raw({**raw, "iterations": steps}).reasoning_tokens == 16  # summed as the output is
+    body = (CORPUS / "anthropic" / "pause-turn-web-search.sse").read_bytes()
+    usage = collect(iter_unified([body], "anthropic")).usage
+    assert usage is not None and usage.reasoning_tokens == 261 and usage.output_tokens == 943

@@ -7,7 +7,7 @@ Whatever the provider counts, the fields mean the same thing:
   and where the provider says for how long (Anthropic), ``cache_write_5m_tokens`` / ``cache_write_1h_tokens`` the
   shares written for five minutes and for an hour (``None`` where it does not say: they are billed differently);
 - ``output_tokens``: every generated token, reasoning included; ``reasoning_tokens``: the reasoning share
-  (``None`` where the provider does not report it, e.g. Anthropic);
+  (``None`` where the provider does not report it, e.g. Ollama);
 - ``total_tokens`` = ``input_tokens + output_tokens``, always; ``raw`` is the provider's object, untouched;
 - ``partial``: True when the stream ended early, so the counts are the best seen, not final; ``provenance`` says
   the same as ``"reported"`` (the provider's final figure) or ``"partial"``, and a result without usage says

@@ -233,3 +233,22 @@ def test_the_streams_own_service_tier_prices_it() -> None:
         assert cost.input == 1000 * rates.input_mtok / M and cost.output == 100 * rates.output_mtok / M
         costs[tier] = cost.total
     assert costs["priority"] > costs["default"]
+
+
+def test_bedrock_converse_one_hour_cache_writes_are_priced_at_the_hour_rate() -> None:
+    # TokenUsage.cacheDetails says for how long each write is kept (AWS: ttl "5m" | "1h")
+    model = "global.anthropic.claude-sonnet-4-5-20250929-v1:0"
+    rates = table_prices(model, "aws")
+    raw = {"inputTokens": 12, "outputTokens": 8, "cacheReadInputTokens": 0, "cacheWriteInputTokens": 10_000,
+           "cacheDetails": [{"ttl": "1h", "inputTokens": 6_000}, {"ttl": "5m", "inputTokens": 4_000}]}  # fmt: skip
+    usage = Usage.from_raw(raw)
+    assert (usage.cache_write_tokens, usage.cache_write_5m_tokens, usage.cache_write_1h_tokens) == (
+        10_000,
+        4_000,
+        6_000,
+    )
+    cost = priced(raw, model, provider="bedrock-converse")
+    assert cost.cache_write_1h == 6_000 * rates.cache_write_1h_mtok / M
+    assert cost.cache_write_5m == 4_000 * rates.cache_write_mtok / M
+    without = Usage.from_raw({key: value for key, value in raw.items() if key != "cacheDetails"})
+    assert (without.cache_write_5m_tokens, without.cache_write_1h_tokens) == (None, None)  # not said: not guessed

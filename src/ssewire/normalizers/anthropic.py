@@ -45,7 +45,8 @@ Contract (one instance per stream; every event made from a payload carries ``raw
   :meth:`AnthropicRules.usage_from` gives the billed counts: with ``usage.iterations`` (compaction, advisor,
   server-tool sampling loops; the top-level counts leave compaction out) each count is the sum over the
   iterations, else the top-level one; ``cache_creation.ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens``
-  -> ``cache_write_5m_tokens`` / ``cache_write_1h_tokens`` (None without a ``cache_creation`` object).
+  -> ``cache_write_5m_tokens`` / ``cache_write_1h_tokens`` (None without a ``cache_creation`` object);
+  ``output_tokens_details.thinking_tokens`` -> ``reasoning_tokens`` (None where it is not sent).
 - ``message_stop`` -> ``done`` (exactly one, after closing calls left open): ``raw_stop_reason`` = ``stop_reason``;
   end_turn -> end (tool_use when client calls were made), max_tokens and model_context_window_exceeded ->
   max_tokens, tool_use, stop_sequence, refusal, pause_turn and compaction -> incomplete, none -> end, unknown ->
@@ -175,6 +176,18 @@ def _cited(obj: Any, citations: Any) -> list[Unified]:
     return [event]
 
 
+def _thinking(holders: list[dict[str, Any]]) -> Optional[int]:
+    """The thinking tokens the usage objects ``holders`` count (``output_tokens_details.thinking_tokens``, summed);
+    None when none of them says."""
+    found: list[int] = []
+    for holder in holders:
+        details = holder.get("output_tokens_details")
+        thinking = details.get("thinking_tokens") if type(details) is dict else None
+        if type(thinking) is int:
+            found.append(thinking)
+    return sum(found) if found else None
+
+
 class AnthropicRules(Recognition):
     """How the registry recognises Messages API payloads, usage objects and metadata."""
 
@@ -196,7 +209,8 @@ class AnthropicRules(Recognition):
     def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
         """The billed counts: ``input_tokens`` excludes both cache counts, so every prompt token is their sum;
         with ``iterations`` each count is summed over them (the top-level counts leave compaction out); the
-        5-minute / 1-hour cache writes from ``cache_creation``; no reasoning count. ``raw`` is kept untouched."""
+        5-minute / 1-hour cache writes from ``cache_creation``; the reasoning share of the output from
+        ``output_tokens_details.thinking_tokens`` where it is sent (else None). ``raw`` is kept untouched."""
         if not (
             "cache_read_input_tokens" in raw
             or "cache_creation_input_tokens" in raw
@@ -219,6 +233,7 @@ class AnthropicRules(Recognition):
             if type(ttl) is dict:
                 usage.cache_write_5m_tokens = count(ttl.get("ephemeral_5m_input_tokens"))
                 usage.cache_write_1h_tokens = count(ttl.get("ephemeral_1h_input_tokens"))
+            usage.reasoning_tokens = _thinking([raw])
             return usage
 
         def billed(key: str) -> int:
@@ -235,6 +250,7 @@ class AnthropicRules(Recognition):
         if ttl_objects:
             usage.cache_write_5m_tokens = sum(count(t.get("ephemeral_5m_input_tokens")) for t in ttl_objects)
             usage.cache_write_1h_tokens = sum(count(t.get("ephemeral_1h_input_tokens")) for t in ttl_objects)
+        usage.reasoning_tokens = _thinking(steps if any("output_tokens_details" in step for step in steps) else [raw])
         return usage
 
     @classmethod

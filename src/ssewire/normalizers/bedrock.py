@@ -245,14 +245,24 @@ class ConverseRules(Recognition):
     @classmethod
     def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
         """``inputTokens`` excludes the cache counts (``cacheReadInputTokens`` / ``cacheWriteInputTokens``;
-        ``...Count`` in InvokeModel's Nova shape), so every prompt token is their sum; no reasoning count."""
+        ``...Count`` in InvokeModel's Nova shape), so every prompt token is their sum; the 5-minute / 1-hour cache
+        writes from ``cacheDetails`` (``[{"ttl": "5m" | "1h", "inputTokens": n}]``, else None); no reasoning count."""
         if "inputTokens" not in raw and "outputTokens" not in raw:
             return None
         read = count(raw.get("cacheReadInputTokens", raw.get("cacheReadInputTokenCount")))
         written = count(raw.get("cacheWriteInputTokens", raw.get("cacheWriteInputTokenCount")))
-        return cls.counted(
+        usage = cls.counted(
             raw, partial, count(raw.get("inputTokens")) + read + written, count(raw.get("outputTokens")), read, written
         )
+        details = raw.get("cacheDetails")
+        if type(details) is list:
+            by_ttl = {"5m": 0, "1h": 0}
+            for detail in details:
+                ttl = detail.get("ttl") if type(detail) is dict else None
+                if ttl in by_ttl:
+                    by_ttl[ttl] += count(detail.get("inputTokens"))
+            usage.cache_write_5m_tokens, usage.cache_write_1h_tokens = by_ttl["5m"], by_ttl["1h"]
+        return usage
 
 
 class BedrockConverseNormalizer(_Bedrock):
