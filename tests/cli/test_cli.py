@@ -345,3 +345,28 @@ def test_to_with_a_failed_or_cut_stream_exits_1_and_writes_the_targets_error() -
     assert proc.returncode == 1
     assert b'"type":"stream_truncated"' in proc.stdout and b"[DONE]" not in proc.stdout
     assert _cli(str(FIXTURES / "anthropic-messages-tool-use.sse"), "--to", "nope").returncode == 2
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX descriptors")
+@pytest.mark.parametrize(
+    ("args", "closed", "says"),
+    [
+        ([str(FIXTURES / "openai-chat-deepseek-cache-resource.sse")], 1, "stdout is closed"),
+        ([], 0, "stdin is closed"),
+        (["-"], 0, "stdin is closed"),
+    ],
+)
+def test_a_closed_stdout_or_stdin_exits_2_with_a_message(args: list[str], closed: int, says: str) -> None:
+    # started with the descriptor closed (`ssewire FILE >&-`, `ssewire <&-`): Python's sys.stdout / sys.stdin are None
+    command = [sys.executable, "-m", "ssewire", *args]
+    script = f"import os, subprocess, sys; os.close({closed}); sys.exit(subprocess.run({command!r}).returncode)"
+    proc = subprocess.run([sys.executable, "-c", script], stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert b"Traceback" not in proc.stderr and says.encode() in proc.stderr
+
+
+def test_to_with_usage_is_a_usage_error() -> None:
+    # the usage line would be written into the target's own stream (which carries the usage already)
+    proc = _cli(str(FIXTURES / "openai-chat-deepseek-cache-resource.sse"), "--to", "anthropic", "--usage")
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert b"--usage" in proc.stderr and b"Traceback" not in proc.stderr

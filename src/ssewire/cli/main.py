@@ -317,8 +317,21 @@ def main(argv: Optional[Sequence[str]] = None, *, own_process: bool = False) -> 
         return batch(argv[1:], own_process=own_process)
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.to and args.usage:
+        parser.error(
+            "--usage adds a JSON line to the events: with --to the output is TARGET's own stream (its usage "
+            "is written in it)"
+        )
+    if sys.stdout is None:  # (started with stdout closed: nowhere to write)
+        print("ssewire: stdout is closed: nowhere to write the events", file=sys.stderr)
+        return 2
     name = args.stream
+    if name == "-" and sys.stdin is None:
+        name = None
     if name is None:
+        if sys.stdin is None:
+            print("ssewire: stdin is closed: give a STREAM file", file=sys.stderr)
+            return 2
         if sys.stdin.isatty():
             parser.print_usage(sys.stderr)
             print("ssewire: give a STREAM file, or pipe a stream in (STREAM - reads stdin)", file=sys.stderr)
