@@ -252,3 +252,17 @@ def test_bedrock_converse_one_hour_cache_writes_are_priced_at_the_hour_rate() ->
     assert cost.cache_write_5m == 4_000 * rates.cache_write_mtok / M
     without = Usage.from_raw({key: value for key, value in raw.items() if key != "cacheDetails"})
     assert (without.cache_write_5m_tokens, without.cache_write_1h_tokens) == (None, None)  # not said: not guessed
+
+
+def test_cohere_is_priced_from_its_billed_units() -> None:
+    # Cohere's `tokens` also count what it adds to the prompt and the tool plan: `billed_units` is what it bills
+    rates = table_prices("command-r-08-2024", "cohere")
+    raw = {"billed_units": {"input_tokens": 8, "output_tokens": 50},
+           "tokens": {"input_tokens": 1394, "output_tokens": 54}, "cached_tokens": 1360}  # fmt: skip
+    usage = Usage.from_raw(raw)
+    assert (usage.input_tokens, usage.output_tokens, usage.cached_input_tokens) == (1394, 54, 1360)  # what was used
+    cost = priced(raw, "command-r-08-2024", provider="cohere")
+    assert (cost.input, cost.output) == (8 * rates.input_mtok / M, 50 * rates.output_mtok / M)
+    assert cost.cache_read == 0
+    unbilled = {key: value for key, value in raw.items() if key != "billed_units"}  # no billed units: what was used
+    assert priced(unbilled, "command-r-08-2024", provider="cohere").output == 54 * rates.output_mtok / M

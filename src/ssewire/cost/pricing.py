@@ -126,10 +126,12 @@ def _figures(
     found = table.lookup(model, provider, usage.source)
     if type(found) is str:
         return None, reported, found
+    from ..normalizers.providers import billed_usage  # (the registry: imported once a usage is priced)
+
     try:
         rates = table.rates_at(found, at, service_tier)  # type: ignore[arg-type]
         searches = 0 if rates.web_search is None else _web_searches(usage, calls)
-        return amounts(usage, rates, searches), reported, found
+        return amounts(billed_usage(usage), rates, searches), reported, found
     except Unpriced as exc:  # counts that contradict each other
         return None, reported, exc.reason
 

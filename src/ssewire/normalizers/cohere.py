@@ -152,6 +152,16 @@ class CohereRules(Recognition):
         return cls.counted(raw, partial, *used, count(raw.get("cached_tokens")))
 
     @classmethod
+    def billed(cls, usage: Usage) -> Usage:
+        """``billed_units`` where the usage object has them: ``tokens`` also counts what Cohere adds to the prompt
+        and the tool plan, which it does not bill (nor does it bill cache reads apart)."""
+        raw = usage.raw
+        units = raw.get("billed_units") if type(raw) is dict else None
+        if type(units) is not dict:
+            return usage
+        return cls.counted(raw, usage.partial, count(units.get("input_tokens")), count(units.get("output_tokens")), 0)
+
+    @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
         """``message-start``'s ``id``; no model is named."""
         return str_or(obj.get("id"), None) if obj.get("type") == "message-start" else None, None

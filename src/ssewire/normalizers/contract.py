@@ -119,6 +119,12 @@ class Recognition:
         return None
 
     @classmethod
+    def billed(cls, usage: Usage) -> Usage:
+        """The counts this provider bills for ``usage`` (one it read), where they are not the ones its usage object
+        says were used (what a price is computed from): ``usage`` itself unless the provider says otherwise."""
+        return usage
+
+    @classmethod
     def counted(
         cls,
         raw: dict[str, Any],

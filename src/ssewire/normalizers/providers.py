@@ -100,6 +100,16 @@ def usage_from(raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
     return None
 
 
+#: Each provider's recognition rules by the name a usage object it read gives as its ``source``.
+_RULES_BY_SOURCE = {entry.cls.rules.provider: entry.cls.rules for entry in ENTRIES}
+
+
+def billed_usage(usage: Usage) -> Usage:
+    """The counts the provider that read ``usage`` bills (its rules' ``billed``): ``usage`` itself for most."""
+    rules = _RULES_BY_SOURCE.get(usage.source or "")
+    return usage if rules is None else rules.billed(usage)
+
+
 _READS = {entry.name: {entry.name, *entry.also_reads} for entry in ENTRIES}
 
 
