@@ -266,3 +266,33 @@ def test_cohere_is_priced_from_its_billed_units() -> None:
     assert cost.cache_read == 0
     unbilled = {key: value for key, value in raw.items() if key != "billed_units"}  # no billed units: what was used
     assert priced(unbilled, "command-r-08-2024", provider="cohere").output == 54 * rates.output_mtok / M
+
+
+def test_audio_tokens_are_priced_at_the_audio_rates() -> None:
+    # a Realtime recording: 15 of its 24 output tokens are audio (output_token_details), at 4x the text rate
+    from helpers import CORPUS
+    from ssewire import collect, iter_unified
+
+    body = (CORPUS / "more-providers" / "openai" / "realtime-text-in-audio-out.jsonl").read_bytes()
+    result = collect(iter_unified([body], "auto"))
+    rates = table_prices(result.model, "openai")
+    cost = price(result, at=AT, strict=True)
+    assert cost is not None and rates.output_audio_mtok > rates.output_mtok
+    assert cost.output == (9 * rates.output_mtok + 15 * rates.output_audio_mtok) / M
+    assert cost.input == 16 * rates.input_mtok / M  # its prompt was text
+    # Gemini: the AUDIO entries of promptTokensDetails; Chat Completions' audio models: prompt_tokens_details
+    gemini = table_prices("gemini-2.5-flash", "google")
+    details = [{"modality": "AUDIO", "tokenCount": 600}, {"modality": "TEXT", "tokenCount": 400}]
+    raw = {"promptTokenCount": 1000, "candidatesTokenCount": 10, "totalTokenCount": 1010}
+    raw["promptTokensDetails"] = details
+    cost = priced(raw, "gemini-2.5-flash", provider="google")
+    assert cost.input == (400 * base(gemini.input_mtok) + 600 * base(gemini.input_audio_mtok)) / M
+    raw = {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150,
+           "prompt_tokens_details": {"audio_tokens": 80, "cached_tokens": 0},
+           "completion_tokens_details": {"audio_tokens": 40, "reasoning_tokens": 0}}  # fmt: skip
+    cost = priced(raw, "gpt-realtime", provider="openai")
+    assert cost.input == (20 * rates.input_mtok + 80 * rates.input_audio_mtok) / M
+    assert cost.output == (10 * rates.output_mtok + 40 * rates.output_audio_mtok) / M
+    text_only = table_prices("gpt-4o-audio-preview", "openai")  # a model with no audio rates of its own: as text
+    cost = priced(raw, "gpt-4o-audio-preview", provider="openai")
+    assert (cost.input, cost.output) == (100 * text_only.input_mtok / M, 50 * text_only.output_mtok / M)

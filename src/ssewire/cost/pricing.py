@@ -47,9 +47,13 @@ def _charge(rate: Any, n: int, prompt: int) -> Decimal:
     return table.module().types.calc_unit_price(rate, n, prompt, _PER_MTOK)  # type: ignore[no-any-return]
 
 
-def amounts(usage: Usage, rates: table.Rates, web_searches: int = 0) -> tuple[Decimal, ...]:
-    """``usage`` priced at one model's ``rates``: the amounts of :data:`~ssewire.cost.COMPONENTS`, in order.
-    :class:`~ssewire.cost.table.Unpriced` when the counts contradict each other."""
+def amounts(
+    usage: Usage, rates: table.Rates, web_searches: int = 0, audio: tuple[int, int, int] = (0, 0, 0)
+) -> tuple[Decimal, ...]:
+    """``usage`` priced at one model's ``rates``: the amounts of :data:`~ssewire.cost.COMPONENTS`, in order;
+    ``audio``: the prompt audio tokens, those read from a cache and the generated ones (a provider's rules'
+    ``audio``), each part of the input, cache read and output amounts at the audio rates. :class:`~ssewire.cost.
+    table.Unpriced` when the counts contradict each other."""
     prompt = usage.input_tokens or 0  # (a recognised usage's counts are ints or None)
     read = usage.cached_input_tokens or 0
     writes = usage.cache_write_tokens or 0
@@ -59,17 +63,22 @@ def amounts(usage: Usage, rates: table.Rates, web_searches: int = 0) -> tuple[De
     plain = prompt - read - writes
     if plain < 0 or hour > writes or reasoning > output:
         raise Unpriced(f"the usage counts contradict each other: {usage!r}")
+    heard, heard_cached, spoken = audio
+    heard_cached = min(heard_cached, read)
+    heard = min(max(heard - heard_cached, 0), plain)  # (the uncached prompt audio)
+    spoken = min(spoken, output - reasoning)
+    text = output - reasoning - spoken
     other = _ZERO
     if web_searches and rates.web_search is not None:
         other += rates.web_search * web_searches
     if rates.request is not None:
         other += rates.request
     return (
-        _charge(rates.input, plain, prompt) if plain else _ZERO,
-        _charge(rates.cache_read, read, prompt) if read else _ZERO,
+        _charge(rates.input, plain - heard, prompt) + _charge(rates.audio_input, heard, prompt),
+        _charge(rates.cache_read, read - heard_cached, prompt) + _charge(rates.audio_cache_read, heard_cached, prompt),
         _charge(rates.cache_write_5m, writes - hour, prompt) if writes > hour else _ZERO,
         _charge(rates.cache_write_1h, hour, prompt) if hour else _ZERO,
-        _charge(rates.output, output - reasoning, prompt) if output > reasoning else _ZERO,
+        _charge(rates.output, text, prompt) + _charge(rates.audio_output, spoken, prompt),
         _charge(rates.reasoning, reasoning, prompt) if reasoning else _ZERO,
         other,
     )
@@ -126,12 +135,12 @@ def _figures(
     found = table.lookup(model, provider, usage.source)
     if type(found) is str:
         return None, reported, found
-    from ..normalizers.providers import billed_usage  # (the registry: imported once a usage is priced)
+    from ..normalizers.providers import audio_counts, billed_usage  # (the registry: once a usage is priced)
 
     try:
         rates = table.rates_at(found, at, service_tier)  # type: ignore[arg-type]
         searches = 0 if rates.web_search is None else _web_searches(usage, calls)
-        return amounts(billed_usage(usage), rates, searches), reported, found
+        return amounts(billed_usage(usage), rates, searches, audio_counts(usage)), reported, found
     except Unpriced as exc:  # counts that contradict each other
         return None, reported, exc.reason
 

@@ -189,8 +189,8 @@ class Rates:
     request), tiered prices as the table holds them (per million tokens, tiered by the whole prompt), or None where
     the model has no rate of its own (the fallbacks are the table's decomposition's)."""
 
-    __slots__ = ("cache_read", "cache_write_1h", "cache_write_5m", "input", "output", "reasoning", "request",
-                 "web_search")  # fmt: skip
+    __slots__ = ("audio_cache_read", "audio_input", "audio_output", "cache_read", "cache_write_1h", "cache_write_5m",
+                 "input", "output", "reasoning", "request", "web_search")  # fmt: skip
 
     def __init__(self, prices: Any) -> None:
         def rate(*keys: str, per: int = 1_000_000) -> Any:
@@ -208,6 +208,10 @@ class Rates:
         self.cache_write_1h = rate("cache_write_1h_mtok", "cache_write_mtok", "input_mtok")
         self.output = rate("output_mtok")
         self.reasoning = rate("output_reasoning_mtok")  # None: reasoning is billed as output
+        # audio at its own rates, else as text
+        self.audio_input = rate("input_audio_mtok", "input_mtok")
+        self.audio_cache_read = rate("cache_audio_read_mtok", "cache_read_mtok", "input_mtok")
+        self.audio_output = rate("output_audio_mtok", "output_mtok")
         self.web_search = rate("web_searches_kcount", per=1000)
         self.request = rate("requests_kcount", per=1000)
 

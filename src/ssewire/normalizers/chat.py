@@ -222,6 +222,15 @@ class ChatRules(Recognition):
     provider = "openai-chat"
 
     @classmethod
+    def audio(cls, raw: dict[str, Any]) -> tuple[int, int, int]:
+        """``prompt_tokens_details.audio_tokens`` and ``completion_tokens_details.audio_tokens`` (the audio models)."""
+        return (
+            detail(raw, "prompt_tokens_details", "audio_tokens"),
+            0,
+            detail(raw, "completion_tokens_details", "audio_tokens"),
+        )
+
+    @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
         """Chat Completions chunks (``object: chat.completion.chunk``) and legacy Completions chunks (``object:
         text_completion``), or any payload with ``choices``."""

@@ -156,7 +156,9 @@ class CohereRules(Recognition):
         """``billed_units`` where the usage object has them: ``tokens`` also counts what Cohere adds to the prompt
         and the tool plan, which it does not bill (nor does it bill cache reads apart)."""
         raw = usage.raw
-        units = raw.get("billed_units") if type(raw) is dict else None
+        if type(raw) is not dict:
+            return usage
+        units = raw.get("billed_units")
         if type(units) is not dict:
             return usage
         return cls.counted(raw, usage.partial, count(units.get("input_tokens")), count(units.get("output_tokens")), 0)

@@ -119,6 +119,13 @@ class Recognition:
         return None
 
     @classmethod
+    def audio(cls, raw: dict[str, Any]) -> tuple[int, int, int]:
+        """The audio in a usage object this provider read, billed at rates of its own: prompt audio tokens, those
+        of them read from a cache, generated audio tokens (each a share of the usage's input, cached input and
+        output counts); none unless the provider says."""
+        return (0, 0, 0)
+
+    @classmethod
     def billed(cls, usage: Usage) -> Usage:
         """The counts this provider bills for ``usage`` (one it read), where they are not the ones its usage object
         says were used (what a price is computed from): ``usage`` itself unless the provider says otherwise."""

@@ -45,7 +45,7 @@ from .._json import loads
 from ..citations import Citation
 from ..events import LazyPayload, SSEEvent, Unified, new_done, new_event, new_tool_event, new_usage
 from ..names import UnifiedType
-from ..usage import Usage
+from ..usage import Usage, count
 from ._fast import typed
 from .common import error_payload, str_or, with_incomplete
 from .contract import DelegatingNormalizer, Recognition
@@ -206,6 +206,13 @@ def recitation_citations(metadata: Any) -> list[Citation]:
     return out
 
 
+def _modality_count(details: Any, modality: str) -> int:
+    """The tokens of ``modality`` in a list of ``{"modality": ..., "tokenCount": n}`` (0 when it has none)."""
+    if type(details) is not list:
+        return 0
+    return sum(count(d.get("tokenCount")) for d in details if type(d) is dict and d.get("modality") == modality)
+
+
 class GeminiRules(Recognition):
     """How the registry recognises Gemini generateContent and Interactions payloads, usage objects and metadata."""
 
@@ -235,6 +242,15 @@ class GeminiRules(Recognition):
         candidates = "candidatesTokenCount" if "candidatesTokenCount" in raw else "responseTokenCount"  # Live
         keys = ("promptTokenCount", "toolUsePromptTokenCount", candidates, "thoughtsTokenCount")
         return thought_usage(raw, partial, cls.provider, *keys, "cachedContentTokenCount")
+
+    @classmethod
+    def audio(cls, raw: dict[str, Any]) -> tuple[int, int, int]:
+        """The ``AUDIO`` entries of ``promptTokensDetails``, ``cacheTokensDetails`` and ``candidatesTokensDetails``
+        (Live: ``responseTokensDetails``)."""
+        outputs = "candidatesTokensDetails" if "candidatesTokensDetails" in raw else "responseTokensDetails"
+        return tuple(  # type: ignore[return-value]  # (three counts)
+            _modality_count(raw.get(key), "AUDIO") for key in ("promptTokensDetails", "cacheTokensDetails", outputs)
+        )
 
     @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:

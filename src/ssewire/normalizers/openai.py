@@ -255,6 +255,18 @@ class ResponsesRules(Recognition):
     provider = "openai"
 
     @classmethod
+    def audio(cls, raw: dict[str, Any]) -> tuple[int, int, int]:
+        """The Realtime API's usage (which these rules read): ``input_token_details.audio_tokens`` (cached:
+        ``cached_tokens_details.audio_tokens``) and ``output_token_details.audio_tokens``."""
+        given = raw.get("input_token_details")
+        given = given if type(given) is dict else {}
+        return (
+            count(given.get("audio_tokens")),
+            detail(given, "cached_tokens_details", "audio_tokens"),
+            detail(raw, "output_token_details", "audio_tokens"),
+        )
+
+    @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
         """Responses API events: a ``type`` starting with ``response.`` (or, for data without a ``type``, such an
         SSE event name)."""
