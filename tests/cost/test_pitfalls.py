@@ -275,6 +275,7 @@ def test_audio_tokens_are_priced_at_the_audio_rates() -> None:
 
     body = (CORPUS / "more-providers" / "openai" / "realtime-text-in-audio-out.jsonl").read_bytes()
     result = collect(iter_unified([body], "auto"))
+    assert result.model is not None
     rates = table_prices(result.model, "openai")
     cost = price(result, at=AT, strict=True)
     assert cost is not None and rates.output_audio_mtok > rates.output_mtok
@@ -283,13 +284,13 @@ def test_audio_tokens_are_priced_at_the_audio_rates() -> None:
     # Gemini: the AUDIO entries of promptTokensDetails; Chat Completions' audio models: prompt_tokens_details
     gemini = table_prices("gemini-2.5-flash", "google")
     details = [{"modality": "AUDIO", "tokenCount": 600}, {"modality": "TEXT", "tokenCount": 400}]
-    raw = {"promptTokenCount": 1000, "candidatesTokenCount": 10, "totalTokenCount": 1010}
-    raw["promptTokensDetails"] = details
-    cost = priced(raw, "gemini-2.5-flash", provider="google")
+    said: dict[str, Any] = {"promptTokenCount": 1000, "candidatesTokenCount": 10, "totalTokenCount": 1010}
+    said["promptTokensDetails"] = details
+    cost = priced(said, "gemini-2.5-flash", provider="google")
     assert cost.input == (400 * base(gemini.input_mtok) + 600 * base(gemini.input_audio_mtok)) / M
-    raw = {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150,
-           "prompt_tokens_details": {"audio_tokens": 80, "cached_tokens": 0},
-           "completion_tokens_details": {"audio_tokens": 40, "reasoning_tokens": 0}}  # fmt: skip
+    raw: dict[str, Any] = {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150,
+                           "prompt_tokens_details": {"audio_tokens": 80, "cached_tokens": 0},
+                           "completion_tokens_details": {"audio_tokens": 40, "reasoning_tokens": 0}}  # fmt: skip
     cost = priced(raw, "gpt-realtime", provider="openai")
     assert cost.input == (20 * rates.input_mtok + 80 * rates.input_audio_mtok) / M
     assert cost.output == (10 * rates.output_mtok + 40 * rates.output_audio_mtok) / M
