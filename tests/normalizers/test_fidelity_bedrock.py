@@ -159,3 +159,18 @@ def test_document_citation_kind_is_its_location() -> None:
     citation = {"title": "doc", "location": {"documentChar": {"documentIndex": 0, "start": 3, "end": 9}}}
     (got,) = converse(START, delta(0, {"citation": citation}), stop(), METADATA)[1].citations or []
     assert (got.kind, got.url, got.title, got.start) == ("documentChar", None, "doc", None)
+
+
+@pytest.mark.parametrize("reason", ["malformed_tool_use", "malformed_model_output"])
+def test_a_call_open_when_the_output_was_malformed_stays_incomplete(reason: str) -> None:
+    events = converse(
+        START,
+        block_start(0, {"toolUse": {"toolUseId": "tu_1", "name": "f"}}),
+        delta(0, {"toolUse": {"input": '{"a":'}}),
+        stop(reason),
+        METADATA,
+    )
+    result = collect(events)
+    assert "tool_call_done" not in types(events)
+    assert (result.stop_reason, result.raw_stop_reason, result.tool_calls) == ("failed", reason, [])
+    assert [(call.id, call.arguments_raw) for call in result.incomplete_tool_calls] == [("tu_1", '{"a":')]

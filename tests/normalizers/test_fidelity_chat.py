@@ -341,3 +341,15 @@ def test_the_fast_paths_read_delta_reasoning_as_reasoning() -> None:
     normalizer = ChatCompletionsNormalizer()
     events = normalizer.normalize([_compiled.SSEEvent("message", _START)] + [_compiled.SSEEvent("message", data)] * 3)
     assert collect(events).reasoning == "rrr"
+
+
+def test_a_refusal_is_a_refusal_not_an_answer() -> None:
+    # delta.refusal (structured outputs' refusals) then a clean finish: the text is the refusal, the stop says so
+    def body(*chunks: dict[str, Any]) -> bytes:
+        return b"".join(b"data: %s\n\n" % json.dumps(c).encode() for c in chunks) + b"data: [DONE]\n\n"
+
+    opening = chunk({"role": "assistant", "refusal": ""})
+    refused = body(opening, chunk({"refusal": "I can't help."}), chunk(finish="stop"))
+    result = collect(iter_unified([refused], "openai-chat"))
+    assert (result.text, result.stop_reason, result.raw_stop_reason) == ("I can't help.", "refusal", "stop")
+    assert collect(iter_unified([body(chunk({"content": "ok"}, "stop"))], "openai-chat")).stop_reason == "end"

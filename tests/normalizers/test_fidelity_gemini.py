@@ -322,3 +322,23 @@ def test_interactions_fixture_citation_once_and_two_server_calls() -> None:
         ("url_citation", "https://example.org/bern", 0, 22)
     ]
     assert [(c.id, c.server) for c in result.server_tool_calls] == [("gs_1", True), ("ce_1", True)]
+
+
+PATH_CUT = {"jsonPath": "$.path", "stringValue": "/home/user/pro", "willContinue": True}
+
+
+@pytest.mark.parametrize("finish", ["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"])
+def test_a_streamed_call_the_model_wrote_wrong_stays_incomplete(finish: str) -> None:
+    # Vertex streams a call's arguments (partialArgs, willContinue); a finish that says the call was wrong must not
+    # close it as a client call: its path was cut mid-value, and a client loop would delete the wrong file
+    events = run(
+        sse(
+            chunk({"functionCall": {"name": "delete_file", "willContinue": True}}),
+            chunk({"functionCall": {"partialArgs": [PATH_CUT], "willContinue": True}}),
+            chunk(finish=finish),
+        )
+    )
+    result = collect(events)
+    assert "tool_call_done" not in kinds(events)
+    assert (result.stop_reason, result.raw_stop_reason, result.tool_calls) == ("failed", finish, [])
+    assert [call.name for call in result.incomplete_tool_calls] == ["delete_file"]

@@ -398,3 +398,29 @@ def test_a_custom_tool_call_of_a_declared_custom_tool_is_the_clients() -> None:
     result = collect(iter_unified([body], "openai"))
     assert [c.name for c in result.client_tool_calls] == ["x_keyword_search"]
     assert result.stop_reason == "tool_use"
+
+
+def test_a_refusal_part_makes_a_completed_response_a_refusal() -> None:
+    def sse(*events: dict[str, Any]) -> bytes:
+        return b"".join(b"event: %s\ndata: %s\n\n" % (e["type"].encode(), json.dumps(e).encode()) for e in events)
+
+    response = {"id": "resp_1", "object": "response", "model": "gpt-5", "status": "in_progress", "output": []}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+    part = {"type": "refusal", "refusal": "I can't help."}
+    place = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    head = [
+        {"type": "response.created", "response": response},
+        {"type": "response.output_item.added", "output_index": 0, "item": message},
+        {"type": "response.content_part.added", **place, "part": {"type": "refusal", "refusal": ""}},
+        {"type": "response.refusal.delta", **place, "delta": "I can't help."},
+        {"type": "response.refusal.done", **place, "refusal": "I can't help."},
+    ]
+    done_item = {"type": "response.output_item.done", "output_index": 0,
+                 "item": {**message, "status": "completed", "content": [part]}}  # fmt: skip
+    completed = {"type": "response.completed", "response": {**response, "status": "completed"}}
+    for tail in (  # with the part's own done event, and without it (the item's done says it too)
+        [{"type": "response.content_part.done", **place, "part": part}, done_item, completed],
+        [done_item, completed],
+    ):
+        result = collect(iter_unified([sse(*head, *tail)], "openai"))
+        assert (result.text, result.stop_reason, result.raw_stop_reason) == ("I can't help.", "refusal", "completed")

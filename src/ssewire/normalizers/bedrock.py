@@ -78,6 +78,9 @@ CONVERSE_STOP: dict[str, str] = {
     "stop_sequence": "stop_sequence",
     "guardrail_intervened": "refusal",
     "content_filtered": "refusal",
+    # output the model wrote wrong: failed, so that a call still open is incomplete, never run
+    "malformed_tool_use": "failed",
+    "malformed_model_output": "failed",
 }
 #: The event types of ConverseStream.
 CONVERSE_EVENTS = frozenset(

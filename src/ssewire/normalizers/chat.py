@@ -3,9 +3,9 @@
 Contract (one instance per stream):
 
 - ``choices[].delta.reasoning_content`` (else ``delta.reasoning``: vLLM, SGLang, OpenRouter, Groq) ->
-  ``reasoning_delta``; ``delta.content`` and ``delta.refusal`` -> ``text_delta``. A ``content`` that is a list of
-  typed chunks (Mistral) gives, in order, a ``text_delta`` per ``text`` chunk, a ``reasoning_delta`` per inner text
-  of a ``thinking`` chunk, ``raw`` for others. Only non-empty strings become deltas; a chunk that yields nothing
+  ``reasoning_delta``; ``delta.content`` and ``delta.refusal`` -> ``text_delta`` (a refusal makes a clean stop
+  ``refusal``). A ``content`` that is a list of typed chunks (Mistral) gives, in order, a ``text_delta`` per ``text``
+  chunk, a ``reasoning_delta`` per inner text of a ``thinking`` chunk, ``raw`` for others. Only non-empty strings become deltas; a chunk that yields nothing
   (role-only, empty content, ``finish_reason`` with no open call) is one ``raw`` event.
 - OpenRouter ``delta.reasoning_details[]``: ``reasoning.text`` (its ``text``) and ``reasoning.summary`` (its
   ``summary``) -> ``reasoning_delta``, but only when the delta has no ``reasoning`` / ``reasoning_content`` text:
@@ -108,9 +108,8 @@ _DELTA_OF = CHAT_SHAPE.reader()
 #: What a large chunk held as UTF-8 is decoded without (see :meth:`ChatCompletionsNormalizer.held_skip`).
 _LOGPROBS = typed.member_path(("choices", 0, "logprobs"))
 #: The one key of a delta that is a single text or reasoning fragment -> the event it makes.
-_SINGLE_KEY: dict[Optional[str], UnifiedType] = {
+_SINGLE_KEY: dict[Optional[str], UnifiedType] = {  # (a refusal is read by _delta: it makes the stop a refusal)
     "content": "text_delta",
-    "refusal": "text_delta",
     "reasoning_content": "reasoning_delta",
     "reasoning": "reasoning_delta",
 }
@@ -483,6 +482,7 @@ class ChatCompletionsNormalizer(Normalizer):
                 _content_chunk(chunk, obj, out)
         refusal = delta.get("refusal")
         if type(refusal) is str and refusal:
+            self._refused = True
             out.append(new_event("text_delta", obj, refusal))
         tool_calls = delta.get("tool_calls")
         if type(tool_calls) is list:
@@ -597,6 +597,9 @@ class ChatCompletionsNormalizer(Normalizer):
         payload = with_incomplete(error_payload(error_object(obj, ("error",))), self.incomplete_for_error())
         return Unified("error", error=payload, usage=self.usage, raw=obj)
 
+    #: Whether a delta carried a refusal: a response that then ends cleanly is a refusal.
+    _refused = False
+
     def sentinel(self, ev: SSEEvent) -> list[Unified]:
         """``data: [DONE]``: close open calls, then the one ``done`` event."""
         if self.finished:
@@ -605,6 +608,8 @@ class ChatCompletionsNormalizer(Normalizer):
         if self.timings is not None:
             raw["timings"] = self.timings
         stop = self.stop_for(self.finish_reason, self._client_calls)
+        if stop == "end" and self._refused:  # (its text is the refusal: not an answer)
+            stop = "refusal"
         out: list[Unified] = []
         if closes_calls(stop) and self._calls.open:
             for call in self._calls:

@@ -128,6 +128,10 @@ GEMINI_STOP: dict[str, str] = {
     "IMAGE_PROHIBITED_CONTENT": "refusal",
     "IMAGE_RECITATION": "refusal",
     "LANGUAGE": "refusal",
+    # a call the model wrote wrong: failed, so that a call still open is incomplete, never run
+    "MALFORMED_FUNCTION_CALL": "failed",
+    "UNEXPECTED_TOOL_CALL": "failed",
+    "TOO_MANY_TOOL_CALLS": "failed",
 }
 
 

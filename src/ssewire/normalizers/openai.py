@@ -3,7 +3,8 @@
 Contract (one instance per stream; every event made from a payload carries ``raw`` and ``sequence`` =
 ``sequence_number`` when present; ``last_sequence``, ``response_id`` and ``model`` are kept for resume):
 
-- ``response.output_text.delta`` / ``response.refusal.delta`` -> ``text_delta``;
+- ``response.output_text.delta`` / ``response.refusal.delta`` -> ``text_delta`` (a ``refusal`` part makes a completed
+  response's stop ``refusal``);
   ``response.reasoning_summary_text.delta`` / ``response.reasoning_text.delta`` -> ``reasoning_delta``. Only
   non-empty string deltas become deltas; everything else is ``raw``.
 - Tool calls are output items whose type ends in ``_call``, plus ``mcp_list_tools`` and ``mcp_approval_request``.
@@ -475,8 +476,9 @@ class OpenAINormalizer(DelegatingNormalizer):
     def _other_item(self, obj: dict[str, Any], seq: Optional[int], done: bool) -> list[Unified]:
         """An output item that is no call: a provider-made ``*_output`` of a call reported as a client call
         re-marks that call as the provider's (see :meth:`_provider_output`); a finished ``message`` brings the
-        citations of its parts not taken yet, a finished ``reasoning`` item its ``encrypted_content`` (as
-        ``encrypted_reasoning``); anything else is ``raw``."""
+        citations of its parts not taken yet (and makes the response's stop a refusal when a part is one), a
+        finished ``reasoning`` item its ``encrypted_content`` (as ``encrypted_reasoning``); anything else is
+        ``raw``."""
         item = obj.get("item")
         kind = item.get("type") if type(item) is dict else None
         if type(item) is dict and type(kind) is str:
@@ -485,6 +487,9 @@ class OpenAINormalizer(DelegatingNormalizer):
                 if remarked is not None:
                     return [remarked]
             elif done and kind == "message":
+                content = item.get("content")
+                if type(content) is list and any(type(p) is dict and p.get("type") == "refusal" for p in content):
+                    self._refused = True
                 event = new_event("raw", obj, "", seq)
                 event.citations = self._message_citations(item)
                 return [event]
@@ -640,7 +645,11 @@ class OpenAINormalizer(DelegatingNormalizer):
         return out or None
 
     def _part_done(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
-        """``response.content_part.done``: ``raw``, with the citations of its part not taken yet."""
+        """``response.content_part.done``: ``raw``, with the citations of its part not taken yet (a ``refusal`` part
+        makes the response's stop a refusal)."""
+        part = obj.get("part")
+        if type(part) is dict and part.get("type") == "refusal":
+            self._refused = True
         event = new_event("raw", obj, "", seq)
         event.citations = self._part_citations(obj.get("item_id"), obj.get("content_index"), obj.get("part"))
         return [event]
@@ -680,6 +689,9 @@ class OpenAINormalizer(DelegatingNormalizer):
                 if type(tool) is dict and tool.get("type") == "custom" and type(tool.get("name")) is str
             )
         return [new_event("raw", obj, "", seq)]
+
+    #: Whether a message part was a refusal (``response.content_part.done``): a completed response is then a refusal.
+    _refused = False
 
     def _terminal(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         if self._finished:
@@ -727,6 +739,8 @@ class OpenAINormalizer(DelegatingNormalizer):
                 kind = self._event_kind or "response.completed"
             status = kind[9:]  # "response.completed" -> "completed"
         stop = self.stop_for(status, bool(self._client_open or self._client_done))
+        if stop == "end" and self._refused:  # (its text is the refusal: not an answer)
+            stop = "refusal"
         if stop == "incomplete":
             details = response.get("incomplete_details")
             reason = details.get("reason") if type(details) is dict else None
