@@ -5,8 +5,9 @@ Contract (one instance per stream):
 - ``choices[].delta.reasoning_content`` (else ``delta.reasoning``: vLLM, SGLang, OpenRouter, Groq) ->
   ``reasoning_delta``; ``delta.content`` and ``delta.refusal`` -> ``text_delta`` (a refusal makes a clean stop
   ``refusal``). A ``content`` that is a list of typed chunks (Mistral) gives, in order, a ``text_delta`` per ``text``
-  chunk, a ``reasoning_delta`` per inner text of a ``thinking`` chunk, ``raw`` for others. Only non-empty strings become deltas; a chunk that yields nothing
-  (role-only, empty content, ``finish_reason`` with no open call) is one ``raw`` event.
+  chunk, a ``reasoning_delta`` per inner text of a ``thinking`` chunk, ``raw`` for others. Only non-empty strings
+  become deltas; a chunk that yields nothing (role-only, empty content, ``finish_reason`` with no open call) is one
+  ``raw`` event.
 - OpenRouter ``delta.reasoning_details[]``: ``reasoning.text`` (its ``text``) and ``reasoning.summary`` (its
   ``summary``) -> ``reasoning_delta``, but only when the delta has no ``reasoning`` / ``reasoning_content`` text:
   OpenRouter sends the same reasoning in both forms in one chunk, and it is counted once. What the next turn must
