@@ -342,3 +342,39 @@ def test_a_streamed_call_the_model_wrote_wrong_stays_incomplete(finish: str) -> 
     assert "tool_call_done" not in kinds(events)
     assert (result.stop_reason, result.raw_stop_reason, result.tool_calls) == ("failed", finish, [])
     assert [call.name for call in result.incomplete_tool_calls] == ["delete_file"]
+
+
+def test_a_server_side_tool_call_part_is_a_server_call_with_its_signature() -> None:
+    # includeServerSideToolInvocations: a toolCall part Gemini runs (Google Search here), its toolResponse part,
+    # then the client's own functionCall; each call's signature is kept
+    query = {"queries": ["northernmost city"]}
+    search = {"toolCall": {"id": "tc1", "toolType": "GOOGLE_SEARCH_WEB", "args": query}, "thoughtSignature": "SIG1"}
+    answer = {"toolResponse": {"id": "tc1", "toolType": "GOOGLE_SEARCH_WEB", "response": {"results": []}}}
+    call = {"id": "fc1", "name": "getWeather", "args": {"city": "Utqiagvik"}}
+    weather = {"functionCall": call, "thoughtSignature": "SIG2"}
+    result = collect(run(sse(chunk(search), chunk(answer), chunk(weather, finish="STOP"))))
+    calls = [(c.id, c.name, c.arguments, c.server) for c in result.tool_calls]
+    assert calls == [("tc1", "google_search_web", query, True), ("fc1", "getWeather", {"city": "Utqiagvik"}, False)]
+    assert [c.id for c in result.client_tool_calls] == ["fc1"] and result.stop_reason == "tool_use"
+    assert result.signatures == ["SIG1", "SIG2"]
+
+
+def test_an_interactions_server_call_delta_keeps_its_signature() -> None:
+    def event(kind: str, **members: Any) -> dict[str, Any]:
+        return {"event_type": kind, **members}
+
+    interaction = {"id": "int_1", "status": "in_progress", "model": "gemini-3"}
+    signed = {"type": "code_execution_call", "arguments": {"code": "print(1)"}, "signature": "CESIG"}
+    body = b"".join(
+        b"event: %s\ndata: %s\n\n" % (e["event_type"].encode(), json.dumps(e).encode())
+        for e in (
+            event("interaction.created", interaction=interaction),
+            event("step.start", index=0, step={"type": "code_execution_call", "id": "ce_1", "arguments": {}}),
+            event("step.delta", index=0, delta=signed),
+            event("step.stop", index=0),
+            event("interaction.completed", interaction={**interaction, "status": "completed"}),
+        )
+    )
+    result = collect(iter_unified([body], "gemini"))
+    assert [(c.id, c.server, c.arguments) for c in result.tool_calls] == [("ce_1", True, {"code": "print(1)"})]
+    assert result.signatures == ["CESIG"]

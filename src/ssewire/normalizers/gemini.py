@@ -559,6 +559,9 @@ class GeminiNormalizer(DelegatingNormalizer):
         if "functionCall" in part:
             self._function_call(part["functionCall"], obj, signature, out)
             return
+        if type(part.get("toolCall")) is dict:
+            self._server_tool_call(part["toolCall"], obj, signature, out)
+            return
         if type(part.get("executableCode")) is dict:
             self._executable_code(part["executableCode"], obj, signature, out)
             return
@@ -626,6 +629,24 @@ class GeminiNormalizer(DelegatingNormalizer):
         out.append(start)
         out.append(new_tool_event("tool_call_delta", call_id, CODE_EXECUTION, obj, compact_json(arguments), None, True))
         out.append(done_event(call_id, CODE_EXECUTION, obj, value=arguments, server=True))
+
+    def _server_tool_call(
+        self, call: dict[str, Any], obj: dict[str, Any], signature: Optional[str], out: list[Unified]
+    ) -> None:
+        """A ``toolCall`` part: a tool Gemini runs itself (``toolType``: Google Search, URL context, Maps, file
+        search; sent with ``includeServerSideToolInvocations``, its ``toolResponse`` part follows), so a whole
+        server call named by its ``toolType`` in lower case, its id the part's ``id`` (else synthetic), its
+        arguments ``args`` (start with the part's signature, delta, done)."""
+        call_id = self._ids.take(call.get("id"))
+        kind = call.get("toolType")
+        name = kind.lower() if type(kind) is str and kind else "server_tool"
+        args = call.get("args")
+        arguments = args if type(args) is dict else {}
+        start = new_tool_event("tool_call_start", call_id, name, obj, "", None, True)
+        start.signature = signature
+        out.append(start)
+        out.append(new_tool_event("tool_call_delta", call_id, name, obj, compact_json(arguments), None, True))
+        out.append(done_event(call_id, name, obj, value=arguments, server=True))
 
     def _whole_call(
         self, call_id: str, name: str, args: Any, obj: dict[str, Any], signature: Optional[str], out: list[Unified]

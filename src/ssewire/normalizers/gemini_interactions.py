@@ -414,7 +414,10 @@ class GeminiInteractionsNormalizer(Normalizer):
             return self._legacy_call(obj, delta, key, step, _SERVER)
         if step is not None and step.kind == _SERVER and isinstance(delta.get("arguments"), dict):
             step.arguments = delta["arguments"]
-        return [new_event("raw", obj)]
+        signature = _text(delta.get("signature"))  # (a server call's delta may carry one)
+        if signature is not None:
+            self.last_signature = signature
+        return [new_event("raw", obj, "", None, signature)]
 
     def _legacy_call(
         self, obj: dict[str, Any], delta: dict[str, Any], key: Optional[StepKey], step: Optional[_Step], kind: int
