@@ -408,16 +408,17 @@ def test_a_refusal_part_makes_a_completed_response_a_refusal() -> None:
     message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
     part = {"type": "refusal", "refusal": "I can't help."}
     place = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
-    head = [
+    head: list[dict[str, Any]] = [
         {"type": "response.created", "response": response},
         {"type": "response.output_item.added", "output_index": 0, "item": message},
         {"type": "response.content_part.added", **place, "part": {"type": "refusal", "refusal": ""}},
         {"type": "response.refusal.delta", **place, "delta": "I can't help."},
         {"type": "response.refusal.done", **place, "refusal": "I can't help."},
     ]
-    done_item = {"type": "response.output_item.done", "output_index": 0,
-                 "item": {**message, "status": "completed", "content": [part]}}  # fmt: skip
-    completed = {"type": "response.completed", "response": {**response, "status": "completed"}}
+    done_item: dict[str, Any] = {"type": "response.output_item.done", "output_index": 0,
+                                 "item": {**message, "status": "completed", "content": [part]}}  # fmt: skip
+    completed: dict[str, Any] = {"type": "response.completed", "response": {**response, "status": "completed"}}
+    tail: list[dict[str, Any]]
     for tail in (  # with the part's own done event, and without it (the item's done says it too)
         [{"type": "response.content_part.done", **place, "part": part}, done_item, completed],
         [done_item, completed],
