@@ -455,3 +455,24 @@ def test_the_ui_message_keeps_a_sources_title_as_the_stream_does() -> None:
     result = collect([Unified("text_delta", text="x"), cited, Unified("done", stop_reason="end")])
     parts = Encoder("vercel-ui").render(result)["parts"]
     assert {"type": "source-url", "sourceId": "src-0", "url": "https://x.example", "title": "X"} in parts
+
+
+@pytest.mark.parametrize("ending", ["cut", "failed"])
+@pytest.mark.parametrize("to", TARGETS)
+def test_a_call_never_closed_is_read_back_incomplete_or_counted(to: str, ending: str) -> None:
+    # a call left open by a cut stream or a failed stop: a target that streams calls writes it and its reader
+    # finds it open; Gemini writes a call whole at its end, so it writes none of it, and says so
+    events = [
+        Unified("text_delta", text="Let me "),
+        Unified("tool_call_start", tool_call_id="c1", tool_name="delete_file"),
+        Unified("tool_call_delta", tool_call_id="c1", tool_name="delete_file", arguments_delta='{"path": "/ho'),
+    ]
+    if ending == "failed":
+        events.append(Unified("done", stop_reason="failed"))
+    encoder = Encoder(to, model="m", response_id="r1")
+    out = b"".join(encoder.encode(event) for event in events) + encoder.close()
+    back = collect(iter_unified([out], to))  # type: ignore[arg-type]
+    assert back.tool_calls == []  # never written as complete
+    read_back = [call.id for call in back.incomplete_tool_calls]
+    assert read_back == ["c1"] or encoder.dropped["incomplete_tool_call"] == 1, (read_back, dict(encoder.dropped))
+    assert encoder.dropped["incomplete_tool_call"] == (0 if read_back else 1)

@@ -180,7 +180,7 @@ class Call:
     among the calls, or its block's place among the blocks), whether any argument text was written (``streamed``),
     the text written (``parts``, kept only by targets that repeat it at the end) and the signature it carried."""
 
-    __slots__ = ("id", "index", "item_id", "name", "parts", "server", "signature", "streamed")
+    __slots__ = ("closed", "id", "index", "item_id", "name", "parts", "server", "signature", "streamed")
 
     def __init__(self, call_id: str, name: Optional[str], index: int, server: bool) -> None:
         self.id = call_id
@@ -188,6 +188,7 @@ class Call:
         self.index = index
         self.server = server
         self.streamed = False
+        self.closed = False  # its done was written
         self.parts = Pieces()
         self.signature: Optional[str] = None
         self.item_id = call_id
@@ -501,6 +502,10 @@ class Encoder:
         held = self.held_citations()  # (held for a stop or an error written before they came)
         if held:
             self.dropped["citation"] += held
+        if self.signature_at_done:  # (a target that writes a call whole at its end wrote none of a call never closed)
+            cut = sum(1 for call in self.calls.values() if not call.closed and not call.server)
+            if cut:
+                self.dropped["incomplete_tool_call"] += cut
         return self.pieces(out)
 
     def _lost_after_end(self, event: Unified) -> None:
@@ -587,6 +592,7 @@ class Encoder:
 
     def _done_call(self, event: Unified) -> str:
         call, out = self._start_call(event)
+        call.closed = True
         if not call.streamed:  # sent whole: its arguments as one fragment
             whole = event.arguments_raw
             if whole is None:
