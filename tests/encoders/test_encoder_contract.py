@@ -457,18 +457,20 @@ def test_the_ui_message_keeps_a_sources_title_as_the_stream_does() -> None:
     assert {"type": "source-url", "sourceId": "src-0", "url": "https://x.example", "title": "X"} in parts
 
 
-@pytest.mark.parametrize("ending", ["cut", "failed"])
+@pytest.mark.parametrize("ending", ["cut", "failed", "tool_use", "end"])
 @pytest.mark.parametrize("to", TARGETS)
 def test_a_call_never_closed_is_read_back_incomplete_or_counted(to: str, ending: str) -> None:
-    # a call left open by a cut stream or a failed stop: a target that streams calls writes it and its reader
-    # finds it open; Gemini writes a call whole at its end, so it writes none of it, and says so
+    # a call left open by a cut stream, a failed stop, or a clean stop the source gave with the call unfinished (a
+    # UI stream's finish after tool-input-delta): a target that streams calls writes it and its reader finds it
+    # open (before a clean stop, which its readers would close it with, the target's error instead); Gemini writes
+    # a call whole at its end, so it writes none of it, and says so
     events = [
         Unified("text_delta", text="Let me "),
         Unified("tool_call_start", tool_call_id="c1", tool_name="delete_file"),
         Unified("tool_call_delta", tool_call_id="c1", tool_name="delete_file", arguments_delta='{"path": "/ho'),
     ]
-    if ending == "failed":
-        events.append(Unified("done", stop_reason="failed"))
+    if ending != "cut":
+        events.append(Unified("done", stop_reason=ending))
     encoder = Encoder(to, model="m", response_id="r1")
     out = b"".join(encoder.encode(event) for event in events) + encoder.close()
     back = collect(iter_unified([out], to))  # type: ignore[arg-type]
@@ -476,3 +478,18 @@ def test_a_call_never_closed_is_read_back_incomplete_or_counted(to: str, ending:
     read_back = [call.id for call in back.incomplete_tool_calls]
     assert read_back == ["c1"] or encoder.dropped["incomplete_tool_call"] == 1, (read_back, dict(encoder.dropped))
     assert encoder.dropped["incomplete_tool_call"] == (0 if read_back else 1)
+
+
+@pytest.mark.parametrize("to", TARGETS)
+def test_render_counts_the_calls_it_cannot_write(to: str) -> None:
+    events = [
+        Unified("text_delta", text="Let me "),
+        Unified("tool_call_start", tool_call_id="c1", tool_name="delete_file"),
+        Unified("tool_call_delta", tool_call_id="c1", tool_name="delete_file", arguments_delta='{"path": "/ho'),
+        Unified("done", stop_reason="tool_use"),
+    ]
+    result = collect(events)
+    assert [call.id for call in result.incomplete_tool_calls] == ["c1"]
+    encoder = Encoder(to, model="m", response_id="r1")
+    body = json.dumps(encoder.render(result))
+    assert "/ho" not in body and encoder.dropped["incomplete_tool_call"] == 1

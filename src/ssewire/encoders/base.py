@@ -37,6 +37,7 @@ from .._json import dumps as fast_dumps
 from ..events import Unified
 from ..normalizers._fast.typed import write_texts as _write_texts
 from ..normalizers.common import client_stop
+from ..normalizers.tool_calls import closes_calls
 from ..usage import Usage
 
 __all__ = [
@@ -525,6 +526,18 @@ class Encoder:
         stop = self.stop or "other"
         self.stop = None
         self._flowing = False
+        unfinished = self._unfinished_calls(stop)
+        if unfinished:  # a clean stop would have the target's readers close them as complete calls
+            self.dropped["stop_reason"] += 1
+            error = {
+                "type": "incomplete_tool_calls",
+                "message": f"the response stopped ({stop}) with tool calls never finished",
+                "incomplete_tool_calls": [{"id": call.id, "name": call.name} for call in unfinished],
+            }
+            out = "" if self.failed else self.on_error(error)
+            self.failed = self.ended = True
+            self._count_usage_drops()
+            return out + self.on_close()
         if stop in _NOT_CLEAN and stop not in self.stops:  # no such stop in the target: its error, never a clean one
             out = "" if self.failed else self.on_error({"type": stop, "message": f"the response {stop}"})
             self.failed = True
@@ -534,6 +547,14 @@ class Encoder:
         self.ended = True
         self._count_usage_drops()
         return self.on_done(stop, self._target_stop(stop))
+
+    def _unfinished_calls(self, stop: str) -> list[Call]:
+        """The client calls written but never finished when the stream stops with ``stop``, where that stop has
+        the target's readers close the calls still open (as complete calls, with what arguments came); none for
+        a target that writes a call whole at its end (it wrote none of them)."""
+        if self.signature_at_done or not closes_calls(stop):
+            return []
+        return [call for call in self.calls.values() if not call.closed and not call.server]
 
     def _start(self) -> str:
         self.started = True
@@ -618,10 +639,16 @@ class Encoder:
         """The target's stop value for a unified one; counted in ``dropped`` when the target's reader would not
         read it back as the same unified reason."""
         native = self.stops.get(stop, self.stops.get("other", "other"))
-        back = client_stop(self.reads_stop.get(native, "other"), self.client_calls > 0)
+        written = self.client_calls
+        if self.signature_at_done and self.calls:  # (a stream's calls written whole at their end: the finished ones)
+            written = self._finished_client_calls()
+        back = client_stop(self.reads_stop.get(native, "other"), written > 0)
         if back != stop:
             self.dropped["stop_reason"] += 1
         return native
+
+    def _finished_client_calls(self) -> int:
+        return sum(1 for call in self.calls.values() if call.closed and not call.server)
 
     def _count_usage_drops(self) -> None:
         """At the end: count the usage counts the target has no member for (those the source reported non-zero)."""
@@ -644,7 +671,7 @@ class Encoder:
         ones never), stop and usage. A result that ended in an error (a truncated stream included) gives the
         target's error body instead: answer it with an error status. What the body cannot carry is counted in
         :attr:`dropped` as the stream would count it (an error body carries none of the signatures, citations,
-        encrypted reasoning, server calls and usage: each is counted)."""
+        encrypted reasoning, server calls and usage: each is counted; no body carries the incomplete calls)."""
         if self.response_id is None:
             self.response_id = result.response_id
         if self.model is None:
@@ -652,6 +679,7 @@ class Encoder:
         self._start_meta()
         self.usage = result.usage if result.usage is not None and result.usage.source is not None else None
         self.client_calls = len(result.client_tool_calls)
+        self.dropped["incomplete_tool_call"] += len(result.incomplete_tool_calls)  # (no body has a place for them)
         error = result.error
         stop = result.stop_reason or "other"
         if error is None and stop in _NOT_CLEAN and stop not in self.stops:
