@@ -144,3 +144,29 @@ def test_a_decoder_hands_an_auto_stream_to_the_settled_normaliser_once_it_is_kno
         (e.type, e.text, e.tool_call_id) for e in from_named
     ]
     assert auto.done and auto.finished
+
+
+CHAT_HI = (
+    b'data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"Hi"},'
+    b'"finish_reason":null}]}\n\n'
+)
+CHAT_END = (
+    b'data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},'
+    b'"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+)
+
+
+KEEP_ALIVES = [b"event: ping\ndata: {}\n\n", b"data: {}\n\n", b"event: metadata\ndata: {}\n\n"]
+
+
+@pytest.mark.parametrize("keep_alive", KEEP_ALIVES)
+def test_an_empty_keep_alive_says_nothing_of_the_provider(keep_alive: bytes) -> None:
+    # servers send `event: ping` + `data: {}` to keep a connection open: no provider claims an empty object, and
+    # many of them are never held
+    body = keep_alive * 50 + CHAT_HI + CHAT_END
+    named, auto = collect(iter_unified([body], "openai-chat")), collect(iter_unified([body], "auto"))
+    assert (auto.text, auto.stop_reason, auto.error) == (named.text, named.stop_reason, named.error)
+    assert (named.text, named.stop_reason, named.error) == ("Hi", "end", None)
+    assert detect_provider({}, "ping") is None
+    cut = collect(iter_unified([keep_alive + CHAT_HI], "openai-chat"))  # a dropped connection: a retry helps
+    assert cut.text == "Hi" and cut.error is not None and cut.error["type"] == "stream_truncated"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from helpers.events import decoded_whole, dicts, feed, types
 from ssewire import collect, iter_unified
 from ssewire.normalizers.vercel_ui import VercelUINormalizer, VercelUIRules
@@ -140,7 +142,11 @@ def test_a_stream_without_finish_is_truncated() -> None:
 
 def test_recognition_and_usage_shape() -> None:
     assert VercelUIRules.claims({"type": "text-delta", "id": "t", "delta": "x"})
-    assert VercelUIRules.claims({"type": "start", "messageId": "m"}) and not VercelUIRules.claims({"type": "start"})
+    assert VercelUIRules.claims({"type": "start", "messageId": "m"})
+    # the AI SDK's toUIMessageStream sends start bare unless it makes an id, or with messageMetadata only
+    assert VercelUIRules.claims({"type": "start"}) and VercelUIRules.claims({"type": "start", "messageMetadata": {}})
+    assert not VercelUIRules.claims({"type": "start", "index": 0})  # a start of some other API
+    assert VercelUIRules.claims({"type": "data-weather", "data": {"city": "Oslo"}})  # a custom data part
     assert not VercelUIRules.claims({"type": "content-delta"})  # Cohere's
     assert VercelUIRules.claims_error({"type": "error", "errorText": "x"})
     assert VercelUIRules.meta_from({"type": "start", "messageId": "m"}) == ("m", None)
@@ -186,3 +192,20 @@ def test_deltas_are_read_without_a_decode_and_read_as_decoded() -> None:
     assert dicts(got) == want
     result = collect(iter_unified([body], "vercel-ui"))
     assert (result.text, result.reasoning, result.signatures) == ("w0 w1 w2 w3 ", "hm.", ["s"])
+
+
+@pytest.mark.parametrize(
+    "first",
+    [b'{"type":"start"}', b'{"type":"start","messageMetadata":{"model":"m"}}', b'{"type":"data-status","data":{}}'],
+)
+def test_auto_reads_the_streams_the_ai_sdk_opens_without_a_message_id(first: bytes) -> None:
+    body = b"data: " + first + b'\n\ndata: {"type":"text-delta","id":"t","delta":"Hi"}\n\n'
+    body += b'data: {"type":"finish","finishReason":"stop"}\n\ndata: [DONE]\n\n'
+    auto = collect(iter_unified([body], "auto"))
+    assert (auto.text, auto.stop_reason, auto.error) == ("Hi", "end", None)
+
+
+def test_an_error_only_ui_stream_is_read_as_a_ui_stream_by_auto() -> None:
+    body = b'data: {"type":"error","errorText":"Overloaded"}\n\n'
+    named, auto = collect(iter_unified([body], "vercel-ui")), collect(iter_unified([body], "auto"))
+    assert auto.error == named.error and named.error is not None and named.error["message"] == "Overloaded"

@@ -202,8 +202,14 @@ class AnthropicRules(Recognition):
 
     @classmethod
     def claims_error(cls, obj: dict[str, Any]) -> bool:
-        """``{"type": "error", "error": {...}}`` (OpenAI's flat error has a sequence number or a code)."""
-        return obj.get("type") == "error" and "sequence_number" not in obj and "code" not in obj
+        """``{"type": "error", "error": {...}}`` (OpenAI's flat error has a sequence number or a code; the UI
+        stream's has an ``errorText``, no ``error`` object)."""
+        return (
+            obj.get("type") == "error"
+            and type(obj.get("error")) is dict
+            and "sequence_number" not in obj
+            and "code" not in obj
+        )
 
     @classmethod
     def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ..errors import DetectionError
-from ..events import SSEEvent, Unified
+from ..events import SSEEvent, Unified, new_event
 from .common import truncated_event
 from .contract import DelegatingNormalizer, Normalizer
 from .providers import ENTRIES, detect_provider, error_provider
@@ -75,6 +75,8 @@ class AutoNormalizer(DelegatingNormalizer):
         inner = self.delegate
         if inner is not None:
             return inner.payload(obj, event)
+        if not obj:  # a keep-alive (``event: ping`` + ``data: {}``): nothing to tell the provider by, nothing to hold
+            return [new_event("raw", obj)]
         name = detect_provider(obj, event)
         if name is None:
             if len(self._held) >= _MAX_HELD:

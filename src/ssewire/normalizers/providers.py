@@ -69,7 +69,10 @@ _CLAIMS = tuple((entry.name, entry.cls.rules.claims) for entry in _DETECTABLE)
 
 def detect_provider(obj: dict[str, Any], event: Optional[str] = None) -> Optional[str]:
     """The name of the provider whose normaliser claims ``obj``; ``None`` for a bare error payload (any provider
-    could have sent it); :class:`~ssewire.DetectionError` for a payload no provider sends (never a guess)."""
+    could have sent it, and an empty object: a keep-alive, ``event: ping`` + ``data: {}``, says nothing);
+    :class:`~ssewire.DetectionError` for a payload no provider sends (never a guess)."""
+    if not obj:
+        return None
     for name, claims in _CLAIMS:
         if claims(obj, event):
             return name
@@ -126,7 +129,7 @@ def wrong_provider(provider: str, obj: dict[str, Any], event: Optional[str] = No
     ``provider`` does not read that provider's streams; None when it does, or when no provider claims ``obj``
     (an error payload, an unknown shape)."""
     reads = _READS.get(provider)
-    if reads is None:  # "auto", or a normaliser instance of the caller's own
+    if reads is None or not obj:  # "auto", or a normaliser instance of the caller's own; an empty keep-alive
         return None
     for entry in _DETECTABLE:
         if entry.cls.rules.claims(obj, event):

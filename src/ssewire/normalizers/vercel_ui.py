@@ -69,6 +69,10 @@ _UI_TYPES = frozenset(
 )
 
 
+#: The members of the stream's ``start`` chunk.
+_START_MEMBERS = frozenset({"type", "messageId", "messageMetadata"})
+
+
 class VercelUIRules(Recognition):
     """How the registry recognises UI message stream chunks and the AI SDK's usage object."""
 
@@ -76,15 +80,16 @@ class VercelUIRules(Recognition):
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
-        """A chunk type only this stream has, ``start`` with a ``messageId``, or ``finish`` with a
+        """A chunk type only this stream has (a custom ``data-*`` part too), ``start`` with nothing but a
+        ``messageId`` and ``messageMetadata`` (the AI SDK sends it bare unless it makes an id), or ``finish`` with a
         ``finishReason`` or ``messageMetadata``."""
         kind = obj.get("type")
         if type(kind) is not str:  # (any JSON value: a list or an object cannot be looked up)
             return False
-        if kind in _UI_TYPES:
+        if kind in _UI_TYPES or kind.startswith("data-"):
             return True
         if kind == "start":
-            return "messageId" in obj
+            return all(key in _START_MEMBERS for key in obj)
         return kind == "finish" and ("finishReason" in obj or "messageMetadata" in obj)
 
     @classmethod
