@@ -493,3 +493,31 @@ def test_render_counts_the_calls_it_cannot_write(to: str) -> None:
     encoder = Encoder(to, model="m", response_id="r1")
     body = json.dumps(encoder.render(result))
     assert "/ho" not in body and encoder.dropped["incomplete_tool_call"] == 1
+
+
+def test_each_anthropic_thinking_block_carries_one_signature() -> None:
+    # a signature covers its block's whole text: the reasoning after it goes to a new block (the SDK keeps one
+    # signature a block, the last, so two on one block lost the first and signed text it did not cover)
+    events = [
+        Unified("reasoning_delta", text="first"),
+        Unified("raw", signature="c2lnMQ=="),
+        Unified("reasoning_delta", text=" second"),
+        Unified("raw", signature="c2lnMg=="),
+        Unified("text_delta", text="answer"),
+        Unified("done", stop_reason="end"),
+    ]
+    encoder = Encoder("anthropic", model="m", response_id="r1")
+    out = b"".join(encoder.encode(event) for event in events) + encoder.close()
+    payloads = [json.loads(line[6:]) for line in out.split(b"\n") if line.startswith(b"data: ")]
+    signed: dict[int, list[str]] = {}
+    texts: dict[int, str] = {}
+    for payload in payloads:
+        delta = payload.get("delta", {})
+        if delta.get("type") == "signature_delta":
+            signed.setdefault(payload["index"], []).append(delta["signature"])
+        elif delta.get("type") == "thinking_delta":
+            texts[payload["index"]] = texts.get(payload["index"], "") + delta["thinking"]
+    assert list(signed.values()) == [["c2lnMQ=="], ["c2lnMg=="]]
+    assert [texts[index] for index in signed] == ["first", " second"] and not encoder.dropped
+    back = collect(iter_unified([out], "anthropic"))
+    assert (back.reasoning, back.signatures, back.text) == ("first second", ["c2lnMQ==", "c2lnMg=="], "answer")

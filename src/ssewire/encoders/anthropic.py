@@ -202,9 +202,12 @@ class AnthropicEncoder(Encoder):
         return self._open_block("text" if kind == "text_delta" else "thinking")
 
     def on_signature(self, signature: str) -> str:
+        """The signature of the thinking just written, on its block, which it ends: more reasoning (or another
+        signature) opens a new thinking block (a block has one signature, covering its whole text)."""
         out = self._open_block("thinking")
         signed = {"type": "signature_delta", "signature": signature}
         delta = {"type": "content_block_delta", "index": self._blocks - 1, "delta": signed}
+        self._open = "signed"  # (still open on the wire until the next block, but never written to again)
         return out + "event: content_block_delta\ndata: " + dumps(delta) + "\n\n"
 
     def _call_block(self, call: Call, kind: str) -> str:
