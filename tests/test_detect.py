@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -170,3 +171,29 @@ def test_an_empty_keep_alive_says_nothing_of_the_provider(keep_alive: bytes) -> 
     assert detect_provider({}, "ping") is None
     cut = collect(iter_unified([keep_alive + CHAT_HI], "openai-chat"))  # a dropped connection: a retry helps
     assert cut.text == "Hi" and cut.error is not None and cut.error["type"] == "stream_truncated"
+
+
+def test_boto3s_invoke_model_dicts_are_recognised() -> None:
+    # boto3 yields InvokeModelWithResponseStream's events as {"chunk": {"bytes": b"..."}}: no SSE event name
+    anthropic = [
+        {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "c",
+                                              "content": [], "usage": {"input_tokens": 3, "output_tokens": 1}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    nova = [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockDelta": {"delta": {"text": "Hi"}, "contentBlockIndex": 0}},
+        {"messageStop": {"stopReason": "end_turn"}},
+        {"metadata": {"usage": {"inputTokens": 1, "outputTokens": 1}}},
+    ]
+    for provider, events in (("bedrock-anthropic", anthropic), ("bedrock-converse", nova)):
+        dicts = [{"chunk": {"bytes": json.dumps(event).encode()}} for event in events]
+        named = collect(iter_unified(dicts, provider))  # type: ignore[arg-type]
+        auto = collect(iter_unified(dicts, "auto"))  # type: ignore[arg-type]
+        assert (
+            (auto.text, auto.stop_reason, auto.error)
+            == (named.text, named.stop_reason, named.error)
+            == ("Hi", "end", None)
+        )

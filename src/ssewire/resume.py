@@ -78,11 +78,11 @@ class ReplayFilter:
     """Decides, event by event, whether a resumed connection is still replaying what was delivered.
 
     An event is a replay when its payload's ``sequence_number`` is at most the cursor's (an event with one is
-    decided by it alone), or when its SSE id is
-    below the cursor's (numeric ids) or was delivered recently (other ids), or is the cursor's own id and fewer
-    events with it have been replayed than were delivered (``last_id_events``: a server that puts ids on some
-    events only replays the ones after the last id with that id too). Replays form a prefix of the new
-    connection: the first event that is not one disarms the filter, and everything after it passes unchecked.
+    decided by it alone), or when its SSE id is below the cursor's (numeric ids) or was delivered recently (other
+    ids), or is the cursor's own id and fewer events with it have been replayed than were delivered
+    (``last_id_events``: a server that puts ids on some events only replays the ones after the last id with that id
+    too). Replays form a prefix of the new connection: the first event that is not one disarms the filter, and
+    everything after it passes unchecked.
     """
 
     __slots__ = ("_last", "_last_left", "_numeric_id", "_recent", "_sequence", "armed")

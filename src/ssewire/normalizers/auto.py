@@ -10,7 +10,7 @@ matches no provider raises :class:`~ssewire.errors.DetectionError`: detection ne
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from ..errors import DetectionError
 from ..events import SSEEvent, Unified, new_event
@@ -83,12 +83,25 @@ class AutoNormalizer(DelegatingNormalizer):
                 raise DetectionError("only error payloads so far: cannot tell which provider sent the stream")
             self._held.append((obj, event))
             return []
+        return self._adopt(name) + self.delegate.payload(obj, event)  # type: ignore[union-attr]  # (just set)
+
+    def frame(self, message: Union[str, bytes, bytearray, dict[str, Any]]) -> list[Unified]:
+        """One message framed by the caller: the recognised provider's own ``frame`` (boto3's dicts are keyed by
+        their event names: Bedrock's reads them), recognised from it when it is the first decoded object."""
+        inner = self.delegate
+        if inner is None and isinstance(message, dict) and message:
+            name = detect_provider(message)
+            if name is not None:
+                return self._adopt(name) + self.delegate.frame(message)  # type: ignore[union-attr]  # (just set)
+        return super().frame(message) if inner is None else inner.frame(message)
+
+    def _adopt(self, name: str) -> list[Unified]:
+        """Hand the stream to provider ``name``'s normaliser: the events of the payloads held until then."""
         inner = self.delegate = _CLASSES[name]()
         out: list[Unified] = []
         for held, held_event in self._held:
             out += inner.payload(held, held_event)
         self._held = []
-        out += inner.payload(obj, event)
         return out
 
     def flush(self) -> list[Unified]:

@@ -235,9 +235,12 @@ class ConverseRules(Recognition):
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
         """A ConverseStream event name (or, for a ``chunk``, a Converse-shaped event inside it); without a name, a
-        payload keyed by event names (boto3's) or one with a ``contentBlockIndex`` or a ``stopReason``."""
+        payload keyed by event names (boto3's, a ``chunk`` too) or one with a ``contentBlockIndex`` or a
+        ``stopReason``."""
         if event in CONVERSE_EVENTS:
             return True
+        if event is None and type(obj.get("chunk")) is dict:  # boto3's InvokeModel dict: its event name as its key
+            obj, event = obj["chunk"], "chunk"
         if event == "chunk":
             inner = _keyed_inner(obj)
             return inner is not None and any(key in CONVERSE_EVENTS for key in inner)
@@ -440,7 +443,9 @@ class BedrockAnthropicRules(Recognition):
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
-        """A ``chunk`` whose bytes hold an Anthropic Messages event."""
+        """A ``chunk`` whose bytes hold an Anthropic Messages event (boto3's dict: ``{"chunk": {"bytes": ...}}``)."""
+        if event is None and type(obj.get("chunk")) is dict:  # (its event name as its key)
+            obj, event = obj["chunk"], "chunk"
         if event != "chunk":
             return False
         inner = _keyed_inner(obj)
