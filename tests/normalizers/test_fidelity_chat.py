@@ -287,7 +287,7 @@ def test_url_citation_annotations_of_a_delta_are_cited_in_order_and_others_ignor
 
 @pytest.mark.parametrize(
     ("finish", "stop"),
-    [("model_length", "max_tokens"), ("error", "failed"), ("insufficient_system_resource", "failed")],
+    [("model_length", "max_tokens"), ("error", "failed"), ("insufficient_system_resource", "failed"), ("eos", "end")],
 )
 def test_one_stop_table_for_every_compatible_server(finish: str, stop: str) -> None:
     for provider in ("openai-chat", "mistral", "auto"):
@@ -353,3 +353,96 @@ def test_a_refusal_is_a_refusal_not_an_answer() -> None:
     result = collect(iter_unified([refused], "openai-chat"))
     assert (result.text, result.stop_reason, result.raw_stop_reason) == ("I can't help.", "refusal", "stop")
     assert collect(iter_unified([body(chunk({"content": "ok"}, "stop"))], "openai-chat")).stop_reason == "end"
+
+
+# -- what the compatible servers send around the answer ------------------------------------------------------------
+
+
+def test_an_error_chunk_then_done_leaves_the_open_calls_incomplete_and_the_response_unstopped() -> None:
+    # vLLM and OpenRouter send [DONE] after their error chunk: it closes no call and says no clean stop
+    opened = chunk({"tool_calls": [{"index": 0, "id": "call_a", "type": "function",
+                                    "function": {"name": "delete_files", "arguments": '{"path'}}]})  # fmt: skip
+    error = {"error": {"message": "boom", "type": "InternalServerError", "code": 500}}
+    for result in both(chunk({"content": "a"}), opened, error, DONE):
+        assert result.stop_reason is None and result.error is not None and result.error["type"] == "InternalServerError"
+        assert result.tool_calls == [] and [call.id for call in result.incomplete_tool_calls] == ["call_a"]
+    for result in both(error, DONE):
+        assert result.stop_reason is None and result.error is not None
+    # a finish reason that came before the error still says how the response had stopped
+    for result in both(chunk({"content": "a"}, "length"), error, DONE):
+        assert (result.stop_reason, result.raw_stop_reason) == ("max_tokens", "length") and result.error is not None
+
+
+def test_a_custom_tool_call_keeps_its_name_and_its_input() -> None:
+    # openai-node tests/lib/ChatCompletionStream.test.ts: {"type": "custom", "custom": {"name", "input"}}
+    opened = {"index": 0, "id": "call_c", "type": "custom", "custom": {"name": "code_exec", "input": ""}}
+    items = (
+        chunk({"role": "assistant", "tool_calls": [opened]}),
+        chunk({"tool_calls": [{"index": 0, "custom": {"input": 'print("hel'}}]}),
+        chunk({"tool_calls": [{"index": 0, "custom": {"input": 'lo")'}}]}),
+        chunk({}, "tool_calls"),
+        DONE,
+    )
+    for result in both(*items):
+        [call] = result.tool_calls
+        assert (call.id, call.name, call.arguments_raw, result.stop_reason) == (
+            "call_c", "code_exec", 'print("hello")', "tool_use"
+        )  # fmt: skip
+
+
+def test_groq_usage_and_error_in_x_groq() -> None:
+    # groq-python ChatCompletionChunk.x_groq: usage at the end (with or without include_usage), an error string
+    usage = {"prompt_tokens": 18, "completion_tokens": 4, "total_tokens": 22, "queue_time": 0.01}
+    ended = (chunk({"content": "a"}, x_groq={"id": "req_1"}), chunk({}, "stop", x_groq={"id": "req_1", "usage": usage}))
+    for result in both(*ended, DONE):
+        assert result.usage is not None and (result.usage.input_tokens, result.usage.output_tokens) == (18, 4)
+        assert result.stop_reason == "end"
+    stopped = {"id": "c", "choices": [], "x_groq": {"id": "req_1", "error": "over_capacity"}}
+    for result in both(chunk({"content": "a"}), stopped, DONE):
+        assert result.error is not None and result.error["message"] == "over_capacity"
+        assert result.stop_reason is None and result.text == "a"
+
+
+def test_an_empty_id_or_model_names_nothing() -> None:
+    # Azure OpenAI's first chunk (its prompt filter results) has "id": "" and "model": ""
+    azure = {"choices": [], "created": 0, "id": "", "model": "", "object": "", "prompt_filter_results": []}
+    items = (azure, chunk({"content": "a"}, "stop"), DONE)
+    for result in both(*items):
+        assert (result.response_id, result.model) == ("chatcmpl-1", "m")
+    body = b"".join(b"data: %s\n\n" % (json.dumps(i) if isinstance(i, dict) else i).encode() for i in items)
+    result = collect(iter_unified([body], "openai-chat"))
+    assert (result.response_id, result.model) == ("chatcmpl-1", "m")
+
+
+def test_reasoning_tokens_and_a_cost_object_beside_the_counts() -> None:
+    # SGLang's UsageInfo.reasoning_tokens and Perplexity's usage: reasoning_tokens and cost.total_cost at the top
+    sglang = Usage.from_raw({"prompt_tokens": 5, "completion_tokens": 60, "total_tokens": 65, "reasoning_tokens": 45})
+    assert (sglang.output_tokens, sglang.reasoning_tokens) == (60, 45)
+    raw = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10, "reasoning_tokens": 30,
+           "cost": {"input_tokens_cost": 0.00001, "request_cost": 0.006, "total_cost": 0.00631}}  # fmt: skip
+    perplexity = Usage.from_raw(raw)
+    assert perplexity.reasoning_tokens == 30 and perplexity.cost == 0.00631
+    assert Usage.from_raw({**raw, "cost": {"total_cost": "0.1"}}).cost is None
+
+
+def _sse(*items: Any) -> bytes:
+    return b"".join(b"data: %s\n\n" % (json.dumps(i) if isinstance(i, dict) else i).encode() for i in items)
+
+
+def test_a_stream_that_ends_after_its_finish_and_usage_is_complete_without_done() -> None:
+    # Perplexity never sends [DONE] (perplexityai/api-discussion#209): its last chunk has the finish reason and usage
+    usage = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+    body = _sse(chunk({"content": "Why"}, usage=usage), chunk({"content": " dogs"}, "stop", usage=usage))
+    for provider in ("openai-chat", "auto"):
+        result = collect(iter_unified([body], provider))
+        assert (result.text, result.stop_reason, result.error, result.usage_provenance) == (
+            "Why dogs", "end", None, "reported"
+        ), provider  # fmt: skip
+    # the usage OpenAI sends after the finish reason, then the end: nothing is missing either
+    after = _sse(chunk({"content": "a"}), chunk({}, "stop"), {"id": "chatcmpl-1", "choices": [], "usage": usage})
+    assert collect(iter_unified([after], "openai-chat")).stop_reason == "end"
+    # without the usage after the finish reason, or cut inside an event, the stream is cut
+    for cut in (_sse(chunk({"content": "a"}, usage=usage), chunk({}, "stop")), body + b'data: {"id"'):
+        result = collect(iter_unified([cut], "openai-chat"))
+        assert result.stop_reason is None and result.error is not None
+        assert result.error["type"] == "stream_truncated"

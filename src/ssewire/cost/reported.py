@@ -3,6 +3,7 @@
 - OpenRouter (and OpenAI-compatible routers that copy it): ``usage.cost``, in USD; for a request made with the
   caller's own provider key (``is_byok``) that is only the router's fee, and ``cost_details.upstream_inference_cost``
   (what the upstream provider charged) is added to it, so the figure is always what the request cost in all.
+- Perplexity: ``usage.cost``, an object of the parts of the figure, its ``total_cost`` in USD.
 - xAI: ``usage.cost_in_usd_ticks``, an integer of 1e-10 USD ticks.
 
 A number the JSON decoder read as a float is taken by its shortest repr (``0.00045`` stays ``0.00045``, not the
@@ -37,6 +38,8 @@ def reported_cost(raw: Any) -> Optional[Decimal]:
     if not isinstance(raw, dict):
         return None
     cost = raw.get("cost")
+    if type(cost) is dict:  # Perplexity: the parts and their total
+        return _amount(cost.get("total_cost"))
     if cost is not None:
         cost = _amount(cost)
     if cost is not None:

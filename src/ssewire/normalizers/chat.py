@@ -59,10 +59,14 @@ Contract (one instance per stream):
 - ``data: [DONE]`` -> ``done`` (exactly one): ``raw_stop_reason`` is the last ``finish_reason`` seen, ``stop_reason``
   its unified value by :data:`CHAT_STOP`, one table for every compatible server (``stop`` -> end, ``length`` and
   Mistral's ``model_length`` -> max_tokens, ``tool_calls``/``function_call`` -> tool_use, ``content_filter`` ->
-  refusal, Mistral's ``error`` and DeepSeek's ``insufficient_system_resource`` -> failed, none -> end, other ->
-  other; end becomes tool_use when client calls were made), so ``provider="auto"`` and the named provider agree.
-- A chunk ``{"error": ...}`` (OpenAI-compatible servers report late failures this way) -> ``error`` carrying the
-  chunk's own usage, else the last usage seen; it ends the stream (``self.done``), so no truncation error follows.
+  refusal, Mistral's ``error`` and DeepSeek's ``insufficient_system_resource`` -> failed, Together's ``eos`` -> end,
+  none -> end, other -> other; end becomes tool_use when client calls were made), so ``provider="auto"`` and the
+  named provider agree. A body that ends between events after the ``finish_reason`` and a usage that came with or
+  after it (Perplexity sends no ``[DONE]``) ends as ``[DONE]`` would.
+- A chunk ``{"error": ...}`` (OpenAI-compatible servers report late failures this way; Groq's ``x_groq.error``) ->
+  ``error`` carrying the chunk's own usage, else the last usage seen; it ends the stream (``self.done``), so no
+  truncation error follows, and a ``[DONE]`` after it closes no call and gives a ``done`` only for a
+  ``finish_reason`` that came before the error.
 """
 
 from __future__ import annotations
@@ -94,6 +98,7 @@ CHAT_STOP: dict[str, str] = {
     "model_length": "max_tokens",  # Mistral: the model's context length was reached
     "error": "failed",  # Mistral
     "insufficient_system_resource": "failed",  # DeepSeek: the request was cut for lack of capacity
+    "eos": "end",  # Together: the model's end-of-sequence token
 }
 #: The wrapper call some OpenAI models make around parallel calls (see the module docstring).
 PARALLEL_WRAPPER = "multi_tool_use.parallel"
@@ -254,7 +259,7 @@ class ChatRules(Recognition):
         prompt = raw.get("prompt_tokens")
         prompt = prompt if type(prompt) is int else hit + count(raw.get("prompt_cache_miss_tokens"))
         completion = count(raw.get("completion_tokens"))
-        reasoning = detail(raw, "completion_tokens_details", "reasoning_tokens")
+        reasoning = detail(raw, "completion_tokens_details", "reasoning_tokens") or count(raw.get("reasoning_tokens"))
         if reasoning and count(raw.get("total_tokens")) == prompt + completion + reasoning:
             completion += reasoning
         return Usage(
@@ -270,8 +275,9 @@ class ChatRules(Recognition):
 
     @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:
-        """The chunk's ``id`` and ``model``."""
-        return str_or(obj.get("id"), None), str_or(obj.get("model"), None)
+        """The chunk's ``id`` and ``model`` (an empty one names nothing: Azure's first chunk, its prompt filter
+        results, has ``"id": ""`` and ``"model": ""``)."""
+        return str_or(obj.get("id"), None) or None, str_or(obj.get("model"), None) or None
 
 
 class ChatCompletionsNormalizer(Normalizer):
@@ -346,9 +352,9 @@ class ChatCompletionsNormalizer(Normalizer):
         if found is None:
             return None
         kind, text = found
-        if self.response_id is None and type(chunk.id) is str:
+        if self.response_id is None and type(chunk.id) is str and chunk.id:
             self.response_id = chunk.id
-        if self.model is None and type(chunk.model) is str:
+        if self.model is None and type(chunk.model) is str and chunk.model:
             self.model = chunk.model
         return [new_event(kind, LazyPayload(data), text)]
 
@@ -360,14 +366,19 @@ class ChatCompletionsNormalizer(Normalizer):
         """Normalise one chunk."""
         error = obj.get("error")
         if error and (type(error) is dict or type(error) is str):
-            return [self._error(obj)]
-        if self.response_id is None:  # constant over a stream: read once
+            return [self._error(obj, obj)]
+        groq = obj.get("x_groq")  # Groq: the request's id, its usage at the end, the error that stopped it early
+        if groq is not None and type(groq) is dict:
+            error = groq.get("error")
+            if error and (type(error) is dict or type(error) is str):
+                return [self._error(obj, groq)]
+        if self.response_id is None:  # constant over a stream: read once (Azure's first chunk has an empty one)
             chat_id = obj.get("id")
-            if type(chat_id) is str:
+            if type(chat_id) is str and chat_id:
                 self.response_id = chat_id
         if self.model is None:
             model = obj.get("model")
-            if type(model) is str:
+            if type(model) is str and model:
                 self.model = model
         out: list[Unified] = []
         choices = obj.get("choices")
@@ -376,8 +387,11 @@ class ChatCompletionsNormalizer(Normalizer):
                 if type(choice) is dict:
                     self._choice(choice, obj, out)
         usage = obj.get("usage")
+        if type(usage) is not dict and groq is not None and type(groq) is dict:
+            usage = groq.get("usage")  # (sent there whether or not the request asked for usage)
         if type(usage) is dict:
             self.usage = usage
+            self._usage_at_finish = self.finish_reason is not None
             out.append(new_usage(usage, obj))
         timings = obj.get("timings")  # llama.cpp
         if type(timings) is dict:
@@ -489,7 +503,10 @@ class ChatCompletionsNormalizer(Normalizer):
         if type(tool_calls) is list:
             for position, fragment in enumerate(tool_calls):
                 if type(fragment) is dict:
-                    self._tool(index, position, fragment, fragment.get("function"), obj, out)
+                    function = fragment.get("function")
+                    if function is None:  # a custom tool's call: {"type": "custom", "custom": {"name", "input"}}
+                        function = fragment.get("custom")
+                    self._tool(index, position, fragment, function, obj, out)
         legacy = delta.get("function_call")  # the pre-tools ``functions`` API: one call per choice
         if type(legacy) is dict:
             self._tool(index, -1, _EMPTY, legacy, obj, out)
@@ -551,6 +568,8 @@ class ChatCompletionsNormalizer(Normalizer):
         elif call.name is None and name is not None:
             call.name = name
         arguments = function.get("arguments")
+        if arguments is None:
+            arguments = function.get("input")  # (a custom tool's input: text of the tool's own grammar)
         if type(arguments) is str and arguments:
             if call.id in self._wrappers:
                 call.parts.append(arguments)
@@ -590,22 +609,51 @@ class ChatCompletionsNormalizer(Normalizer):
                 out.append(inner.delta(compact_json(parameters), obj))
             out.append(inner.close(obj))
 
-    def _error(self, obj: dict[str, Any]) -> Unified:
+    def _error(self, obj: dict[str, Any], holder: dict[str, Any]) -> Unified:
+        """The ``error`` event of a chunk whose ``holder`` (the chunk, or Groq's ``x_groq``) has an ``error``."""
         usage = obj.get("usage")
+        if type(usage) is not dict:
+            usage = holder.get("usage")
         if type(usage) is dict:  # an error chunk that still reports usage (OpenRouter): the final counts
             self.usage = usage
-        self.done = True
-        payload = with_incomplete(error_payload(error_object(obj, ("error",))), self.incomplete_for_error())
+        self.done = self._errored = True
+        payload = with_incomplete(error_payload(error_object(holder, ("error",))), self.incomplete_for_error())
         return Unified("error", error=payload, usage=self.usage, raw=obj)
 
     #: Whether a delta carried a refusal: a response that then ends cleanly is a refusal.
     _refused = False
+    #: Whether an error chunk came (vLLM and OpenRouter send ``[DONE]`` after one).
+    _errored = False
+
+    #: Whether a usage came with or after the ``finish_reason``: the response's last chunk (Perplexity ends the stream
+    #: there, with no ``[DONE]``).
+    _usage_at_finish = False
+
+    def finish(self, detail: str = "") -> list[Unified]:
+        """End of stream: one that ended between events after its ``finish_reason`` and a usage that came with or
+        after it ends as ``[DONE]`` would end it (Perplexity sends none: nothing of the response is missing); any
+        other without ``[DONE]`` is truncated."""
+        if not self.done and self._usage_at_finish and not detail:
+            return self.flush() + self.sentinel(SSEEvent("message", ""))
+        return super().finish(detail)
+
+    def not_json(self, ev: SSEEvent) -> list[Unified]:
+        """A payload that is no JSON (one cut by the end of the body) after the last chunk: the stream is cut."""
+        self._usage_at_finish = False
+        return super().not_json(ev)
 
     def sentinel(self, ev: SSEEvent) -> list[Unified]:
-        """``data: [DONE]``: close open calls, then the one ``done`` event."""
+        """``data: [DONE]``: close open calls, then the one ``done`` event. After an error chunk it closes nothing
+        (the calls still open are incomplete: the error listed them) and gives a ``done`` only for a
+        ``finish_reason`` that came before the error (the response had stopped when it failed)."""
         if self.finished:
             return []
         raw: dict[str, Any] = {"event": ev.event, "data": ev.data}
+        if self._errored:
+            self.finished = self.done = True
+            if self.finish_reason is None:
+                return []
+            return [new_done(self.stop_for(self.finish_reason, self._client_calls), self.finish_reason, raw)]
         if self.timings is not None:
             raw["timings"] = self.timings
         stop = self.stop_for(self.finish_reason, self._client_calls)

@@ -379,10 +379,15 @@ class Normalizer:
         except FIRST_ERRORS:
             obj = _retry_loads(data)
             if obj is _NOT_JSON:
-                return [new_event("raw", {"event": ev.event, "data": ev.data})]
+                return self.not_json(ev)
         if type(obj) is not dict:
             return [new_event("raw", {"event": ev.event, "data": obj})]
         return self.payload(obj, ev.event)
+
+    def not_json(self, ev: SSEEvent) -> list[Unified]:
+        """The events of a framed event whose data is no JSON (a payload cut by the end of the body, a server's
+        own text): one ``raw`` event."""
+        return [new_event("raw", {"event": ev.event, "data": ev.data})]
 
     def held_skip(self, event: Optional[str] = None) -> Any:
         """The member a large payload (held as UTF-8, or ASCII; its SSE event name ``event``) may be decoded without
