@@ -39,6 +39,8 @@ cdef class StreamDecoder:
     cpdef _replan(self)
     cpdef _sniffed(self, chunk)
     cpdef list feed(self, chunk)
+    cpdef bint stepped(self, chunk)
+    cpdef events(self, chunk)
     cpdef list _feed_bytes(self, chunk)
     cpdef list _normalize(self, list events)
     cpdef feed_into(self, chunk, Accumulator accumulator)

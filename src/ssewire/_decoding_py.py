@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, 
 
 from ._json import loads
 from ._scan import SSEEvent
+from ._scan.chunks import WINDOW, windows
 from ._scan.sniff import describe_body, starts_a_stream
 from .content_encoding import BodyDecoder, UnsupportedEncodingError
 from .errors import BodyTooLarge, SSEwireError, StreamTruncatedError, chunk_type_error, error_type, not_one_chunk
@@ -549,6 +550,38 @@ class StreamDecoder:
             return out
         return self._feed_bytes(chunk)
 
+    def stepped(self, chunk: Piece) -> bool:
+        """Whether :meth:`events` reads ``chunk`` in steps (see :meth:`feed_steps`): a chunk over
+        :data:`~ssewire._scan.chunks.WINDOW` bytes, a chunk of a compressed body (or of one that may be), a chunk
+        that is not ``bytes``."""
+        if type(chunk) is not bytes:
+            return type(chunk) is not dict
+        if len(chunk) > WINDOW or self._body is not None:
+            return True
+        return self._sniff and len(chunk) > 0 and chunk[0] in _COMPRESSED_FIRST
+
+    def feed_steps(self, chunk: Piece) -> Iterator[list[Unified]]:
+        """:meth:`feed` of ``chunk`` in steps, the events of each as a list (joined, they are what ``feed`` gives):
+        windows of at most :data:`~ssewire._scan.chunks.WINDOW` bytes, and of a compressed body each 64 KiB it
+        inflates to; so the events held at once are those of one step, never those of a whole chunk (a 100 MB
+        stored body given as one chunk, or a small gzip chunk that inflates to a hundred times its size)."""
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            yield self.feed(chunk)  # (a dict: one decoded event; anything else: the typed error)
+            return
+        for window in windows(chunk):
+            if self._body is not None or (self._sniff and self._sniffed(window)):
+                for piece in self._inflate(window):
+                    yield self._feed_bytes(piece)
+            else:
+                yield self.feed(window)
+
+    def events(self, chunk: Piece) -> Iterable[Unified]:
+        """The events of ``chunk``: :meth:`feed`'s list, or where :meth:`stepped` says so, an iterator over the
+        events of :meth:`feed_steps` (memory: one step's events)."""
+        if self.stepped(chunk):
+            return _joined(self.feed_steps(chunk))
+        return self.feed(chunk)
+
     def _feed_bytes(self, chunk: Chunk) -> list[Unified]:
         first = self._head is not None
         events = self._framed(chunk)
@@ -893,9 +926,9 @@ class UnifiedEvents:
     def _generate(self) -> Generator[Unified, None, None]:
         self._started = True  # (the body runs at the first next(): until then collect_into may still read)
         decoder = self._decoder()
-        feed = decoder.feed
+        events = decoder.events
         for chunk in self._chunks:
-            yield from feed(chunk)
+            yield from events(chunk)
         yield from decoder.close()
 
     def __iter__(self) -> Iterator[Unified]:
@@ -927,6 +960,12 @@ class UnifiedEvents:
 
 
 # -- the normaliser's reading loop, beside the accumulator it feeds ---------------------------------------------------
+
+
+def _joined(steps: Iterator[list[Unified]]) -> Iterator[Unified]:
+    """The events of each step, in order."""
+    for events in steps:
+        yield from events
 
 
 def normalize_events(normalizer: Normalizer, events: Sequence[SSEEvent]) -> list[Unified]:
@@ -1054,6 +1093,7 @@ def normalize_reading(
     decoded = normalizer.decoded
     fast: Any = _UNASKED  # the typed fast path, asked for at the first event it may read
     fast_from = 0 if reader.fast_beyond_rule else _READER_MAX_CHARS
+    at_done = reader.stops_reading_at_done  # (still_reading asked only after an event that made a done)
     while True:
         if index >= end:
             return out
@@ -1073,8 +1113,11 @@ def normalize_reading(
                 into.add(made[0])
             else:
                 into.take(made)
-        if still_reading is not None and not still_reading():  # the rest by what reads the stream now
-            out += normalizer.normalize(batch[index:])
+        if (
+            still_reading is not None and (not at_done or (made and made[-1].type == "done")) and not still_reading()
+        ):  # the rest by what reads the stream now
+            if index < end:
+                out += normalizer.normalize(batch[index:])
             return out
         if index >= end:
             return out

@@ -412,10 +412,10 @@ def iter_response(
         if error is not None:
             raise error
         decoder = StreamDecoder(provider, _resolve_framing(response, framing), max_buffer=max_buffer)
-        feed = decoder.feed
+        events = decoder.events
         try:
             for chunk in source.body():
-                yield from feed(chunk)
+                yield from events(chunk)
         except _ConnectionLost as lost:
             yield from _connection_lost(decoder, lost.cause)
             return
@@ -440,10 +440,10 @@ async def aiter_response(
         if error is not None:
             raise error
         decoder = StreamDecoder(provider, _resolve_framing(response, framing), max_buffer=max_buffer)
-        next_chunk, feed = source.next_chunk, decoder.feed
+        next_chunk, events = source.next_chunk, decoder.events
         try:
             while chunk := await next_chunk():
-                for event in feed(chunk):
+                for event in events(chunk):
                     yield event
         except _ConnectionLost as lost:
             for event in _connection_lost(decoder, lost.cause):

@@ -18,6 +18,10 @@ __all__ = ["BodyDecoder", "UnsupportedEncodingError"]
 
 #: Largest decompressed piece produced per step.
 PIECE = 64 * 1024
+#: Compressed bytes given to the decompressor per step: what it copies back (the input it has not used yet, the
+#: bytes after each gzip member) is never more, so a large chunk or one of many members costs time in proportion
+#: to its size.
+STEP = 4 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZLIB_FIRST = b"\x78"  # a zlib stream with a 32 KiB window, then one of its four check bytes (RFC 1950)
 _ZLIB_SECOND = frozenset((0x01, 0x5E, 0x9C, 0xDA))
@@ -102,6 +106,14 @@ class BodyDecoder:
         return True
 
     def _inflate(self, data: bytes) -> Iterator[bytes]:
+        if len(data) <= STEP:
+            yield from self._inflate_step(data)
+            return
+        view = memoryview(data)
+        for start in range(0, len(data), STEP):
+            yield from self._inflate_step(view[start : start + STEP])
+
+    def _inflate_step(self, data: _Chunk) -> Iterator[bytes]:
         inflater = self._zlib
         assert inflater is not None
         while True:
@@ -113,10 +125,12 @@ class BodyDecoder:
                 yield piece
             if inflater.eof:  # a gzip member ended: another may follow
                 data = inflater.unused_data
-                if data and self._mode == "gzip":
-                    inflater = self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16)
-                    continue
-                return
+                if not data:
+                    return
+                if self._mode != "gzip":  # (bytes after a deflate stream: never read as if they were not there)
+                    raise UnsupportedEncodingError(f"body is not valid {self._mode} data: bytes after its end")
+                inflater = self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16)
+                continue
             data = inflater.unconsumed_tail
             if not data and len(piece) < PIECE:  # input used up and no output held back
                 return

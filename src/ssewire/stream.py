@@ -130,7 +130,7 @@ def iter_resumable(
             chunks = open_stream(cursor)
             not_one_chunk(chunks, "open_stream")
             for chunk in chunks:
-                yield from decoder.feed(chunk)
+                yield from decoder.events(chunk)
             if not decoder.normalizer.done:
                 yield from decoder.ended()  # (its last event, when only the blank line after it is missing)
         except Exception as exc:
@@ -160,7 +160,7 @@ async def aiter_resumable(
     while True:
         try:
             async for chunk in open_stream(cursor):
-                for event in decoder.feed(chunk):
+                for event in decoder.events(chunk):
                     yield event
             if not decoder.normalizer.done:
                 for event in decoder.ended():
@@ -190,9 +190,9 @@ async def aiter_unified(
     decoder = StreamDecoder(
         provider, framing, max_buffer=max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
     )
-    feed = decoder.feed
+    events = decoder.events
     async for chunk in chunks:
-        for event in feed(chunk):
+        for event in events(chunk):
             yield event
     for event in decoder.close():
         yield event

@@ -47,11 +47,21 @@ class _Writing:
         self.encoder = Encoder(to, **options)
         self.write_all = self.encoder.write_all
 
-    def chunk(self, chunk: Piece) -> list[bytes]:
+    def chunk(self, chunk: Piece) -> Iterable[bytes]:
         """The non-empty pieces one source chunk makes (its text, and the pieces the target made as UTF-8), joined
-        into one up to :data:`JOINED_UP_TO` bytes."""
-        texts = self.write_all(self.decoder.feed(chunk))
+        into one up to :data:`JOINED_UP_TO` bytes; a chunk the decoder reads in steps (a large or compressed one:
+        :meth:`~ssewire.StreamDecoder.feed_steps`) gives them step by step."""
+        decoder = self.decoder
+        if decoder.stepped(chunk):
+            return self._steps(chunk)
+        texts = self.write_all(decoder.feed(chunk))
         return few(utf8_pieces(self.encoder, texts)) if texts else []
+
+    def _steps(self, chunk: Piece) -> Iterator[bytes]:
+        for events in self.decoder.feed_steps(chunk):
+            texts = self.write_all(events)
+            if texts:
+                yield from few(utf8_pieces(self.encoder, texts))
 
     def end(self) -> list[bytes]:
         """The non-empty pieces that end the stream (the decoder's last events, then the encoder's end), joined

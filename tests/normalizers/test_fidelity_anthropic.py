@@ -367,3 +367,48 @@ def test_bedrock_invoke_model_reads_calls_that_arrive_whole_in_message_start() -
     result = collect(iter_unified([body], "bedrock-anthropic", "aws-eventstream"))
     assert [(c.id, c.arguments, c.server) for c in result.tool_calls] == [("toolu_bd", {"sql": "SELECT 1"}, False)]
     assert result.stop_reason == "tool_use"
+
+
+def _sse(*payloads: dict[str, Any]) -> bytes:
+    return b"".join(b"event: %s\ndata: %s\n\n" % (p["type"].encode(), json.dumps(p).encode()) for p in payloads)
+
+
+def test_a_null_count_in_message_delta_keeps_the_count_message_start_gave() -> None:
+    # the SDK skips null usage fields (lib/streaming/_messages.py): a null is no new count
+    counts = {"input_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 2000}
+    nulls = dict.fromkeys(counts) | {"output_tokens": 42}
+    body = _sse(
+        start(usage={**counts, "output_tokens": 1}),
+        block_start(0, {"type": "text", "text": ""}),
+        delta(0, {"type": "text_delta", "text": "hi"}),
+        stop(0),
+        message_delta("end_turn", nulls),
+        {"type": "message_stop"},
+    )
+    for provider in ("anthropic", "auto"):
+        usage = collect(iter_unified([body], provider)).usage
+        assert usage is not None
+        assert (usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens, usage.output_tokens) == (
+            2105,
+            2000,
+            100,
+            42,
+        )
+
+
+def test_text_thinking_and_a_signature_in_content_block_start_are_read() -> None:
+    # empty from Anthropic, not from every compatible server: read as message_start's whole blocks are
+    body = _sse(
+        start(),
+        block_start(0, {"type": "thinking", "thinking": "pre-", "signature": "SIG"}),
+        delta(0, {"type": "thinking_delta", "thinking": "think"}),
+        stop(0),
+        block_start(1, {"type": "text", "text": "Pre"}),
+        delta(1, {"type": "text_delta", "text": "fix"}),
+        stop(1),
+        message_delta("end_turn"),
+        {"type": "message_stop"},
+    )
+    for provider in ("anthropic", "auto"):
+        result = collect(iter_unified([body], provider))
+        assert (result.reasoning, result.text, result.signatures) == ("pre-think", "Prefix", ["SIG"])

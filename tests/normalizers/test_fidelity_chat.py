@@ -446,3 +446,14 @@ def test_a_stream_that_ends_after_its_finish_and_usage_is_complete_without_done(
         result = collect(iter_unified([cut], "openai-chat"))
         assert result.stop_reason is None and result.error is not None
         assert result.error["type"] == "stream_truncated"
+
+
+def test_what_follows_done_is_raw_at_any_chunking() -> None:
+    # the SDK stops reading at [DONE]: text or a call after it is no part of the response
+    late = {"index": 0, "id": "call_9", "type": "function", "function": {"name": "late", "arguments": "{}"}}
+    items = (chunk({"content": "Hi"}), chunk({}, "stop"), DONE, chunk({"content": "!"}), chunk({"tool_calls": [late]}))
+    body = _sse(*items, chunk({}, "tool_calls"), DONE)
+    for chunks in ([body], [body[i : i + 40] for i in range(0, len(body), 40)]):
+        for provider in ("openai-chat", "auto", "openai"):
+            result = collect(iter_unified(chunks, provider))  # type: ignore[arg-type]
+            assert (result.text, result.stop_reason, result.tool_calls) == ("Hi", "end", []), provider

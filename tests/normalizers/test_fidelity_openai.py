@@ -425,3 +425,29 @@ def test_a_refusal_part_makes_a_completed_response_a_refusal() -> None:
     ):
         result = collect(iter_unified([sse(*head, *tail)], "openai"))
         assert (result.text, result.stop_reason, result.raw_stop_reason) == ("I can't help.", "refusal", "completed")
+
+
+def _sse(*payloads: dict[str, Any]) -> bytes:
+    return b"".join(b"event: %s\ndata: %s\n\n" % (p["type"].encode(), json.dumps(p).encode()) for p in payloads)
+
+
+def test_what_follows_the_terminal_event_is_raw_at_any_chunking() -> None:
+    # the SDK's final response is the terminal event's: a call or text after it is no part of the response
+    response = {"id": "r", "object": "response", "status": "completed", "model": "m", "output": [], "usage": None}
+    message = {"id": "msg", "type": "message", "role": "assistant", "content": []}
+    late = {"id": "fc", "type": "function_call", "call_id": "call_9", "name": "late", "arguments": "{}"}
+    body = _sse(
+        {"type": "response.created", "response": {**response, "status": "in_progress"}},
+        {"type": "response.output_item.added", "output_index": 0, "item": message},
+        {"type": "response.output_text.delta", "item_id": "msg", "output_index": 0, "content_index": 0, "delta": "Hi"},
+        {"type": "response.completed", "response": response},
+        {"type": "response.output_text.delta", "item_id": "msg", "output_index": 0, "content_index": 0, "delta": "!"},
+        {"type": "response.output_item.added", "output_index": 1, "item": late},
+        {"type": "response.output_item.done", "output_index": 1, "item": late},
+    )
+    for chunks in ([body], [body[i : i + 40] for i in range(0, len(body), 40)]):
+        for provider in ("openai", "auto"):
+            result = collect(iter_unified(chunks, provider))  # type: ignore[arg-type]
+            assert (result.text, result.stop_reason, result.tool_calls) == ("Hi", "end", [])
+            events = list(iter_unified(chunks, provider))  # type: ignore[arg-type]
+            assert types(events)[-3:] == ["raw", "raw", "raw"]

@@ -164,6 +164,22 @@ def citation_from(obj: Any) -> Optional[Citation]:
     )
 
 
+def _block_content(obj: dict[str, Any], block: dict[str, Any], kind: str, out: list[Unified]) -> None:
+    """Append the events of a ``text`` or ``thinking`` block's own content (whole in ``message_start``'s
+    ``content``; in ``content_block_start`` empty from Anthropic): its text, citations and signature."""
+    if kind == "text":
+        text = block.get("text")
+        if type(text) is str and text:
+            out.append(new_event("text_delta", obj, text))
+        out += _cited(obj, block.get("citations"))
+        return
+    text, signature = block.get("thinking"), block.get("signature")
+    if type(text) is str and text:
+        out.append(new_event("reasoning_delta", obj, text))
+    if type(signature) is str and signature:
+        out.append(new_event("raw", obj, "", None, signature))
+
+
 def _cited(obj: Any, citations: Any) -> list[Unified]:
     """A ``raw`` event of payload ``obj`` carrying the citations of a list of citation objects (none when none)."""
     if type(citations) is not list:
@@ -388,17 +404,8 @@ class AnthropicNormalizer(Normalizer):
         out: list[Unified] = []
         for block in blocks:
             kind = block.get("type")
-            if kind == "text":
-                text = block.get("text")
-                if type(text) is str and text:
-                    out.append(new_event("text_delta", obj, text))
-                out += _cited(obj, block.get("citations"))
-            elif kind == "thinking":
-                text, signature = block.get("thinking"), block.get("signature")
-                if type(text) is str and text:
-                    out.append(new_event("reasoning_delta", obj, text))
-                if type(signature) is str and signature:
-                    out.append(new_event("raw", obj, "", None, signature))
+            if kind == "text" or kind == "thinking":
+                _block_content(obj, block, kind, out)
             elif type(kind) is str and kind in _TOOL_BLOCKS:
                 call = self._new_call(block, _TOOL_BLOCKS[kind])
                 out.append(call.start(obj))
@@ -421,8 +428,8 @@ class AnthropicNormalizer(Normalizer):
         self._open.add(index)
         if type(block) is not dict or server is None:
             out.append(new_event("raw", obj))
-            if kind == "text" and type(block) is dict:
-                out += _cited(obj, block.get("citations"))
+            if (kind == "text" or kind == "thinking") and type(block) is dict:
+                _block_content(obj, block, kind, out)  # (sent empty by Anthropic; not by every compatible server)
             return out
         call = self._new_call(block, server)
         given = block.get("input")
@@ -484,7 +491,9 @@ class AnthropicNormalizer(Normalizer):
             return out
         if self.usage is None:
             self.usage = {}
-        self.usage.update(usage)  # our own copy (message_start's was copied), updated key by key
+        for key, value in usage.items():  # our own copy (message_start's was copied), updated key by key
+            if value is not None:  # (a null count says nothing: message_start's stands, as the SDK keeps it)
+                self.usage[key] = value
         out.append(new_usage(dict(self.usage), obj))
         return out
 

@@ -289,6 +289,7 @@ class ChatCompletionsNormalizer(Normalizer):
     terminal = "data: [DONE]"
     rules = ChatRules
     fast_beyond_rule = False  # fast_chunk reads CHAT_SHAPE, the rule's own shape
+    reading_can_stop = True  # at [DONE]: what follows it is raw
 
     def __init__(self) -> None:
         super().__init__()
@@ -325,6 +326,7 @@ class ChatCompletionsNormalizer(Normalizer):
             and self._delta_rule is not None
             and self.response_id is not None
             and self.model is not None
+            and not self.finished
         )
 
     @property
@@ -338,7 +340,7 @@ class ChatCompletionsNormalizer(Normalizer):
         with only the fields that decide it (``raw`` stays lazy); None for any other chunk (see :mod:`.typed`): the
         shape of :data:`~._fast.chat_shape.CHAT_SHAPE`, read by the struct and the reader made from it."""
         decode = self._typed
-        if decode is None:
+        if decode is None or self.finished:
             return None
         data: Union[str, bytes] = held(ev)
         if data == "[DONE]":
@@ -363,7 +365,9 @@ class ChatCompletionsNormalizer(Normalizer):
         return _LOGPROBS
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
-        """Normalise one chunk."""
+        """Normalise one chunk (after ``[DONE]``: ``raw``, as the SDK stops reading there)."""
+        if self.finished:
+            return [new_event("raw", obj)]
         error = obj.get("error")
         if error and (type(error) is dict or type(error) is str):
             return [self._error(obj, obj)]

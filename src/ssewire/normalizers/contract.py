@@ -184,6 +184,8 @@ class Normalizer:
     delta_notes: ClassVar[int] = 0
     #: Whether :meth:`reads_deltas` can turn False within a batch (it is then asked after each decoded event).
     reading_can_stop: ClassVar[bool] = False
+    #: Whether it can turn False only at an event that makes a ``done`` (it is then asked only after those).
+    stops_reading_at_done: ClassVar[bool] = False
     #: Whether the typed fast path (:attr:`fast`) takes payloads the delta rule does not describe. False: it reads
     #: only the rule's shape, so a payload the compiled reader declined goes straight to the full decode (a typed
     #: decode that fails costs more than the full one), but one it left for its size (over
@@ -527,7 +529,8 @@ class DelegatingNormalizer(Normalizer):
         if take is None or rule is None or not delegate.reads_deltas():
             return self._normalize_decoding(events)
         self._reading_with = delegate
-        return self.normalize_reading(events, delegate, self._same_delegate if self.delegate_changes else None)
+        still = self._still_reading if self.delegate_changes or delegate.reading_can_stop else None
+        return self.normalize_reading(events, delegate, still)
 
     def read_deltas_into(self, events: list[SSEEvent], accumulator: Sink) -> int:
         """:meth:`Normalizer.read_deltas_into` by the followed delegate's delta reader, or this normaliser's before
@@ -540,9 +543,10 @@ class DelegatingNormalizer(Normalizer):
             return 0
         return self._read_run(reader, events, accumulator)
 
-    def _same_delegate(self) -> bool:
-        """Whether the delegate whose reader reads the batch is still the delegate."""
-        return self.delegate is self._reading_with
+    def _still_reading(self) -> bool:
+        """Whether the delegate whose reader reads the batch is still the delegate, and still reads deltas."""
+        reader = self._reading_with
+        return self.delegate is reader and (not reader.reading_can_stop or reader.reads_deltas())
 
     @property
     def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:

@@ -320,6 +320,7 @@ class OpenAINormalizer(DelegatingNormalizer):
     stops = RESPONSES_STOP
     delta_rule = _DELTA_RULE  # text, reasoning and open calls' argument deltas, named by their SSE event
     delta_notes = 1  # the last sequence_number the reader saw (see _DELTA_RULE)
+    reading_can_stop = stops_reading_at_done = True  # at the terminal event: what follows it is raw
     #: Once the stream turned out to be Chat Completions, its text chunks take the chat delegate's fast paths.
     fast_delegates = (ChatCompletionsNormalizer,)
     #: The call item types the client runs (a subclass for another provider's Responses API sets its own).
@@ -377,6 +378,8 @@ class OpenAINormalizer(DelegatingNormalizer):
             self._last_sequence = seq
         else:
             seq = None
+        if self._finished and self.delegate is None:  # after the terminal event: no part of the response (the
+            return [new_event("raw", obj, "", seq)]  # SDK's final response is the terminal event's)
         if kind is None:
             handler = None
         elif kind in _DELTAS:  # the bulk of a stream: text and reasoning deltas, without a handler call
@@ -697,6 +700,11 @@ class OpenAINormalizer(DelegatingNormalizer):
         if self._finished:
             return [new_event("raw", obj, "", seq)]  # a repeated terminal event
         return self._ending(obj, self._meta(obj), obj.get("type"), seq)
+
+    def reads_deltas(self) -> bool:
+        """Until the terminal event (a chat delegate's: while it reads them)."""
+        delegate = self.delegate
+        return not self._finished if delegate is None else delegate.reads_deltas()
 
     def fast_terminal(self, ev: SSEEvent) -> Optional[list[Unified]]:
         """The events of a large terminal event (the whole response again: every output item) decoded with only
