@@ -100,10 +100,13 @@ def test_a_name_nothing_resembles_gets_the_list_only() -> None:
     assert "expected one of: anthropic, auto," in str(info.value)
 
 
-def test_max_buffer_must_be_positive_on_both_scanners(scanner: ModuleType) -> None:
-    for parser in (scanner.SSEParser, scanner.JSONArrayStreamParser):
-        with pytest.raises(SSEwireError, match="max_buffer must be positive, got 0"):
-            parser(0)
+def test_max_buffer_must_be_a_positive_int_on_both_scanners(scanner: ModuleType) -> None:
+    # (a float, even inf or nan, or a bool would be no limit; a str a bare TypeError)
+    for parser in (scanner.SSEParser, scanner.JSONArrayStreamParser, scanner.NDJSONParser, scanner.EventStreamParser):
+        for value in (0, -1, float("nan"), float("inf"), 1024.0, "1024", True):
+            with pytest.raises(SSEwireError, match=r"max_buffer must be a positive int \(bytes\), got "):
+                parser(value)
+        assert parser(1024).max_buffer == 1024
 
 
 def test_an_object_that_is_no_response_is_an_unsupported_response_error() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
@@ -350,3 +351,24 @@ def test_a_body_cut_inside_its_last_line_is_reopened_and_that_event_read_once() 
     assert opened == [None, 2]
     assert (text_of(out), out[-1].type) == ("0 1 2 3 ", "done")
     assert not [e for e in out if e.type == "raw"]  # the cut line was never read as an event
+
+
+def test_long_ids_are_remembered_by_their_digest_and_their_replays_still_dropped() -> None:
+    # up to 1,024 recent ids each up to max_buffer long held a thousand times the one event memory is bounded by
+    def chunk(i: int) -> bytes:
+        data = json.dumps({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": f"{i},"}}]})
+        return b"id: %08d" % i + b"k" * 50_000 + b"\ndata: " + data.encode() + b"\n\n"
+
+    decoder = StreamDecoder("openai-chat", "sse", max_buffer=200_000)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(200):
+            decoder.feed(chunk(i))
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 2_000_000  # (200 ids of 50 KB: 10 MB)
+    decoder.reconnect()
+    replayed = [e.text for e in decoder.feed(b"".join(chunk(i) for i in range(190, 205)))]
+    assert replayed == [f"{i}," for i in range(200, 205)]

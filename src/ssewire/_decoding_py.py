@@ -33,7 +33,7 @@ from .normalizers.registry import PROVIDERS, normalizer_for
 from .normalizers.tool_calls import decode_arguments
 from .partial_json import parse_partial_json
 from .result import StreamResult, ToolCall  # (first: result imports this module's selector at its end)
-from .resume import ReplayFilter, ResumeCursor, is_number_id, recent_id_window
+from .resume import ReplayFilter, ResumeCursor, id_key, is_number_id, recent_id_window
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -694,6 +694,8 @@ class StreamDecoder:
                 self._keep_first(events[0])
                 self._replan()
             elif len(head) < _HEAD:
+                if not isinstance(chunk, (bytes, bytearray, memoryview)):  # (what the scanner only held so far)
+                    raise chunk_type_error(chunk)
                 if type(head) is not bytearray:
                     head = self._head = bytearray()
                 head += chunk[: _HEAD - len(head)]
@@ -732,10 +734,13 @@ class StreamDecoder:
         ids = self._ids
         for position in range(index + 1):  # (the events of the last run carry its id: the first of them is enough)
             event_id = events[position].id
-            if event_id and (ids is None or ids[-1] != event_id) and not is_number_id(event_id):
+            if event_id and not is_number_id(event_id):
+                key = id_key(event_id)  # (a long one by its digest: memory stays one event's)
+                if ids is not None and ids[-1] == key:
+                    continue
                 if ids is None:
                     ids = self._ids = []
-                ids.append(event_id)
+                ids.append(key)
                 if len(ids) > recent_id_window():
                     del ids[: len(ids) // 2]
 

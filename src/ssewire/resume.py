@@ -9,6 +9,7 @@ stream. Providers without a cursor (Anthropic, Gemini generateContent) cannot re
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Optional
 
 from ._json import loads
@@ -92,9 +93,9 @@ class ReplayFilter:
         last = self._last = cursor.last_event_id
         self._last_left = cursor.last_id_events  # replays of the cursor's own id still to come (None: any number)
         self._numeric_id = int(last) if last is not None and is_number_id(last) else None
-        self._recent = set(recent_ids or ())
+        self._recent = set(recent_ids or ())  # (each as id_key keeps it)
         if last is not None:
-            self._recent.add(last)
+            self._recent.add(id_key(last))
         self.armed = self._sequence is not None or bool(self._recent)
 
     def is_replay(self, event: SSEEvent) -> bool:
@@ -124,10 +125,22 @@ class ReplayFilter:
             elif self._numeric_id is not None and is_number_id(eid):
                 if int(eid) <= self._numeric_id:
                     return True
-            elif eid in self._recent:
+            elif id_key(eid) in self._recent:
                 return True
         self.armed = False
         return False
+
+
+#: An id longer than this is remembered by its digest (1,024 ids of up to ``max_buffer`` bytes each would hold a
+#: thousand times the one event memory is bounded by).
+_ID_KEPT_WHOLE = 256
+
+
+def id_key(event_id: str) -> str:
+    """How a recent non-numeric id is remembered: itself, or a long one by its SHA-256 digest."""
+    if len(event_id) <= _ID_KEPT_WHOLE:
+        return event_id
+    return "sha256:" + hashlib.sha256(event_id.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def recent_id_window() -> int:

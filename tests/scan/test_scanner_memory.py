@@ -13,7 +13,7 @@ import pytest
 
 from helpers import COMPILED, peak_traced
 from helpers.eventstream import encode_message, event
-from ssewire import FramingError, SSEBufferOverflow, StreamTruncated
+from ssewire import ChunkTypeError, FramingError, SSEBufferOverflow, StreamTruncated
 from ssewire._scan import scanner_py as _scanner_py
 
 tracemalloc = pytest.importorskip("tracemalloc")  # CPython's; PyPy has none
@@ -340,3 +340,40 @@ def test_compiled_event_stream_memory_is_flat_over_many_parses() -> None:
     blocks, traced = _flat(lambda: _event_stream_runs(COMPILED), rounds=6)  # type: ignore[arg-type]
     assert blocks < 200, f"{blocks} allocated blocks leaked"
     assert traced < 64 * 1024, f"{traced} traced bytes leaked"
+
+
+def test_long_event_names_are_never_kept_after_their_event(scanner: ModuleType) -> None:
+    # a cache of names each up to max_buffer long held hundreds of times the one event memory is bounded by
+    parser = scanner.SSEParser(200_000)
+
+    def run() -> None:
+        for i in range(80):
+            [ev] = parser.feed(b"event: %08d" % i + b"e" * 50_000 + b"\ndata: x\n\n")
+            assert len(ev.event) == 50_008
+            del ev
+
+    assert peak_traced(run) < 2_000_000  # (a name's bytes and str, a few at a time: 80 kept would be 8 MB)
+
+
+def test_data_lines_completed_by_chunks_that_end_mid_line_are_folded(scanner: ModuleType) -> None:
+    # 5-byte chunks end inside nearly every line: the lines they complete must still fold into one value
+    body = b"data:\n" * 100_000 + b"\n"
+    parser = scanner.SSEParser(500_000)
+    view = memoryview(body)
+
+    def run() -> None:
+        out = []
+        for i in range(0, len(body), 5):
+            out += parser.feed(view[i : i + 5])
+        assert [len(e.data) for e in out] == [99_999]
+
+    assert peak_traced(run) < 2_500_000  # (a value per line: 14 MB and more)
+
+
+def test_a_chunk_without_the_buffer_protocol_is_a_chunk_type_error(scanner: ModuleType) -> None:
+    import array
+
+    for parser in (scanner.SSEParser(), scanner.JSONArrayStreamParser()):
+        with pytest.raises(ChunkTypeError):
+            parser.feed(list(b"data: x\n\n"))  # (a list of ints was read as if it were its bytes)
+    assert [e.data for e in scanner.SSEParser().feed(array.array("B", b"data: x\n\n"))] == ["x"]

@@ -27,19 +27,10 @@ def _as_bytes(data: BytesLike) -> bytes:
 
 def windows(data: BytesLike) -> Iterator[bytes]:
     """``data`` as bytes, in pieces of at most ``WINDOW`` bytes, copied one at a time (:class:`ChunkTypeError`,
-    saying what to pass, for a chunk that is not bytes-like)."""
-    if isinstance(data, (str, int)):
-        raise chunk_type_error(data)
-    try:
-        n = len(data) if not isinstance(data, memoryview) else data.nbytes
-    except TypeError:
-        raise chunk_type_error(data) from None
-    if n <= WINDOW:
-        try:
-            window = _as_bytes(data)
-        except TypeError:
-            raise chunk_type_error(data) from None
-        yield window
+    saying what to pass, for a chunk that is not bytes-like: one without the buffer protocol, such as a str or a
+    list of ints)."""
+    if type(data) is bytes and len(data) <= WINDOW:  # (the bulk of a stream)
+        yield data
         return
     try:
         view = memoryview(data)
@@ -47,5 +38,9 @@ def windows(data: BytesLike) -> Iterator[bytes]:
         raise chunk_type_error(data) from None
     if view.format != "B" or view.ndim != 1:
         view = view.cast("B")
+    n = view.nbytes
+    if n <= WINDOW:
+        yield _as_bytes(data)
+        return
     for i in range(0, n, WINDOW):
         yield bytes(view[i : i + WINDOW])

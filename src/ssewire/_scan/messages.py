@@ -52,8 +52,8 @@ def start_overflow(limit: int) -> SSEBufferOverflow:
 
 
 def bad_max_buffer(value: Any) -> SSEwireError:
-    """``max_buffer=value`` was not positive."""
-    return SSEwireError(f"max_buffer must be positive, got {value!r}")
+    """``max_buffer=value`` was not a positive int."""
+    return SSEwireError(f"max_buffer must be a positive int (bytes), got {value!r}")
 
 
 def fed_after_close() -> SSEwireError:

@@ -106,6 +106,7 @@ cdef enum:
     BYTES_FROM = 16 * 1024  # a buffer that grows past this is a bytes object's storage (see buf_take)
     NAME_SLOTS = 128  # event-name cache (open addressing), at most NAME_SLOTS // 2 names
     NAME_MASK = NAME_SLOTS - 1
+    NAME_CACHED_UP_TO = 128  # a longer event name is decoded each time, never kept (memory: one event's)
     KNOWN_SLOTS = 512  # the table of the documented event types (open addressing, at most a quarter full)
     KNOWN_MASK = KNOWN_SLOTS - 1
     UNKNOWN_STATS = 0x100  # a line's decoder statistics were not taken
@@ -519,7 +520,7 @@ cdef class _Scanner:
 
     cdef int _start(self, max_buffer) except -1:
         """``__init__``'s common part: check and set ``max_buffer``, zero the counters, clear the end state."""
-        if max_buffer <= 0:
+        if type(max_buffer) is not int or max_buffer <= 0:  # (a float, even inf or nan, a str, a bool: no limit)
             raise messages.bad_max_buffer(max_buffer)
         if self._busy:
             raise messages.busy(self, "__init__")
@@ -1061,7 +1062,7 @@ cdef class SSEParser(_LineScanner):
                 return name
             slot = (slot + 1) & NAME_MASK
         name = PyUnicode_DecodeUTF8(<char*>s, n, <char*>REPLACE)
-        if self._name_count < NAME_SLOTS // 2:
+        if self._name_count < NAME_SLOTS // 2 and n <= NAME_CACHED_UP_TO:
             key = PyBytes_FromStringAndSize(s, n)
             self._name_keys[slot] = key
             self._name_values[slot] = name

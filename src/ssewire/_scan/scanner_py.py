@@ -46,6 +46,10 @@ def _select_simd(allow_avx2: bool) -> str:
     return SIMD
 
 
+#: A longer event name is decoded each time, never kept (memory: one event's).
+_NAME_CACHED_UP_TO = 128
+
+
 class SSEEvent:
     """One dispatched Server-Sent Event (or one JSON-array element, with ``event=None``).
 
@@ -132,7 +136,7 @@ def _check_idle(parser: Any, method: str) -> None:
 def _start(parser: Any, max_buffer: int) -> None:
     """``__init__``'s common part, as the compiled scanners': check and set ``max_buffer``, zero the counters,
     clear the end state (refused while the parser is feeding)."""
-    if max_buffer <= 0:
+    if type(max_buffer) is not int or max_buffer <= 0:  # (a float, even inf or nan, a str, a bool: no limit)
         raise messages.bad_max_buffer(max_buffer)
     _check_idle(parser, "__init__")
     parser._busy = False
@@ -378,6 +382,8 @@ class SSEParser(_Scanner):
     def _scan(self, chunk: bytes, out: list[SSEEvent]) -> None:
         if not chunk:
             return
+        if len(self._data) >= _DATA_SLOTS:  # (also the lines completed by chunks that ended mid-line: see below)
+            _fold(self._data)
         started = self._started
         rest = _lines_start(self, chunk)
         if rest is None:
@@ -495,7 +501,7 @@ class SSEParser(_Scanner):
             event_type = self._names.get(name)  # type: ignore[assignment]
             if event_type is None:
                 event_type = name.decode("utf-8", "replace")
-                if len(self._names) < 256:
+                if len(self._names) < 64 and len(name) <= _NAME_CACHED_UP_TO:  # (as the compiled cache keeps)
                     self._names[name] = event_type
         if len(joined) >= LARGE_DATA and held_utf8(joined):  # held as its UTF-8 until read (see utf8_event)
             out.append(Utf8Event(event_type, bytes(joined), self._id, self.retry))
