@@ -451,3 +451,29 @@ def test_what_follows_the_terminal_event_is_raw_at_any_chunking() -> None:
             assert (result.text, result.stop_reason, result.tool_calls) == ("Hi", "end", [])
             events = list(iter_unified(chunks, provider))  # type: ignore[arg-type]
             assert types(events)[-3:] == ["raw", "raw", "raw"]
+
+
+@pytest.mark.parametrize("padding", [0, 200_000])  # (a large terminal event is read by its fast path)
+def test_a_call_only_the_final_response_has_is_read_from_its_item(padding: int) -> None:
+    # the SDK's final response has it: a call no output_item event announced is still a call
+    call = {"id": "fc_1", "type": "function_call", "status": "completed", "call_id": "call_1", "name": "f",
+            "arguments": '{"a":1}'}  # fmt: skip
+    message = {"id": "msg", "type": "message", "role": "assistant",
+               "content": [{"type": "output_text", "text": "x" * padding, "annotations": []}]}  # fmt: skip
+    response = {"id": "r", "object": "response", "status": "completed", "model": "m", "usage": None}
+    body = _sse(
+        {"type": "response.created", "response": {**response, "status": "in_progress", "output": []}},
+        {"type": "response.completed", "response": {**response, "output": [message, call]}},
+    )
+    for provider in ("openai", "auto"):
+        result = collect(iter_unified([body], provider))  # type: ignore[arg-type]
+        [got] = result.tool_calls
+        assert (got.id, got.name, got.arguments, result.stop_reason) == ("call_1", "f", {"a": 1}, "tool_use")
+    # a call the stream announced and closed is not read again from the final response
+    announced = _sse(
+        {"type": "response.created", "response": {**response, "status": "in_progress", "output": []}},
+        {"type": "response.output_item.added", "output_index": 0, "item": {**call, "status": "in_progress"}},
+        {"type": "response.output_item.done", "output_index": 0, "item": call},
+        {"type": "response.completed", "response": {**response, "output": [call, message]}},
+    )
+    assert len(collect(iter_unified([announced], "openai")).tool_calls) == 1

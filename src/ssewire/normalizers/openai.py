@@ -33,7 +33,8 @@ Contract (one instance per stream; every event made from a payload carries ``raw
   / ``mcp_call_arguments.delta`` -> ``tool_call_delta``; the first of ``*.done`` (``arguments``/``input``,
   authoritative) or ``output_item.done`` (item ``arguments``/``input`` text, else its ``arguments`` object --
   ``tool_search_call`` -- else the fragments, else the item's ``action`` / ``code`` / ``queries`` object) -> the one
-  ``tool_call_done``. A call seen only in a done event still gets start and done. Calls open at a
+  ``tool_call_done``. A call seen only in a done event, or only in the terminal event's ``response.output``,
+  still gets start and done (read from its item). Events after the terminal event are ``raw``. Calls open at a
   ``response.completed`` are closed before ``done`` (arguments from ``response.output`` when it has them); calls
   open at an incomplete, failed or cancelled response, at an ``error`` or when the stream is cut are incomplete: no
   ``tool_call_done``, listed in the error.
@@ -66,6 +67,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Optional
 
+from .._json import loads
 from ..citations import Citation
 from ..events import LazyPayload, SSEEvent, Unified, new_done, new_event, new_usage
 from ..names import UnifiedType
@@ -730,6 +732,9 @@ class OpenAINormalizer(DelegatingNormalizer):
         got = obj.response
         response: dict[str, Any] = _EMPTY
         if got is not None:
+            if got.output and any(self._unseen_call(head.type, head.id) for head in got.output):
+                whole = loads(decodable(data))  # (a call only the final response has: read from its item)
+                return self.payload(whole, ev.event) if type(whole) is dict else None
             self._keep_meta(got.id, got.model)
             response = {
                 "status": got.status,
@@ -739,8 +744,26 @@ class OpenAINormalizer(DelegatingNormalizer):
             }
         return self._ending(LazyPayload(data), response, kind, seq)
 
+    def _unseen_call(self, kind: Any, item_id: Any) -> bool:
+        """Whether an output item of type ``kind`` and id ``item_id`` is a call the stream never announced."""
+        if type(kind) is not str or not (kind.endswith("_call") or kind in _OTHER_CALL_ITEMS):
+            return False
+        return type(item_id) is not str or (item_id not in self._calls.open and item_id not in self._closed)
+
+    def _unannounced(self, output: list[Any], obj: Any, seq: Optional[int]) -> list[Unified]:
+        """The events of the calls only the final response has (no ``output_item`` event announced them): each
+        read as its ``output_item.done`` would be."""
+        out: list[Unified] = []
+        for index, item in enumerate(output):
+            if type(item) is dict and self._unseen_call(item.get("type"), item.get("id")):
+                out += self._item_done({"type": "response.output_item.done", "output_index": index, "item": item}, seq)
+        return out
+
     def _ending(self, obj: Any, response: dict[str, Any], kind: Any, seq: Optional[int]) -> list[Unified]:
-        """A terminal event's [``error``] [``usage``] ``done`` (``obj`` their ``raw``; ``kind`` its ``type``)."""
+        """A terminal event's [the calls only its ``output`` has] [``error``] [``usage``] ``done`` (``obj`` their
+        ``raw``; ``kind`` its ``type``)."""
+        output = response.get("output")
+        unannounced = self._unannounced(output, obj, seq) if type(output) is list and output else []
         status = response.get("status")
         if type(status) is not str:
             if type(kind) is not str:
@@ -754,7 +777,9 @@ class OpenAINormalizer(DelegatingNormalizer):
             reason = details.get("reason") if type(details) is dict else None
             if type(reason) is str:
                 stop = INCOMPLETE_STOP.get(reason, "incomplete")
-        out = self._close_open(obj, seq, response.get("output")) if self._calls and closes_calls(stop) else []
+        out = self._close_open(obj, seq, output) if self._calls and closes_calls(stop) else []
+        if unannounced:
+            out = unannounced + out
         if status == "failed" and not self._error_sent:
             error = response.get("error")
             if error is not None:

@@ -108,8 +108,15 @@ if msgspec is not None:
         error: Any = None
         event_type: Any = msgspec.UNSET  # its presence matters (even as null): an Interactions payload
 
+    class OutputHead(msgspec.Struct, gc=False):
+        """An output item's ``type`` and ``id`` (its content skipped)."""
+
+        type: Any = None
+        id: Any = None
+
     class TerminalResponse(msgspec.Struct, gc=False):
-        """The members of a terminal event's ``response`` its events read (``output`` and the rest are skipped)."""
+        """The members of a terminal event's ``response`` its events read (the items of ``output`` by their type
+        and id, their content and the other members skipped)."""
 
         id: Any = None
         model: Any = None
@@ -117,6 +124,7 @@ if msgspec is not None:
         incomplete_details: Any = None
         error: Any = None
         usage: Any = None
+        output: Optional[list[OutputHead]] = None
 
     class ResponsesTerminal(msgspec.Struct, gc=False):
         """A Responses API terminal event; a ``response`` that is not an object (or null) fails the decode."""
