@@ -28,7 +28,7 @@ DEEP = {
     "sse-deep-data": b"data: " + b"[" * 30_000 + b"\n\n",
 }
 SESSIONS = ("openai-realtime", "gemini-live")  # WebSocket sessions: no terminal event ends them
-TYPED = ("not_a_stream", "stream_truncated", "framing_error", "detection_error", "wrong_provider")
+TYPED = ("not_a_stream", "stream_truncated", "framing_error", "detection_error", "wrong_provider", "payload_too_deep")
 
 
 @pytest.mark.parametrize("body", list(DEEP.values()), ids=list(DEEP))

@@ -157,6 +157,9 @@ class Accumulator:
                 self._call(event)
         elif kind == "tool_call_start":
             self.deltas += 1
+            call = self._calls.get(event.tool_call_id)
+            if call is not None and call.complete:  # a new call under a finished one's id: both are kept
+                del self._calls[event.tool_call_id]
             self._call(event)
         else:
             self._add_other(kind, event)
@@ -1098,7 +1101,7 @@ def normalize_reading(
     decoded = normalizer.decoded
     fast: Any = _UNASKED  # the typed fast path, asked for at the first event it may read
     fast_from = 0 if reader.fast_beyond_rule else _READER_MAX_CHARS
-    at_done = reader.stops_reading_at_done  # (still_reading asked only after an event that made a done)
+    at_done = reader.stops_reading_at_done  # (still_reading asked only after an event that made a done, or none)
     while True:
         if index >= end:
             return out
@@ -1119,7 +1122,7 @@ def normalize_reading(
             else:
                 into.take(made)
         if (
-            still_reading is not None and (not at_done or (made and made[-1].type == "done")) and not still_reading()
+            still_reading is not None and (not at_done or not made or made[-1].type == "done") and not still_reading()
         ):  # the rest by what reads the stream now
             if index < end:
                 out += normalizer.normalize(batch[index:])

@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Union
 from ._config import no_fast_json, no_msgspec
 
 __all__ = [
+    "TOO_DEEP_MESSAGE",
     "BACKEND",
     "FIRST_ERRORS",
     "Text",
@@ -51,13 +52,15 @@ def _on_fresh_stack(decode: Callable[[Text], Any], text: Text) -> Any:
     thread.join()
     value = box[0]
     if value is _TOO_DEEP:
-        raise ValueError("JSON nested too deeply")
+        raise ValueError(TOO_DEEP_MESSAGE)
     if isinstance(value, ValueError):
         raise value
     return value
 
 
 _TOO_DEEP = object()
+#: The ``ValueError`` of a valid document nested deeper than the decoders read.
+TOO_DEEP_MESSAGE = "JSON nested too deeply"
 
 
 def _exact_loads(text: Text) -> Any:

@@ -46,9 +46,15 @@ def _reader() -> UsageReader:
     return _READER
 
 
+#: The largest count read (2**53, the largest integer a JSON number holds exactly in JavaScript): beyond it, or
+#: below 0, a count is malformed (a 5,000-digit integer summed into a total would not even print).
+MAX_COUNT = 2**53
+
+
 def count(value: Any) -> int:
-    """A token count field: the value when it is an int, else 0 (a missing or malformed count)."""
-    return value if type(value) is int else 0
+    """A token count field: the value when it is an int from 0 to :data:`MAX_COUNT`, else 0 (a missing or malformed
+    count)."""
+    return value if type(value) is int and 0 <= value <= MAX_COUNT else 0
 
 
 def detail(raw: dict[str, Any], group: str, key: str) -> int:

@@ -578,6 +578,8 @@ class Encoder:
         there (a client call's, or any call's in a target with server calls, when the call opens), else by
         :meth:`on_signature` (a reasoning signature's place, or counted as dropped)."""
         call = self.calls.get(event.tool_call_id)
+        if call is not None and call.closed and event.type == "tool_call_start":
+            call = None  # a new call under a finished one's id: written as the new call it is
         if call is not None:
             if call.name is None and event.tool_name is not None:
                 call.name = event.tool_name

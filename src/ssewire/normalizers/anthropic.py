@@ -349,6 +349,8 @@ class AnthropicNormalizer(Normalizer):
     def _new_call(self, block: dict[str, Any], server: bool) -> OpenCall:
         """The call of a tool block (its id, else a synthetic one); a client call is counted as made."""
         given_id = block.get("id")
+        if type(given_id) is str and given_id in self._by_id:  # an id the stream already gave a call: never merged,
+            given_id = None  # the second call takes a synthetic one (as Chat's calls do)
         provided = type(given_id) is str and bool(given_id)
         call_id = self._ids.take(given_id)
         server = server or call_id in self._server_ids

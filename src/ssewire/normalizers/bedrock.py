@@ -162,7 +162,7 @@ def _chunk_text(data: str) -> Optional[str]:
     """The event inside a ``chunk`` message's payload text (``{"bytes":"<base64>", "p": ...}``), or None."""
     if data.startswith(_CHUNK_PREFIX):  # the shape Bedrock sends: no decode of the wrapper
         end = data.find('"', len(_CHUNK_PREFIX))
-        if end > 0 and data[end + 1 : end + 2] in (",", "}"):
+        if end > 0 and data[end + 1 : end + 2] in (",", "}") and data.find("\\", len(_CHUNK_PREFIX), end) < 0:
             try:
                 return binascii.a2b_base64(data[len(_CHUNK_PREFIX) : end]).decode("utf-8", "replace")
             except ValueError:  # binascii.Error, or a str that is not ASCII

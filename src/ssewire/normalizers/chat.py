@@ -257,7 +257,7 @@ class ChatRules(Recognition):
             return None
         hit = count(raw.get("prompt_cache_hit_tokens"))
         prompt = raw.get("prompt_tokens")
-        prompt = prompt if type(prompt) is int else hit + count(raw.get("prompt_cache_miss_tokens"))
+        prompt = count(prompt) if type(prompt) is int else hit + count(raw.get("prompt_cache_miss_tokens"))
         completion = count(raw.get("completion_tokens"))
         reasoning = detail(raw, "completion_tokens_details", "reasoning_tokens") or count(raw.get("reasoning_tokens"))
         if reasoning and count(raw.get("total_tokens")) == prompt + completion + reasoning:
@@ -289,7 +289,7 @@ class ChatCompletionsNormalizer(Normalizer):
     terminal = "data: [DONE]"
     rules = ChatRules
     fast_beyond_rule = False  # fast_chunk reads CHAT_SHAPE, the rule's own shape
-    reading_can_stop = True  # at [DONE]: what follows it is raw
+    reading_can_stop = stops_reading_at_done = True  # at [DONE]: what follows it is raw
 
     def __init__(self) -> None:
         super().__init__()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..events import Unified
+from ..events import SSEEvent, Unified
 
 __all__ = [
     "client_stop",
@@ -15,6 +15,7 @@ __all__ = [
     "id_and_model",
     "key_of",
     "str_or",
+    "too_deep_event",
     "truncated_event",
     "with_incomplete",
 ]
@@ -76,6 +77,16 @@ def with_incomplete(error: dict[str, Any], incomplete: list[dict[str, Any]]) -> 
     if incomplete:
         error["incomplete_tool_calls"] = incomplete
     return error
+
+
+def too_deep_event(ev: SSEEvent) -> Unified:
+    """The ``error`` event for a payload that is valid JSON nested deeper than the decoders read (what it carried
+    is lost: said, never dropped as if it were not there); ``raw`` keeps the event."""
+    return Unified(
+        "error",
+        error={"type": "payload_too_deep", "message": "a payload is nested deeper than the JSON decoders read"},
+        raw={"event": ev.event, "data": ev.data},
+    )
 
 
 def truncated_event(

@@ -52,12 +52,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Mapping, Optional, Sequence, TypeVar, Union
 
-from .._json import FIRST_ERRORS, Text, loads_first, loads_retry
+from .._json import FIRST_ERRORS, TOO_DEEP_MESSAGE, Text, loads_first, loads_retry
 from ..events import LazyPayload, SSEEvent, Unified, Utf8Event, new_done, new_event
 from ..usage import Usage
 from ._fast import typed
 from ._fast.utf8 import LARGE
-from .common import client_stop, error_object, error_payload, truncated_event, with_incomplete
+from .common import client_stop, error_object, error_payload, too_deep_event, truncated_event, with_incomplete
 from .tool_calls import CallTable, OpenCall, closes_calls
 
 if TYPE_CHECKING:
@@ -85,13 +85,16 @@ def _twin_of(accumulator: Any) -> Any:
 
 def _retry_loads(data: Text) -> Any:
     """The second step of :func:`ssewire._json.loads` after ``loads_first`` rejected ``data``: the decoded value,
-    or ``_NOT_JSON``."""
+    ``_TOO_DEEP`` (valid JSON nested deeper than the decoders read), or ``_NOT_JSON``."""
     if loads_retry is None:
         return _NOT_JSON
     try:
         return loads_retry(data)
-    except ValueError:
-        return _NOT_JSON
+    except ValueError as exc:
+        return _TOO_DEEP if str(exc) == TOO_DEEP_MESSAGE else _NOT_JSON
+
+
+_TOO_DEEP = object()
 
 
 class Recognition:
@@ -184,7 +187,8 @@ class Normalizer:
     delta_notes: ClassVar[int] = 0
     #: Whether :meth:`reads_deltas` can turn False within a batch (it is then asked after each decoded event).
     reading_can_stop: ClassVar[bool] = False
-    #: Whether it can turn False only at an event that makes a ``done`` (it is then asked only after those).
+    #: Whether it can turn False only at an event that makes a ``done`` or no event (it is then asked only after
+    #: those).
     stops_reading_at_done: ClassVar[bool] = False
     #: Whether the typed fast path (:attr:`fast`) takes payloads the delta rule does not describe. False: it reads
     #: only the rule's shape, so a payload the compiled reader declined goes straight to the full decode (a typed
@@ -382,6 +386,8 @@ class Normalizer:
             obj = _retry_loads(data)
             if obj is _NOT_JSON:
                 return self.not_json(ev)
+            if obj is _TOO_DEEP:
+                return [too_deep_event(ev)]
         if type(obj) is not dict:
             return [new_event("raw", {"event": ev.event, "data": obj})]
         return self.payload(obj, ev.event)
@@ -401,7 +407,14 @@ class Normalizer:
         """:meth:`decoded` of a large event (its UTF-8 or ASCII text ``utf8``) from ``trimmed``, that text without
         the :meth:`held_skip` member: the events of that payload, whose ``raw`` is the whole payload (decoded when
         read)."""
-        obj = loads_first(trimmed)  # (the payload's own text, but a member written as null: valid JSON)
+        try:
+            obj = loads_first(trimmed)  # (the payload's own text, but a member written as null: valid JSON)
+        except FIRST_ERRORS:  # (a number out of the fast decoder's range, a lone surrogate ...: as decoded() reads it)
+            obj = _retry_loads(trimmed)
+            if obj is _NOT_JSON:
+                return self.not_json(ev)
+            if obj is _TOO_DEEP:
+                return [too_deep_event(ev)]
         if type(obj) is not dict:
             return [new_event("raw", {"event": ev.event, "data": obj})]
         out = self.payload(obj, ev.event)

@@ -64,8 +64,8 @@ def unwrap_chunks(
         if not data.startswith(CHUNK_PREFIX):
             break
         close = data.find('"', size)
-        if close < 0 or close + 1 >= len(data) or data[close + 1] not in ",}":
-            break
+        if close < 0 or close + 1 >= len(data) or data[close + 1] not in ",}" or data.find("\\", size, close) >= 0:
+            break  # (a string with JSON escapes is left to the full decode)
         try:
             raw = a2b_base64(data[size:close])
         except ValueError:  # binascii.Error, or a str that is not ASCII
