@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any, get_args
 
 import pytest
 
 from helpers.eventstream import event as eventstream_event
 from ssewire import collect, iter_unified, render, transcode
-from ssewire.encoders import TARGETS
+from ssewire.names import TargetName
 from ssewire.usage import Usage
 
+TARGETS: tuple[TargetName, ...] = get_args(TargetName)
 
-def _sse(*payloads: dict) -> bytes:
+
+def _sse(*payloads: dict[str, Any]) -> bytes:
     return b"".join(b"event: %s\ndata: %s\n\n" % (p["type"].encode(), json.dumps(p).encode()) for p in payloads)
 
 
@@ -103,5 +106,5 @@ def test_a_tool_call_id_given_twice_is_two_calls() -> None:
         assert [(call.name, call.arguments) for call in result.tool_calls] == [("a", {"k": 0}), ("b", {"k": 1})]
         assert result.tool_calls[0].id == "toolu_1" and result.tool_calls[1].id != "toolu_1"
     for target in TARGETS:
-        written = collect(iter_unified([b"".join(transcode([body], "anthropic", to=target))], target))
+        written = collect(iter_unified([b"".join(transcode([body], "anthropic", to=target))], target))  # type: ignore[arg-type]
         assert [call.arguments for call in written.tool_calls] == [{"k": 0}, {"k": 1}], target

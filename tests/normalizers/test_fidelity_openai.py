@@ -433,7 +433,7 @@ def _sse(*payloads: dict[str, Any]) -> bytes:
 
 def test_what_follows_the_terminal_event_is_raw_at_any_chunking() -> None:
     # the SDK's final response is the terminal event's: a call or text after it is no part of the response
-    response = {"id": "r", "object": "response", "status": "completed", "model": "m", "output": [], "usage": None}
+    response: dict[str, Any] = {"id": "r", "object": "response", "status": "completed", "model": "m", "output": []}
     message = {"id": "msg", "type": "message", "role": "assistant", "content": []}
     late = {"id": "fc", "type": "function_call", "call_id": "call_9", "name": "late", "arguments": "{}"}
     body = _sse(

@@ -559,7 +559,7 @@ class DelegatingNormalizer(Normalizer):
     def _still_reading(self) -> bool:
         """Whether the delegate whose reader reads the batch is still the delegate, and still reads deltas."""
         reader = self._reading_with
-        return self.delegate is reader and (not reader.reading_can_stop or reader.reads_deltas())
+        return reader is not None and self.delegate is reader and (not reader.reading_can_stop or reader.reads_deltas())
 
     @property
     def fast(self) -> Optional[Callable[[SSEEvent], Optional[list[Unified]]]]:
