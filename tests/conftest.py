@@ -55,6 +55,16 @@ def scanner(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
         module._select_simd(True)
 
 
+@pytest.fixture(params=["parquet", "jsonl", "csv"])
+def out_format(request: pytest.FixtureRequest) -> str:
+    """An output format of ``ssewire batch``: ``parquet`` (skipped where pyarrow is not installed), ``jsonl``,
+    ``csv``."""
+    fmt: str = request.param
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+    return fmt
+
+
 @pytest.fixture
 def typed_decoding_off() -> Iterator[None]:
     """Typed decoding (the compiled delta reader and msgspec's structs) off for one test, then on again."""

@@ -101,18 +101,15 @@ def _batch(*args: str) -> subprocess.CompletedProcess[bytes]:
 # --- files and directories -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "jsonl", "csv"])
 def test_a_directory_gives_the_result_row_of_each_file_in_order(
-    tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, out_format: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if fmt == "parquet":
-        pytest.importorskip("pyarrow")
-    out = tmp_path / f"results.{fmt}"
+    out = tmp_path / f"results.{out_format}"
     assert main([str(FIXTURES), "--out", str(out), "--jobs", "1"]) == 0
     assert read_rows(out) == _expected(FILES)
     assert [p.name for p in tmp_path.iterdir()] == [out.name]  # the partial file became the output
     said = capsys.readouterr()
-    assert f"{len(FILES)} streams" in said.out and f"wrote {out} ({fmt})" in said.out
+    assert f"{len(FILES)} streams" in said.out and f"wrote {out} ({out_format})" in said.out
     assert said.err == ""  # no progress bar: stderr is no terminal
 
 
@@ -276,10 +273,8 @@ SURROGATE_MODEL = (
 )  # a model name with half an emoji: a lone surrogate once decoded
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "jsonl", "csv"])
-def test_lone_surrogates_and_undecodable_file_names_are_written_escaped(tmp_path: Path, fmt: str) -> None:
-    if fmt == "parquet":
-        pytest.importorskip("pyarrow")
+def test_lone_surrogates_and_undecodable_file_names_are_written_escaped(tmp_path: Path, out_format: str) -> None:
+    fmt = out_format
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "a.sse").write_bytes(SURROGATE_MODEL)
