@@ -664,3 +664,55 @@ def test_command_line_gateway(harness: Harness) -> None:
     assert [(r["path"], r["status"], r["stop_reason"], r["disconnected"]) for r in lines] == [
         ("/v1/messages", 200, "tool_use", False)
     ]
+
+
+def test_a_whole_json_answer_to_a_non_streaming_request_is_no_failed_span(tmp_path: Path) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import StatusCode
+
+    completion = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi!"}, "finish_reason": "stop"}],
+    }
+    (tmp_path / "completion.json").write_text(json.dumps(completion))
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    recorder = Recorder()
+    with ReplayServer({"files": tmp_path}) as upstream:
+        app = create_app(upstream.url, record=recorder, tracer_provider=tracer_provider)
+        with BackgroundServer(app) as gateway:
+            response = httpx.post(
+                gateway.url + "/v1/chat/completions",
+                params={"file": "files/completion.json"},
+                json={"model": "gpt-4o-mini", "stream": False},
+                timeout=TIMEOUT,
+            )
+            recorder.wait(1)
+    assert response.status_code == 200 and response.json() == completion
+    (span,) = exporter.get_finished_spans()
+    assert span.status.status_code != StatusCode.ERROR
+    assert "error.type" not in (span.attributes or {})
+
+
+def test_a_client_of_httpx_is_used_with_httpxs_own_timeout_and_errors() -> None:
+    recorder = Recorder()
+    stream = FIXTURE_STREAMS[0]
+
+    async def run(url: str) -> bytes:
+        import httpx as plain_httpx  # (not httpx2, which the gateway sends with by default where installed)
+
+        async with plain_httpx.AsyncClient() as upstream_client:
+            app = create_app(url, record=recorder, client=upstream_client)
+            async with plain_httpx.AsyncClient(transport=plain_httpx.ASGITransport(app=app), base_url="http://gw") as c:
+                response = await c.post("/v1/chat/completions", params={"file": stream.name}, json={})
+                assert response.status_code == 200
+                return response.content
+
+    with ReplayServer({"fixtures": FIXTURES}) as upstream:
+        assert asyncio.run(run(upstream.url)) == stream.data

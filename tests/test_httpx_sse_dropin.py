@@ -362,3 +362,12 @@ def test_the_drop_in_exports_what_httpx_sse_exports_and_reports_its_version() ->
     if reference is not None:
         assert set(reference.__all__) <= set(dropin.__all__)
         assert reference.__version__.split(".")[:2] == dropin.__version__.split(".")[:2]
+
+
+def test_an_event_takes_attributes_of_the_callers_own_as_httpx_sses_does() -> None:
+    classes: list[Any] = [ServerSentEvent] + ([] if reference is None else [reference.ServerSentEvent])
+    for cls in classes:
+        event = cls(event="message", data="x", id="1")
+        event.received_at = 123.0  # (tagging events, as code written for httpx-sse does)
+        assert vars(event)["received_at"] == 123.0
+    assert event.data == "x" and classes[0](data="x", id="1") == ServerSentEvent(data="x", id="1")

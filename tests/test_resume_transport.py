@@ -160,3 +160,81 @@ def test_a_stream_that_cannot_resume_reports_the_cut_call_as_incomplete() -> Non
     error = events[-1].error
     assert error is not None and error["type"] == "stream_truncated"
     assert error["incomplete_tool_calls"] == [{"id": "call_1", "name": "rm", "arguments_raw": '{"path": "/tm'}]
+
+
+@pytest.mark.parametrize("twin", ["sync", "async"])
+def test_giving_up_after_a_drop_ends_as_the_adapters_end_a_lost_connection(twin: str) -> None:
+    """A connection that fails before its first event is a cut stream naming the error (never ``not_a_stream``,
+    which says the server sent no stream); an event the drop cut in half is discarded, never flushed as ``raw``."""
+    whole = b'data: {"id":"c","choices":[{"index":0,"delta":{"content":"Hello"}}]}\n\n'
+    cut = whole + b'data: {"id":"c","choices":[{"index":0,"delta":{"content":" wor'
+
+    def refused(cursor: Optional[ResumeCursor]) -> Iterator[bytes]:
+        raise ConnectionRefusedError(111, "Connection refused")
+        yield b""  # pragma: no cover  (a generator)
+
+    def cut_mid_event(cursor: Optional[ResumeCursor]) -> Iterator[bytes]:
+        return _raise_after(cut)
+
+    def run(opener: Any) -> list[Unified]:
+        if twin == "sync":
+            return list(iter_resumable(opener, "openai-chat"))
+
+        async def aopen(cursor: Optional[ResumeCursor]) -> AsyncIterator[bytes]:
+            for chunk in opener(cursor):
+                yield chunk
+
+        async def read() -> list[Unified]:
+            return [e async for e in aiter_resumable(aopen, "openai-chat")]
+
+        return asyncio.run(read())
+
+    events = run(refused)
+    assert [e.type for e in events] == ["error"]
+    assert events[0].error is not None and events[0].error["type"] == "stream_truncated"
+    assert "ConnectionRefusedError" in events[0].error["message"]
+    events = run(cut_mid_event)
+    assert [(e.type, e.text) for e in events[:-1]] == [("text_delta", "Hello")]
+    assert events[-1].error is not None and events[-1].error["type"] == "stream_truncated"
+    assert "ConnectionResetError" in events[-1].error["message"]
+
+
+def test_an_aiohttp_status_error_is_raised_never_retried(server: StreamServer) -> None:
+    aiohttp = pytest.importorskip("aiohttp")
+    opened: list[Optional[ResumeCursor]] = []
+
+    async def open_stream(cursor: Optional[ResumeCursor]) -> AsyncIterator[bytes]:
+        opened.append(cursor)
+        async with (
+            aiohttp.ClientSession(raise_for_status=True) as session,
+            session.get(server.url("/status/401")) as response,
+        ):
+            async for chunk in response.content.iter_any():
+                yield chunk
+
+    async def run() -> list[Unified]:
+        return [e async for e in aiter_resumable(open_stream, "openai")]
+
+    with pytest.raises(aiohttp.ClientResponseError):
+        asyncio.run(run())
+    assert opened == [None]
+
+
+def test_closing_the_async_iterator_closes_the_connections_iterator_at_once() -> None:
+    closed: list[str] = []
+
+    async def open_stream(cursor: Optional[ResumeCursor]) -> AsyncIterator[bytes]:
+        try:
+            yield BODY[:CUT]
+            await asyncio.sleep(10)  # pragma: no cover
+        finally:
+            closed.append("connection")
+
+    async def run() -> None:
+        events = aiter_resumable(open_stream, "openai")
+        async for _ in events:
+            break
+        await events.aclose()  # type: ignore[attr-defined]
+        assert closed == ["connection"]  # before the loop finalises anything
+
+    asyncio.run(run())

@@ -46,6 +46,7 @@ import contextlib
 import json
 import logging
 import re
+import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
@@ -87,6 +88,7 @@ __all__ = [
     "Refused",
     "UpstreamTimeout",
     "create_app",
+    "http_package",
     "provider_for_path",
     "read_body",
     "upstream_client",
@@ -164,6 +166,12 @@ class Refused(Exception):
     def __init__(self, status: int, kind: ErrorKind, message: str) -> None:
         super().__init__(message)
         self.status, self.kind, self.message = status, kind, message
+
+
+def http_package(obj: Any) -> Any:
+    """The HTTP client package (``httpx`` or ``httpx2``) that ``obj``, a client or a response, is of: its
+    exceptions and ``Timeout`` are the ones to use with it."""
+    return sys.modules[type(obj).__module__.partition(".")[0]]
 
 
 class UpstreamTimeout(Exception):
@@ -288,6 +296,7 @@ class _Exchange:
         stalled: Optional[Callable[[str], Optional[bytes]]] = None,
     ) -> None:
         self.upstream = upstream
+        self.http = http_package(upstream)
         self.tap = tap
         self.tapping = tapping
         self.complete = False  # the upstream body ended
@@ -324,9 +333,9 @@ class _Exchange:
                     yield chunk
             except StopAsyncIteration:
                 self.complete = True
-            except httpx.ReadTimeout:
+            except self.http.ReadTimeout:
                 stall = f"the upstream sent nothing for {idle} s"
-            except httpx.TransportError as exc:
+            except self.http.TransportError as exc:
                 self.upstream_error = f"{type(exc).__name__}: {exc}"
                 raise
             if stall is not None:
@@ -423,8 +432,9 @@ class _Gateway(ClientOwner):
         self.limits = limits
         self.owns_client = client is None
         self.client = client or upstream_client()
+        self.http = http_package(self.client)  # (a client given may be httpx's while httpx2 is installed)
         timeout = self.client.timeout  # the client's, with the idle timeout as its read timeout
-        self.timeout: Any = httpx.Timeout(
+        self.timeout: Any = self.http.Timeout(
             connect=timeout.connect, read=limits.idle_timeout, write=timeout.write, pool=timeout.pool
         )
 
@@ -455,8 +465,8 @@ class _Gateway(ClientOwner):
         try:
             with anyio.fail_after(total):
                 upstream = await self.client.send(outgoing, stream=True)
-        except (httpx.HTTPError, TimeoutError) as exc:
-            timed_out = isinstance(exc, (httpx.TimeoutException, TimeoutError))
+        except (self.http.HTTPError, TimeoutError) as exc:
+            timed_out = isinstance(exc, (self.http.TimeoutException, TimeoutError))
             status = 504 if timed_out else 502
             tap = StreamTap(provider, started=sent.at)
             tap.close()

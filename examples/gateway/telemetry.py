@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Optional
 
 from opentelemetry.trace import SpanKind, Status, StatusCode
@@ -49,11 +50,18 @@ class Telemetry:
         """End ``span`` with the record's ``gen_ai.*`` attributes and record its metrics. An upstream status of
         400 or more with no error in the body gets ``error.type`` = the status code."""
         provider = None if record.provider == "auto" else record.provider
-        cost = price(record.result, provider=provider) or False  # priced once, for the span and the metrics
+        result = record.result
+        error = result.error
+        if record.stream is False and record.status < 400 and error is not None and error["type"] == "not_a_stream":
+            # A whole JSON answer to a request that asked for none: a success the tap (a stream reader) cannot
+            # read, never a failed operation (no usage or response model from it: the example reads streams only).
+            result = copy.copy(result)
+            result.error = None
+        cost = price(result, provider=provider) or False  # priced once, for the span and the metrics
         if span is not None:
             set_span_attributes(
                 span,
-                record.result,
+                result,
                 record.metrics,
                 provider=provider,
                 request_stream=record.stream is not False,
@@ -76,7 +84,7 @@ class Telemetry:
                 if value is not None:
                     attributes[key] = value
             self.metrics.record(
-                record.result,
+                result,
                 record.metrics,
                 duration=record.duration,
                 provider=provider,

@@ -39,7 +39,7 @@ import contextlib
 import importlib
 from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Optional, Union
 
-from ._scan import SSEEvent, SSEParser
+from ._scan import SSEEvent
 from .errors import ResponseStatusError, StreamTruncatedError, UnsupportedResponseError
 from .events import Unified
 from .framing import framing_for_content_type, make_scanner
@@ -47,6 +47,7 @@ from .limits import DEFAULT_MAX_BUFFER
 from .names import FramingName, ProviderName
 from .normalizers import Normalizer
 from .stream import StreamDecoder
+from .transport import connection_lost, describe
 
 if TYPE_CHECKING:
     import aiohttp
@@ -136,11 +137,6 @@ def _status(response: Any, client: str) -> int:
 def _content_type(response: Any) -> Optional[str]:
     value = response.headers.get("content-type")
     return str(value) if value is not None else None
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _error_text(data: bytes, content_type: Optional[str], truncated: bool) -> str:
@@ -366,30 +362,8 @@ def _resolve_framing(response: Any, framing: Optional[FramingName]) -> FramingNa
     return framing if framing is not None else framing_for_content_type(_content_type(response))
 
 
-def _connection_lost(decoder: StreamDecoder, exc: BaseException) -> list[Unified]:
-    """End a stream whose connection dropped: the event being read is discarded (it never completed), and the
-    ``stream_truncated`` error, if the terminal event had not come yet, names the transport error. A body cut
-    before its first event is a truncation too, not ``not_a_stream`` (what came says nothing of what was sent)."""
-    scanner = decoder.scanner
-    if isinstance(scanner, SSEParser):
-        with contextlib.suppress(AttributeError):  # a read-only flag: the pending event is flushed instead
-            scanner.flush_incomplete = False
-    events = decoder.close()
-    for event in events:
-        error = event.error
-        if event.type != "error" or error is None:
-            continue
-        if error.get("type") == "not_a_stream":
-            error["type"] = "stream_truncated"
-            error.setdefault("incomplete_tool_calls", [])
-            error["message"] = f"{error.get('message', '')} (connection lost before its first event: {_describe(exc)})"
-        elif error.get("type") == "stream_truncated":
-            error["message"] = f"{error.get('message', '')} (connection lost: {_describe(exc)})"
-    return events
-
-
 def _truncated(exc: BaseException) -> StreamTruncatedError:
-    return StreamTruncatedError(f"connection lost mid-stream ({_describe(exc)})")
+    return StreamTruncatedError(f"connection lost mid-stream ({describe(exc)})")
 
 
 def iter_response(
@@ -417,7 +391,7 @@ def iter_response(
             for chunk in source.body():
                 yield from events(chunk)
         except _ConnectionLost as lost:
-            yield from _connection_lost(decoder, lost.cause)
+            yield from connection_lost(decoder, lost.cause)
             return
         source.close()
         yield from decoder.close()
@@ -446,7 +420,7 @@ async def aiter_response(
                 for event in events(chunk):
                     yield event
         except _ConnectionLost as lost:
-            for event in _connection_lost(decoder, lost.cause):
+            for event in connection_lost(decoder, lost.cause):
                 yield event
             return
         await source.aclose(complete=True)

@@ -150,9 +150,9 @@ def _library(client: object) -> Any:
 class ServerSentEvent:
     """One server-sent event: ``event`` (default ``"message"``), ``data`` (default ``""``), ``id`` (the last
     event ID, default ``""``) and ``retry`` (the reconnection time in ms this event set, or ``None``). Immutable;
-    equal to another with the same four fields."""
+    equal to another with the same four fields. A plain instance, as httpx-sse's: code may tag one with attributes
+    of its own and ``vars()`` it."""
 
-    __slots__ = ("_data", "_event", "_id", "_retry")
     __match_args__ = ("event", "data", "id", "retry")
 
     def __init__(

@@ -25,7 +25,7 @@ from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
 from .names import FramingName, ProviderName
 from .normalizers.contract import Normalizer
 from .resume import ResumeCursor
-from .transport import is_transport_error
+from .transport import connection_lost, is_transport_error
 
 __all__ = [
     "StreamDecoder",
@@ -118,14 +118,19 @@ def iter_resumable(
     transport error, or ends before the terminal event, is reopened up to ``max_reconnects`` times while the
     stream has a cursor (a sequence number or an event id); replayed events are dropped, so each event is seen
     once, and a tool call cut by the drop is closed by the resumed connection. Transport errors are ``OSError``
-    and those of httpx (``TransportError``), aiohttp (``ClientError``) and requests (``ConnectionError``,
-    ``ChunkedEncodingError``) unless ``reconnect_on`` names the exception types instead. When the stream cannot
-    be resumed it ends with the ``stream_truncated`` error, as :func:`iter_unified`.
+    and those of httpx (``TransportError``), aiohttp (``ClientConnectionError``, ``ClientPayloadError``) and
+    requests (``ConnectionError``, ``ChunkedEncodingError``; see :mod:`ssewire.transport`) unless ``reconnect_on``
+    names the exception types instead. When the stream cannot be resumed it ends with the ``stream_truncated``
+    error, as :func:`iter_unified`; after a dropped connection, as :func:`ssewire.adapters.iter_response` ends
+    (the event the drop cut discarded, the error naming the transport error). Each connection's iterable is
+    closed when it ends and when this iterator is closed.
     """
     decoder = StreamDecoder(provider, framing, max_buffer=max_buffer)
     cursor: Optional[ResumeCursor] = None
     reconnects = 0
     while True:
+        lost: Optional[BaseException] = None
+        chunks: Iterable[Chunk] = ()
         try:
             chunks = open_stream(cursor)
             not_one_chunk(chunks, "open_stream")
@@ -136,11 +141,16 @@ def iter_resumable(
         except Exception as exc:
             if not _reconnects_on(exc, reconnect_on):
                 raise
+            lost = exc
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
         cursor = _next_connection(decoder, reconnects, max_reconnects)
         if cursor is None:
             break
         reconnects += 1
-    yield from decoder.close()
+    yield from decoder.close() if lost is None else connection_lost(decoder, lost)
 
 
 async def aiter_resumable(
@@ -158,8 +168,11 @@ async def aiter_resumable(
     cursor: Optional[ResumeCursor] = None
     reconnects = 0
     while True:
+        lost: Optional[BaseException] = None
+        chunks: Optional[AsyncIterable[Chunk]] = None
         try:
-            async for chunk in open_stream(cursor):
+            chunks = open_stream(cursor)
+            async for chunk in chunks:
                 for event in decoder.events(chunk):
                     yield event
             if not decoder.normalizer.done:
@@ -168,11 +181,16 @@ async def aiter_resumable(
         except Exception as exc:
             if not _reconnects_on(exc, reconnect_on):
                 raise
+            lost = exc
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()  # (the connection released now, not when the loop finalises the generator)
         cursor = _next_connection(decoder, reconnects, max_reconnects)
         if cursor is None:
             break
         reconnects += 1
-    for event in decoder.close():
+    for event in decoder.close() if lost is None else connection_lost(decoder, lost):
         yield event
 
 

@@ -7,15 +7,25 @@ classes up in ``sys.modules`` when an exception arrives: ``import ssewire`` impo
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from typing import TYPE_CHECKING
 
-__all__ = ["TRANSPORT_ERRORS", "is_transport_error"]
+from ._scan import SSEParser
+from .events import Unified
+
+if TYPE_CHECKING:
+    from ._decoding import StreamDecoder
+
+__all__ = ["TRANSPORT_ERRORS", "connection_lost", "describe", "is_transport_error"]
 
 #: Module -> exception classes that mean "the connection dropped or the body could not be read to its end".
 TRANSPORT_ERRORS: dict[str, tuple[str, ...]] = {
     "httpx": ("TransportError",),  # ReadError, RemoteProtocolError, ReadTimeout, ConnectError ...
     "httpx2": ("TransportError",),
-    "aiohttp": ("ClientError",),  # ClientPayloadError, ClientConnectionError, ServerDisconnectedError ...
+    # (not ClientError: its ClientResponseError is an HTTP status, raise_for_status()'s, never a dropped connection)
+    "aiohttp": ("ClientPayloadError", "ClientConnectionError"),  # ServerDisconnectedError, ClientOSError ...
+    "asyncio": ("TimeoutError",),  # (aiohttp's total timeout; an OSError itself from Python 3.11)
     "requests.exceptions": ("ConnectionError", "ChunkedEncodingError"),
     "urllib3.exceptions": ("ProtocolError", "ReadTimeoutError"),
 }
@@ -36,3 +46,32 @@ def is_transport_error(exc: BaseException) -> bool:
             if isinstance(cls, type) and isinstance(exc, cls):
                 return True
     return False
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as ``Type: message`` (its type alone when it has no message)."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def connection_lost(decoder: StreamDecoder, exc: BaseException) -> list[Unified]:
+    """End a stream whose connection dropped: the event being read is discarded (it never completed), and the
+    ``stream_truncated`` error, if the terminal event had not come yet, names the transport error. A body cut
+    before its first event is a truncation too, not ``not_a_stream`` (what came says nothing of what was sent)."""
+    scanner = decoder.scanner
+    scanner = getattr(scanner, "inner", None) or scanner  # (framing="auto": the scanner it chose)
+    if isinstance(scanner, SSEParser):
+        with contextlib.suppress(AttributeError):  # a read-only flag: the pending event is flushed instead
+            scanner.flush_incomplete = False
+    events = decoder.close()
+    for event in events:
+        error = event.error
+        if event.type != "error" or error is None:
+            continue
+        if error.get("type") == "not_a_stream":
+            error["type"] = "stream_truncated"
+            error.setdefault("incomplete_tool_calls", [])
+            error["message"] = f"{error.get('message', '')} (connection lost before its first event: {describe(exc)})"
+        elif error.get("type") == "stream_truncated":
+            error["message"] = f"{error.get('message', '')} (connection lost: {describe(exc)})"
+    return events
