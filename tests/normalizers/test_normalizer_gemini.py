@@ -426,7 +426,10 @@ def test_usage_changed_after_done_gets_another_usage_event() -> None:
         ("MALFORMED_FUNCTION_CALL", False, "failed"),
         ("UNEXPECTED_TOOL_CALL", True, "failed"),
         ("TOO_MANY_TOOL_CALLS", False, "failed"),
-        ("MISSING_THOUGHT_SIGNATURE", False, "other"),
+        ("MISSING_THOUGHT_SIGNATURE", False, "failed"),
+        ("MALFORMED_RESPONSE", False, "failed"),
+        ("CONTINUATION", False, "max_tokens"),
+        ("MODEL_ARMOR", False, "refusal"),
         ("OTHER", False, "other"),
         ("FINISH_REASON_UNSPECIFIED", False, "other"),
     ],
@@ -620,3 +623,31 @@ def test_interactions_error_event_name_is_delegated() -> None:
     assert kinds(events) == ["error"]
     assert events[0].error is not None and events[0].error["type"] == "resource_exhausted"
     assert norm.done and norm.finish() == []
+
+
+def test_with_several_candidates_the_one_of_index_0_is_read_on_every_path() -> None:
+    """``candidateCount`` > 1: each chunk carries some candidates, each with its ``index``; the stream is the
+    candidate of index 0 (the others' chunks raw, their finish no end), whichever path reads a chunk."""
+
+    def cand(index: int, text: str, finish: Optional[str] = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "index": index}
+        if finish:
+            out["finishReason"] = finish
+        return out
+
+    body = b"".join(
+        b"data: " + json.dumps(c).encode() + b"\n\n"
+        for c in [
+            {"candidates": [cand(0, "Paris is ")]},
+            {"candidates": [cand(1, "Lyon ")]},
+            {"candidates": [cand(1, "is big.", "MAX_TOKENS")]},
+            {"candidates": [cand(1, "x"), cand(0, "the ")]},
+            {"candidates": [cand(0, "capital.", "STOP")], "usageMetadata": {"totalTokenCount": 14}},
+        ]
+    )
+
+    def read() -> Any:
+        return collect(iter_unified([body], "gemini", "sse"))
+
+    for result in (read(), events.decoded_whole(read)):
+        assert (result.text, result.stop_reason, result.raw_stop_reason) == ("Paris is the capital.", "end", "STOP")

@@ -181,6 +181,8 @@ def test_missing_call_id_gets_a_unique_synthetic_id() -> None:
         ("requires_action", True, "tool_use"),
         ("requires_action", False, "tool_use"),
         ("incomplete", False, "incomplete"),
+        ("budget_exceeded", False, "max_tokens"),
+        ("requires_continuation", False, "incomplete"),
         ("failed", False, "failed"),
         ("cancelled", False, "cancelled"),
         ("something_new", False, "other"),

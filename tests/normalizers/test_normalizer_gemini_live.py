@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any, Optional
+
+import pytest
 
 from helpers.events import decoded_whole, dicts
-from ssewire import GeminiLiveNormalizer, Unified, collect
+from ssewire import GeminiLiveNormalizer, Unified, collect, iter_unified
 from ssewire.usage import Usage
 
 
@@ -67,6 +70,48 @@ def test_session_ending_mid_turn_is_truncated() -> None:
     assert [e.type for e in tail] == ["error"] and tail[0].error["type"] == "stream_truncated"  # type: ignore[index]
 
 
+@pytest.mark.parametrize("fed", ["frames", "ndjson"])
+def test_an_audio_only_turn_cut_is_truncated(fed: str) -> None:
+    """Native-audio models send no text: a turn of audio parts and transcriptions is a turn all the same, on the
+    compiled reader too (a saved session read through NDJSON, many messages a chunk)."""
+    audio: dict[str, Any] = {
+        "serverContent": {"modelTurn": {"parts": [{"inlineData": {"mimeType": "audio/pcm", "data": "AAAA"}}]}}
+    }
+    said: dict[str, Any] = {"serverContent": {"outputTranscription": {"text": "hi"}}}
+    done: dict[str, Any] = {"serverContent": {"turnComplete": True}}
+    for messages, cut in (([audio, said, audio], True), ([said, audio], True), ([audio, done], False), ([], False)):
+        if fed == "frames":
+            live = GeminiLiveNormalizer()
+            events = [e for m in messages for e in live.frame(m)] + live.finish()
+        else:
+            body = b"".join(json.dumps(m).encode() + b"\n" for m in [{"setupComplete": {}}, *messages])
+            events = list(iter_unified([body], "gemini-live", "ndjson"))
+        error = collect(events).error
+        assert (error is not None and error["type"] == "stream_truncated") is cut, messages
+
+
+@pytest.mark.parametrize(
+    ("reason", "stop"),
+    [
+        (None, "end"),
+        ("NEED_MORE_INPUT", "end"),
+        ("MALFORMED_FUNCTION_CALL", "failed"),
+        ("RESPONSE_REJECTED", "refusal"),
+        ("PROHIBITED_INPUT_CONTENT", "refusal"),
+        ("INPUT_IMAGE_CELEBRITY", "refusal"),
+        ("SOMETHING_NEW", "other"),
+    ],
+)
+def test_turn_complete_reason_is_the_stop(reason: Optional[str], stop: str) -> None:
+    live = GeminiLiveNormalizer()
+    live.frame({"serverContent": {"modelTurn": {"parts": [{"text": "x"}]}}})
+    content: dict[str, Any] = {"turnComplete": True}
+    if reason is not None:
+        content["turnCompleteReason"] = reason
+    (done,) = live.frame({"serverContent": content})
+    assert (done.stop_reason, done.raw_stop_reason) == (stop, reason or "turnComplete")
+
+
 def test_garbage_frames_never_raise() -> None:
     live = GeminiLiveNormalizer()
     for frame in ["not json", "[1]", '{"serverContent": 3}', '{"toolCall": {"functionCalls": [1, null]}}']:
@@ -75,9 +120,9 @@ def test_garbage_frames_never_raise() -> None:
 
 def test_audio_and_other_raw_messages_are_read_without_a_decode_and_read_as_decoded() -> None:
     """The model's audio (the bulk of a voice session) and the other messages that are only raw are read by the
-    compiled reader where it is built (``raw`` decoded only when asked for); every message that sets state (text,
-    a tool call, usage, the end of a turn, a resumption update, ``goAway``) is decoded: the events and the state
-    are the full decode's."""
+    compiled reader where it is built (``raw`` decoded only when asked for) while a turn is open; every message that
+    sets state (the one that opens a turn, text, a tool call, usage, the end of a turn, a resumption update,
+    ``goAway``) is decoded: the events and the state are the full decode's."""
     from ssewire.events import LazyPayload
     from ssewire.normalizers._fast import typed
 
@@ -107,8 +152,10 @@ def test_audio_and_other_raw_messages_are_read_without_a_decode_and_read_as_deco
     want, decoded = decoded_whole(read)
     want_dicts = dicts(want)
     got, live = read()
-    if typed.take_deltas is not None:  # the first four frames' raw events, and no other event, read lazily
-        assert [type(event._raw) is LazyPayload for event in got] == [True] * 4 + [False] * (len(got) - 4)
+    if typed.take_deltas is not None:  # the raw events of frames 2 and 3 (in the turn frame 1 opened) read lazily
+        assert [type(event._raw) is LazyPayload for event in got] == [False, False, True, True] + [False] * (
+            len(got) - 4
+        )
     assert dicts(got) == want_dicts
     assert (live.resumption_handle, live.go_away, live.done, live.usage) == (
         decoded.resumption_handle,

@@ -175,6 +175,67 @@ def test_a_content_filter_cut_is_a_refusal_and_leaves_open_calls_incomplete() ->
     assert [c.arguments_raw for c in result.incomplete_tool_calls] == ['{"a']
 
 
+@pytest.mark.parametrize("ended", ["cancelled", "error"])
+def test_a_call_a_response_left_open_is_never_closed_by_a_later_response(ended: str) -> None:
+    """A user barges in while ``send_email``'s arguments stream: that response is cancelled (or fails with an
+    error and never sends its done); the next response ends cleanly, and the half-streamed call stays
+    incomplete, never a call to run."""
+    call = {"id": "item_1", "type": "function_call", "call_id": "call_1", "name": "send_email"}
+    end = done("cancelled", {"type": "cancelled", "reason": "turn_detected"}) if ended == "cancelled" else (
+        ev("error", error={"type": "server_error", "message": "boom"})
+    )  # fmt: skip
+    events = frames(
+        created(),
+        ev("response.output_item.added", item=call),
+        ev("response.function_call_arguments.delta", item_id="item_1", delta='{"to": "boss", "body": "I quit"}'),
+        end,
+        created("resp_2"),
+        ev("response.output_text.delta", delta="Cancelled."),
+        done(rid="resp_2"),
+    )
+    assert "tool_call_done" not in types(events)
+    result = collect(events)
+    assert result.client_tool_calls == [] and [c.id for c in result.incomplete_tool_calls] == ["call_1"]
+
+
+def test_a_call_item_done_incomplete_is_never_closed() -> None:
+    call = {"id": "item_5", "type": "function_call", "call_id": "call_5", "name": "transfer"}
+    events = frames(
+        created(),
+        ev("response.output_item.added", item=call),
+        ev("response.function_call_arguments.delta", item_id="item_5", delta='{"amount": 100'),
+        ev("response.output_item.done", item=dict(call, status="incomplete", arguments='{"amount": 100')),
+        done("incomplete", {"type": "incomplete", "reason": "max_output_tokens"}),
+    )
+    result = collect(events)
+    assert "tool_call_done" not in types(events) and result.stop_reason == "max_tokens"
+    assert [c.arguments_raw for c in result.incomplete_tool_calls] == ['{"amount": 100']
+
+
+def test_mcp_approval_requests_are_the_clients_and_mcp_calls_openais() -> None:
+    approval = {
+        "id": "mcpr_1", "type": "mcp_approval_request", "server_label": "gh", "name": "delete_repo",
+        "arguments": '{"repo": "x"}',
+    }  # fmt: skip
+    mcp = {"id": "mcp_1", "type": "mcp_call", "server_label": "gh", "name": "list_repos", "arguments": ""}
+    events = frames(
+        created(),
+        ev("response.output_item.added", item=mcp),
+        ev("response.mcp_call_arguments.delta", item_id="mcp_1", delta='{"org":'),
+        ev("response.mcp_call_arguments.done", item_id="mcp_1", arguments='{"org": "o"}'),
+        ev("response.output_item.done", item=dict(mcp, arguments='{"org": "o"}', status="completed")),
+        ev("response.output_item.added", item=approval),
+        ev("response.output_item.done", item=approval),
+        done(),
+    )
+    result = collect(events)
+    assert [(c.id, c.name, c.arguments, c.server) for c in result.tool_calls] == [
+        ("mcp_1", "list_repos", {"org": "o"}, True),
+        ("mcpr_1", "delete_repo", {"repo": "x"}, False),
+    ]
+    assert [c.id for c in result.client_tool_calls] == ["mcpr_1"] and result.stop_reason == "tool_use"
+
+
 def test_many_responses_each_get_their_done_and_usage_is_the_last_responses() -> None:
     other = dict(USAGE, output_tokens=30, total_tokens=36)
     normalizer = OpenAIRealtimeNormalizer()

@@ -2,8 +2,9 @@
 
 One :class:`GeminiNormalizer` handles one stream. Contract (per chunk, in order):
 
-- ``candidates[0].content.parts[]``: ``{text, thought: true}`` -> ``reasoning_delta``; non-empty ``text`` ->
-  ``text_delta``; empty ``text`` (the Gemini 3 signature carrier) -> ``raw``; ``functionCall`` ->
+- ``candidates[0].content.parts[]`` (the candidate whose ``index`` is 0: with ``candidateCount`` > 1 the others'
+  chunks are ``raw``): ``{text, thought: true}`` -> ``reasoning_delta``; non-empty ``text`` -> ``text_delta``;
+  empty ``text`` (the Gemini 3 signature carrier) -> ``raw``; ``functionCall`` ->
   ``tool_call_start`` / ``tool_call_delta`` (compact JSON of ``args``) / ``tool_call_done`` (``arguments`` = the
   object, ``arguments_raw`` None), a client call; ``executableCode`` (code Gemini's code execution tool runs
   itself, its ``codeExecutionResult`` part following in the same stream) -> the same three events with
@@ -100,6 +101,7 @@ _DELTA_RULE = typed.delta_rule(
         (*_PART, "fileData"),
         ("candidates", 0, "groundingMetadata", "groundingSupports"),
         ("candidates", 0, "citationMetadata", "citations"),
+        ("candidates", 0, "index"),
     ),
     {"message": _GENERATE_CONTENT, None: _GENERATE_CONTENT},
     tag_path=2,
@@ -107,6 +109,7 @@ _DELTA_RULE = typed.delta_rule(
     absent=(4, 6, 12),
     notes=((7, "object"), (8, "string"), (9, "string")),
     media=(13, 14),
+    zeros=(17,),  # (another candidate's chunk, when several are asked for: decoded, read as raw)
 )
 
 #: Payloads shorter than this are searched for a function call before the typed fast path decodes them (searching a
@@ -128,15 +131,33 @@ GEMINI_STOP: dict[str, str] = {
     "IMAGE_PROHIBITED_CONTENT": "refusal",
     "IMAGE_RECITATION": "refusal",
     "LANGUAGE": "refusal",
-    # a call the model wrote wrong: failed, so that a call still open is incomplete, never run
+    "MODEL_ARMOR": "refusal",  # (Vertex: blocked by Model Armor)
+    "ESCALATION": "refusal",  # (filtered by an escalation rule)
+    "PUP_LIMITED_DISABLED": "refusal",  # (the account is limited for Prohibited Use Policy violations)
+    # the per-request token limit reached before the answer is complete (continued by a later request)
+    "CONTINUATION": "max_tokens",
+    # a call the model wrote wrong, or a response that came out malformed: failed, so that a call still open is
+    # incomplete, never run
     "MALFORMED_FUNCTION_CALL": "failed",
     "UNEXPECTED_TOOL_CALL": "failed",
     "TOO_MANY_TOOL_CALLS": "failed",
+    "MALFORMED_RESPONSE": "failed",
+    "MISSING_THOUGHT_SIGNATURE": "failed",
 }
 
 
 #: The name a code-execution call gets: the tool's name in the request (``tools: [{"codeExecution": {}}]``).
 CODE_EXECUTION = "code_execution"
+
+
+def _first_candidate(candidates: list[Any]) -> Any:
+    """The candidate a stream is read by: the one whose ``index`` is 0 (absent, or not an integer: 0), the first
+    such; None where a chunk carries only others' (``candidateCount`` > 1 streams the candidates' chunks apart)."""
+    for candidate in candidates:
+        index = candidate.get("index") if type(candidate) is dict else None
+        if type(index) is not int or index == 0:
+            return candidate
+    return None
 
 
 def _index(value: Any) -> Optional[int]:
@@ -391,8 +412,10 @@ class GeminiNormalizer(DelegatingNormalizer):
         candidate = candidates[0]
         content = candidate.content
         parts = content.parts if content is not None else None
+        index = candidate.index
         if (
-            not parts
+            (index is not None and index != 0)
+            or not parts
             or candidate.finishReason is not None
             or candidate.groundingMetadata is not typed.ABSENT
             or candidate.citationMetadata is not typed.ABSENT
@@ -478,7 +501,7 @@ class GeminiNormalizer(DelegatingNormalizer):
             self._model = value
 
         candidates = obj.get("candidates")
-        candidate = candidates[0] if isinstance(candidates, list) and candidates else None
+        candidate = _first_candidate(candidates) if isinstance(candidates, list) and candidates else None
         finish: Optional[str] = None
         if isinstance(candidate, dict):
             content = candidate.get("content")

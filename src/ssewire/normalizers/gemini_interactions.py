@@ -77,6 +77,8 @@ INTERACTION_STOP: dict[str, str] = {
     "completed": "end",
     "requires_action": "tool_use",
     "incomplete": "incomplete",
+    "budget_exceeded": "max_tokens",  # (stopped at its budget: what came is cut)
+    "requires_continuation": "incomplete",  # (stopped before completion; a later request continues it)
     "failed": "failed",
     "cancelled": "cancelled",
 }

@@ -5,7 +5,10 @@ already decoded dict). A Live session holds many turns, so ``done`` is per turn:
 
 - ``serverContent.modelTurn.parts``: text -> ``text_delta`` (``thought: true`` -> ``reasoning_delta``); audio
   ``inlineData``, code and other parts -> ``raw`` (never dropped); ``turnComplete`` -> ``usage`` (when known) +
-  ``done`` (``end``); ``interrupted`` (user barge-in), ``generationComplete`` and transcriptions -> ``raw``.
+  ``done``: ``end``, or by its ``turnCompleteReason`` (``MALFORMED_FUNCTION_CALL`` -> ``failed``, a rejected
+  response or prohibited input -> ``refusal``; ``raw_stop_reason`` the reason); ``interrupted`` (user barge-in),
+  ``generationComplete`` and transcriptions -> ``raw``. Any part of the model's turn (audio included) or a
+  transcription of its speech opens the turn.
 - ``toolCall.functionCalls`` -> ``tool_call_start`` / ``tool_call_delta`` / ``tool_call_done`` per call (arguments
   arrive whole), then ``done`` (``tool_use``): the model waits for a ``toolResponse``.
 - ``toolCallCancellation`` (discard that in-flight tool work), ``goAway`` (reconnect with the resumption handle
@@ -49,12 +52,40 @@ _DELTA_RULE = typed.delta_rule(
 )
 
 
+#: ``turnCompleteReason`` -> unified stop reason (an unspecified one, or one asking for more input, is ``end``;
+#: the input safety reasons not named here, ``INPUT_*``, are ``refusal``; any other ``other``).
+_TURN_STOP: dict[str, str] = {
+    "TURN_COMPLETE_REASON_UNSPECIFIED": "end",
+    "NEED_MORE_INPUT": "end",
+    "MALFORMED_FUNCTION_CALL": "failed",
+    "RESPONSE_REJECTED": "refusal",
+    "PROHIBITED_INPUT_CONTENT": "refusal",
+    "IMAGE_PROHIBITED_INPUT_CONTENT": "refusal",
+    "BLOCKLIST": "refusal",
+    "UNSAFE_PROMPT_FOR_IMAGE_GENERATION": "refusal",
+}
+
+
+def _turn_stop(reason: Any) -> str:
+    """The unified stop of a turn completed with ``turnCompleteReason`` ``reason`` (None: none given)."""
+    if type(reason) is not str:
+        return "end"
+    stop = _TURN_STOP.get(reason)
+    if stop is None:
+        stop = "refusal" if reason.startswith("INPUT_") else "other"
+    return stop
+
+
 class GeminiLiveNormalizer(Normalizer):
     """One Live session's server messages -> Unified (see the module docstring)."""
 
     provider = "gemini-live"
     terminal = "turnComplete"
     delta_rule = _DELTA_RULE  # audio, and the other messages that are only raw
+    # (the reader takes messages only while a turn is open: the message that opens one is decoded, so that an
+    # audio-only turn is a turn, cut if the session ends inside it)
+    reading_can_stop = True
+    stops_reading_at_done = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -82,10 +113,17 @@ class GeminiLiveNormalizer(Normalizer):
             out.append(new_usage(dict(usage), obj))
         if isinstance(content, dict) and content.get("turnComplete") is True:
             self.done = True
-            out.append(new_done("end", "turnComplete", obj))
+            reason = content.get("turnCompleteReason")
+            out.append(new_done(_turn_stop(reason), reason if type(reason) is str else "turnComplete", obj))
         return out or [new_event("raw", obj)]
 
+    def reads_deltas(self) -> bool:
+        """While a turn is open (see ``reading_can_stop``)."""
+        return not self.done
+
     def _content(self, obj: dict[str, Any], content: dict[str, Any], out: list[Unified]) -> None:
+        if isinstance(content.get("outputTranscription"), dict):
+            self.done = False  # (the model speaks: its turn is open)
         turn = content.get("modelTurn")
         parts = turn.get("parts") if isinstance(turn, dict) else None
         if not isinstance(parts, list):
@@ -93,9 +131,9 @@ class GeminiLiveNormalizer(Normalizer):
         for part in parts:
             if not isinstance(part, dict):
                 continue
+            self.done = False
             text = part.get("text")
             if type(text) is str and text:
-                self.done = False
                 kind: UnifiedType = "reasoning_delta" if part.get("thought") is True else "text_delta"
                 out.append(new_event(kind, obj, text))
             else:

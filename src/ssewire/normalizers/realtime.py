@@ -14,10 +14,15 @@ ones are both read):
   ``tool_call_start`` (id: its ``call_id``); ``response.function_call_arguments.delta`` -> ``tool_call_delta``;
   ``response.function_call_arguments.done`` (or the item's ``response.output_item.done``) -> ``tool_call_done``
   with the provider's final ``arguments``.
+- MCP: an ``mcp_approval_request`` item is a client call (id: the item id; the client answers it), closed by its
+  ``output_item.done``; ``mcp_call`` (its ``response.mcp_call_arguments.delta`` / ``.done``) and ``mcp_list_tools``
+  items are calls OpenAI runs (``server``).
+- A call item done with ``status: "incomplete"`` never gets ``tool_call_done``.
 - ``response.done`` -> ``usage`` (``response.usage``: cached, text and audio token details) and that response's
   ``done``: ``status`` completed -> end (tool_use when it made client calls), incomplete -> max_tokens (or refusal
   for a ``content_filter`` reason), cancelled, failed; ``raw_stop_reason`` is the status. A call still open then is
-  closed unless the response was cut off.
+  closed unless the response was cut off; one it cut off (or one left open by a response that never ended before
+  the next began) stays incomplete: no later response closes it.
 - ``error`` -> ``error`` (the session goes on: a later response still gets its ``done``).
 
 A session that ends in the middle of a response ends with the ``stream_truncated`` error from
@@ -78,6 +83,17 @@ def _delta_rule(transcripts_as_text: bool) -> Any:
 
 _DELTA_RULE = _delta_rule(False)
 _TRANSCRIPTS_RULE = _delta_rule(True)
+
+
+#: Output items that are tool calls -> whether the provider runs them itself (``server``): a ``function_call`` and an
+#: ``mcp_approval_request`` (the client answers it before the MCP tool runs) are the client's; an ``mcp_call`` and an
+#: ``mcp_list_tools`` run on OpenAI's side.
+_CALL_ITEMS: dict[str, bool] = {
+    "function_call": False,
+    "mcp_approval_request": False,
+    "mcp_call": True,
+    "mcp_list_tools": True,
+}
 
 
 def _key(item_id: Any, call_id: Any) -> Optional[str]:
@@ -158,10 +174,11 @@ class OpenAIRealtimeNormalizer(Normalizer):
                 self.response_id = self.current_response_id
         self.done = self.finished = False
         self._client_calls = False
+        self._calls.open.clear()  # (a call an earlier response left open stays incomplete: never closed by this one)
         return [new_event("raw", obj)]
 
     def _call(
-        self, obj: dict[str, Any], item_id: Any, call_id: Any, name: Any
+        self, obj: dict[str, Any], item_id: Any, call_id: Any, name: Any, server: bool = False
     ) -> tuple[Optional[OpenCall], list[Unified]]:
         """The open call of ``item_id`` (else ``call_id``), started (with its ``tool_call_start``) when it is new."""
         key = _key(item_id, call_id)
@@ -171,21 +188,27 @@ class OpenAIRealtimeNormalizer(Normalizer):
         if call is not None:
             return call, []
         provided = type(call_id) is str and bool(call_id)
-        call = OpenCall(call_id if provided else key, name if type(name) is str else None, False, provided)
+        call = OpenCall(call_id if provided else key, name if type(name) is str else None, server, provided)
         start = self._calls.start(key, call, obj)
-        self._client_calls = True
+        if not server:
+            self._client_calls = True
         self.done = self.finished = False
         return call, [start]
 
     def _item_added(self, obj: dict[str, Any]) -> list[Unified]:
         item = obj.get("item")
-        if type(item) is not dict or item.get("type") != "function_call":
+        kind = item.get("type") if type(item) is dict else None
+        server = _CALL_ITEMS.get(kind) if type(kind) is str else None
+        if server is None:
             return [new_event("raw", obj)]
-        _, out = self._call(obj, item.get("id"), item.get("call_id"), item.get("name"))
+        assert type(item) is dict and type(kind) is str
+        name = item.get("name") if kind != "mcp_list_tools" else kind
+        _, out = self._call(obj, item.get("id"), item.get("call_id"), name, server)
         return out or [new_event("raw", obj)]
 
     def _arguments_delta(self, obj: dict[str, Any]) -> list[Unified]:
-        call, out = self._call(obj, obj.get("item_id"), obj.get("call_id"), obj.get("name"))
+        server = obj.get("type") == "response.mcp_call_arguments.delta"
+        call, out = self._call(obj, obj.get("item_id"), obj.get("call_id"), obj.get("name"), server)
         fragment = obj.get("delta")
         if call is None or type(fragment) is not str or not fragment:
             return out or [new_event("raw", obj)]
@@ -194,7 +217,8 @@ class OpenAIRealtimeNormalizer(Normalizer):
 
     def _arguments_done(self, obj: dict[str, Any]) -> list[Unified]:
         key = _key(obj.get("item_id"), obj.get("call_id"))
-        call, out = self._call(obj, obj.get("item_id"), obj.get("call_id"), obj.get("name"))
+        server = obj.get("type") == "response.mcp_call_arguments.done"
+        call, out = self._call(obj, obj.get("item_id"), obj.get("call_id"), obj.get("name"), server)
         if call is None or key is None:
             return [new_event("raw", obj)]
         self._calls.pop(key)
@@ -207,12 +231,15 @@ class OpenAIRealtimeNormalizer(Normalizer):
 
     def _item_done(self, obj: dict[str, Any]) -> list[Unified]:
         item = obj.get("item")
-        if type(item) is not dict or item.get("type") != "function_call":
+        kind = item.get("type") if type(item) is dict else None
+        server = _CALL_ITEMS.get(kind) if type(kind) is str else None
+        if server is None:
             return [new_event("raw", obj)]
+        assert type(item) is dict
         key = _key(item.get("id"), item.get("call_id"))
         call = self._calls.pop(key) if key is not None else None
-        if call is None:  # closed by function_call_arguments.done
-            return [new_event("raw", obj)]
+        if call is None or item.get("status") == "incomplete":  # closed by its arguments' done; or cut off
+            return [new_event("raw", obj)]  # (max_output_tokens ...): never a call to run
         final = item.get("arguments")
         return [call.done(obj, final if type(final) is str else None)]
 
@@ -234,6 +261,8 @@ class OpenAIRealtimeNormalizer(Normalizer):
             stop = "refusal"
         if closes_calls(stop):
             out += self._calls.close_all(obj)
+        else:  # cut off: its open calls stay incomplete, never closed by a later response
+            self._calls.open.clear()
         self._client_calls = False
         self.finished = self.done = True
         out.append(new_done(stop, status if type(status) is str else None, obj))
@@ -254,6 +283,8 @@ _HANDLERS: dict[str, Callable[[OpenAIRealtimeNormalizer, dict[str, Any]], list[U
     "response.output_item.added": OpenAIRealtimeNormalizer._item_added,
     "response.function_call_arguments.delta": OpenAIRealtimeNormalizer._arguments_delta,
     "response.function_call_arguments.done": OpenAIRealtimeNormalizer._arguments_done,
+    "response.mcp_call_arguments.delta": OpenAIRealtimeNormalizer._arguments_delta,
+    "response.mcp_call_arguments.done": OpenAIRealtimeNormalizer._arguments_done,
     "response.output_item.done": OpenAIRealtimeNormalizer._item_done,
     "response.done": OpenAIRealtimeNormalizer._response_done,
     "error": OpenAIRealtimeNormalizer._error,

@@ -92,6 +92,7 @@ if msgspec is not None:
         parts: Optional[list[GeminiPart]] = None
 
     class GeminiCandidate(msgspec.Struct, gc=False):
+        index: Any = None  # (the candidate's place when several are asked for: 0, or absent, is the one read)
         content: Optional[GeminiContent] = None
         finishReason: Any = None
         groundingMetadata: Present = msgspec.UNSET
