@@ -11,7 +11,10 @@ Contract (see :mod:`.base` for what every encoder does):
   ``thinking_delta``; a signature -> ``signature_delta`` on the open thinking block (a signature with no thinking
   block open gets a thinking block of its own, empty but for the signature, so a client can replay it).
 - A client call -> a ``tool_use`` block (``id``, ``name``, ``input: {}``), its fragments as ``input_json_delta``,
-  ``content_block_stop`` when the source closed it; a call the provider ran itself -> a ``server_tool_use`` block
+  ``content_block_stop`` when the source closed it with a JSON object (other argument text, which a client's parser
+  would fail on, is written only as far as it is a JSON document's start, and its call is never closed: the
+  stream ends with the error for calls never finished, ``dropped["arguments"]`` counts it); a call the provider
+  ran itself -> a ``server_tool_use`` block
   the same way when it is one of the tools the Messages API runs (:data:`SERVER_TOOLS`), else dropped. A call
   never closed gets no ``content_block_stop``.
 - ``done`` -> ``message_delta`` (``stop_reason``: end ``end_turn``, max_tokens, tool_use, stop_sequence, refusal as
@@ -26,9 +29,9 @@ Contract (see :mod:`.base` for what every encoder does):
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping, Optional
+from typing import Any, ClassVar, Mapping, Optional, Union
 
-from ..events import Unified
+from ..events import LazyPayload, Unified
 from ..normalizers.anthropic import ANTHROPIC_STOP
 from .base import LONG_TEXT, Call, Encoder, TextRun, dumps, error_parts, quote, quote_long, quote_text
 
@@ -121,12 +124,15 @@ class AnthropicEncoder(Encoder):
     reads_stop = ANTHROPIC_STOP
     carries_reasoning_tokens = False
     carries_server_calls = True
+    writes_raw = True  # (a Messages source's redacted thinking and server tool results: see on_raw)
 
     def __init__(self, to: Optional[str] = None, **options: Any) -> None:
         super().__init__(to, **options)
         self._blocks = 0  # blocks started
         self._open: Optional[str] = None  # the kind of the open text or thinking block
         self._head = ""  # the open block's delta event, up to its text
+        #: Each call's input while its start is held (a str), or whether that start was a JSON object's
+        self._starts: Optional[dict[str, Union[str, bool]]] = None
 
     def on_start(self) -> str:
         usage = _EMPTY_USAGE_JSON if self.usage is None else dumps(messages_usage(self.usage))
@@ -218,6 +224,21 @@ class AnthropicEncoder(Encoder):
     def on_call_start(self, call: Call) -> str:
         return self._call_block(call, "tool_use")
 
+    def on_raw(self, event: Unified) -> str:
+        """A Messages source's ``redacted_thinking`` block (opaque, replayed as it came) and the result block of a
+        server call written here (``web_search_tool_result`` ..., which a ``pause_turn`` continuation sends back),
+        as their own blocks; a result of a call not written is counted as ``server_tool_result``."""
+        block = _passed_block(event)
+        if block is None:
+            return ""
+        if block.get("type") != "redacted_thinking":
+            call = self.calls.get(block.get("tool_use_id"))
+            if call is None or not call.server or call.index < 0 or not call.opened:
+                self.dropped["server_tool_result"] += 1
+                return ""
+        index, out = self._begin(dumps(block))
+        return out + _stop(index)
+
     def on_server_call(self, call: Call) -> str:
         if call.name not in SERVER_TOOLS:
             call.index = -1
@@ -228,16 +249,42 @@ class AnthropicEncoder(Encoder):
         return "" if call.index < 0 else self.on_call_arguments(call, text)
 
     def on_server_done(self, call: Call, event: Unified) -> str:
-        return "" if call.index < 0 else _stop(call.index)
+        return "" if call.index < 0 else self._held_input(call) + _stop(call.index)
 
     def on_call_arguments(self, call: Call, text: str) -> str:
-        return (
-            f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{call.index},'
-            f'"delta":{{"type":"input_json_delta","partial_json":{quote_text(text)}}}}}\n\n'
-        )
+        """A fragment of the call's ``input``, once what came starts as a JSON object does (``{"`` or ``{}``,
+        whitespace aside; held until that is known): a client's parser reads the input as it comes and fails on
+        any other (the call then fails at its done: see :meth:`on_call_done`)."""
+        starts = self._starts
+        if starts is None:
+            starts = self._starts = {}
+        held = starts.get(call.id, "")
+        if held is True:
+            return _input_delta(call.index, text)
+        if held is False:
+            return ""
+        start = f"{held}{text}"
+        ok = _opens_an_object(start)
+        if ok is None:  # (too little to tell: held)
+            starts[call.id] = start
+            return ""
+        starts[call.id] = ok
+        return _input_delta(call.index, start) if ok else ""
 
     def on_call_done(self, call: Call, event: Unified) -> str:
-        return _stop(call.index)
+        """The call's block stopped, where its arguments are a JSON object (a block's ``input`` must be one); else
+        (text that is no JSON, or cut short) the block is never stopped and the call counts as never finished: the
+        stream ends with the error for such calls, never as a call a client runs (``dropped["arguments"]``)."""
+        if type(event.arguments) is not dict and (event.arguments_raw or "").strip():
+            call.closed = False
+            self.dropped["arguments"] += 1
+            return ""
+        return self._held_input(call) + _stop(call.index)
+
+    def _held_input(self, call: Call) -> str:
+        """The input ``call`` held while its start was too short to tell (its whole arguments, at its done)."""
+        held = None if self._starts is None else self._starts.pop(call.id, None)
+        return _input_delta(call.index, held) if type(held) is str and held else ""
 
     def on_done(self, stop: str, native: str) -> str:
         out = self._close_open()
@@ -295,6 +342,52 @@ class AnthropicEncoder(Encoder):
             delta["usage"] = messages_usage(self.usage)
             out = "event: message_delta\ndata: " + dumps(delta) + "\n\n"
         return out + "event: error\ndata: " + dumps(self.error_body(error)) + "\n\n"
+
+
+def _passed_block(event: Unified) -> Optional[dict[str, Any]]:
+    """The content block a ``content_block_start`` of a Messages stream starts, where it is one that
+    :meth:`AnthropicEncoder.on_raw` passes on (redacted thinking, a tool result); None for any other event (a
+    payload kept as text is looked at only where its text names such a block)."""
+    raw = event._raw  # (not .raw, which would decode every payload the reader kept as text)
+    if type(raw) is LazyPayload:
+        text = raw.text
+        if type(text) is str:
+            if "_tool_result" not in text and "redacted_thinking" not in text:
+                return None
+        elif b"_tool_result" not in text and b"redacted_thinking" not in text:
+            return None
+        raw = raw.value()
+    if type(raw) is not dict or raw.get("type") != "content_block_start":
+        return None
+    block = raw.get("content_block")
+    if type(block) is not dict:
+        return None
+    kind = block.get("type")
+    if kind == "redacted_thinking" or (type(kind) is str and kind.endswith("_tool_result")):
+        return block
+    return None
+
+
+_JSON_SPACE = " \t\n\r"
+
+
+def _opens_an_object(text: str) -> Optional[bool]:
+    """Whether ``text`` starts as a JSON object does (``{`` then ``"`` or ``}``, whitespace aside); None while it
+    is too short to tell."""
+    text = text.lstrip(_JSON_SPACE)
+    if not text:
+        return None
+    if text[0] != "{":
+        return False
+    rest = text[1:].lstrip(_JSON_SPACE)
+    return None if not rest else rest[0] in '"}'
+
+
+def _input_delta(index: int, text: str) -> str:
+    return (
+        f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
+        f'"delta":{{"type":"input_json_delta","partial_json":{quote_text(text)}}}}}\n\n'
+    )
 
 
 def _stop(index: int) -> str:

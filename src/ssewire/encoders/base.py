@@ -179,9 +179,23 @@ class Dropped(Counter[str]):
 class Call:
     """One tool call as the encoder wrote it: the source's id and name, the target's ``index`` (the call's place
     among the calls, or its block's place among the blocks), whether any argument text was written (``streamed``),
-    the text written (``parts``, kept only by targets that repeat it at the end) and the signature it carried."""
+    the text written (``parts``, kept only by targets that repeat it at the end) and the signature it carried.
+    ``opened``: its opening was written (a call that starts without its name waits for it, its fragments held in
+    ``pending``: every target writes the name when a call opens)."""
 
-    __slots__ = ("closed", "id", "index", "item_id", "name", "parts", "server", "signature", "streamed")
+    __slots__ = (
+        "closed",
+        "id",
+        "index",
+        "item_id",
+        "name",
+        "opened",
+        "parts",
+        "pending",
+        "server",
+        "signature",
+        "streamed",
+    )
 
     def __init__(self, call_id: str, name: Optional[str], index: int, server: bool) -> None:
         self.id = call_id
@@ -190,6 +204,8 @@ class Call:
         self.server = server
         self.streamed = False
         self.closed = False  # its done was written
+        self.opened = True
+        self.pending: Optional[list[str]] = None
         self.parts = Pieces()
         self.signature: Optional[str] = None
         self.item_id = call_id
@@ -231,6 +247,9 @@ class Encoder:
     usage_at_close: ClassVar[bool] = False
     #: Whether its whole response body (:meth:`render`) carries encrypted reasoning (else it is counted as dropped).
     carries_encrypted_reasoning: ClassVar[bool] = False
+    #: Whether the target looks at ``raw`` events (:meth:`on_raw`): a source's blocks of its own API that no unified
+    #: event carries, written as they came (every other target skips them).
+    writes_raw: ClassVar[bool] = False
 
     def __new__(cls, to: Optional[str] = None, **options: Any) -> Encoder:
         """``Encoder(to, ...)`` makes the encoder of target ``to`` (see :data:`ssewire.encoders.ENCODERS`); a
@@ -419,10 +438,10 @@ class Encoder:
             if kind == "reasoning_delta":
                 return self.on_reasoning(event.text) if event.text else ""
             if kind == "raw" and event.encrypted_reasoning is None:
-                return ""
+                return self.on_raw(event) if self.writes_raw else ""
             if kind == "tool_call_delta" and event.arguments_delta:
                 call = self.calls.get(event.tool_call_id)
-                if call is not None:
+                if call is not None and call.opened:
                     return self._fragment(call, event.arguments_delta)
         return self._write(event)
 
@@ -461,6 +480,9 @@ class Encoder:
         elif kind == "done":
             self.stop = event.stop_reason or "other"  # written by the next event that is not more content, or close()
             self._flowing = False
+        elif kind == "raw":
+            if self.writes_raw:
+                out += self.on_raw(event)
         elif kind == "error":
             if event.usage is not None and self.usage is None:
                 self._take_usage(event.usage)
@@ -581,15 +603,18 @@ class Encoder:
         if call is not None and call.closed and event.type == "tool_call_start":
             call = None  # a new call under a finished one's id: written as the new call it is
         if call is not None:
+            opening = ""
             if call.name is None and event.tool_name is not None:
                 call.name = event.tool_name
+            if not call.opened and (call.name is not None or event.type == "tool_call_done"):
+                opening = self._open_call(call)  # (its name came, or it ends without one: written as it is)
             signature = event.signature
             if signature is None or signature == call.signature:
-                return call, ""
+                return call, opening
             call.signature = signature
             if self.signature_at_done and self._carries_signature_of(call):  # (the call is written at its end)
-                return call, ""
-            return call, self.on_signature(signature)  # (the call's opening, its place for one, is written)
+                return call, opening
+            return call, opening + self.on_signature(signature)  # (the call's opening, its place for one, is written)
         call_id = event.tool_call_id if event.tool_call_id is not None else f"call_{len(self.calls)}"
         server = bool(event.server)
         call = Call(call_id, event.tool_name, 0 if server else self.client_calls, server)
@@ -598,10 +623,23 @@ class Encoder:
         out = ""
         if call.signature is not None and not self._carries_signature_of(call):
             out = self.on_signature(call.signature)
-        if server:
-            return call, out + self.on_server_call(call)
-        self.client_calls += 1
-        return call, out + self.on_call_start(call)
+        if not server:
+            self.client_calls += 1
+        if call.name is None and event.type != "tool_call_done":  # its name may come with its next fragment
+            call.opened = False
+            return call, out
+        return call, out + self._open_call(call)
+
+    def _open_call(self, call: Call) -> str:
+        """Write ``call``'s opening, then the fragments it held while it waited for its name."""
+        call.opened = True
+        out = self.on_server_call(call) if call.server else self.on_call_start(call)
+        pending = call.pending
+        if pending:
+            call.pending = None
+            for text in pending:
+                out += self._fragment(call, text)
+        return out
 
     def _carries_signature_of(self, call: Call) -> bool:
         """Whether the target writes ``call``'s signature on the call itself."""
@@ -609,6 +647,11 @@ class Encoder:
 
     def _fragment(self, call: Call, text: str) -> str:
         call.streamed = True
+        if not call.opened:  # (held until its name comes)
+            if call.pending is None:
+                call.pending = []
+            call.pending.append(text)
+            return ""
         if call.server:
             return self.on_server_arguments(call, text)
         return self.on_call_arguments(call, text)
@@ -748,6 +791,10 @@ class Encoder:
     def on_encrypted_reasoning(self, secret: str) -> str:
         """A reasoning item's encrypted reasoning: counted as dropped unless the target carries it."""
         self.dropped["encrypted_reasoning"] += 1
+        return ""
+
+    def on_raw(self, event: Unified) -> str:
+        """A ``raw`` event, in a target that :attr:`writes_raw`: what it writes of it."""
         return ""
 
     def on_citations(self, citations: list[Any]) -> str:
