@@ -14,7 +14,7 @@ import pytest
 from ssewire import Encoder, iter_unified
 
 pytest.importorskip("starlette")
-from examples.gateway.replay import ReplayServer  # noqa: E402
+from examples.gateway.replay import ReplayServer
 
 TIMEOUT = 20.0
 

@@ -203,6 +203,57 @@ def test_nova_invoke_chunks_are_converse_shaped() -> None:
     assert normalizer.invocation_metrics == {"a": 1}
 
 
+_METRICS = {"inputTokenCount": 10, "outputTokenCount": 2, "invocationLatency": 1, "firstByteLatency": 1}
+#: Two chunks of each InvokeModel text model's own shape ("He", then "llo" with the stop and the metrics).
+_TEXT_MODELS: dict[str, tuple[dict[str, Any], dict[str, Any], str, str]] = {
+    "meta-llama": (
+        {"generation": "He", "prompt_token_count": 10, "generation_token_count": 1, "stop_reason": None},
+        {"generation": "llo", "prompt_token_count": None, "generation_token_count": 2, "stop_reason": "stop"},
+        "stop",
+        "end",
+    ),
+    "amazon-titan": (
+        {"outputText": "He", "index": 0, "totalOutputTextTokenCount": 1, "completionReason": None},
+        {"outputText": "llo", "index": 0, "totalOutputTextTokenCount": 2, "completionReason": "LENGTH"},
+        "LENGTH",
+        "max_tokens",
+    ),
+    "cohere-command": (
+        {"event_type": "text-generation", "text": "He", "is_finished": False},
+        {"event_type": "text-generation", "text": "llo", "is_finished": True, "finish_reason": "COMPLETE"},
+        "COMPLETE",
+        "end",
+    ),
+    "mistral": (
+        {"outputs": [{"text": "He", "stop_reason": None}]},
+        {"outputs": [{"text": "llo", "stop_reason": "stop"}]},
+        "stop",
+        "end",
+    ),
+    "chat-shaped": (
+        {"choices": [{"index": 0, "delta": {"content": "He"}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {"content": "llo"}, "finish_reason": "content_filter"}]},
+        "content_filter",
+        "refusal",
+    ),
+}
+
+
+@pytest.mark.parametrize("model", sorted(_TEXT_MODELS))
+@pytest.mark.parametrize("provider", ["bedrock-converse", "auto"])
+def test_other_text_models_invoke_chunks_are_read(model: str, provider: str) -> None:
+    """InvokeModelWithResponseStream for Llama, Titan, Cohere, Mistral and the chat-shaped models: their text,
+    their stop and the invocation metrics' counts (the answer was dropped and the stream called cut); a stream
+    cut before its stop is cut."""
+    first, last, raw_stop, stop = _TEXT_MODELS[model]
+    body = _chunk(first) + _chunk({**last, "amazon-bedrock-invocationMetrics": _METRICS})
+    result = collect(iter_unified([body], provider))  # type: ignore[arg-type]
+    assert (result.text, result.stop_reason, result.raw_stop_reason, result.error) == ("Hello", stop, raw_stop, None)
+    assert result.usage is not None and (result.usage.input_tokens, result.usage.output_tokens) == (10, 2)
+    cut = collect(iter_unified([_chunk(first)], "bedrock-converse"))
+    assert cut.text == "He" and cut.error is not None and cut.error["type"] == "stream_truncated"
+
+
 def test_detection_from_the_event_names() -> None:
     assert detect_provider({"contentBlockIndex": 0, "delta": {"text": "a"}}, "contentBlockDelta") == "bedrock-converse"
     chunk = {"bytes": base64.b64encode(b'{"type":"message_start","message":{}}').decode()}

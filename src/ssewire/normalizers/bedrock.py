@@ -13,7 +13,11 @@ Both:
   ``:error-code`` / ``:error-message`` headers) -> ``error`` whose ``type`` is the exception type or error code
   and ``message`` its message, carrying the usage so far and the calls it left open; it ends the stream.
 
-``bedrock-converse`` (ConverseStream; also the Converse-shaped ``chunk`` events of InvokeModel for Amazon Nova):
+``bedrock-converse`` (ConverseStream; also the Converse-shaped ``chunk`` events of InvokeModel for Amazon Nova,
+and the chunks of InvokeModel's other text models, :func:`model_text`: Meta Llama, Amazon Titan, Cohere Command,
+Mistral, DeepSeek, AI21 Jamba, OpenAI's open models: each chunk's text -> ``text_delta``; its stop (``stop`` ->
+end, ``length`` -> max_tokens, filters -> refusal, :data:`MODEL_TEXT_STOP`) -> ``usage`` from the invocation
+metrics, then ``done``; their tool calls are not read):
 
 - ``contentBlockDelta``: ``delta.text`` -> ``text_delta``; ``delta.reasoningContent.text`` ->
   ``reasoning_delta``; ``reasoningContent.signature`` -> ``raw`` with ``signature``; ``redactedContent``,
@@ -61,12 +65,14 @@ from .tool_calls import CallIds, CallTable, OpenCall
 __all__ = [
     "CONVERSE_EVENTS",
     "CONVERSE_STOP",
+    "MODEL_TEXT_STOP",
     "SERVER_TOOL_USE",
     "BedrockAnthropicNormalizer",
     "BedrockAnthropicRules",
     "BedrockConverseNormalizer",
     "ConverseRules",
     "converse_citation",
+    "model_text",
 ]
 
 #: Converse ``stopReason`` -> unified stop reason (anything else maps to ``other``).
@@ -174,6 +180,55 @@ def _chunk_text(data: str) -> Optional[str]:
     return _chunk_bytes(obj)
 
 
+#: An InvokeModel text model's own stop value (Llama ``stop_reason``, Titan ``completionReason``, Cohere and Mistral
+#: ``finish_reason`` / ``stop_reason``, chat-shaped ``finish_reason``) -> unified stop reason (any other ``other``).
+MODEL_TEXT_STOP: dict[str, str] = {
+    "stop": "end",
+    "end_turn": "end",
+    "eos": "end",
+    "FINISH": "end",
+    "COMPLETE": "end",
+    "STOP_SEQUENCE": "stop_sequence",
+    "stop_sequence": "stop_sequence",
+    "length": "max_tokens",
+    "LENGTH": "max_tokens",
+    "MAX_TOKENS": "max_tokens",
+    "max_tokens": "max_tokens",
+    "CONTENT_FILTERED": "refusal",
+    "content_filter": "refusal",
+    "ERROR_TOXIC": "refusal",
+    "ERROR_LIMIT": "failed",
+    "ERROR": "failed",
+}
+
+
+def model_text(obj: dict[str, Any]) -> Optional[tuple[Any, Any]]:
+    """``(text, stop)`` of an InvokeModel chunk of a text model that is neither Anthropic's nor Converse-shaped:
+    Meta Llama (``generation``, ``stop_reason``), Amazon Titan Text (``outputText``, ``completionReason``), Cohere
+    Command (``text``, ``finish_reason`` once ``is_finished``), Mistral (``outputs[0]``: ``text``, ``stop_reason``)
+    and the chat-shaped ones (``choices[0]``: ``text``, ``delta.content`` or ``message.content``; ``stop_reason``
+    or ``finish_reason``: DeepSeek, AI21 Jamba, Mistral Large, OpenAI's open models); None for any other."""
+    if "generation" in obj:
+        return obj.get("generation"), obj.get("stop_reason")
+    if "outputText" in obj:
+        return obj.get("outputText"), obj.get("completionReason")
+    if "is_finished" in obj:
+        return obj.get("text"), obj.get("finish_reason") if obj.get("is_finished") is True else None
+    for key in ("outputs", "choices"):
+        items = obj.get(key)
+        if type(items) is list and items and type(items[0]) is dict:
+            item = items[0]
+            text = item.get("text")
+            if text is None:
+                for holder in (item.get("delta"), item.get("message")):
+                    if type(holder) is dict:
+                        text = holder.get("content")
+                        break
+            stop = item.get("stop_reason")
+            return text, item.get("finish_reason") if stop is None else stop
+    return None
+
+
 def _keyed_inner(obj: Any) -> Optional[dict[str, Any]]:
     """The decoded event inside a ``chunk`` payload object, when it is a JSON object."""
     text = _chunk_bytes(obj)
@@ -243,7 +298,7 @@ class ConverseRules(Recognition):
             obj, event = obj["chunk"], "chunk"
         if event == "chunk":
             inner = _keyed_inner(obj)
-            return inner is not None and any(key in CONVERSE_EVENTS for key in inner)
+            return inner is not None and (any(key in CONVERSE_EVENTS for key in inner) or model_text(inner) is not None)
         if event is not None:
             return False
         return "contentBlockIndex" in obj or "stopReason" in obj or any(key in CONVERSE_EVENTS for key in obj)
@@ -320,8 +375,13 @@ class BedrockConverseNormalizer(_Bedrock):
         return super().decoded(ev)
 
     def _keyed(self, obj: dict[str, Any]) -> list[Unified]:
-        """An event object keyed by its event name (boto3, and the ``chunk`` bytes of InvokeModel)."""
+        """An event object keyed by its event name (boto3, and the ``chunk`` bytes of InvokeModel), or the
+        ``chunk`` of another text model's InvokeModel (:func:`model_text`)."""
         self._metrics(obj)
+        if "contentBlockDelta" not in obj:  # (the bulk of a Converse stream: never another model's chunk)
+            read = model_text(obj)
+            if read is not None:
+                return self._model_chunk(obj, *read)
         out: list[Unified] = []
         for key, value in obj.items():
             if key != _METRICS:
@@ -341,6 +401,22 @@ class BedrockConverseNormalizer(_Bedrock):
         if event is None and any(key in CONVERSE_EVENTS for key in obj):
             return self._keyed(obj)
         return [new_event("raw", obj)]
+
+    def _model_chunk(self, obj: dict[str, Any], text: Any, stop: Any) -> list[Unified]:
+        """A text model's InvokeModel chunk: its text, and at its stop the usage of the invocation metrics (the
+        counts Bedrock bills: ``inputTokenCount`` / ``outputTokenCount``) then the stream's one ``done``."""
+        out: list[Unified] = []
+        if type(text) is str and text and not self.finished:
+            out.append(new_event("text_delta", obj, text))
+        if type(stop) is str and stop and not self.finished:
+            self.stop_reason = stop
+            metrics = self.invocation_metrics
+            if metrics is not None:
+                usage = {"inputTokens": metrics.get("inputTokenCount"), "outputTokens": metrics.get("outputTokenCount")}
+                self.usage = usage
+                out.append(new_usage(dict(usage), obj))
+            out += self.done_events(obj, MODEL_TEXT_STOP.get(stop, "other"), stop, self._calls)
+        return out or [new_event("raw", obj)]
 
     def _block_start(self, obj: dict[str, Any]) -> list[Unified]:
         """A ``toolUse`` block opens a call: a server call when its ``type`` is :data:`SERVER_TOOL_USE`, else a
