@@ -71,6 +71,7 @@ cpdef list normalize_events(normalizer, events)
 cdef list _normalize_events(normalizer, list events)
 cpdef normalize_into(normalizer, events, Accumulator accumulator)
 cdef _normalize_batch(normalizer, list events, Accumulator accumulator)
+cpdef list decode_event(normalizer, ev)
 cpdef list normalize_decoding(normalizer, events)
 cpdef Py_ssize_t read_deltas_into(normalizer, list events, Accumulator accumulator) except -1
 cpdef Py_ssize_t read_run(reader, list events, Accumulator accumulator) except -1

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, Optional, Sequence, Union
 
-from ._json import loads
+from ._json import FIRST_ERRORS, loads, loads_first
 from ._scan import SSEEvent
 from ._scan.chunks import WINDOW, windows
 from ._scan.sniff import describe_body, starts_a_stream
@@ -27,6 +27,7 @@ from .normalizers._fast import typed as _typed
 from .normalizers._fast.typed import READER_MAX_CHARS as _READER_MAX_CHARS
 from .normalizers._fast.typed import TextSink
 from .normalizers._fast.typed import take_texts as _take_texts
+from .normalizers._fast.utf8 import LARGE as _LARGE
 from .normalizers.contract import Normalizer
 from .normalizers.providers import ENTRIES, wrong_provider
 from .normalizers.registry import PROVIDERS, normalizer_for
@@ -1058,19 +1059,38 @@ def _read_deltas(normalizer: Normalizer, events: list[SSEEvent], accumulator: Ac
     return taken
 
 
+def decode_event(normalizer: Normalizer, ev: SSEEvent) -> list[Unified]:
+    """``normalizer.decoded(ev)`` where its class does not override it, its common path here (compiled): a payload
+    of fewer than ``LARGE`` characters that the fast decoder reads as an object goes to ``payload``, ``[DONE]`` to
+    ``sentinel``; any other event (held as UTF-8, large, no JSON, no object) to ``decoded`` itself."""
+    if not normalizer._own_decoded or type(ev) is Utf8Event:
+        return normalizer.decoded(ev)
+    data = ev.data
+    if len(data) >= _LARGE:
+        return normalizer.decoded(ev)
+    if data == "[DONE]":
+        return normalizer.sentinel(ev)
+    try:
+        obj = loads_first(data)
+    except FIRST_ERRORS:
+        return normalizer.decoded(ev)
+    if type(obj) is not dict:
+        return normalizer.decoded(ev)
+    return normalizer.payload(obj, ev.event)
+
+
 def normalize_decoding(normalizer: Normalizer, events: Sequence[SSEEvent]) -> list[Unified]:
     """:meth:`Normalizer._normalize_decoding <ssewire.normalizers.contract.Normalizer._normalize_decoding>` (its one
     home)."""
     out: list[Unified] = []
     fast = normalizer.fast
-    decoded = normalizer.decoded
     if fast is None:
         for ev in events:
-            out += decoded(ev)
+            out += decode_event(normalizer, ev)
         return out
     for ev in events:
         got = fast(ev)
-        out += decoded(ev) if got is None else got
+        out += decode_event(normalizer, ev) if got is None else got
     return out
 
 
@@ -1098,7 +1118,6 @@ def normalize_reading(
             out = []
         if index >= end:
             return out
-    decoded = normalizer.decoded
     fast: Any = _UNASKED  # the typed fast path, asked for at the first event it may read
     fast_from = 0 if reader.fast_beyond_rule else _READER_MAX_CHARS
     at_done = reader.stops_reading_at_done  # (still_reading asked only after an event that made a done, or none)
@@ -1113,7 +1132,7 @@ def normalize_reading(
             if fast is _UNASKED:
                 fast = normalizer.fast
             got = None if fast is None else fast(event)
-        made = decoded(event) if got is None else got
+        made = decode_event(normalizer, event) if got is None else got
         if into is None:
             out += made
         elif made:

@@ -363,8 +363,8 @@ class AnthropicNormalizer(Normalizer):
     # -- handlers -------------------------------------------------------------------------------------------------
 
     def _message_start(self, obj: dict[str, Any]) -> list[Unified]:
-        out = self._release()
-        if self._started and not self.finished and (self._open or self._calls):
+        out = self._release() if self._waiting else []
+        if self._started and not self.finished and (self._open or self._calls.open):
             out.append(self._second_message(obj))
         self._started = True
         message = obj.get("message")
@@ -481,7 +481,7 @@ class AnthropicNormalizer(Normalizer):
         return [new_event("raw", obj)]
 
     def _message_delta(self, obj: dict[str, Any]) -> list[Unified]:
-        out = self._release()
+        out = self._release() if self._waiting else []
         delta = obj.get("delta")
         if type(delta) is dict:
             stop = delta.get("stop_reason")
@@ -502,7 +502,7 @@ class AnthropicNormalizer(Normalizer):
     def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:
         if self.finished:
             return [new_event("raw", obj)]
-        out = self._release()
+        out = self._release() if self._waiting else []
         self._open.clear()
         raw_stop = self.stop_reason
         return out + self.done_events(obj, self.stop_for(raw_stop, bool(self._client_calls)), raw_stop, self._calls)

@@ -208,12 +208,16 @@ class Normalizer:
     _own_into: ClassVar[bool] = True
     #: Whether the class reads a chunk of deltas as :meth:`read_deltas_into` does (it does not override it).
     _own_deltas: ClassVar[bool] = True
+    #: Whether the class decodes a framed event as :meth:`decoded` does (it does not override it): the reading
+    #: loops then take its common path in compiled code (``ssewire._decoding``'s ``decode_event``).
+    _own_decoded: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._reads_own = cls.normalize is Normalizer.normalize
         cls._own_into = cls.normalize_into is Normalizer.normalize_into
         cls._own_deltas = cls.read_deltas_into is Normalizer.read_deltas_into
+        cls._own_decoded = cls.decoded is Normalizer.decoded
 
     def __init__(self) -> None:
         self.done = False
@@ -336,7 +340,7 @@ class Normalizer:
         """The stream's one ``done`` (``stop`` unified, ``raw_stop`` the provider's), after closing the ``calls``
         still open unless ``stop`` cut the response off; the stream is finished."""
         out: list[Unified] = []
-        if calls and closes_calls(stop):
+        if calls is not None and calls.open and closes_calls(stop):
             out += calls.close_all(obj)
         self.finished = self.done = True
         out.append(new_done(stop, raw_stop, obj))
