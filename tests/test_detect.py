@@ -197,3 +197,53 @@ def test_boto3s_invoke_model_dicts_are_recognised() -> None:
             == (named.text, named.stop_reason, named.error)
             == ("Hi", "end", None)
         )
+
+
+def test_a_bedrock_stream_that_starts_with_its_exception_reads_as_the_named_one() -> None:
+    """A throttled Bedrock request can answer 200 with the exception as its first message (the stream unions name
+    the exceptions); an error message names its code in headers: auto reads either as the Bedrock readers do."""
+    from helpers.eventstream import encode_message, exception
+
+    error_message = encode_message({":message-type": "error", ":error-code": "InternalFailure", ":error-message": "x"})
+    for body in (exception("throttlingException", "Too many requests"), error_message):
+        want = [e.to_dict(with_raw=True) for e in iter_unified([body], "bedrock-converse")]
+        assert [e.to_dict(with_raw=True) for e in iter_unified([body], "auto")] == want
+        assert want[-1]["type"] == "error" and want[-1]["error"]["type"] in ("throttlingException", "InternalFailure")
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [  # Mistral's Conversations API (/v1/conversations): no provider here reads it
+            {"type": "conversation.response.started", "conversation_id": "c", "created_at": "2025-01-01"},
+            {"type": "message.output.delta", "content": "Hello", "id": "m", "output_index": 0},
+            {"type": "conversation.response.done", "usage": {"prompt_tokens": 1}},
+        ],
+        [  # Cohere's v1 chat (ssewire reads v2)
+            {"event_type": "stream-start", "generation_id": "g", "is_finished": False},
+            {"event_type": "text-generation", "text": "Hello", "is_finished": False},
+            {"event_type": "stream-end", "finish_reason": "COMPLETE", "is_finished": True},
+        ],
+    ],
+    ids=["mistral-conversations", "cohere-v1"],
+)
+def test_a_shape_no_provider_reads_is_never_claimed_by_a_lookalike(lines: list[dict[str, Any]]) -> None:
+    """Realtime's ``conversation.item.*`` is not any ``conversation.*``; Interactions' ``event_type`` names its own
+    events: a stream of another API raises, never reads as an empty, clean answer or a truncation."""
+    body = b"".join(b"data: " + json.dumps(line).encode() + b"\n\n" for line in lines)
+    with pytest.raises(DetectionError):
+        collect(iter_unified([body], "auto"))
+
+
+@pytest.mark.parametrize("provider", ["auto", "openai-chat"])
+def test_an_unwrapped_error_object_body_is_the_servers_error(provider: ProviderName) -> None:
+    """vLLM's OpenAI server (and others modelled on it) answered errors with the error object itself
+    (``"object": "error"``): its message, never ``not_a_stream`` asking for a stream."""
+    body = b'{"object":"error","message":"The model `llama-9` does not exist.","type":"NotFoundError","code":404}'
+    events = list(iter_unified([body], provider))
+    assert [e.type for e in events] == ["error"]
+    assert events[0].error is not None
+    assert (events[0].error["type"], events[0].error["message"]) == (
+        "NotFoundError",
+        "The model `llama-9` does not exist.",
+    )

@@ -10,6 +10,7 @@ one another are C calls and their state typed slots; their public homes are :mod
 
 from __future__ import annotations
 
+import json as _json
 import time
 from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, Optional, Sequence, Union
 
@@ -861,6 +862,10 @@ class StreamDecoder:
         except ValueError:
             obj = None
         out = []
+        if type(obj) is dict and obj.get("error") is None and obj.get("object") == "error" and "message" in obj:
+            # the error object unwrapped, as vLLM's OpenAI server (and others modelled on it) answers: wrapped
+            obj = {"error": {key: value for key, value in obj.items() if key != "object"}}
+            text = _json.dumps(obj)
         if type(obj) is dict and obj.get("error") is not None:
             out = normalizer(SSEEvent("message", text))
             if normalizer.done:

@@ -88,6 +88,9 @@ def utf8_pieces(encoder: Encoder, texts: list[str]) -> list[bytes]:
     """The UTF-8 pieces of the texts one chunk's events made (``encoder.pieces`` of them joined; ``texts`` emptied):
     joined first where every one is ASCII (one text of their size), else each encoded on its own (see
     :meth:`~ssewire.encoders.base.Encoder.pieces_each`: one emoji would make the whole join four bytes a character)."""
+    if len(texts) == 1 and not encoder.held:  # (one event's text, the most common chunk)
+        text = texts.pop()
+        return [utf8(text)] if text else []
     if all(map(str.isascii, texts)):
         text = texts[0] if len(texts) == 1 else "".join(texts)
         texts.clear()

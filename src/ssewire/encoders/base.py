@@ -377,7 +377,9 @@ class Encoder:
         and held (:meth:`pieces` gives it in the place of its :data:`HELD` mark); where another block is open (or
         none), :meth:`open_run` opens the run's block first."""
         write = self.write
-        if _write_texts is None or len(events) < 2:  # (a run of one costs more than its write)
+        if len(events) == 1:  # (a run of one costs more than its write)
+            return [write(events[0])]
+        if _write_texts is None or not events:
             return [write(event) for event in events]
         out: list[str] = []
         append = out.append

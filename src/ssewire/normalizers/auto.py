@@ -4,7 +4,8 @@ Recognised shapes: Gemini Interactions (``event_type``), Gemini generateContent 
 ``usageMetadata``, ``promptFeedback``), OpenAI/xAI Responses (``type`` ``response.*``), Anthropic Messages
 (Anthropic event types), Chat Completions chunks (``object: chat.completion.chunk`` or ``choices``). An error
 payload that could be any provider's is held (at most a few) until a recognisable payload arrives, then replayed
-to that provider's normaliser; if none arrives its ``error`` events are emitted at the end. A JSON payload that
+to that provider's normaliser; if none arrives its ``error`` events are emitted at the end. An AWS event-stream
+exception or error message (only Bedrock sends that framing) is Bedrock's, whatever comes first. A JSON payload that
 matches no provider raises :class:`~ssewire.errors.DetectionError`: detection never guesses.
 """
 
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from ..errors import DetectionError
 from ..events import SSEEvent, Unified, new_event
+from ._fast.bedrock_chunks_py import FAILED as _FAILED
 from .common import truncated_event
 from .contract import DelegatingNormalizer, Normalizer
 from .providers import ENTRIES, detect_provider, error_provider
@@ -53,6 +55,9 @@ class AutoNormalizer(DelegatingNormalizer):
             return inner.normalize(events)
         out: list[Unified] = []
         for index, ev in enumerate(events):
+            if getattr(ev, "message_type", None) in _FAILED:  # an event-stream exception first: only Bedrock frames so
+                out += self._adopt("bedrock-converse")  # (which reads it as bedrock-anthropic does)
+                return out + self.delegate.normalize(events[index:])  # type: ignore[union-attr]  # (just set)
             out += self.decoded(ev)  # decode, then payload()
             inner = self.delegate
             if inner is not None:

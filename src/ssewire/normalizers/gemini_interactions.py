@@ -190,8 +190,12 @@ class GeminiInteractionsRules(Recognition):
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:
-        """Interactions events: an ``event_type`` field, or an Interactions SSE event name."""
-        return "event_type" in obj or is_interaction_event(event)
+        """Interactions events: an ``event_type`` that names one (``interaction.*``, the step events, ``error``; not
+        Cohere v1's ``stream-start`` / ``text-generation``), or an Interactions SSE event name."""
+        kind = obj.get("event_type")
+        if type(kind) is str and (kind == "error" or is_interaction_event(kind)):
+            return True
+        return is_interaction_event(event)
 
     @classmethod
     def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:

@@ -52,7 +52,8 @@ _TEXT = ("response.output_text.delta", "response.text.delta")
 #: Event type prefixes only a Realtime session sends.
 _SESSION_EVENTS = (
     "session.",
-    "conversation.",
+    "conversation.item.",  # (not any "conversation.": Mistral's Conversations API names its events so)
+    "conversation.created",
     "input_audio_buffer.",
     "output_audio_buffer.",
     "rate_limits.",
