@@ -297,3 +297,60 @@ def test_audio_tokens_are_priced_at_the_audio_rates() -> None:
     text_only = table_prices("gpt-4o-audio-preview", "openai")  # a model with no audio rates of its own: as text
     cost = priced(raw, "gpt-4o-audio-preview", provider="openai")
     assert (cost.input, cost.output) == (100 * text_only.input_mtok / M, 50 * text_only.output_mtok / M)
+
+
+def test_a_generated_images_tokens_are_priced_at_the_image_rate() -> None:
+    """Gemini's image models bill a generated image's tokens (``candidatesTokensDetails`` ``IMAGE``) at the image
+    output rate, ten times text's and more; an Interactions usage counts modalities in ``*_tokens_by_modality``."""
+    rates = table_prices("gemini-2.5-flash-image", "google")
+    assert base(rates.output_image_mtok) > 10 * base(rates.output_mtok)
+    said: dict[str, Any] = {"promptTokenCount": 20, "candidatesTokenCount": 1290, "totalTokenCount": 1310}
+    said["candidatesTokensDetails"] = [{"modality": "IMAGE", "tokenCount": 1290}]
+    cost = priced(said, "gemini-2.5-flash-image", provider="google")
+    assert cost.output == 1290 * base(rates.output_image_mtok) / M
+    flash = table_prices("gemini-2.5-flash", "google")
+    interaction: dict[str, Any] = {"total_input_tokens": 1000, "total_output_tokens": 10}
+    interaction["input_tokens_by_modality"] = [
+        {"modality": "audio", "tokens": 600},
+        {"modality": "text", "tokens": 400},
+    ]
+    cost = priced(interaction, "gemini-2.5-flash", provider="google")
+    assert cost.input == (400 * base(flash.input_mtok) + 600 * base(flash.input_audio_mtok)) / M
+
+
+def test_a_groq_stream_is_priced_at_groqs_rates() -> None:
+    """Groq's usage object carries its timings: the stream is Groq's (a ``vendor/model`` name is otherwise
+    OpenRouter's, and a plain one found at no provider)."""
+    usage: dict[str, Any] = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
+    usage.update(queue_time=0.01, prompt_time=0.002, completion_time=0.05, total_time=0.06)
+    for model in ("openai/gpt-oss-120b", "llama-3.3-70b-versatile"):
+        rates = table_prices(model, "groq")
+        cost = priced(usage, model)
+        assert cost.provider == "groq"
+        assert cost.computed == (1000 * base(rates.input_mtok) + 100 * base(rates.output_mtok)) / M
+
+
+def test_openai_file_search_calls_are_billed_per_search() -> None:
+    from ssewire import StreamResult
+    from ssewire.result import ToolCall
+
+    rates = table_prices("gpt-5", "openai")
+    result = StreamResult()
+    result.model = "gpt-5"
+    result.usage = Usage.from_raw({"input_tokens": 100, "output_tokens": 10, "total_tokens": 110})
+    result.tool_calls = [
+        ToolCall("fs_1", "file_search", {}, server=True),
+        ToolCall("fs_2", "file_search", {}, server=True),
+    ]
+    cost = price(result, at=AT, strict=True)
+    assert cost is not None and cost.other == 2 * rates.storage_searches_kcount / 1000
+
+
+def test_vertex_and_bedrock_model_names_find_their_rows() -> None:
+    """Vertex names a Claude model ``claude-opus-4@20250514``; Bedrock ``us.anthropic.claude-...-v1:0``: each is
+    found (at Bedrock's own prices for a Bedrock id), as the README's advice to pass ``model=`` says."""
+    usage = {"input_tokens": 1000, "output_tokens": 100}
+    assert priced(usage, "claude-opus-4@20250514").model == priced(usage, "claude-opus-4-20250514").model
+    cost = priced(usage, "us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+    assert cost.provider == "aws"
+    assert cost == priced(usage, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", provider="bedrock-anthropic")

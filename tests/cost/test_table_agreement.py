@@ -114,3 +114,36 @@ def test_any_counts_agree_with_the_table(
         source="test",
     )
     assert _ours(usage, provider, model, web_searches) == _table_total(usage, provider, model, web_searches)
+
+
+def test_every_model_agrees_with_the_table_on_media_tokens_and_file_searches() -> None:
+    """Audio, image and video tokens (prompt, cached, generated) at their own rates where a model has them, and
+    file searches per search: as genai-prices' ``calc_price`` prices the same counts (a generated image's tokens
+    cost ten times text's and more)."""
+    from ssewire.cost.pricing import amounts
+
+    usage = Usage(20_000, 4_000, cached_input_tokens=5_000, reasoning_tokens=500, source="test")
+    media = {"audio": (2_000, 500, 300), "image": (3_000, 1_000, 1_290), "video": (1_000, 0, 0)}
+    counts = {
+        "input_tokens": 20_000,
+        "cache_read_tokens": 5_000,
+        "output_tokens": 4_000,
+        "output_reasoning_tokens": 500,
+        "input_audio_tokens": 2_000,
+        "cache_audio_read_tokens": 500,
+        "output_audio_tokens": 300,
+        "input_image_tokens": 3_000,
+        "cache_image_read_tokens": 1_000,
+        "output_image_tokens": 1_290,
+        "input_video_tokens": 1_000,
+        "storage_searches": 2,
+    }
+    disagreements = []
+    for provider, model in MODELS:
+        rates = rates_at(Match(provider, model), AT, None)
+        ours = sum(amounts(usage, rates, file_searches=2, media=media))
+        table_usage = genai_prices.Usage(**counts)
+        theirs = model.calc_price(table_usage, provider, genai_request_timestamp=AT).total_price
+        if ours != theirs:
+            disagreements.append((provider.id, model.id, ours, theirs))
+    assert disagreements == []

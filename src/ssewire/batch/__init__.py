@@ -48,7 +48,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Iterable, Iterator, NamedTuple, Optional, Union
 
-from ..cost.pricing import Figures, figures, web_search_calls
+from ..cost.pricing import Figures, figures, search_calls
 from ..errors import SSEwireError, UnknownProviderError, error_type
 from ..events import Unified
 from ..framing import Chunk, framing_name
@@ -173,7 +173,7 @@ class Priceable(NamedTuple):
     usage: Usage
     model: Optional[str]
     service_tier: Optional[str]
-    web_search_calls: int
+    search_calls: tuple[int, int]  # (web, file)
 
 
 class ParsedRow(NamedTuple):
@@ -211,8 +211,10 @@ def _price_group(group: list[ParsedRow], at: Optional[datetime]) -> Iterator[dic
         row, priceable = item.row, item.priceable
         if priceable is not None:
             try:
-                usage, model, tier, calls = priceable
-                _add_cost(row, figures(usage, model, at, service_tier=tier, web_search_calls=calls))
+                usage, model, tier, (web, files) = priceable
+                _add_cost(
+                    row, figures(usage, model, at, service_tier=tier, web_search_calls=web, file_search_calls=files)
+                )
             except Exception as exc:  # a bug in ssewire: the row says so, the batch goes on
                 row = error_row("internal", f"{type(exc).__name__}: {exc}", item.size)
         yield row
@@ -264,7 +266,7 @@ def parsed_row(body: Optional[Chunk], provider: str, framing: FramingName, optio
         usage = result.usage
         priceable = None
         if usage is not None and options.priced:
-            priceable = Priceable(usage, result.model, result.service_tier, web_search_calls(result))
+            priceable = Priceable(usage, result.model, result.service_tier, search_calls(result))
         return ParsedRow(row, priceable, len(body))
     except Exception as exc:
         return ParsedRow(error_row("internal", f"{type(exc).__name__}: {exc}", len(body)), None, len(body))

@@ -10,8 +10,8 @@ output and its tool-use prompt tokens as input, DeepSeek's cache hits as cached 
   write rate (a write the provider does not time is a 5-minute one); a rate the model lacks falls back as the
   table's decomposition does (a cache read without its own rate is input);
 - output at the output rate, the reasoning share apart only where the model prices it apart;
-- web searches (Anthropic's ``server_tool_use.web_search_requests``, else the stream's ``web_search`` server calls)
-  and per-request fees where the table prices them;
+- web searches (Anthropic's ``server_tool_use.web_search_requests``, else the stream's ``web_search`` server calls),
+  OpenAI's file searches (its ``file_search`` server calls) and per-request fees where the table prices them;
 - a long-context tier by the prompt's whole input (cache included), as providers bill it; the service tier the
   stream names (``service_tier``; ``batch`` as batch processing) picks the table's variant for it.
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, Mapping, NamedTuple, Optional, Union
 
 from ..result import StreamResult
 from ..usage import Usage, count
@@ -32,7 +32,7 @@ from .model import COMPONENTS, Cost
 from .reported import reported_cost
 from .table import Unpriced
 
-__all__ = ["Figures", "amounts", "components", "figures", "price", "web_search_calls"]
+__all__ = ["Figures", "amounts", "components", "figures", "price", "search_calls", "served_by", "web_search_calls"]
 
 _PER_MTOK = 1_000_000
 _ZERO = Decimal(0)
@@ -48,12 +48,19 @@ def _charge(rate: Any, n: int, prompt: int) -> Decimal:
 
 
 def amounts(
-    usage: Usage, rates: table.Rates, web_searches: int = 0, audio: tuple[int, int, int] = (0, 0, 0)
+    usage: Usage,
+    rates: table.Rates,
+    web_searches: int = 0,
+    audio: tuple[int, int, int] = (0, 0, 0),
+    file_searches: int = 0,
+    media: Optional[Mapping[str, tuple[int, int, int]]] = None,
 ) -> tuple[Decimal, ...]:
     """``usage`` priced at one model's ``rates``: the amounts of :data:`~ssewire.cost.COMPONENTS`, in order;
     ``audio``: the prompt audio tokens, those read from a cache and the generated ones (a provider's rules'
-    ``audio``), each part of the input, cache read and output amounts at the audio rates. :class:`~ssewire.cost.
-    table.Unpriced` when the counts contradict each other."""
+    ``audio``), each part of the input, cache read and output amounts at the audio rates; ``media``: the same by
+    modality (``audio``, ``image``, ``video``: a provider's rules' ``media``, its audio in place of ``audio``);
+    ``web_searches`` and ``file_searches`` (OpenAI's file search calls) at the table's per-search rates.
+    :class:`~ssewire.cost.table.Unpriced` when the counts contradict each other."""
     prompt = usage.input_tokens or 0  # (a recognised usage's counts are ints or None)
     read = usage.cached_input_tokens or 0
     writes = usage.cache_write_tokens or 0
@@ -63,25 +70,44 @@ def amounts(
     plain = prompt - read - writes
     if plain < 0 or hour > writes or reasoning > output:
         raise Unpriced(f"the usage counts contradict each other: {usage!r}")
-    heard, heard_cached, spoken = audio
-    heard_cached = min(heard_cached, read)
-    heard = min(max(heard - heard_cached, 0), plain)  # (the uncached prompt audio)
-    spoken = min(spoken, output - reasoning)
-    text = output - reasoning - spoken
+    text_in, text_read, text_out = plain, read, output - reasoning
+    inputs = reads = outputs = _ZERO
+    for name, counts in ((media or {}) if media is not None else {"audio": audio}).items():
+        modality = _MODALITY_RATES.get(name)
+        if modality is None:
+            continue
+        heard, heard_cached, spoken = counts
+        heard_cached = min(heard_cached, text_read)
+        heard = min(max(heard - heard_cached, 0), text_in)  # (the uncached prompt tokens of this modality)
+        spoken = min(spoken, text_out)
+        if heard or heard_cached or spoken:
+            in_rate, read_rate, out_rate = (getattr(rates, key) for key in modality)
+            inputs += _charge(in_rate, heard, prompt)
+            reads += _charge(read_rate, heard_cached, prompt)
+            outputs += _charge(out_rate, spoken, prompt)
+            text_in, text_read, text_out = text_in - heard, text_read - heard_cached, text_out - spoken
     other = _ZERO
     if web_searches and rates.web_search is not None:
         other += rates.web_search * web_searches
+    if file_searches and rates.file_search is not None:
+        other += rates.file_search * file_searches
     if rates.request is not None:
         other += rates.request
     return (
-        _charge(rates.input, plain - heard, prompt) + _charge(rates.audio_input, heard, prompt),
-        _charge(rates.cache_read, read - heard_cached, prompt) + _charge(rates.audio_cache_read, heard_cached, prompt),
+        _charge(rates.input, text_in, prompt) + inputs,
+        _charge(rates.cache_read, text_read, prompt) + reads,
         _charge(rates.cache_write_5m, writes - hour, prompt) if writes > hour else _ZERO,
         _charge(rates.cache_write_1h, hour, prompt) if hour else _ZERO,
-        _charge(rates.output, text, prompt) + _charge(rates.audio_output, spoken, prompt),
+        _charge(rates.output, text_out, prompt) + outputs,
         _charge(rates.reasoning, reasoning, prompt) if reasoning else _ZERO,
         other,
     )
+
+
+#: Each modality billed at rates of its own: its input, cache read and output rates (:class:`~.table.Rates`).
+_MODALITY_RATES: dict[str, tuple[str, str, str]] = {
+    name: (f"{name}_input", f"{name}_cache_read", f"{name}_output") for name in ("audio", "image", "video")
+}
 
 
 def components(usage: Usage, rates: table.Rates, web_searches: int = 0) -> dict[str, Decimal]:
@@ -92,9 +118,32 @@ def components(usage: Usage, rates: table.Rates, web_searches: int = 0) -> dict[
 def web_search_calls(result: Optional[StreamResult]) -> int:
     """The ``web_search`` server calls of ``result`` (OpenAI Responses' ``web_search_call`` items): the searches
     billed per call where the usage object does not count them."""
+    return search_calls(result)[0]
+
+
+def search_calls(result: Optional[StreamResult]) -> tuple[int, int]:
+    """``(web, file)``: the ``web_search`` and ``file_search`` server calls of ``result`` (OpenAI Responses'
+    ``web_search_call`` / ``file_search_call`` items), billed per call."""
     if result is None or not result.tool_calls:
-        return 0
-    return sum(1 for call in result.tool_calls if call.server and call.name == "web_search")
+        return 0, 0
+    web = files = 0
+    for call in result.tool_calls:
+        if call.server:
+            if call.name == "web_search":
+                web += 1
+            elif call.name == "file_search":
+                files += 1
+    return web, files
+
+
+def served_by(usage: Usage) -> Optional[str]:
+    """Who served a usage's stream, for the price lookup: the provider whose rules read it, but a Chat
+    Completions usage (an API many serve) whose members name its host: Groq's timings (``queue_time`` ...)."""
+    source = usage.source
+    raw = usage.raw
+    if source == "openai-chat" and type(raw) is dict and "queue_time" in raw and "prompt_time" in raw:
+        return "groq"
+    return source
 
 
 def _web_searches(usage: Usage, calls: int) -> int:
@@ -118,29 +167,30 @@ class Figures(NamedTuple):
 
 def _figures(
     usage: Optional[Usage],
-    calls: int,
+    calls: tuple[int, int],
     model: Optional[str],
     provider: Optional[str],
     at: Optional[datetime],
     service_tier: Optional[str],
 ) -> tuple[Optional[tuple[Decimal, ...]], Optional[Decimal], Union[table.Match, str]]:
     """The amounts (None when not computed), the provider's figure and the table's match (or the reason there is
-    no computed figure): the one path :func:`price` and :func:`figures` share. ``calls``: the stream's web search
-    server calls (:func:`web_search_calls`)."""
+    no computed figure): the one path :func:`price` and :func:`figures` share. ``calls``: the stream's web and
+    file search server calls (:func:`search_calls`)."""
     if usage is None:
         return None, None, "the stream reported no usage"
     reported = reported_cost(usage.raw)
     if not usage.recognised:
         return None, reported, "no provider recognises the usage object's shape"
-    found = table.lookup(model, provider, usage.source)
+    found = table.lookup(model, provider, served_by(usage))
     if type(found) is str:
         return None, reported, found
-    from ..normalizers.providers import audio_counts, billed_usage  # (the registry: once a usage is priced)
+    from ..normalizers.providers import billed_usage, media_counts  # (the registry: once a usage is priced)
 
     try:
         rates = table.rates_at(found, at, service_tier)  # type: ignore[arg-type]
-        searches = 0 if rates.web_search is None else _web_searches(usage, calls)
-        return amounts(billed_usage(usage), rates, searches, audio_counts(usage)), reported, found
+        searches = 0 if rates.web_search is None else _web_searches(usage, calls[0])
+        counts = media_counts(usage)
+        return amounts(billed_usage(usage), rates, searches, file_searches=calls[1], media=counts), reported, found
     except Unpriced as exc:  # counts that contradict each other
         return None, reported, exc.reason
 
@@ -152,11 +202,12 @@ def figures(
     *,
     service_tier: Optional[str] = None,
     web_search_calls: int = 0,
+    file_search_calls: int = 0,
 ) -> Optional[Figures]:
     """:func:`price`'s figures for a stream's ``usage`` (``model`` and ``service_tier`` its own, the provider its
-    shape implies; ``web_search_calls`` as :func:`web_search_calls` counts them), without building a :class:`Cost`:
-    what a batch row needs, at a fraction of the cost. None when neither figure exists."""
-    parts, reported, _ = _figures(usage, web_search_calls, model, None, at, service_tier)
+    shape implies; ``web_search_calls`` / ``file_search_calls`` as :func:`search_calls` counts them), without
+    building a :class:`Cost`: what a batch row needs, at a fraction of the cost. None when neither figure exists."""
+    parts, reported, _ = _figures(usage, (web_search_calls, file_search_calls), model, None, at, service_tier)
     if parts is None:
         return None if reported is None else Figures(None, reported, None)
     return Figures(sum(parts, _ZERO), reported, table.version())
@@ -171,7 +222,7 @@ def _priced(
     service_tier: Optional[str],
 ) -> Union[Cost, str]:
     """The cost, or the reason there is none (returned, not raised: unpriced streams are common in a batch)."""
-    parts, reported, found = _figures(usage, web_search_calls(result), model, provider, at, service_tier)
+    parts, reported, found = _figures(usage, search_calls(result), model, provider, at, service_tier)
     partial = usage is not None and usage.partial
     if parts is None:  # no computed figure: the provider's alone, or none
         if reported is None:

@@ -10,7 +10,10 @@ shape implies (:data:`PROVIDER_IDS`) and then at whichever provider's models mat
 stream is served by many: ``deepseek-chat``, ``grok-4``, ``llama-3.3-70b-versatile`` find their own; a
 ``vendor/model`` name is OpenRouter's when no provider claims it). A name with
 a ``models/`` prefix, or a reasoning-effort suffix (``-minimal``, ``-low``, ``-medium``, ``-high``, ``-xhigh``:
-xAI's ``grok-3-mini-high`` is ``grok-3-mini`` run with more effort, billed by its tokens) is retried without it.
+xAI's ``grok-3-mini-high`` is ``grok-3-mini`` run with more effort, billed by its tokens) is retried without it,
+Vertex's ``@date`` as ``-date``; a Bedrock model id (``us.anthropic.claude-...-v1:0``) is also looked up at
+Bedrock's. A Chat Completions stream whose usage object names its host (Groq's timings) is looked up at that host
+first.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any, Optional, Union
 from ..errors import SSEwireError
 
 __all__ = [
+    "HOSTS",
     "LOCAL_PROVIDERS",
     "PROVIDER_IDS",
     "Match",
@@ -58,6 +62,13 @@ PROVIDER_IDS: dict[str, Optional[str]] = {
 LOCAL_PROVIDERS = frozenset({"ollama"})
 
 _EFFORT_SUFFIX = re.compile(r"-(?:minimal|low|medium|high|xhigh)$")
+_AT_DATE = re.compile(r"@(\d{8})$")
+#: A Bedrock model id (``anthropic.claude-sonnet-4-5-20250929-v1:0``, with a region's ``us.`` prefix): also looked
+#: up at Bedrock's prices (``aws``), whatever the stream's shape says.
+_BEDROCK_ID = re.compile(r"^(?:[a-z]{2,7}\.)?[a-z0-9-]+\.[A-Za-z0-9.-]+-v\d+(?::\d+)?$")
+#: The genai-prices provider of an OpenAI-compatible stream whose usage object names its host (see
+#: ``cost.pricing.served_by``): a stream provider name that is no ssewire provider.
+HOSTS: dict[str, str] = {"groq": "groq"}
 
 
 class Unpriced(SSEwireError, LookupError):
@@ -114,6 +125,9 @@ def _refs(model_ref: str) -> list[str]:
     """``model_ref`` and the names to retry it as (see the module docstring)."""
     refs = [model_ref]
     bare = model_ref[len("models/") :] if model_ref.startswith("models/") else model_ref
+    dated = _AT_DATE.sub(r"-\1", bare)  # Vertex's ``claude-opus-4@20250514``: the provider's ``-20250514``
+    if dated != bare:
+        bare = dated
     if bare != model_ref:
         refs.append(bare)
     plain = _EFFORT_SUFFIX.sub("", bare)
@@ -169,10 +183,12 @@ def _find(model_ref: Optional[str], provider: Optional[str], stream_provider: Op
     elif stream_provider in LOCAL_PROVIDERS:
         raise Unpriced(f"{stream_provider} runs models locally: pass provider= to price it as a hosted model")
     else:
-        hint = PROVIDER_IDS.get(stream_provider or "")
+        hint = PROVIDER_IDS.get(stream_provider or "") or HOSTS.get(stream_provider or "")
         providers = [hint, None] if hint is not None else [None]
         if "/" in model_ref:  # ``vendor/model``: OpenRouter's naming
             providers.append("openrouter")
+        if "aws" not in providers and _BEDROCK_ID.match(model_ref):
+            providers.append("aws")
     for ref in _refs(model_ref):
         for provider_id in providers:
             try:
@@ -190,7 +206,8 @@ class Rates:
     the model has no rate of its own (the fallbacks are the table's decomposition's)."""
 
     __slots__ = ("audio_cache_read", "audio_input", "audio_output", "cache_read", "cache_write_1h", "cache_write_5m",
-                 "input", "output", "reasoning", "request", "web_search")  # fmt: skip
+                 "file_search", "image_cache_read", "image_input", "image_output", "input", "output", "reasoning",
+                 "request", "video_cache_read", "video_input", "video_output", "web_search")  # fmt: skip
 
     def __init__(self, prices: Any) -> None:
         def rate(*keys: str, per: int = 1_000_000) -> Any:
@@ -210,9 +227,19 @@ class Rates:
         self.reasoning = rate("output_reasoning_mtok")  # None: reasoning is billed as output
         # audio at its own rates, else as text
         self.audio_input = rate("input_audio_mtok", "input_mtok")
-        self.audio_cache_read = rate("cache_audio_read_mtok", "cache_read_mtok", "input_mtok")
+        # (a model that prices a modality and cache reads prices their join: without a cache-read rate, a cached
+        # token of a modality is one of its prompt tokens)
+        self.audio_cache_read = rate("cache_audio_read_mtok", "cache_read_mtok", "input_audio_mtok", "input_mtok")
         self.audio_output = rate("output_audio_mtok", "output_mtok")
+        # images and video likewise (a generated image's tokens: ten times text's and more)
+        self.image_input = rate("input_image_mtok", "input_mtok")
+        self.image_cache_read = rate("cache_image_read_mtok", "cache_read_mtok", "input_image_mtok", "input_mtok")
+        self.image_output = rate("output_image_mtok", "output_mtok")
+        self.video_input = rate("input_video_mtok", "input_mtok")
+        self.video_cache_read = rate("cache_video_read_mtok", "cache_read_mtok", "input_video_mtok", "input_mtok")
+        self.video_output = rate("output_video_mtok", "output_mtok")
         self.web_search = rate("web_searches_kcount", per=1000)
+        self.file_search = rate("storage_searches_kcount", per=1000)
         self.request = rate("requests_kcount", per=1000)
 
 

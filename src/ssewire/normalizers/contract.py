@@ -129,6 +129,13 @@ class Recognition:
         return (0, 0, 0)
 
     @classmethod
+    def media(cls, raw: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
+        """Every modality billed at rates of its own in a usage object this provider read, by name (``audio``,
+        ``image``, ``video``): as :meth:`audio` counts audio, each a share of the input, cached input and output
+        counts; the audio of :meth:`audio` only, unless the provider says."""
+        return {"audio": cls.audio(raw)}
+
+    @classmethod
     def billed(cls, usage: Usage) -> Usage:
         """The counts this provider bills for ``usage`` (one it read), where they are not the ones its usage object
         says were used (what a price is computed from): ``usage`` itself unless the provider says otherwise."""

@@ -232,10 +232,17 @@ def recitation_citations(metadata: Any) -> list[Citation]:
 
 
 def _modality_count(details: Any, modality: str) -> int:
-    """The tokens of ``modality`` in a list of ``{"modality": ..., "tokenCount": n}`` (0 when it has none)."""
+    """The tokens of ``modality`` (lower case) in a list of ``{"modality": "AUDIO", "tokenCount": n}`` (Interactions:
+    ``{"modality": "audio", "tokens": n}``); 0 when it has none."""
     if type(details) is not list:
         return 0
-    return sum(count(d.get("tokenCount")) for d in details if type(d) is dict and d.get("modality") == modality)
+    total = 0
+    for d in details:
+        if type(d) is dict:
+            name = d.get("modality")
+            if type(name) is str and name.lower() == modality:
+                total += count(d.get("tokenCount", d.get("tokens")))
+    return total
 
 
 class GeminiRules(Recognition):
@@ -272,10 +279,27 @@ class GeminiRules(Recognition):
     def audio(cls, raw: dict[str, Any]) -> tuple[int, int, int]:
         """The ``AUDIO`` entries of ``promptTokensDetails``, ``cacheTokensDetails`` and ``candidatesTokensDetails``
         (Live: ``responseTokensDetails``)."""
-        outputs = "candidatesTokensDetails" if "candidatesTokensDetails" in raw else "responseTokensDetails"
-        return tuple(  # type: ignore[return-value]  # (three counts)
-            _modality_count(raw.get(key), "AUDIO") for key in ("promptTokensDetails", "cacheTokensDetails", outputs)
-        )
+        return cls.media(raw)["audio"]
+
+    @classmethod
+    def media(cls, raw: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
+        """The ``AUDIO``, ``IMAGE`` and ``VIDEO`` entries of ``promptTokensDetails``, ``cacheTokensDetails`` and
+        ``candidatesTokensDetails`` (Live: ``responseTokensDetails``); an Interactions usage's
+        ``input_tokens_by_modality``, ``cached_tokens_by_modality`` and ``output_tokens_by_modality``."""
+        if "input_tokens_by_modality" in raw or "output_tokens_by_modality" in raw:
+            keys = ("input_tokens_by_modality", "cached_tokens_by_modality", "output_tokens_by_modality")
+        else:
+            outputs = "candidatesTokensDetails" if "candidatesTokensDetails" in raw else "responseTokensDetails"
+            keys = ("promptTokensDetails", "cacheTokensDetails", outputs)
+        lists = [raw.get(key) for key in keys]
+        return {
+            name: (
+                _modality_count(lists[0], name),
+                _modality_count(lists[1], name),
+                _modality_count(lists[2], name),
+            )
+            for name in ("audio", "image", "video")
+        }
 
     @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:

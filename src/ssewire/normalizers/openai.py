@@ -261,13 +261,22 @@ class ResponsesRules(Recognition):
     def audio(cls, raw: dict[str, Any]) -> tuple[int, int, int]:
         """The Realtime API's usage (which these rules read): ``input_token_details.audio_tokens`` (cached:
         ``cached_tokens_details.audio_tokens``) and ``output_token_details.audio_tokens``."""
+        return cls.media(raw)["audio"]
+
+    @classmethod
+    def media(cls, raw: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
+        """The Realtime API's audio (see :meth:`audio`) and images (``input_token_details.image_tokens``, cached:
+        ``cached_tokens_details.image_tokens``)."""
         given = raw.get("input_token_details")
         given = given if type(given) is dict else {}
-        return (
-            count(given.get("audio_tokens")),
-            detail(given, "cached_tokens_details", "audio_tokens"),
-            detail(raw, "output_token_details", "audio_tokens"),
-        )
+        return {
+            name: (
+                count(given.get(f"{name}_tokens")),
+                detail(given, "cached_tokens_details", f"{name}_tokens"),
+                detail(raw, "output_token_details", f"{name}_tokens"),
+            )
+            for name in ("audio", "image")
+        }
 
     @classmethod
     def claims(cls, obj: dict[str, Any], event: Optional[str] = None) -> bool:

@@ -113,12 +113,12 @@ def billed_usage(usage: Usage) -> Usage:
     return usage if rules is None else rules.billed(usage)
 
 
-def audio_counts(usage: Usage) -> tuple[int, int, int]:
-    """The audio in ``usage`` as the provider that read it counts it (its rules' ``audio``): prompt audio tokens,
-    those read from a cache, generated audio tokens; zeros where it counts none."""
+def media_counts(usage: Usage) -> dict[str, tuple[int, int, int]]:
+    """Every modality in ``usage`` billed at rates of its own, as the provider that read it counts them (its rules'
+    ``media``): by name, ``(prompt, cached, generated)`` tokens; empty where it counts none."""
     rules = _RULES_BY_SOURCE.get(usage.source or "")
     raw = usage.raw
-    return (0, 0, 0) if rules is None or type(raw) is not dict else rules.audio(raw)
+    return {} if rules is None or type(raw) is not dict else rules.media(raw)
 
 
 _READS = {entry.name: {entry.name, *entry.also_reads} for entry in ENTRIES}
