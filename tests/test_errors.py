@@ -18,6 +18,7 @@ from ssewire.errors import (
     UnknownProviderError,
     UnsupportedResponseError,
 )
+from ssewire.names import ProviderName
 
 BODY = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n'
 
@@ -184,6 +185,21 @@ def test_a_body_without_events_is_not_a_stream_and_says_what_it_is() -> None:
 def test_a_body_cut_inside_its_first_event_is_truncated_not_a_non_stream(body: bytes) -> None:
     events = list(ssewire.iter_unified([body], "auto"))
     assert events[-1].error is not None and events[-1].error["type"] == "stream_truncated"
+
+
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        ("openai-realtime", b'{"type":"session.created","event_id":"event_C1","session":{"type":"realtime","o'),
+        ("gemini-live", b'{"setupCompl'),
+    ],
+)
+def test_a_session_cut_inside_its_first_event_is_truncated_never_clean(provider: ProviderName, body: bytes) -> None:
+    """A session owes nothing at its end between responses, but a body cut inside its first event read nothing:
+    a truncation, as every other provider says (it was no error at all, and a batch row a clean one)."""
+    for chunks in ([body], [body[:5], body[5:]]):
+        result = ssewire.collect(ssewire.iter_unified(chunks, provider, "ndjson"))
+        assert result.error is not None and result.error["type"] == "stream_truncated"
 
 
 def test_a_429_through_a_plain_byte_iterator_is_the_provider_error_not_a_truncation() -> None:

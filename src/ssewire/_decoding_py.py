@@ -877,6 +877,10 @@ class StreamDecoder:
         if error is None:  # a normaliser that owes nothing at the end (a Realtime session) still read no stream
             if not cut:
                 out.append(Unified("error", error={"type": "not_a_stream", "message": message}))
+            else:  # (cut inside its first event: what came says nothing of what was sent, never a clean end)
+                cut_message = f"{normalizer.provider}: the stream ended inside its first event"
+                error = {"type": "stream_truncated", "message": cut_message, "incomplete_tool_calls": []}
+                out.append(Unified("error", error=error))
         elif error.get("type") == "stream_truncated":
             if cut:
                 error["message"] += ": it ended inside its first event"

@@ -402,6 +402,35 @@ def test_usage_errors_exit_2_with_a_message(tmp_path: Path, capsys: pytest.Captu
     assert exit_.value.code == 2 and "invalid choice" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a device every write to fails, full)")
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_a_full_output_device_is_a_failure_never_a_usage_error(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Parquet writes as it opens its file: a full disk then was exit 2 (a usage error) where JSONL and CSV,
+    failing at their first write, were 1; the path is right, the run failed: 1 for every format."""
+    if fmt == "parquet" and not _has("pyarrow"):
+        pytest.skip("Parquet needs pyarrow")
+    assert main([str(FIXTURES), "--out", "/dev/full", "--format", fmt, "--quiet"]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+
+
+def test_kept_nan_and_infinite_floats_are_null_in_jsonl(tmp_path: Path) -> None:
+    """JSONL is JSON a line: a kept float column's NaN or infinity (Parquet holds them) is null, never ``NaN``."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    body = (FIXTURES / "openai-chat-deepseek-cache-resource.sse").read_bytes()
+    path = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"body": [body] * 3, "score": [float("nan"), float("inf"), 0.5]}), path)
+    out = tmp_path / "r.jsonl"
+    args = [str(path), "--out", str(out), "--body-column", "body", "--provider", "openai-chat"]
+    assert main([*args, "--keep-columns", "score", "--quiet"]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+
+    def strict(text: str) -> Any:
+        return json.loads(text, parse_constant=lambda name: pytest.fail(f"not JSON: {name}"))
+
+    assert [strict(line)["score"] for line in lines] == [None, None, 0.5]
+
+
 def test_usage_errors_exit_2_in_a_subprocess(tmp_path: Path) -> None:
     missing = _batch(str(tmp_path / "missing"), "--out", str(tmp_path / "r.jsonl"))
     assert missing.returncode == 2 and b"no such file or directory" in missing.stderr

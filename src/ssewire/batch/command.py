@@ -282,6 +282,9 @@ def main(argv: Optional[Sequence[str]] = None, *, own_process: bool = False) -> 
         except UsageError as exc:
             print(f"ssewire batch: {exc}", file=sys.stderr)
             return 2
+        except OSError as exc:  # the output's path is right but it cannot be written (a full disk): no usage error
+            print(f"ssewire batch: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
         return _run(batch, writer, workers)
     finally:
         if workers is not None:

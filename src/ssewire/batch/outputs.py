@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import base64
 import csv
+import errno
 import json
+import math
 import os
 import stat
 import sys
@@ -132,8 +134,10 @@ class _Jsonl(Writer):
     def write(self, sources: list[str], kept: list[tuple[Any, ...]], rows: list[tuple[Any, ...]]) -> None:
         columns = self.columns
         for source, values, row in zip(sources, self._as_text(kept), rows):
+            if any(type(value) is float and not math.isfinite(value) for value in values):
+                values = tuple(_finite(value) for value in values)
             line = dict(zip(columns, (source, *values, *row)))
-            self.file.write(json.dumps(line, ensure_ascii=False, default=_json_value) + "\n")
+            self.file.write(json.dumps(line, ensure_ascii=False, default=_json_value, allow_nan=False) + "\n")
 
     def close(self) -> None:
         self.file.close()
@@ -206,7 +210,15 @@ def open_writer(path: str, fmt: str, kept: Sequence[tuple[str, Any]] = ()) -> Wr
     try:
         return kinds[fmt](path, kept)
     except OSError as exc:
+        if exc.errno is not None and exc.errno not in _PATH_ERRORS:  # (a full disk, an I/O error: no usage error)
+            raise
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+#: The errors opening an output that say its path is wrong (a usage error); any other (a full disk) is a failure.
+_PATH_ERRORS = frozenset(
+    {errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR, errno.EROFS, errno.ENAMETOOLONG, errno.ELOOP}
+)
 
 
 def require_format(fmt: str) -> None:
@@ -274,6 +286,11 @@ def _cell(value: Any) -> Any:
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     return value
+
+
+def _finite(value: Any) -> Any:
+    """A kept value as JSON can say it: a NaN or infinite float (a Parquet column may hold them) as null."""
+    return None if type(value) is float and not math.isfinite(value) else value
 
 
 def _json_value(value: Any) -> Any:

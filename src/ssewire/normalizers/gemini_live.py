@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..events import Unified, new_done, new_event, new_tool_event, new_usage
+from ..events import SSEEvent, Unified, new_done, new_event, new_tool_event, new_usage
 from ..names import UnifiedType
 from ._fast import typed
 from .contract import Normalizer
@@ -120,6 +120,12 @@ class GeminiLiveNormalizer(Normalizer):
     def reads_deltas(self) -> bool:
         """While a turn is open (see ``reading_can_stop``)."""
         return not self.done
+
+    def not_json(self, ev: SSEEvent) -> list[Unified]:
+        """A frame that is no JSON (one cut by the end of a saved session): the session's end is not known, so
+        unless a later turn ends it, it ends cut (``stream_truncated``), never clean."""
+        self.done = False
+        return super().not_json(ev)
 
     def _content(self, obj: dict[str, Any], content: dict[str, Any], out: list[Unified]) -> None:
         if isinstance(content.get("outputTranscription"), dict):

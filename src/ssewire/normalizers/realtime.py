@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ..events import Unified, new_done, new_event, new_usage
+from ..events import SSEEvent, Unified, new_done, new_event, new_usage
 from ._fast import typed
 from .common import error_object, error_payload, str_or
 from .contract import Normalizer, Recognition
@@ -160,6 +160,12 @@ class OpenAIRealtimeNormalizer(Normalizer):
             return [new_event("raw", obj)]
         handler = _HANDLERS.get(kind) if type(kind) is str else None
         return [new_event("raw", obj)] if handler is None else handler(self, obj)
+
+    def not_json(self, ev: SSEEvent) -> list[Unified]:
+        """A frame that is no JSON (one cut by the end of a saved session): the session's end is not known, so
+        unless a later turn ends it, it ends cut (``stream_truncated``), never clean."""
+        self.done = False
+        return super().not_json(ev)
 
     def _session(self, obj: dict[str, Any]) -> list[Unified]:
         session = obj.get("session")
