@@ -707,7 +707,10 @@ def test_a_client_of_httpx_is_used_with_httpxs_own_timeout_and_errors() -> None:
     async def run(url: str) -> bytes:
         import httpx as plain_httpx  # (not httpx2, which the gateway sends with by default where installed)
 
-        async with plain_httpx.AsyncClient() as upstream_client:
+        class TracingClient(plain_httpx.AsyncClient):  # (a client of the caller's own class, httpx's underneath)
+            pass
+
+        async with TracingClient() as upstream_client:
             app = create_app(url, record=recorder, client=upstream_client)
             async with plain_httpx.AsyncClient(transport=plain_httpx.ASGITransport(app=app), base_url="http://gw") as c:
                 response = await c.post("/v1/chat/completions", params={"file": stream.name}, json={})

@@ -171,7 +171,11 @@ class Refused(Exception):
 def http_package(obj: Any) -> Any:
     """The HTTP client package (``httpx`` or ``httpx2``) that ``obj``, a client or a response, is of: its
     exceptions and ``Timeout`` are the ones to use with it."""
-    return sys.modules[type(obj).__module__.partition(".")[0]]
+    for cls in type(obj).__mro__:  # (a subclass of a client is the client's package's)
+        package = cls.__module__.partition(".")[0]
+        if package in ("httpx", "httpx2"):
+            return sys.modules[package]
+    return httpx
 
 
 class UpstreamTimeout(Exception):

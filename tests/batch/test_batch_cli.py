@@ -419,16 +419,19 @@ def test_kept_nan_and_infinite_floats_are_null_in_jsonl(tmp_path: Path) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
     body = (FIXTURES / "openai-chat-deepseek-cache-resource.sse").read_bytes()
     path = tmp_path / "in.parquet"
-    pq.write_table(pa.table({"body": [body] * 3, "score": [float("nan"), float("inf"), 0.5]}), path)
+    nan, inf = float("nan"), float("inf")
+    table = {"body": [body] * 3, "score": [nan, inf, 0.5], "scores": [[1.0, nan], [inf], []]}
+    pq.write_table(pa.table(table), path)
     out = tmp_path / "r.jsonl"
     args = [str(path), "--out", str(out), "--body-column", "body", "--provider", "openai-chat"]
-    assert main([*args, "--keep-columns", "score", "--quiet"]) == 0
+    assert main([*args, "--keep-columns", "score,scores", "--quiet"]) == 0
     lines = out.read_text(encoding="utf-8").splitlines()
 
     def strict(text: str) -> Any:
         return json.loads(text, parse_constant=lambda name: pytest.fail(f"not JSON: {name}"))
 
     assert [strict(line)["score"] for line in lines] == [None, None, 0.5]
+    assert [strict(line)["scores"] for line in lines] == [[1.0, None], [None], []]
 
 
 def test_usage_errors_exit_2_in_a_subprocess(tmp_path: Path) -> None:

@@ -123,6 +123,28 @@ def test_a_call_whose_name_comes_after_its_id_is_written_with_its_name(served: t
     )
 
 
+def test_parallel_calls_one_waiting_for_its_name_are_indexed_in_the_order_they_open(served: tuple[str, Path]) -> None:
+    """Call A comes without its name, call B with one, then A's name: the Chat target writes B as index 0 and A
+    as index 1 (an index written before a lower one made the SDK's accumulator raise IndexError)."""
+    openai = pytest.importorskip("openai")
+    calls = [
+        {"index": 0, "id": "call_A", "type": "function", "function": {"arguments": ""}},
+        {"index": 1, "id": "call_B", "type": "function", "function": {"name": "fb", "arguments": '{"b":2}'}},
+        {"index": 0, "function": {"name": "fa", "arguments": '{"a":1}'}},
+    ]
+    source = _chat(*[({"tool_calls": [c]}, None) for c in calls], ({}, "tool_calls"))
+    body, dropped = _translate(source, "openai-chat", "openai-chat")
+    assert dropped == {}
+    url, query = _serve(served, "parallel-late-name.sse", body)
+    with openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=TIMEOUT) as client:  # noqa: SIM117
+        with client.chat.completions.stream(
+            model="m", messages=[{"role": "user", "content": "hi"}], extra_query=query
+        ) as stream:
+            completion = stream.get_final_completion()
+    made = [(c.id, c.function.name, c.function.arguments) for c in completion.choices[0].message.tool_calls or []]
+    assert sorted(made) == [("call_A", "fa", '{"a":1}'), ("call_B", "fb", '{"b":2}')]
+
+
 def test_a_messages_sources_redacted_thinking_and_server_tool_results_reach_a_messages_client(
     served: tuple[str, Path],
 ) -> None:

@@ -134,10 +134,12 @@ class _Jsonl(Writer):
     def write(self, sources: list[str], kept: list[tuple[Any, ...]], rows: list[tuple[Any, ...]]) -> None:
         columns = self.columns
         for source, values, row in zip(sources, self._as_text(kept), rows):
-            if any(type(value) is float and not math.isfinite(value) for value in values):
-                values = tuple(_finite(value) for value in values)
             line = dict(zip(columns, (source, *values, *row)))
-            self.file.write(json.dumps(line, ensure_ascii=False, default=_json_value, allow_nan=False) + "\n")
+            try:
+                text = json.dumps(line, ensure_ascii=False, default=_json_value, allow_nan=False)
+            except ValueError:  # a NaN or infinite float somewhere in a kept value (Parquet holds them)
+                text = json.dumps(_finite(line), ensure_ascii=False, default=_json_value, allow_nan=False)
+            self.file.write(text + "\n")
 
     def close(self) -> None:
         self.file.close()
@@ -289,8 +291,15 @@ def _cell(value: Any) -> Any:
 
 
 def _finite(value: Any) -> Any:
-    """A kept value as JSON can say it: a NaN or infinite float (a Parquet column may hold them) as null."""
-    return None if type(value) is float and not math.isfinite(value) else value
+    """A kept value as JSON can say it: every NaN or infinite float in it (a Parquet column, a list or struct of
+    one, may hold them) as null."""
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _json_value(value: Any) -> Any:

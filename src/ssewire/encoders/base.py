@@ -281,7 +281,7 @@ class Encoder:
         self._dropped: Optional[Dropped] = None  # made when first counted in (most streams drop nothing)
         self.usage: Optional[Usage] = None
         self.calls: dict[Optional[str], Call] = {}
-        self.client_calls = 0  # client calls opened
+        self.client_calls = 0  # client calls opened (written)
         self.started = False
         self.ended = False  # the target's stream is over: nothing more is written
         self.failed = False  # the target's error was written (the target may still write a stop after it)
@@ -619,23 +619,27 @@ class Encoder:
             return call, opening + self.on_signature(signature)  # (the call's opening, its place for one, is written)
         call_id = event.tool_call_id if event.tool_call_id is not None else f"call_{len(self.calls)}"
         server = bool(event.server)
-        call = Call(call_id, event.tool_name, 0 if server else self.client_calls, server)
+        call = Call(call_id, event.tool_name, 0, server)
         call.signature = event.signature
         self.calls[event.tool_call_id] = call
         out = ""
         if call.signature is not None and not self._carries_signature_of(call):
             out = self.on_signature(call.signature)
-        if not server:
-            self.client_calls += 1
         if call.name is None and event.type != "tool_call_done":  # its name may come with its next fragment
             call.opened = False
             return call, out
         return call, out + self._open_call(call)
 
     def _open_call(self, call: Call) -> str:
-        """Write ``call``'s opening, then the fragments it held while it waited for its name."""
+        """Write ``call``'s opening (a client call's ``index``: its place among the client calls opened, in the
+        order they open), then the fragments it held while it waited for its name."""
         call.opened = True
-        out = self.on_server_call(call) if call.server else self.on_call_start(call)
+        if call.server:
+            out = self.on_server_call(call)
+        else:
+            call.index = self.client_calls
+            self.client_calls += 1
+            out = self.on_call_start(call)
         pending = call.pending
         if pending:
             call.pending = None
