@@ -79,17 +79,23 @@ def test_a_call_whose_arguments_are_no_json_object_is_never_a_messages_call_to_r
     assert "incomplete_tool_calls" in str(raised.value)
 
 
-def test_valid_arguments_in_fragments_reach_the_messages_client_whole(served: tuple[str, Path]) -> None:
-    calls = [
+@pytest.mark.parametrize(
+    ("fragments", "want"),
+    [(['{"city": ', '"Paris"}'], {"city": "Paris"}), (["\n ", "{", '"a', '":1}'], {"a": 1}), (["  "], {})],
+    ids=["two", "tiny-after-whitespace", "whitespace-only"],
+)
+def test_valid_arguments_in_fragments_reach_the_messages_client_whole(
+    served: tuple[str, Path], fragments: list[str], want: dict[str, Any]
+) -> None:
+    calls: list[dict[str, Any]] = [
         {"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": ""}},
-        {"index": 0, "function": {"arguments": '{"city": '}},
-        {"index": 0, "function": {"arguments": '"Paris"}'}},
+        *({"index": 0, "function": {"arguments": fragment}} for fragment in fragments),
     ]
     source = _chat(*[({"tool_calls": [c]}, None) for c in calls], ({}, "tool_calls"))
     body, dropped = _translate(source, "openai-chat", "anthropic")
-    final = _anthropic_final(served, "good-args.sse", body)
+    final = _anthropic_final(served, f"good-args-{len(fragments)}.sse", body)
     assert dropped == {}
-    assert [(b.type, b.name, b.input) for b in final.content] == [("tool_use", "get_weather", {"city": "Paris"})]
+    assert [(b.type, b.name, b.input) for b in final.content] == [("tool_use", "get_weather", want)]
 
 
 @pytest.mark.parametrize("to", ["openai-chat", "anthropic"])

@@ -283,8 +283,8 @@ class AnthropicEncoder(Encoder):
 
     def _held_input(self, call: Call) -> str:
         """The input ``call`` held while its start was too short to tell (its whole arguments, at its done)."""
-        held = None if self._starts is None else self._starts.pop(call.id, None)
-        return _input_delta(call.index, held) if type(held) is str and held else ""
+        held = None if self._starts is None else self._starts.pop(call.id, None)  # (whitespace alone: no input
+        return _input_delta(call.index, held) if type(held) is str and held.strip(_JSON_SPACE) else ""  # but {})
 
     def on_done(self, stop: str, native: str) -> str:
         out = self._close_open()
