@@ -76,7 +76,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     if args.translate_from is not None:
         from .translate import create_translating_app
 
-        app = create_translating_app(args.upstream, args.translate_from, upstream_path=args.upstream_path)
+        upstream_path = args.upstream_path
+        app = create_translating_app(args.upstream, args.translate_from, upstream_path=upstream_path, limits=limits)
     else:
         app = create_app(args.upstream, provider=args.provider, record=record, limits=limits, **telemetry)
     serve(app, args.host, args.port, limits=limits)

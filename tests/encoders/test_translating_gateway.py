@@ -405,3 +405,86 @@ def test_a_request_body_over_the_limit_is_refused_unread() -> None:
             answer = httpx.post(gateway.url + "/v1/messages", content=b"x" * 5000, timeout=TIMEOUT)
             assert answer.status_code == 413 and answer.json()["type"] == "error"
             assert not upstream.requests  # never sent upstream
+
+
+@pytest.mark.parametrize(
+    ("upstream_provider", "route", "upstream_path", "asked"),
+    [
+        ("openai-chat", "/v1/chat/completions", "/v1/chat/completions", {"stream": True, "include_usage": True}),
+        ("anthropic", "/v1/messages", "/v1/messages", {"stream": True}),
+        ("gemini", "/v1beta/models/g:generateContent", "/v1beta/models/g:streamGenerateContent", {"alt": "sse"}),
+    ],
+)
+def test_a_whole_answer_asks_the_upstream_for_the_stream_it_is_built_from(
+    upstream_provider: str, route: str, upstream_path: str, asked: dict[str, Any]
+) -> None:
+    """A real API answers a request without ``stream: true`` (Gemini: ``:generateContent``) with whole JSON, which
+    no stream reader reads: the gateway asks for the stream, then renders the answer."""
+    import httpx
+
+    with ReplayServer({"fixtures": FIXTURES}) as upstream:
+        app = create_translating_app(upstream.url, upstream_provider)  # type: ignore[arg-type]
+        with BackgroundServer(app) as gateway:
+            answer = httpx.post(
+                gateway.url + route,
+                params={"file": "fixtures/anthropic-messages-tool-use.sse", "pause": 0},
+                json={"model": "m", "messages": []},
+                timeout=TIMEOUT,
+            )
+        (sent,) = upstream.requests
+    assert answer.status_code in (200, 502) and answer.headers["content-type"].startswith("application/json")
+    assert sent.path == upstream_path
+    fields = json.loads(sent.body)
+    if "stream" in asked:
+        assert fields["stream"] is True and fields["messages"] == []
+    if "include_usage" in asked:
+        assert fields["stream_options"] == {"include_usage": True}
+    if "alt" in asked:
+        assert sent.query["alt"] == "sse" and "stream" not in fields
+
+
+@pytest.mark.parametrize("wants_stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize("upstream_does", ["stall", "cut"])
+def test_an_upstream_that_stalls_or_is_cut_ends_in_the_routes_error_in_time(
+    wants_stream: bool, upstream_does: str
+) -> None:
+    """Silent past ``idle_timeout`` (or cut mid-stream): the client gets the route's error (an error event, or a
+    502 error body for a whole answer) within the bound, never a hang of the client library's own timeout, an
+    aborted connection or a plain-text 500."""
+    import time
+
+    import httpx
+    from examples.gateway.limits import Limits
+
+    if upstream_does == "stall":
+        query: dict[str, Any] = {"endless": "anthropic", "events": 2}
+    else:
+        query = {"file": "fixtures/anthropic-messages-tool-use.sse", "pause": 0, "cut": 700}
+    with ReplayServer({"fixtures": FIXTURES}) as upstream:
+        app = create_translating_app(upstream.url, "anthropic", limits=Limits(idle_timeout=1.0, total_timeout=20))
+        with BackgroundServer(app) as gateway:
+            started = time.monotonic()
+            answer = httpx.post(
+                gateway.url + "/v1/messages", params=query, json={"stream": wants_stream}, timeout=TIMEOUT
+            )
+            took = time.monotonic() - started
+    assert took < 10
+    if wants_stream:
+        assert answer.status_code == 200
+        last = [line for line in answer.text.splitlines() if line.startswith("data: ")][-1]
+        assert json.loads(last[len("data: ") :])["error"]["type"] == "stream_truncated"
+    else:
+        assert answer.status_code == 502 and answer.json()["error"]["type"] == "stream_truncated"
+
+
+def test_the_command_line_limits_bound_the_translation_routes_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx
+    from examples.gateway import __main__ as command
+
+    apps: list[Any] = []
+    monkeypatch.setattr(command, "serve", lambda app, *args, **kwargs: apps.append(app))
+    with ReplayServer({"fixtures": FIXTURES}) as upstream:
+        command.main(["--upstream", upstream.url, "--translate-from", "anthropic", "--max-body", "1000"])
+        with BackgroundServer(apps[0]) as gateway:
+            answer = httpx.post(gateway.url + "/v1/messages", content=b"x" * 5000, timeout=TIMEOUT)
+        assert answer.status_code == 413 and not upstream.requests
