@@ -59,6 +59,16 @@ def _anthropic_final(served: tuple[str, Path], name: str, body: bytes) -> Any:
             return stream.get_final_message()
 
 
+def _openai_chat_final(served: tuple[str, Path], name: str, body: bytes) -> Any:
+    openai = pytest.importorskip("openai")
+    url, query = _serve(served, name, body)
+    with openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=TIMEOUT) as client:  # noqa: SIM117
+        with client.chat.completions.stream(
+            model="m", messages=[{"role": "user", "content": "hi"}], extra_query=query
+        ) as stream:
+            return stream.get_final_completion()
+
+
 @pytest.mark.parametrize("arguments", ["{'city': 'Paris'}", '{"city": "Par', "print('hi')"])
 def test_a_call_whose_arguments_are_no_json_object_is_never_a_messages_call_to_run(
     served: tuple[str, Path], arguments: str
@@ -114,13 +124,7 @@ def test_a_call_whose_name_comes_after_its_id_is_written_with_its_name(served: t
         final = _anthropic_final(served, "late-name.sse", body)
         assert [(b.id, b.name, b.input) for b in final.content] == [("call_1", "get_weather", {"city": "Paris"})]
         return
-    openai = pytest.importorskip("openai")
-    url, query = _serve(served, "late-name-chat.sse", body)
-    with openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=TIMEOUT) as client:  # noqa: SIM117
-        with client.chat.completions.stream(
-            model="m", messages=[{"role": "user", "content": "hi"}], extra_query=query
-        ) as stream:
-            completion = stream.get_final_completion()
+    completion = _openai_chat_final(served, "late-name-chat.sse", body)
     (made,) = completion.choices[0].message.tool_calls or []
     assert (made.id, made.function.name, json.loads(made.function.arguments)) == (
         "call_1",
@@ -132,7 +136,6 @@ def test_a_call_whose_name_comes_after_its_id_is_written_with_its_name(served: t
 def test_parallel_calls_one_waiting_for_its_name_are_indexed_in_the_order_they_open(served: tuple[str, Path]) -> None:
     """Call A comes without its name, call B with one, then A's name: the Chat target writes B as index 0 and A
     as index 1 (an index written before a lower one made the SDK's accumulator raise IndexError)."""
-    openai = pytest.importorskip("openai")
     calls = [
         {"index": 0, "id": "call_A", "type": "function", "function": {"arguments": ""}},
         {"index": 1, "id": "call_B", "type": "function", "function": {"name": "fb", "arguments": '{"b":2}'}},
@@ -141,12 +144,7 @@ def test_parallel_calls_one_waiting_for_its_name_are_indexed_in_the_order_they_o
     source = _chat(*[({"tool_calls": [c]}, None) for c in calls], ({}, "tool_calls"))
     body, dropped = _translate(source, "openai-chat", "openai-chat")
     assert dropped == {}
-    url, query = _serve(served, "parallel-late-name.sse", body)
-    with openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=TIMEOUT) as client:  # noqa: SIM117
-        with client.chat.completions.stream(
-            model="m", messages=[{"role": "user", "content": "hi"}], extra_query=query
-        ) as stream:
-            completion = stream.get_final_completion()
+    completion = _openai_chat_final(served, "parallel-late-name.sse", body)
     made = [(c.id, c.function.name, c.function.arguments) for c in completion.choices[0].message.tool_calls or []]
     assert sorted(made) == [("call_A", "fa", '{"a":1}'), ("call_B", "fb", '{"b":2}')]
 
