@@ -57,7 +57,8 @@ Contract (one instance per stream; every event made from a payload carries ``raw
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Optional
+from types import MappingProxyType
+from typing import Any, Callable, ClassVar, Mapping, Optional, Union
 
 from ..citations import Citation
 from ..events import Unified, new_event, new_usage
@@ -296,15 +297,20 @@ class AnthropicNormalizer(Normalizer):
         #: The provider's ``stop_reason`` from the last ``message_delta``.
         self.stop_reason: Optional[str] = None
         self._calls = CallTable()  # open tool calls by block index
-        self._waiting: list[tuple[OpenCall, Any]] = []  # client calls whose block stopped, done not yet given
-        self._open: set[Any] = set()  # indexes of the blocks started and not stopped
         self._current: Any = None  # index of the block started last
-        self._ids = CallIds()
         self._started = False  # a message_start was seen
-        self._client_calls: set[str] = set()  # ids of the client calls made (none with a result in the stream)
-        self._server_ids: set[str] = set()  # ids named by a provider's result block
-        self._by_id: dict[str, OpenCall] = {}  # every call of the stream by id (a result block names one)
         self._reader_calls = self._calls.open
+
+    # The stream's calls and blocks, each empty (and immutable) until the stream first has one: most streams have
+    # no call, and a container made for each stream costs more than its first use.
+    #: client calls whose block stopped, done not yet given
+    _waiting: Union[list[tuple[OpenCall, Any]], tuple[()]] = ()
+    _open: Union[set[Any], frozenset[Any]] = frozenset()  # indexes of the blocks started and not stopped
+    _client_calls: Union[set[str], frozenset[str]] = frozenset()  # the client calls made (none named by a result)
+    _server_ids: Union[set[str], frozenset[str]] = frozenset()  # ids named by a provider's result block
+    #: every call of the stream by id (a result block names one)
+    _by_id: Mapping[str, OpenCall] = MappingProxyType({})
+    _ids: Optional[CallIds] = None
 
     @property
     def message_id(self) -> Optional[str]:
@@ -335,13 +341,16 @@ class AnthropicNormalizer(Normalizer):
         if not self._waiting:
             return []
         out = [call.close(raw) for call, raw in self._waiting]
-        self._waiting = []
+        self._waiting = ()
         return out
 
     def _server_result(self, call_id: str) -> None:
         """A provider's result block names ``call_id``: that call is the provider's own, never the client's."""
-        self._server_ids.add(call_id)
-        self._client_calls.discard(call_id)
+        if not self._server_ids:
+            self._server_ids = set()
+        self._server_ids.add(call_id)  # type: ignore[union-attr]  # (a set now)
+        if self._client_calls:
+            self._client_calls.discard(call_id)  # type: ignore[union-attr]  # (a non-empty one is a set)
         call = self._by_id.get(call_id)  # (open, or waiting for its done: looked up, not searched for)
         if call is not None:
             call.server = True
@@ -352,12 +361,20 @@ class AnthropicNormalizer(Normalizer):
         if type(given_id) is str and given_id in self._by_id:  # an id the stream already gave a call: never merged,
             given_id = None  # the second call takes a synthetic one (as Chat's calls do)
         provided = type(given_id) is str and bool(given_id)
-        call_id = self._ids.take(given_id)
+        ids = self._ids
+        if ids is None:
+            ids = self._ids = CallIds()
+        call_id = ids.take(given_id)
         server = server or call_id in self._server_ids
         name = block.get("name")
         if not server:
-            self._client_calls.add(call_id)
-        call = self._by_id[call_id] = OpenCall(call_id, name if type(name) is str else None, server, provided)
+            if not self._client_calls:
+                self._client_calls = set()
+            self._client_calls.add(call_id)  # type: ignore[union-attr]  # (a set now)
+        if not self._by_id:
+            self._by_id = {}
+        call = OpenCall(call_id, name if type(name) is str else None, server, provided)
+        self._by_id[call_id] = call  # type: ignore[index]  # (a dict now)
         return call
 
     # -- handlers -------------------------------------------------------------------------------------------------
@@ -386,7 +403,7 @@ class AnthropicNormalizer(Normalizer):
         incomplete = self.incomplete_tool_calls()
         blocks = sorted(str(index) for index in self._open | set(self._calls.open))
         self._calls.clear()
-        self._open.clear()
+        self._open = frozenset()
         self._current = None
         self.done = True
         error = {
@@ -427,7 +444,9 @@ class AnthropicNormalizer(Normalizer):
         out = self._release() if server is None and target is None else []
         out += self._calls.close_at(index, obj)  # a new block at an index whose call is still open
         self._current = index
-        self._open.add(index)
+        if not self._open:
+            self._open = set()
+        self._open.add(index)  # type: ignore[union-attr]  # (a set now)
         if type(block) is not dict or server is None:
             out.append(new_event("raw", obj))
             if (kind == "text" or kind == "thinking") and type(block) is dict:
@@ -471,13 +490,16 @@ class AnthropicNormalizer(Normalizer):
     def _block_stop(self, obj: dict[str, Any]) -> list[Unified]:
         index = _index(obj)
         key = self._current if index is _NO_INDEX else index
-        self._open.discard(key)
+        if self._open:
+            self._open.discard(key)  # type: ignore[union-attr]  # (a non-empty one is a set)
         call = self._calls.pop(key)
         if call is None:
             return [new_event("raw", obj)]
         if call.server:
             return [call.close(obj)]
-        self._waiting.append((call, obj))  # its done waits: a result block may still name it
+        if not self._waiting:
+            self._waiting = []
+        self._waiting.append((call, obj))  # its done waits: a result block may name it
         return [new_event("raw", obj)]
 
     def _message_delta(self, obj: dict[str, Any]) -> list[Unified]:
@@ -503,7 +525,7 @@ class AnthropicNormalizer(Normalizer):
         if self.finished:
             return [new_event("raw", obj)]
         out = self._release() if self._waiting else []
-        self._open.clear()
+        self._open = frozenset()
         raw_stop = self.stop_reason
         return out + self.done_events(obj, self.stop_for(raw_stop, bool(self._client_calls)), raw_stop, self._calls)
 

@@ -71,7 +71,8 @@ Contract (one instance per stream):
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Union
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, Optional, Union
 
 from .._json import loads_exact
 from ..citations import Citation
@@ -297,21 +298,25 @@ class ChatCompletionsNormalizer(Normalizer):
         #: The last ``finish_reason`` seen (the provider's own value).
         self.finish_reason: Optional[str] = None
         self._calls = CallTable()  # open calls by (choice index, tool call index)
-        self._ids = CallIds()
         self._client_calls = False
-        self._closed_ids: set[str] = set()  # provider ids of the calls closed so far (ids never repeat)
-        self._wrappers: set[str] = set()  # ids of the open multi_tool_use.parallel calls (held, not announced)
-        self._cited: set[str] = set()  # the URLs cited so far (Perplexity repeats its sources on every chunk)
         self._cite_counts = (0, 0)  # the lengths of the last search_results / citations lists read
         #: llama.cpp's latest ``timings`` object (None until one arrives).
         self.timings: Optional[dict[str, Any]] = None
         #: The open calls of the first choice by tool call index, but the held wrappers: those whose argument
-        #: fragments the compiled reader continues; the keys of the open calls by id, and by choice. Kept in step
-        #: with ``_calls`` by :meth:`_open_at` and :meth:`_pop_at` (each call costs the same however many are open).
+        #: fragments the compiled reader continues (the reader's own dict: made with the stream).
         self._call_view: dict[Any, OpenCall] = {}
-        self._open_keys: dict[str, tuple[int, int]] = {}
-        self._choice_keys: dict[int, dict[tuple[int, int], None]] = {}  # each choice's open keys, in opening order
         self._reader_calls = self._call_view
+
+    # The stream's calls and citations, each empty (and immutable) until the stream first has one: most streams have
+    # none, and a container made for each stream costs more than its first use.
+    _ids: Optional[CallIds] = None
+    _closed_ids: Union[set[str], frozenset[str]] = frozenset()  # provider ids of the calls closed (never repeat)
+    _wrappers: Union[set[str], frozenset[str]] = frozenset()  # ids of the open multi_tool_use.parallel calls (held)
+    _cited: Union[set[str], frozenset[str]] = frozenset()  # URLs cited so far (Perplexity repeats its sources)
+    #: The keys of the open calls by id, and by choice (each choice's open keys, in opening order). Kept in step with
+    #: ``_calls`` by :meth:`_open_at` and :meth:`_pop_at` (each call costs the same however many are open).
+    _open_keys: Mapping[str, tuple[int, int]] = MappingProxyType({})
+    _choice_keys: Mapping[int, dict[tuple[int, int], None]] = MappingProxyType({})
 
     @property
     def chat_id(self) -> Optional[str]:
@@ -410,8 +415,10 @@ class ChatCompletionsNormalizer(Normalizer):
         """``call`` open at ``key`` (choice, tool call index): in the compiled reader's view too when it is the first
         choice's and not a ``multi_tool_use.parallel`` wrapper (held, never announced)."""
         self._calls.open[key] = call
-        self._open_keys[call.id] = key
-        self._choice_keys.setdefault(key[0], {})[key] = None
+        if not self._open_keys:
+            self._open_keys, self._choice_keys = {}, {}
+        self._open_keys[call.id] = key  # type: ignore[index]  # (dicts now)
+        self._choice_keys.setdefault(key[0], {})[key] = None  # type: ignore[attr-defined]
         if key[0] == 0 and call.id not in self._wrappers:
             self._call_view[key[1]] = call
 
@@ -419,11 +426,11 @@ class ChatCompletionsNormalizer(Normalizer):
         """The call open at ``key``, no longer open."""
         call = self._calls.open.pop(key)
         if self._open_keys.get(call.id) == key:
-            del self._open_keys[call.id]
+            del self._open_keys[call.id]  # type: ignore[attr-defined]  # (a dict: a call is open)
         keys = self._choice_keys[key[0]]
         del keys[key]
         if not keys:
-            del self._choice_keys[key[0]]
+            del self._choice_keys[key[0]]  # type: ignore[attr-defined]
         if key[0] == 0 and self._call_view.get(key[1]) is call:
             del self._call_view[key[1]]
         return call
@@ -437,7 +444,9 @@ class ChatCompletionsNormalizer(Normalizer):
         if counts == self._cite_counts:  # the same lists again (every chunk repeats them)
             return
         self._cite_counts = counts
-        cited, new = self._cited, []
+        new: list[Citation] = []
+        cited = self._cited if type(self._cited) is set else set()  # (the class's empty one until the first)
+        self._cited = cited
         for result in results:
             url = result.get("url") if type(result) is dict else None
             if type(url) is str and url not in cited:
@@ -562,10 +571,15 @@ class ChatCompletionsNormalizer(Normalizer):
             call = None
         if call is None:
             given = None if call_id in self._closed_ids else call_id  # ids never repeat
-            call = OpenCall(self._ids.take(given), name, provider_id=given is not None)
+            ids = self._ids
+            if ids is None:
+                ids = self._ids = CallIds()
+            call = OpenCall(ids.take(given), name, provider_id=given is not None)
             self._client_calls = True
             if name == PARALLEL_WRAPPER:
-                self._wrappers.add(call.id)  # held until it closes (see _close)
+                if not self._wrappers:
+                    self._wrappers = set()
+                self._wrappers.add(call.id)  # type: ignore[union-attr]  # held until it closes (see _close)
             self._open_at(key, call)
             if name != PARALLEL_WRAPPER:
                 out.append(call.start(obj))
@@ -592,11 +606,13 @@ class ChatCompletionsNormalizer(Normalizer):
         """Append the ``tool_call_done`` of a call the provider closed; a ``multi_tool_use.parallel`` wrapper gives
         the calls it holds instead (start, one delta, done each), or, not being that shape, itself as one call."""
         if call.provider_id:
-            self._closed_ids.add(call.id)
+            if not self._closed_ids:
+                self._closed_ids = set()
+            self._closed_ids.add(call.id)  # type: ignore[union-attr]  # (a set now)
         if call.id not in self._wrappers:
             out.append(call.close(obj))
             return
-        self._wrappers.discard(call.id)
+        self._wrappers.discard(call.id)  # type: ignore[union-attr]  # (it holds this id: a set)
         text = "".join(call.parts)
         uses = _unwrapped(text)
         if uses is None:
@@ -669,8 +685,8 @@ class ChatCompletionsNormalizer(Normalizer):
                 self._close(call, raw, out)
             self._calls.clear()
             self._call_view.clear()
-            self._open_keys.clear()
-            self._choice_keys.clear()
+            self._open_keys.clear()  # type: ignore[attr-defined]  # (dicts: calls were open)
+            self._choice_keys.clear()  # type: ignore[attr-defined]
         self.finished = self.done = True
         out.append(new_done(stop, self.finish_reason, raw))
         return out
