@@ -43,10 +43,54 @@ def test_a_call_streams_then_closes_from_its_fragments() -> None:
         {"type": "tool-input-available", "toolCallId": "c1", "toolName": "f", "input": {"a": 2}},
         {"type": "finish", "finishReason": "tool-calls"},
     )
-    assert types(events) == ["tool_call_start", "tool_call_delta", "tool_call_delta", "tool_call_done", "done"]
-    done = events[3]
-    assert (done.tool_call_id, done.tool_name, done.arguments, done.arguments_raw) == ("c1", "f", {"a": 1}, '{"a": 1}')
+    # (the done waits for the step's end: the server may still run the call; the input the SDK repaired wins)
+    assert types(events) == ["tool_call_start", "tool_call_delta", "tool_call_delta", "raw", "tool_call_done", "done"]
+    done = events[4]
+    assert (done.tool_call_id, done.tool_name, done.arguments, done.server) == ("c1", "f", {"a": 2}, False)
     assert events[-1].stop_reason == "tool_use"
+    same = run(
+        {"type": "tool-input-start", "toolCallId": "c1", "toolName": "f"},
+        {"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": '{"a": 1}'},
+        {"type": "tool-input-available", "toolCallId": "c1", "toolName": "f", "input": {"a": 1}},
+        {"type": "finish-step"},
+    )
+    assert [(e.arguments, e.arguments_raw) for e in same if e.type == "tool_call_done"] == [({"a": 1}, '{"a": 1}')]
+
+
+def test_a_call_the_server_ran_or_refused_is_no_client_call() -> None:
+    """``streamText`` runs a tool with an ``execute`` on the server: its ``tool-output-available`` (or
+    ``-error``) follows the input, and the step goes on; a call the model made wrong (``tool-input-error``) the
+    server answers with the error. Neither is a client's to run (the AI SDK's ``useChat`` runs neither), and a
+    stream that then stops is a clean stop."""
+    for output in ("tool-output-available", "tool-output-error"):
+        result = collect(
+            run(
+                {"type": "tool-input-start", "toolCallId": "c1", "toolName": "weather"},
+                {"type": "tool-input-available", "toolCallId": "c1", "toolName": "weather", "input": {"city": "B"}},
+                {"type": output, "toolCallId": "c1", "output": {"temp": 20}, "errorText": "x"},
+                {"type": "finish-step"},
+                {"type": "start-step"},
+                {"type": "text-delta", "id": "t", "delta": "Sunny."},
+                {"type": "finish", "finishReason": "stop"},
+            )
+        )
+        assert result.client_tool_calls == [] and [c.server for c in result.tool_calls] == [True]
+        assert (result.text, result.stop_reason) == ("Sunny.", "end")
+    refused = collect(
+        run(
+            {"type": "tool-input-start", "toolCallId": "c9", "toolName": "delete_files"},
+            {
+                "type": "tool-input-error",
+                "toolCallId": "c9",
+                "toolName": "delete_files",
+                "input": {"path": "/"},
+                "errorText": "no such tool",
+            },  # fmt: skip
+            {"type": "finish", "finishReason": "tool-calls"},
+        )
+    )
+    assert refused.client_tool_calls == []
+    assert [(c.server, c.arguments_error) for c in refused.tool_calls] == [(True, "no such tool")]
 
 
 def test_a_call_sent_whole_and_a_provider_executed_call() -> None:

@@ -6,8 +6,12 @@ Contract (one instance per stream; every event made from a chunk carries ``raw``
 - ``text-delta`` -> ``text_delta``, ``reasoning-delta`` -> ``reasoning_delta`` (non-empty ``delta`` only).
 - ``tool-input-start`` -> ``tool_call_start`` (``toolCallId``, ``toolName``; ``server`` when
   ``providerExecuted``), ``tool-input-delta`` -> ``tool_call_delta`` (``inputTextDelta``),
-  ``tool-input-available`` / ``tool-input-error`` -> ``tool_call_done``: from the argument text that arrived when
-  fragments did, else from the ``input`` the chunk carries. A call that never got either is incomplete.
+  ``tool-input-available`` -> ``tool_call_done`` with the chunk's ``input`` (the value the SDK uses), else the
+  argument text that arrived. A client call's done waits for the end of its step (``finish-step``, ``finish``, an
+  error): a ``tool-output-available`` / ``tool-output-error`` for it before then says the server ran it (its
+  done then has ``server=True``: no client's to run). ``tool-input-error`` (an unknown tool, an input its schema
+  refused: the server answers the model itself) -> ``tool_call_done`` with ``server=True``, no ``arguments`` and
+  the ``errorText`` as ``arguments_error``. A call that never got its input is incomplete.
 - ``providerMetadata.<provider>.signature`` on a chunk -> that event's ``signature``,
   ``providerMetadata.openai.reasoningEncryptedContent`` -> its ``encrypted_reasoning``; ``source-url`` ->
   a ``raw`` event with its :class:`~ssewire.Citation`.
@@ -35,6 +39,8 @@ from .contract import Normalizer, Recognition
 from .tool_calls import CallTable, OpenCall, done_event
 
 __all__ = ["VERCEL_STOP", "VercelUINormalizer", "VercelUIRules"]
+
+_ABSENT = object()
 
 #: ``finishReason`` -> unified stop reason (anything else maps to ``other``; none to ``end``).
 VERCEL_STOP: dict[str, str] = {
@@ -170,6 +176,9 @@ class VercelUINormalizer(Normalizer):
         super().__init__()
         self._calls = CallTable()
         self._client_calls = False
+        #: client calls whose input is available, their done held until the server ran them (a ``tool-output-*``
+        #: for them: then they are no client's to run) or the step ends (``finish-step``, ``finish``, an error)
+        self._waiting: dict[str, tuple[OpenCall, Any, Any]] = {}
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one chunk."""
@@ -186,11 +195,15 @@ class VercelUINormalizer(Normalizer):
         elif kind == "tool-input-delta":
             out = self._call_delta(obj)
         elif kind == "tool-input-available" or kind == "tool-input-error":
-            out = self._call_done(obj)
+            out = self._call_done(obj, kind == "tool-input-error")
+        elif kind == "tool-output-available" or kind == "tool-output-error":
+            out = self._ran(obj)
         elif kind == "finish":
-            out = self._finish(obj)
+            out = self._release() + self._finish(obj)
+        elif kind == "finish-step":
+            out = self._release() + [new_event("raw", obj)]
         elif kind == "error" or kind == "abort":
-            return self._error(obj, kind)
+            return self._release() + self._error(obj, kind)
         elif kind == "message-metadata":
             out = self._usage(obj) or [new_event("raw", obj)]
         elif kind == "source-url":
@@ -218,7 +231,6 @@ class VercelUINormalizer(Normalizer):
         if type(call_id) is not str:
             return [new_event("raw", obj)]
         server = obj.get("providerExecuted") is True
-        self._client_calls = self._client_calls or not server
         out = self._calls.close_at(call_id, obj)
         out.append(self._calls.start(call_id, OpenCall(call_id, str_or(name, None), server), obj))
         out[-1].signature = _signature(obj)
@@ -232,25 +244,67 @@ class VercelUINormalizer(Normalizer):
             return [new_event("raw", obj)]
         return [call.delta(text, obj)]
 
-    def _call_done(self, obj: dict[str, Any]) -> list[Unified]:
+    def _call_done(self, obj: dict[str, Any], invalid: bool) -> list[Unified]:
+        """``tool-input-available`` (the call's input: its ``input``, the parsed and repaired value the SDK uses,
+        where there is one, else the argument text that arrived) or ``tool-input-error`` (a call the model made
+        wrong: an unknown tool, an input its schema refused; the server answers it itself, with the error as the
+        tool's result: never a client's to run)."""
         call_id = obj.get("toolCallId")
         if type(call_id) is not str:
             return [new_event("raw", obj)]
         out: list[Unified] = []
         call = self._calls.pop(call_id)
         if call is None:  # a call sent whole, without its start
-            server = obj.get("providerExecuted") is True
-            self._client_calls = self._client_calls or not server
-            call = OpenCall(call_id, str_or(obj.get("toolName"), None), server)
+            call = OpenCall(call_id, str_or(obj.get("toolName"), None), obj.get("providerExecuted") is True)
             out.append(call.start(obj))
+        value = obj.get("input", _ABSENT)
+        if invalid:
+            call.server = True
+            text = obj.get("errorText")
+            done = call.done(obj) if call.parts else done_event(call.id, call.name, obj, server=True)
+            done.arguments_error = text if type(text) is str and text else "the tool call was invalid"
+            done.arguments = None
+            out.append(done)
+        elif call.server:
+            out.append(self._done(call, obj, value))
+        else:  # held: the server may run it still (see _ran)
+            self._waiting[call.id] = (call, obj, value)
+            if not out:
+                out.append(new_event("raw", obj))
+        return out
+
+    @staticmethod
+    def _done(call: OpenCall, obj: dict[str, Any], value: Any) -> Unified:
+        """The call's done: its streamed argument text where that reads as the chunk's ``input`` (or there is
+        none), else the ``input`` (what the SDK repaired or validated the text into)."""
         if call.parts:
-            out.append(call.done(obj))
-        else:
-            value = obj.get("input")
-            if type(value) is str:
-                out.append(done_event(call.id, call.name, obj, text=value, server=call.server))
-            else:
-                out.append(done_event(call.id, call.name, obj, value=value, server=call.server))
+            done = call.done(obj)
+            if value is _ABSENT or value is None or done.arguments == value:
+                return done
+        if value is _ABSENT or value is None:
+            return call.done(obj)
+        if type(value) is str:
+            return done_event(call.id, call.name, obj, text=value, server=call.server)
+        return done_event(call.id, call.name, obj, value=value, server=call.server)
+
+    def _ran(self, obj: dict[str, Any]) -> list[Unified]:
+        """``tool-output-available`` / ``tool-output-error``: the server ran the call (or failed to): its done, as
+        a call the provider ran, never a client's."""
+        call_id = obj.get("toolCallId")
+        held = self._waiting.pop(call_id, None) if type(call_id) is str else None
+        if held is None:
+            return [new_event("raw", obj)]
+        call, done_obj, value = held
+        call.server = True
+        return [self._done(call, done_obj, value)]
+
+    def _release(self) -> list[Unified]:
+        """The dones of the client calls held (the step ended: the client runs them)."""
+        if not self._waiting:
+            return []
+        self._client_calls = True
+        out = [self._done(call, obj, value) for call, obj, value in self._waiting.values()]
+        self._waiting = {}
         return out
 
     def _usage(self, obj: dict[str, Any]) -> list[Unified]:
@@ -284,5 +338,6 @@ class VercelUINormalizer(Normalizer):
         return [Unified("error", error=error, usage=usage, raw=obj)]
 
     def incomplete_tool_calls(self) -> list[dict[str, Any]]:
-        """The calls still open (no ``tool-input-available`` came)."""
-        return self._calls.incomplete()
+        """The calls still open (no ``tool-input-available`` came), and the client calls whose done was held when
+        the stream ended before their step did."""
+        return self._calls.incomplete() + [call.incomplete() for call, _, _ in self._waiting.values()]
