@@ -85,7 +85,7 @@ def test_a_call_the_server_ran_or_refused_is_no_client_call() -> None:
                 "toolName": "delete_files",
                 "input": {"path": "/"},
                 "errorText": "no such tool",
-            },  # fmt: skip
+            },
             {"type": "finish", "finishReason": "tool-calls"},
         )
     )

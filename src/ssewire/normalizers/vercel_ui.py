@@ -201,7 +201,7 @@ class VercelUINormalizer(Normalizer):
         elif kind == "finish":
             out = self._release() + self._finish(obj)
         elif kind == "finish-step":
-            out = self._release() + [new_event("raw", obj)]
+            out = [*self._release(), new_event("raw", obj)]
         elif kind == "error" or kind == "abort":
             return self._release() + self._error(obj, kind)
         elif kind == "message-metadata":
