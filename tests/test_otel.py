@@ -441,6 +441,24 @@ def test_failed_stream_with_partial_usage_counts_it_with_error_type_on_the_histo
     assert "gen_ai.client.inference.time_per_output_chunk" not in got
 
 
+@pytest.mark.parametrize("conventions", ["genai-0.1", "previous"])
+def test_a_tapped_stream_that_failed_has_its_duration_with_its_error_type(conventions: str) -> None:
+    """A stream cut short (no terminal event) recorded from its tap: the operation's duration is the time to the
+    tap's close, with ``error.type`` (a failed operation belongs in the duration histogram: error-rate panels)."""
+    body = (FIXTURES / "anthropic-messages-tool-use.sse").read_bytes()
+    clock = FakeClock()
+    tap = StreamTap("anthropic", clock=clock)
+    clock.now = 51.0
+    tap.feed(body[: len(body) // 2])
+    clock.now = 53.5
+    tap.close()
+    assert tap.metrics.time_to_done is None and tap.metrics.time_to_end == 3.5
+    got = recorded((tap, {"provider": "anthropic"}), conventions=conventions)
+    name = "gen_ai.client.inference.duration" if conventions == "genai-0.1" else "gen_ai.client.operation.duration"
+    ((attributes, count, total),) = points(got[name])
+    assert attributes["error.type"] == "stream_truncated" and (count, total) == (1, 3.5)
+
+
 def test_previous_conventions_failed_stream_duration_and_partial_usage() -> None:
     result = read("gemini-stream-truncated.sse", "gemini")
     got = recorded((result, {"provider": "gemini", "duration": 3.5}), conventions="previous")

@@ -84,7 +84,7 @@ cpdef list normalize_reading(normalizer, events, reader, still_reading=*)
 
 cdef class TapMetrics:
     cdef public Py_ssize_t bytes, chunks, events
-    cdef public object first_byte_at, first_event_at, first_token_at, last_delta_at, done_at
+    cdef public object first_byte_at, first_event_at, first_token_at, last_delta_at, done_at, ended_at
     cdef public list gaps
 
 

@@ -1208,12 +1208,14 @@ class TapMetrics:
     its clock taken earlier, such as when the request was sent), each None until it
     happened: the first byte, the first event (of any kind), the first content (the first text, reasoning or
     tool-call delta: keep-alive comments, pings, ``response.created``, role-only chunks and other ``raw`` events
-    are not content), the terminal event. ``gaps`` are between chunks that carried content."""
+    are not content), the terminal event, the stream's end however it ended (its terminal event, else the close of a
+    stream that failed or was cut). ``gaps`` are between chunks that carried content."""
 
     __slots__ = (
         "bytes",
         "chunks",
         "done_at",
+        "ended_at",
         "events",
         "first_byte_at",
         "first_event_at",
@@ -1231,6 +1233,7 @@ class TapMetrics:
         self.first_token_at: Optional[float] = None
         self.last_delta_at: Optional[float] = None
         self.done_at: Optional[float] = None
+        self.ended_at: Optional[float] = None
         self.gaps: list[float] = []
 
     @property
@@ -1258,6 +1261,12 @@ class TapMetrics:
         """Seconds until the stream's terminal event (None if it never came)."""
         return self.done_at
 
+    @property
+    def time_to_end(self) -> Optional[float]:
+        """Seconds until the stream ended: its terminal event, else (a stream that failed or was cut) the tap's
+        close; None before either. A failed operation's duration."""
+        return self.done_at if self.done_at is not None else self.ended_at
+
     def gap_stats(self) -> dict[str, Optional[float]]:
         """``max``, ``p50`` and ``p95`` of the gaps between deltas (None without two delta chunks)."""
         ordered = sorted(self.gaps)
@@ -1278,6 +1287,7 @@ class TapMetrics:
             "time_to_first_content": self.first_token_at,
             "time_to_first_token": self.first_token_at,
             "time_to_done": self.done_at,
+            "time_to_end": self.time_to_end,
             "gaps": self.gap_stats(),
         }
 
@@ -1446,6 +1456,9 @@ class StreamTap:
                 except Exception as exc:  # likewise
                     self._fail(exc)
                 self._observed(events, deltas, self._clock() - self._started)
+            metrics = self._metrics
+            if metrics.ended_at is None:
+                metrics.ended_at = self._clock() - self._started
         return self.result
 
     @property

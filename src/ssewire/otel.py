@@ -433,9 +433,9 @@ class GenAIMetrics:
     ) -> None:
         """Record one stream: its tokens (``genai-0.1``: a point on each usage counter and per-operation
         histogram, the count or 0; ``previous``: an ``input`` and an ``output`` token-usage point, each only when
-        reported), the operation's duration (``duration`` seconds, else the time to the terminal event), the time
-        to first chunk, one time-per-output-chunk point per gap, and its cost when priced (``cost``: see the
-        module docstring). Every point carries the operation and provider name, the response model when known and
+        reported), the operation's duration (``duration`` seconds, else the time to the stream's end: its terminal
+        event, or the tap's close of a failed one), the time to first chunk, one time-per-output-chunk point per
+        gap, and its cost when priced (``cost``: see the module docstring). Every point carries the operation and provider name, the response model when known and
         ``attributes`` (e.g. ``gen_ai.request.model``, ``server.address``); token points of partial usage carry
         ``ssewire.usage.partial``; the duration and per-operation token points of a failed stream ``error.type``."""
         result, metrics = _unpack(result, metrics)
@@ -445,8 +445,8 @@ class GenAIMetrics:
         error_type = _error_type(result)
         outcome = common if error_type is None else {**common, "error.type": error_type}
         self._record_tokens(result, common, outcome)
-        if duration is None and metrics is not None:
-            duration = metrics.time_to_done
+        if duration is None and metrics is not None:  # (a failed or cut stream's too: it carries error.type)
+            duration = metrics.time_to_end
         if duration is not None:
             self.duration.record(duration, outcome)
         if metrics is not None:
