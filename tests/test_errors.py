@@ -212,3 +212,17 @@ def test_a_429_through_a_plain_byte_iterator_is_the_provider_error_not_a_truncat
     assert [e.type for e in events] == ["error"]
     assert events[0].error is not None
     assert (events[0].error["type"], events[0].error["message"]) == ("test_error", "rate limited")
+
+
+@pytest.mark.parametrize("provider", ["ollama", "auto"])
+def test_an_ollama_stream_cut_after_its_first_line_is_read_then_cut(provider: ProviderName) -> None:
+    """One ``"done": false`` line and the end: a stream's first chunk (its text kept), cut after it; never a
+    whole JSON body (``not_a_stream``, which says retrying will not help). A whole answer (``"done": true``) is."""
+    line = b'{"model":"llama3.2","created_at":"t","message":{"role":"assistant","content":"Hello"},"done":false}'
+    for body in (line + b"\n", line):
+        result = ssewire.collect(ssewire.iter_unified([body], provider))
+        assert result.text == "Hello"
+        assert result.error is not None and result.error["type"] == "stream_truncated"
+    whole = line.replace(b'"done":false', b'"done":true')
+    (event,) = ssewire.iter_unified([whole], provider)
+    assert event.error is not None and event.error["type"] == "not_a_stream"

@@ -279,6 +279,18 @@ def test_provider_error_type_and_message() -> None:
     assert span.status.description == "Overloaded"
 
 
+def test_a_response_its_provider_stopped_as_failed_is_a_failed_operation() -> None:
+    from opentelemetry.trace import StatusCode
+
+    result = read("mistral-chat-finish-error.sse", "mistral")
+    assert result.error is None and result.stop_reason == "failed"
+    span = span_of(result, provider="mistral")
+    assert (span.attributes or {})["error.type"] == "failed" and span.status.status_code == StatusCode.ERROR
+    got = recorded((result, {"provider": "mistral", "duration": 1.0}))
+    ((attributes, _, _),) = points(got["gen_ai.client.inference.duration"])
+    assert attributes["error.type"] == "failed"
+
+
 def test_an_error_without_a_type_is_other() -> None:
     result = StreamResult()
     result.error = {"message": "?"}

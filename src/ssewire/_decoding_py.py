@@ -30,7 +30,7 @@ from .normalizers._fast.typed import TextSink
 from .normalizers._fast.typed import take_texts as _take_texts
 from .normalizers._fast.utf8 import LARGE as _LARGE
 from .normalizers.contract import Normalizer
-from .normalizers.providers import ENTRIES, wrong_provider
+from .normalizers.providers import ENTRIES, streams_on, wrong_provider
 from .normalizers.registry import PROVIDERS, normalizer_for
 from .normalizers.tool_calls import decode_arguments
 from .partial_json import parse_partial_json
@@ -870,6 +870,8 @@ class StreamDecoder:
             out = normalizer(SSEEvent("message", text))
             if normalizer.done:
                 return out + normalizer.finish()
+        elif type(obj) is dict and streams_on(obj):  # a stream cut after its first chunk: read, then cut
+            return normalizer(SSEEvent("message", text)) + normalizer.finish()
         out += normalizer.finish()  # what the normaliser still owes (auto: the error payloads it held)
         error = out[-1].error if out and out[-1].type == "error" else None
         cut = starts_a_stream(head, framing)  # the start of an event, cut before it ended

@@ -253,9 +253,11 @@ def _provider_name(provider: Optional[str], provider_name: Optional[str]) -> Opt
 
 
 def _error_type(result: StreamResult) -> Optional[str]:
+    """The ``error.type`` of a failed operation: its error's type; ``failed`` for a response the provider stopped
+    as failed without an error object (Cohere's ``ERROR``, a Chat ``finish_reason: "error"``); None otherwise."""
     error = result.error
     if error is None:
-        return None
+        return "failed" if result.stop_reason == "failed" else None
     kind = error.get("type")
     return kind if isinstance(kind, str) and kind else "_OTHER"
 
@@ -358,6 +360,10 @@ def set_span_attributes(
     if result.error is not None:
         message = result.error.get("message")
         span.set_status(Status(StatusCode.ERROR, message if isinstance(message, str) else None))
+    elif error_type is not None:
+        span.set_status(
+            Status(StatusCode.ERROR, f"the provider stopped the response as failed ({result.raw_stop_reason})")
+        )
 
 
 def _histogram(meter: Meter, name: str, unit: str, description: str, buckets: Sequence[float]) -> Histogram:
@@ -435,9 +441,10 @@ class GenAIMetrics:
         histogram, the count or 0; ``previous``: an ``input`` and an ``output`` token-usage point, each only when
         reported), the operation's duration (``duration`` seconds, else the time to the stream's end: its terminal
         event, or the tap's close of a failed one), the time to first chunk, one time-per-output-chunk point per
-        gap, and its cost when priced (``cost``: see the module docstring). Every point carries the operation and provider name, the response model when known and
-        ``attributes`` (e.g. ``gen_ai.request.model``, ``server.address``); token points of partial usage carry
-        ``ssewire.usage.partial``; the duration and per-operation token points of a failed stream ``error.type``."""
+        gap, and its cost when priced (``cost``: see the module docstring). Every point carries the operation and
+        provider name, the response model when known and ``attributes`` (e.g. ``gen_ai.request.model``,
+        ``server.address``); token points of partial usage carry ``ssewire.usage.partial``; the duration and
+        per-operation token points of a failed stream ``error.type``."""
         result, metrics = _unpack(result, metrics)
         common = _common(result, provider, provider_name, operation_name)
         if attributes:

@@ -51,6 +51,16 @@ def test_truncated_stream_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert last["type"] == "error" and last["error"]["type"] == "stream_truncated"
 
 
+def test_a_response_its_provider_stopped_as_failed_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    """Mistral's ``finish_reason: "error"`` (Cohere's ``ERROR`` alike) carries no error object: the stop reason
+    ``failed`` says the response failed, which is no clean end (exit 0)."""
+    from helpers import FIXTURES
+
+    assert main([str(FIXTURES / "mistral-chat-finish-error.sse"), "-p", "mistral"]) == 1
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert last["type"] == "done" and last["stop_reason"] == "failed"
+
+
 def test_bad_framing_and_missing_file_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page = tmp_path / "page.json"
     page.write_bytes(b"<html>502</html>")

@@ -216,6 +216,8 @@ class _UsageWatch:
     def seen(self, events: list[Unified]) -> None:
         for event in events:
             self.kinds.add("stream_truncated" if _is_truncation(event) else event.type)
+            if event.type == "done" and event.stop_reason == "failed":  # (the provider says so, without an error)
+                self.kinds.add("failed")
             if event.usage is not None:
                 self.usage = event.usage
 
@@ -263,7 +265,7 @@ def _run_unified(chunks: Iterator[bytes], args: argparse.Namespace, out: _Output
         )
     if args.usage:
         out.line({"usage": watch.summary()})
-    return 1 if watch.kinds & {"error", "stream_truncated"} else 0
+    return 1 if watch.kinds & {"error", "stream_truncated", "failed"} else 0
 
 
 def _run_transcode(chunks: Iterator[bytes], args: argparse.Namespace, out: _Output) -> int:
@@ -291,7 +293,7 @@ def _run_transcode(chunks: Iterator[bytes], args: argparse.Namespace, out: _Outp
         return 2
     emit(tail, b"")
     emit([], encoder.close())
-    return 1 if watch.kinds & {"error", "stream_truncated"} else 0
+    return 1 if watch.kinds & {"error", "stream_truncated", "failed"} else 0
 
 
 def _error_kind(event: Unified) -> Optional[str]:

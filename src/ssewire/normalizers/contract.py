@@ -117,6 +117,12 @@ class Recognition:
         return False
 
     @classmethod
+    def streams_on(cls, obj: dict[str, Any]) -> bool:
+        """True when a body that is only the JSON object ``obj`` is the first chunk of a stream cut after it (it says
+        more follows), never a whole, non-streaming response."""
+        return False
+
+    @classmethod
     def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
         """The :class:`~ssewire.Usage` this provider's usage object describes; ``None`` for another shape."""
         return None

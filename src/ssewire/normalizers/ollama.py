@@ -89,6 +89,11 @@ class OllamaRules(Recognition):
         return type(obj.get("error")) is str
 
     @classmethod
+    def streams_on(cls, obj: dict[str, Any]) -> bool:
+        """A line with ``"done": false``: a stream's chunk (a whole response says ``"done": true``)."""
+        return obj.get("done") is False and cls.claims(obj)
+
+    @classmethod
     def usage_from(cls, raw: dict[str, Any], partial: bool = False) -> Optional[Usage]:
         """The count fields of the ``done`` line (no cached or reasoning counts: ``None``)."""
         if "prompt_eval_count" not in raw and "eval_count" not in raw:

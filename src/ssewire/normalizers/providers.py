@@ -113,6 +113,12 @@ def billed_usage(usage: Usage) -> Usage:
     return usage if rules is None else rules.billed(usage)
 
 
+def streams_on(obj: dict[str, Any]) -> bool:
+    """Whether a body that is only the JSON object ``obj`` is a stream's first chunk, cut after it (some provider's
+    rules say so: an Ollama line with ``"done": false``), rather than a whole response."""
+    return any(entry.cls.rules.streams_on(obj) for entry in ENTRIES)
+
+
 def media_counts(usage: Usage) -> dict[str, tuple[int, int, int]]:
     """Every modality in ``usage`` billed at rates of its own, as the provider that read it counts them (its rules'
     ``media``): by name, ``(prompt, cached, generated)`` tokens; empty where it counts none."""
