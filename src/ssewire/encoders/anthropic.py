@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Mapping, Optional, Union
 
-from ..events import LazyPayload, Unified
+from ..events import Unified
 from ..normalizers.anthropic import ANTHROPIC_STOP
 from .base import LONG_TEXT, Call, Encoder, TextRun, dumps, error_parts, quote, quote_long, quote_text
 
@@ -131,6 +131,9 @@ class AnthropicEncoder(Encoder):
         self._blocks = 0  # blocks started
         self._open: Optional[str] = None  # the kind of the open text or thinking block
         self._head = ""  # the open block's delta event, up to its text
+        # (raw events are looked at only where they can be a Messages stream's: see on_raw)
+        source = getattr(self.source, "provider", None)
+        self.writes_raw = source is None or source in ("anthropic", "bedrock-anthropic", "auto")
         #: Each call's input while its start is held (a str), or whether that start was a JSON object's
         self._starts: Optional[dict[str, Union[str, bool]]] = None
 
@@ -347,16 +350,8 @@ class AnthropicEncoder(Encoder):
 def _passed_block(event: Unified) -> Optional[dict[str, Any]]:
     """The content block a ``content_block_start`` of a Messages stream starts, where it is one that
     :meth:`AnthropicEncoder.on_raw` passes on (redacted thinking, a tool result); None for any other event (a
-    payload kept as text is looked at only where its text names such a block)."""
-    raw = event._raw  # (not .raw, which would decode every payload the reader kept as text)
-    if type(raw) is LazyPayload:
-        text = raw.text
-        if type(text) is str:
-            if "_tool_result" not in text and "redacted_thinking" not in text:
-                return None
-        elif b"_tool_result" not in text and b"redacted_thinking" not in text:
-            return None
-        raw = raw.value()
+    payload the reader kept as text is none: a Messages stream's block starts are decoded)."""
+    raw = event._raw  # (not .raw: a payload kept as text, a delta or a stop the reader took, is never a block)
     if type(raw) is not dict or raw.get("type") != "content_block_start":
         return None
     block = raw.get("content_block")

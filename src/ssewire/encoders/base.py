@@ -249,7 +249,7 @@ class Encoder:
     carries_encrypted_reasoning: ClassVar[bool] = False
     #: Whether the target looks at ``raw`` events (:meth:`on_raw`): a source's blocks of its own API that no unified
     #: event carries, written as they came (every other target skips them).
-    writes_raw: ClassVar[bool] = False
+    writes_raw: bool = False
 
     def __new__(cls, to: Optional[str] = None, **options: Any) -> Encoder:
         """``Encoder(to, ...)`` makes the encoder of target ``to`` (see :data:`ssewire.encoders.ENCODERS`); a
