@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Optional, Union
 
 from ._decoding import Piece
-from .encoders import Encoder
+from .encoders import Encoder, encoder_class
 from .encoders.base import dumps, utf8
 from .errors import not_one_chunk
 from .limits import DEFAULT_MAX_BUFFER, DEFAULT_MAX_INFLATED
@@ -44,7 +44,7 @@ class _Writing:
             provider, framing, max_buffer=max_buffer, content_encoding=content_encoding, max_inflated=max_inflated
         )
         options.setdefault("source", self.decoder.normalizer)
-        self.encoder = Encoder(to, **options)
+        self.encoder = encoder_class(to)(**options)
         self.write_all = self.encoder.write_all
 
     def chunk(self, chunk: Piece) -> Iterable[bytes]:

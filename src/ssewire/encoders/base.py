@@ -278,20 +278,22 @@ class Encoder:
         self.response_id = response_id
         self.created = int(time.time()) if created is None else created
         self.source = source
-        self._dropped: Optional[Dropped] = None  # made when first counted in (most streams drop nothing)
-        self.usage: Optional[Usage] = None
         self.calls: dict[Optional[str], Call] = {}
-        self.client_calls = 0  # client calls opened (written)
-        self.started = False
-        self.ended = False  # the target's stream is over: nothing more is written
-        self.failed = False  # the target's error was written (the target may still write a stop after it)
-        self.stop: Optional[str] = None  # the source's stop, not written yet (more content may follow it)
-        self._went_on: Optional[str] = None  # a stop content came after (the end's, unless another comes)
-        self._usage_late = False  # a usage came after the target's error was written
-        self._flowing = False  # started, neither ended nor stopped: a delta is only its text
         #: Runs of pieces a target made as UTF-8 (the Responses API's done events and final event, which repeat an
         #: item's or the whole output's text), each in the text where :data:`HELD` stands (:meth:`hold`).
         self.held: list[list[bytes]] = []
+
+    # The stream's state, each at its start value (the class's) until first set: one encoder is made per stream.
+    _dropped: Optional[Dropped] = None  # made when first counted in (most streams drop nothing)
+    usage: Optional[Usage] = None
+    client_calls = 0  # client calls opened (written)
+    started = False
+    ended = False  # the target's stream is over: nothing more is written
+    failed = False  # the target's error was written (the target may still write a stop after it)
+    stop: Optional[str] = None  # the source's stop, not written yet (more content may follow it)
+    _went_on: Optional[str] = None  # a stop content came after (the end's, unless another comes)
+    _usage_late = False  # a usage came after the target's error was written
+    _flowing = False  # started, neither ended nor stopped: a delta is only its text
 
     @property
     def dropped(self) -> Counter[str]:
@@ -550,7 +552,7 @@ class Encoder:
         stop = self.stop or "other"
         self.stop = None
         self._flowing = False
-        unfinished = self._unfinished_calls(stop)
+        unfinished = self._unfinished_calls(stop) if self.calls else []
         if unfinished:  # a clean stop would have the target's readers close them as complete calls
             self.dropped["stop_reason"] += 1
             error = {
@@ -569,7 +571,8 @@ class Encoder:
             self._count_usage_drops()
             return out + self.on_close()
         self.ended = True
-        self._count_usage_drops()
+        if self.usage is not None:
+            self._count_usage_drops()
         return self.on_done(stop, self._target_stop(stop))
 
     def _unfinished_calls(self, stop: str) -> list[Call]:
