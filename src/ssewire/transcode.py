@@ -55,7 +55,12 @@ class _Writing:
         if decoder.stepped(chunk):
             return self._steps(chunk)
         texts = self.write_all(decoder.feed(chunk))
-        return few(utf8_pieces(self.encoder, texts)) if texts else []
+        if not texts:
+            return []
+        if len(texts) == 1 and not self.encoder.held:  # (one event's text, the most common chunk: no join)
+            text = texts[0]
+            return [utf8(text)] if text else []
+        return few(utf8_pieces(self.encoder, texts))
 
     def _steps(self, chunk: Piece) -> Iterator[bytes]:
         for events in self.decoder.feed_steps(chunk):

@@ -378,10 +378,10 @@ class Encoder:
         :meth:`text_run` says is written in compiled code where it is built, straight into UTF-8 (the same bytes),
         and held (:meth:`pieces` gives it in the place of its :data:`HELD` mark); where another block is open (or
         none), :meth:`open_run` opens the run's block first."""
+        if len(events) < 2:  # (a run of one costs more than its write)
+            return [self.write(events[0])] if events else []
         write = self.write
-        if len(events) == 1:  # (a run of one costs more than its write)
-            return [write(events[0])]
-        if _write_texts is None or not events:
+        if _write_texts is None:
             return [write(event) for event in events]
         out: list[str] = []
         append = out.append
