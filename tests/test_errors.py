@@ -226,3 +226,6 @@ def test_an_ollama_stream_cut_after_its_first_line_is_read_then_cut(provider: Pr
     whole = line.replace(b'"done":false', b'"done":true')
     (event,) = ssewire.iter_unified([whole], provider)
     assert event.error is not None and event.error["type"] == "not_a_stream"
+    for other in ("openai-chat", "anthropic"):  # another provider named: Ollama's chunk is no stream of it
+        (event,) = ssewire.iter_unified([line], other)
+        assert event.error is not None and event.error["type"] == "not_a_stream"

@@ -870,7 +870,7 @@ class StreamDecoder:
             out = normalizer(SSEEvent("message", text))
             if normalizer.done:
                 return out + normalizer.finish()
-        elif type(obj) is dict and streams_on(obj):  # a stream cut after its first chunk: read, then cut
+        elif type(obj) is dict and _streams_on(normalizer, obj):  # a stream cut after its first chunk: read, cut
             return normalizer(SSEEvent("message", text)) + normalizer.finish()
         out += normalizer.finish()  # what the normaliser still owes (auto: the error payloads it held)
         error = out[-1].error if out and out[-1].type == "error" else None
@@ -889,6 +889,14 @@ class StreamDecoder:
             else:  # there was never a stream
                 error["type"], error["message"] = "not_a_stream", message
         return out
+
+
+def _streams_on(normalizer: Normalizer, obj: dict[str, Any]) -> bool:
+    """Whether a body that is only ``obj`` is a stream cut after its first chunk, as the normaliser reading it says
+    (``auto``: as any provider's rules say); another provider's chunk stays no stream of this one."""
+    if normalizer.provider == "auto":
+        return streams_on(obj)
+    return normalizer.rules.streams_on(obj)
 
 
 class UnifiedEvents:

@@ -192,3 +192,15 @@ def test_a_messages_sources_redacted_thinking_and_server_tool_results_reach_a_me
     want = [block.model_dump(exclude_none=True) for block in _anthropic_final(served, "source.sse", source).content]
     assert got == want
     assert [b["type"] for b in got] == ["redacted_thinking", "server_tool_use", "web_search_tool_result", "text"]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "xai", "auto"])
+def test_a_messages_stream_read_by_any_reader_of_it_keeps_its_result_blocks(provider: str) -> None:
+    """xAI's reader (and a normaliser of the caller's own) reads Messages streams too: their result blocks pass on
+    as the anthropic reader's do."""
+    from helpers import CORPUS
+    from ssewire import transcode
+
+    body = (CORPUS / "anthropic" / "web-search-citations.sse").read_bytes()
+    out = b"".join(transcode([body], provider, "anthropic"))  # type: ignore[arg-type]
+    assert out.count(b'"type":"web_search_tool_result"') == 2

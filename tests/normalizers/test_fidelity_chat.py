@@ -457,3 +457,33 @@ def test_what_follows_done_is_raw_at_any_chunking() -> None:
         for provider in ("openai-chat", "auto", "openai"):
             result = collect(iter_unified(chunks, provider))  # type: ignore[arg-type]
             assert (result.text, result.stop_reason, result.tool_calls) == ("Hi", "end", []), provider
+
+
+def test_an_id_reused_while_its_call_is_open_never_breaks_the_stream() -> None:
+    """A server that gives a second call an id still open at another index (then moves on): every call still starts
+    and ends, the stream reads to its stop (the per-stream containers, made on first use, stay in step)."""
+    import json
+
+    from ssewire import collect, iter_unified
+
+    def chunk(calls: list[dict[str, Any]], finish: Any = None) -> bytes:
+        choice = {"index": 0, "delta": {"tool_calls": calls}, "finish_reason": finish}
+        return b"data: " + json.dumps({"id": "c1", "model": "m", "choices": [choice]}).encode() + b"\n\n"
+
+    def call(index: int, call_id: str, name: str) -> dict[str, Any]:
+        return {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+    body = b"".join(
+        [
+            chunk([call(0, "a", "f"), call(1, "b", "g")]),
+            chunk([call(0, "b", "g")]),
+            chunk([call(0, "c", "h")]),
+            chunk([call(1, "d", "k")]),
+            chunk([], "tool_calls"),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    events = list(iter_unified([body], "openai-chat"))
+    assert (events[-1].type, events[-1].stop_reason) == ("done", "tool_use")
+    assert sorted(e.tool_name or "" for e in events if e.type == "tool_call_done") == ["f", "g", "g", "h", "k"]
+    assert collect(events).error is None

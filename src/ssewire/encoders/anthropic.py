@@ -131,9 +131,8 @@ class AnthropicEncoder(Encoder):
         self._blocks = 0  # blocks started
         self._open: Optional[str] = None  # the kind of the open text or thinking block
         self._head = ""  # the open block's delta event, up to its text
-        # (raw events are looked at only where they can be a Messages stream's: see on_raw)
-        source = getattr(self.source, "provider", None)
-        self.writes_raw = source is None or source in ("anthropic", "bedrock-anthropic", "auto")
+        # (raw events are looked at unless the source never reads a Messages stream: see on_raw)
+        self.writes_raw = getattr(self.source, "provider", None) not in _NO_MESSAGES
         #: Each call's input while its start is held (a str), or whether that start was a JSON object's
         self._starts: Optional[dict[str, Union[str, bool]]] = None
 
@@ -345,6 +344,23 @@ class AnthropicEncoder(Encoder):
             delta["usage"] = messages_usage(self.usage)
             out = "event: message_delta\ndata: " + dumps(delta) + "\n\n"
         return out + "event: error\ndata: " + dumps(self.error_body(error)) + "\n\n"
+
+
+#: The providers whose streams are never a Messages stream (xAI's can be one; a normaliser of its own may read one).
+_NO_MESSAGES = frozenset(
+    {
+        "openai",
+        "openai-chat",
+        "openai-realtime",
+        "gemini",
+        "gemini-live",
+        "bedrock-converse",
+        "cohere",
+        "mistral",
+        "ollama",
+        "vercel-ui",
+    }
+)
 
 
 def _passed_block(event: Unified) -> Optional[dict[str, Any]]:

@@ -415,10 +415,12 @@ class ChatCompletionsNormalizer(Normalizer):
         """``call`` open at ``key`` (choice, tool call index): in the compiled reader's view too when it is the first
         choice's and not a ``multi_tool_use.parallel`` wrapper (held, never announced)."""
         self._calls.open[key] = call
-        if not self._open_keys:
-            self._open_keys, self._choice_keys = {}, {}
-        self._open_keys[call.id] = key  # type: ignore[index]  # (dicts now)
-        self._choice_keys.setdefault(key[0], {})[key] = None  # type: ignore[attr-defined]
+        if type(self._open_keys) is not dict:  # (each made on its own first use: they empty apart)
+            self._open_keys = {}
+        if type(self._choice_keys) is not dict:
+            self._choice_keys = {}
+        self._open_keys[call.id] = key  # (dicts now)
+        self._choice_keys.setdefault(key[0], {})[key] = None
         if key[0] == 0 and call.id not in self._wrappers:
             self._call_view[key[1]] = call
 
