@@ -162,14 +162,20 @@ def test_response_status_is_the_stop_reason(status: str, unified: str) -> None:
     assert (events[-1].stop_reason, events[-1].raw_stop_reason) == (unified, status)
 
 
-def test_a_content_filter_cut_is_a_refusal_and_leaves_open_calls_incomplete() -> None:
-    call = {"id": "item_4", "type": "function_call", "call_id": "call_4", "name": "f"}
-    events = frames(
+def call_streaming(number: int, name: str, arguments: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A function call item (``item_<number>`` / ``call_<number>``) and the frames that open a response, add the
+    call and stream ``arguments`` into it."""
+    call = {"id": f"item_{number}", "type": "function_call", "call_id": f"call_{number}", "name": name}
+    return call, [
         created(),
         ev("response.output_item.added", item=call),
-        ev("response.function_call_arguments.delta", item_id="item_4", delta='{"a'),
-        done("incomplete", {"type": "incomplete", "reason": "content_filter"}),
-    )
+        ev("response.function_call_arguments.delta", item_id=call["id"], delta=arguments),
+    ]
+
+
+def test_a_content_filter_cut_is_a_refusal_and_leaves_open_calls_incomplete() -> None:
+    _, opened = call_streaming(4, "f", '{"a')
+    events = frames(*opened, done("incomplete", {"type": "incomplete", "reason": "content_filter"}))
     result = collect(events)
     assert result.stop_reason == "refusal" and "tool_call_done" not in types(events)
     assert [c.arguments_raw for c in result.incomplete_tool_calls] == ['{"a']
@@ -180,14 +186,12 @@ def test_a_call_a_response_left_open_is_never_closed_by_a_later_response(ended: 
     """A user barges in while ``send_email``'s arguments stream: that response is cancelled (or fails with an
     error and never sends its done); the next response ends cleanly, and the half-streamed call stays
     incomplete, never a call to run."""
-    call = {"id": "item_1", "type": "function_call", "call_id": "call_1", "name": "send_email"}
+    _, opened = call_streaming(1, "send_email", '{"to": "boss", "body": "I quit"}')
     end = done("cancelled", {"type": "cancelled", "reason": "turn_detected"}) if ended == "cancelled" else (
         ev("error", error={"type": "server_error", "message": "boom"})
     )  # fmt: skip
     events = frames(
-        created(),
-        ev("response.output_item.added", item=call),
-        ev("response.function_call_arguments.delta", item_id="item_1", delta='{"to": "boss", "body": "I quit"}'),
+        *opened,
         end,
         created("resp_2"),
         ev("response.output_text.delta", delta="Cancelled."),
@@ -199,11 +203,9 @@ def test_a_call_a_response_left_open_is_never_closed_by_a_later_response(ended: 
 
 
 def test_a_call_item_done_incomplete_is_never_closed() -> None:
-    call = {"id": "item_5", "type": "function_call", "call_id": "call_5", "name": "transfer"}
+    call, opened = call_streaming(5, "transfer", '{"amount": 100')
     events = frames(
-        created(),
-        ev("response.output_item.added", item=call),
-        ev("response.function_call_arguments.delta", item_id="item_5", delta='{"amount": 100'),
+        *opened,
         ev("response.output_item.done", item=dict(call, status="incomplete", arguments='{"amount": 100')),
         done("incomplete", {"type": "incomplete", "reason": "max_output_tokens"}),
     )
