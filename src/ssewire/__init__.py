@@ -10,6 +10,9 @@ names. The rest has its home in a module -- the normalisers in :mod:`ssewire.nor
 ``from .module import name as name`` lines).
 """
 
+from . import _twins as _twins  # first: its finder loads the compiled build of the modules it lists
+
+# isort: split
 from ._scan import IMPLEMENTATION, SSEEvent
 from ._scan import EventStreamMessage as EventStreamMessage
 from ._scan import EventStreamParser as EventStreamParser

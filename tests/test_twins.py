@@ -1,0 +1,83 @@
+"""The modules compiled from their own source (``ssewire._twins``): run compiled when built, from source when
+switched off, never stale, one module whichever runs."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ssewire
+from ssewire import _twins
+from ssewire._config import env_flag, no_extensions
+
+SRC = Path(_twins.__file__).resolve().parent
+
+
+def _source_digest(name: str) -> str:
+    return hashlib.sha256((SRC.joinpath(*name.split(".")[1:]).with_suffix(".py")).read_bytes()).hexdigest()
+
+
+def _run(code: str, **env: str) -> str:
+    environ = {k: v for k, v in os.environ.items() if k != "SSEWIRE_NO_EXTENSIONS"}
+    environ.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+@pytest.mark.parametrize("name", _twins.COMPILED)
+def test_a_compiled_module_runs_the_source_as_it_is_now(name: str) -> None:
+    """Each module of COMPILED is the compiled build of its current source when built (an edited source without a
+    rebuild fails here: ``python setup.py build_ext --inplace``), and built wherever CI requires compiled code."""
+    module = importlib.import_module(name)
+    file = _twins.compiled_file(name)
+    if no_extensions() or file is None:
+        assert not env_flag("SSEWIRE_REQUIRE_EXTENSIONS") or no_extensions(), f"{name} was not compiled"
+        assert module.__file__ is not None and module.__file__.endswith(".py")
+        assert name not in _twins.loaded()
+        return
+    assert module.__file__ == file
+    assert name in _twins.loaded()
+    assert getattr(module, "__source_sha256__", None) == _source_digest(name), f"{name}: rebuild, its source changed"
+
+
+def test_the_finder_leaves_every_other_module_and_a_missing_build_to_the_source(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    finder = _twins.CompiledFinder()
+    assert finder.find_spec("ssewire.adapters") is None  # not compiled from its source
+    assert finder.find_spec("json") is None
+    monkeypatch.setattr(_twins, "COMPILED_DIR", str(tmp_path))  # nothing built there
+    assert finder.find_spec("ssewire.normalizers.gemini") is None
+    assert finder.loaded == []
+
+
+def test_switched_off_the_same_source_runs_as_python() -> None:
+    code = (
+        "import ssewire, ssewire._twins as t, ssewire.normalizers.chat as c; "
+        "print(t.loaded(), c.__file__.endswith('.py'), "
+        "c.ChatCompletionsNormalizer is ssewire.ChatCompletionsNormalizer)"
+    )
+    assert _run(code, SSEWIRE_NO_EXTENSIONS="1") == "[] True True"
+
+
+def test_one_module_and_one_class_whichever_runs() -> None:
+    """Every importer sees the same module object: the public names, isinstance and pickle agree."""
+    from ssewire.normalizers import chat, gemini
+
+    assert ssewire.GeminiNormalizer is gemini.GeminiNormalizer
+    assert ssewire.ChatCompletionsNormalizer.__module__ == "ssewire.normalizers.chat"
+    assert sys.modules["ssewire.normalizers.chat"] is chat
+    event = ssewire.Unified("text_delta", text="hi")
+    assert pickle.loads(pickle.dumps(event)) == event
+    result = ssewire.collect(
+        ssewire.iter_unified([b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n'], "openai-chat")
+    )
+    assert pickle.loads(pickle.dumps(result)).text == "hi"
