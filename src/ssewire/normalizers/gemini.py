@@ -420,10 +420,14 @@ class GeminiNormalizer(DelegatingNormalizer):
         if self._interactions is not None or (ev.event is not None and ev.event != "message"):
             return None
         data = ev.data
-        # a call or citations in a small chunk: not worth a typed decode before the full one (searching a large one
-        # costs more than the decode: its structs say)
+        # a call, citations, a signature or the finish in a small chunk: not worth a typed decode before the full
+        # one (searching a large one costs more than the decode: its structs say)
         if len(data) < _LOOKED_AT and (
-            '"functionCall"' in data or '"groundingMetadata"' in data or '"citationMetadata"' in data
+            '"functionCall"' in data
+            or '"finishReason"' in data
+            or '"thoughtSignature"' in data
+            or '"groundingMetadata"' in data
+            or '"citationMetadata"' in data
         ):
             return None
         try:
