@@ -27,7 +27,7 @@ from typing import Optional, Sequence
 
 from ._config import no_extensions
 
-__all__ = ["COMPILED", "COMPILED_DIR", "compiled_file", "install", "loaded"]
+__all__ = ["COMPILED", "COMPILED_DIR", "compiled_file", "install", "loaded", "runs_compiled"]
 
 #: The modules compiled from their own source (``setup.py`` reads this tuple; keep it a literal).
 COMPILED = (
@@ -113,6 +113,12 @@ def loaded() -> list[str]:
     """The modules of :data:`COMPILED` imported compiled so far, in import order (empty when compiled code is off
     or was not built)."""
     return [] if _FINDER is None else list(_FINDER.loaded)
+
+
+def runs_compiled() -> list[str]:
+    """The modules of :data:`COMPILED` that run compiled in this process, imported yet or not (empty when compiled
+    code is off or was not built)."""
+    return [] if _FINDER is None else [name for name in COMPILED if compiled_file(name) is not None]
 
 
 install()  # at import: ssewire/__init__ imports this module before any other

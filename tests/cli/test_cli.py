@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -87,8 +89,11 @@ def test_readme_command_fixture_exists() -> None:
     assert (FIXTURES / "openai-responses-tool-call.sse").is_file()
 
 
-def _cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "ssewire", *args], input=stdin, capture_output=True, timeout=60)
+def _cli(*args: str, stdin: bytes = b"", env: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess[bytes]:
+    environ = None if env is None else {**os.environ, **env}
+    return subprocess.run(
+        [sys.executable, "-m", "ssewire", *args], input=stdin, capture_output=True, timeout=60, env=environ
+    )
 
 
 def test_a_live_pipe_prints_each_event_before_the_writer_finishes() -> None:
@@ -226,13 +231,17 @@ def test_non_ascii_is_written_the_same_way_in_both_modes(tmp_path: Path) -> None
 def test_version_names_the_scanner_and_the_decoder() -> None:
     from ssewire import IMPLEMENTATION, __version__
     from ssewire._json import BACKEND
+    from ssewire._twins import COMPILED, runs_compiled
 
-    out = _cli("--version").stdout.decode()
+    out = " ".join(_cli("--version").stdout.decode().split())  # (argparse wraps it to the terminal's width)
     assert __version__ in out and IMPLEMENTATION in out and BACKEND in out
+    assert f"; {len(runs_compiled())}/{len(COMPILED)} modules compiled;" in out
     if IMPLEMENTATION == "cython":
         from ssewire._scan import scanner_c as _scanner_c
 
         assert f"SIMD {_scanner_c.SIMD}" in out
+    off = " ".join(_cli("--version", env={"SSEWIRE_NO_EXTENSIONS": "1"}).stdout.decode().split())
+    assert f"(scanner: python; 0/{len(COMPILED)} modules compiled;" in off
 
 
 def test_usage_line_says_stream() -> None:

@@ -6,6 +6,7 @@ import argparse
 
 from .. import IMPLEMENTATION, __version__
 from .._json import BACKEND
+from .._twins import COMPILED, runs_compiled
 from ..errors import UnknownFramingError
 from ..framing import FRAMINGS, framing_name
 from ..normalizers.registry import PROVIDERS
@@ -30,13 +31,15 @@ def byte_size(text: str) -> int:
 
 
 def version_line() -> str:
-    """What ``--version`` prints: ssewire's version, the scanner in use (and its vector loops), the JSON decoder."""
+    """What ``--version`` prints: ssewire's version, the scanner in use (and its vector loops), how many of the
+    modules compiled from their own source run compiled, the JSON decoder."""
     scanner = IMPLEMENTATION
     if IMPLEMENTATION == "cython":
         from .._scan import scanner_c as _scanner_c
 
         scanner += f", SIMD {getattr(_scanner_c, 'SIMD', 'none')}"
-    return f"ssewire {__version__} (scanner: {scanner}; JSON decoder: {BACKEND})"
+    compiled = f"{len(runs_compiled())}/{len(COMPILED)} modules compiled"  # (from their own source: ssewire._twins)
+    return f"ssewire {__version__} (scanner: {scanner}; {compiled}; JSON decoder: {BACKEND})"
 
 
 def add_provider_options(parser: argparse.ArgumentParser, whose: str, provider_auto: str, framing_auto: str) -> None:
