@@ -153,6 +153,10 @@ def _compiled_copy(package: str, name: str) -> str:
     return copy
 
 
+#: Where the sources of the modules compiled from their own source are copied, to be translated.
+SOURCE_COPIES = os.path.join("build", "cython", "source")
+
+
 def _source_copy(name: str) -> str:
     """The source of the module ``name`` (one of :data:`COMPILED_FROM_SOURCE`), copied into ``build/cython/source/``
     with the SHA-256 of the source appended as ``__source_sha256__`` (what the tests hold the compiled module to);
@@ -161,7 +165,7 @@ def _source_copy(name: str) -> str:
     with open(source, "rb") as f:
         text = f.read()
     digest = hashlib.sha256(text).hexdigest()
-    copy = os.path.join("build", "cython", "source", *name.split(".")) + ".py"
+    copy = os.path.join(SOURCE_COPIES, *name.split(".")) + ".py"
     wanted = text + f"\n__source_sha256__ = {digest!r}  # (appended by setup.py)\n".encode()
     if os.path.exists(copy):
         with open(copy, "rb") as f:
@@ -242,10 +246,25 @@ def _extensions() -> list:  # type: ignore[type-arg]
     try:
         plain_flags, plain_link = _flags("-O1")
         same = [
-            Extension(name, [_source_copy(name)], extra_compile_args=plain_flags, extra_link_args=plain_link)
+            Extension(
+                name,
+                [os.path.relpath(_source_copy(name), SOURCE_COPIES)],
+                extra_compile_args=plain_flags,
+                extra_link_args=plain_link,
+            )
             for name in sorted(COMPILED_FROM_SOURCE)
         ]
-        return exts + cythonize(same, compiler_directives=SAME_SOURCE_DIRECTIVES, quiet=True)
+        # translated from where the copies are, so that a traceback names a module by its path in the package
+        # (ssewire/normalizers/chat.py), which Python finds on sys.path to show its lines
+        here = os.getcwd()
+        os.chdir(SOURCE_COPIES)
+        try:
+            same = cythonize(same, compiler_directives=SAME_SOURCE_DIRECTIVES, quiet=True)
+        finally:
+            os.chdir(here)
+        for ext in same:
+            ext.sources = [os.path.join(SOURCE_COPIES, source) for source in ext.sources]
+        return exts + same
     except Exception as exc:
         _skip(f"Cython could not translate the modules compiled from their own source: {exc}")
         return exts

@@ -81,3 +81,37 @@ def test_one_module_and_one_class_whichever_runs() -> None:
         ssewire.iter_unified([b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n'], "openai-chat")
     )
     assert pickle.loads(pickle.dumps(result)).text == "hi"
+
+
+@pytest.mark.parametrize("name", _twins.COMPILED)
+def test_no_compiled_module_defines_an_async_or_generator_function(name: str) -> None:
+    """Python 3.9's ``inspect`` does not see a compiled ``async def`` or generator function as one
+    (``inspect.isasyncgenfunction(aiter_unified)`` was False there): the modules that define them stay Python."""
+    import ast
+
+    tree = ast.parse((SRC.joinpath(*name.split(".")[1:]).with_suffix(".py")).read_text(encoding="utf-8"))
+    found = [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AsyncFunctionDef)
+        or (
+            isinstance(node, ast.FunctionDef)
+            and any(isinstance(inner, (ast.Yield, ast.YieldFrom)) for inner in ast.walk(node))
+        )
+    ]
+    assert found == [], f"{name} defines {found}"
+
+
+def test_a_traceback_through_a_compiled_module_shows_its_source_line() -> None:
+    """The compiled build names its source by its path in the package, and its loader gives the source: a
+    traceback shows the line that raised, compiled or not."""
+    import traceback
+
+    from ssewire.normalizers.chat import ChatCompletionsNormalizer
+
+    try:
+        ChatCompletionsNormalizer().payload(None)  # type: ignore[arg-type]
+    except AttributeError as exc:
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+    assert frame.filename.replace(os.sep, "/").endswith("ssewire/normalizers/chat.py")
+    assert frame.line == 'error = obj.get("error")'

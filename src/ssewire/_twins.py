@@ -27,9 +27,20 @@ from typing import Optional, Sequence
 
 from ._config import no_extensions
 
-__all__ = ["COMPILED", "COMPILED_DIR", "compiled_file", "install", "loaded", "runs_compiled"]
+__all__ = [
+    "COMPILED",
+    "COMPILED_DIR",
+    "CompiledFinder",
+    "CompiledLoader",
+    "compiled_file",
+    "install",
+    "loaded",
+    "runs_compiled",
+]
 
-#: The modules compiled from their own source (``setup.py`` reads this tuple; keep it a literal).
+#: The modules compiled from their own source (``setup.py`` reads this tuple; keep it a literal). None of them
+#: defines a public ``async def`` or generator function: Python 3.9's ``inspect`` does not see a compiled one as
+#: such (``stream.py`` and ``transcode.py``, which do, stay Python).
 COMPILED = (
     "ssewire.citations",
     "ssewire.encoders.anthropic",
@@ -59,8 +70,6 @@ COMPILED = (
     "ssewire.normalizers.vertex_args",
     "ssewire.normalizers.xai",
     "ssewire.result",
-    "ssewire.stream",
-    "ssewire.transcode",
     "ssewire.usage",
 )
 #: Where the build puts them: this package's ``_compiled`` directory, in the package's own layout.
@@ -75,6 +84,19 @@ def compiled_file(name: str) -> Optional[str]:
         if os.path.exists(base + suffix):
             return base + suffix
     return None
+
+
+class CompiledLoader(ExtensionFileLoader):
+    """Loads a module's compiled file; its source is the ``.py`` it was compiled from (so that tracebacks and
+    ``inspect.getsource`` show its lines)."""
+
+    def get_source(self, fullname: str) -> Optional[str]:  # type: ignore[override]  # (typeshed: always None)
+        path = os.path.join(os.path.dirname(COMPILED_DIR), *fullname.split(".")[1:]) + ".py"
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        except OSError:
+            return None
 
 
 class CompiledFinder(MetaPathFinder):
@@ -94,7 +116,7 @@ class CompiledFinder(MetaPathFinder):
         if file is None:
             return None
         self.loaded.append(fullname)
-        return spec_from_file_location(fullname, file, loader=ExtensionFileLoader(fullname, file))
+        return spec_from_file_location(fullname, file, loader=CompiledLoader(fullname, file))
 
 
 _FINDER: Optional[CompiledFinder] = None
