@@ -1,6 +1,6 @@
 """The modules compiled from their own source, and the import hook that runs them compiled.
 
-The modules of :data:`COMPILED` (the normalisers, the encoders and what every event passes through) are written
+The modules of :data:`COMPILED` (the normalisers, the encoders, pricing and what every event passes through) are written
 once, in Python, and run twice. The build (``setup.py``) compiles each source file as it is with Cython, into
 ``ssewire/_compiled/<the module's path>`` (aiohttp's ``reader_c`` is compiled from ``reader_py`` the same way, here
 without a second name). :func:`install` puts a finder first on ``sys.meta_path`` that loads that compiled file
@@ -43,6 +43,9 @@ __all__ = [
 #: such (``stream.py`` and ``transcode.py``, which do, stay Python).
 COMPILED = (
     "ssewire.citations",
+    "ssewire.cost.model",
+    "ssewire.cost.pricing",
+    "ssewire.cost.reported",
     "ssewire.encoders.anthropic",
     "ssewire.encoders.base",
     "ssewire.encoders.chat",
