@@ -719,3 +719,16 @@ def test_the_command_reads_with_its_max_buffer(tmp_path: Path) -> None:
     assert main([str(tmp_path / "in"), "--out", str(out), "-j", "1", "-q", "--max-buffer", "70M"]) == 0
     (row,) = read_rows(out)
     assert (row["error_type"], row["stop_reason"]) == (None, "end")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux keeps ru_maxrss across exec")
+def test_a_command_started_by_a_large_process_reports_its_own_peak_rss() -> None:
+    """The summary's peaks are the process's own: Linux's ru_maxrss kept the peak of the 300 MB process that ran
+    the command (every run of the batch benchmark read that process's size as the CLI's)."""
+    child = "from ssewire.batch.worker import peak_rss; print(peak_rss())"
+    parent = (
+        "import subprocess, sys; block = bytearray(300 << 20); block[::4096] = b'x' * len(block[::4096]); "
+        f"print(subprocess.run([sys.executable, '-c', {child!r}], capture_output=True, text=True).stdout)"
+    )
+    out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, check=True).stdout
+    assert 1 << 20 < int(out) < 150 << 20, out

@@ -76,8 +76,17 @@ def parse_range(
 
 
 def peak_rss() -> Optional[int]:
-    """This process's peak resident set size in bytes (``ru_maxrss``: KiB on Linux, bytes on macOS); None where
-    there is no ``resource`` module (Windows)."""
+    """This process's peak resident set size in bytes: on Linux its address space's own (``VmHWM``: Linux's
+    ``ru_maxrss`` keeps, across ``exec``, the peak of the process that started it, so a command run by a large
+    process would report that one's), else ``ru_maxrss`` (KiB on Linux, bytes on macOS); None where there is
+    neither (Windows)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import resource
     except ImportError:
