@@ -255,7 +255,7 @@ def _extensions() -> list:  # type: ignore[type-arg]
             for name in sorted(COMPILED_FROM_SOURCE)
         ]
         # translated from where the copies are, so that a traceback names a module by its path in the package
-        # (ssewire/normalizers/chat.py), which Python finds on sys.path to show its lines
+        # (ssewire/normalizers/chat.py), not the build's copy; ssewire._twins' loader gives its lines
         here = os.getcwd()
         os.chdir(SOURCE_COPIES)
         try:

@@ -7,13 +7,13 @@ import hashlib
 import importlib
 import os
 import pickle
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 import ssewire
+from helpers import run_python
 from ssewire import _twins
 from ssewire._config import env_flag, no_extensions
 
@@ -22,14 +22,6 @@ SRC = Path(_twins.__file__).resolve().parent
 
 def _source_digest(name: str) -> str:
     return hashlib.sha256((SRC.joinpath(*name.split(".")[1:]).with_suffix(".py")).read_bytes()).hexdigest()
-
-
-def _run(code: str, **env: str) -> str:
-    environ = {k: v for k, v in os.environ.items() if k != "SSEWIRE_NO_EXTENSIONS"}
-    environ.update(env)
-    return subprocess.run(
-        [sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True
-    ).stdout.strip()
 
 
 @pytest.mark.parametrize("name", _twins.COMPILED)
@@ -65,7 +57,7 @@ def test_switched_off_the_same_source_runs_as_python() -> None:
         "print(t.loaded(), c.__file__.endswith('.py'), "
         "c.ChatCompletionsNormalizer is ssewire.ChatCompletionsNormalizer)"
     )
-    assert _run(code, SSEWIRE_NO_EXTENSIONS="1") == "[] True True"
+    assert run_python(code, SSEWIRE_NO_EXTENSIONS="1") == "[] True True"
 
 
 def test_one_module_and_one_class_whichever_runs() -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Optional
@@ -112,6 +114,16 @@ def examples(n: int) -> int:
     profile = settings.default
     assert profile is not None  # tests/conftest.py loaded one
     return max(10, n * profile.max_examples // 100)
+
+
+def run_python(code: str, **env: str) -> str:
+    """The stripped stdout of ``python -c code`` in a fresh interpreter, with ``env`` over this environment (less
+    ``SSEWIRE_NO_EXTENSIONS``: a test names it when it wants it); raises when the code fails."""
+    environ = {k: v for k, v in os.environ.items() if k != "SSEWIRE_NO_EXTENSIONS"}
+    environ.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def peak_traced(fn: Callable[[], Any]) -> int:

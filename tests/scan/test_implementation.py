@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import copy
 import gc
-import os
 import pickle
-import subprocess
 import sys
 import threading
 import time
@@ -16,7 +14,7 @@ from typing import Any
 import pytest
 
 import ssewire
-from helpers import COMPILED
+from helpers import COMPILED, run_python
 from helpers.eventstream import encode_message, event
 from ssewire import _scan as _scanner
 from ssewire._config import env_flag
@@ -35,14 +33,6 @@ NAMES = (
 )
 SHARED = (*NAMES, "SIMD", "_select_simd")  # every name one module has, the other has too
 needs_compiled = pytest.mark.skipif(COMPILED is None, reason="compiled scanner not built")
-
-
-def _run(code: str, **env: str) -> str:
-    environ = {k: v for k, v in os.environ.items() if k != "SSEWIRE_NO_EXTENSIONS"}
-    environ.update(env)
-    return subprocess.run(
-        [sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True
-    ).stdout.strip()
 
 
 def test_compiled_scanner_is_active_when_required() -> None:
@@ -69,14 +59,14 @@ def test_implementation_names_the_active_module() -> None:
 
 def test_no_extensions_env_forces_the_twin() -> None:
     code = "import ssewire; print(ssewire.IMPLEMENTATION, ssewire.SSEParser.__module__)"
-    assert _run(code, SSEWIRE_NO_EXTENSIONS="1") == "python ssewire._scan.scanner_py"
-    assert _run(code, SSEWIRE_NO_EXTENSIONS="true") == "python ssewire._scan.scanner_py"
+    assert run_python(code, SSEWIRE_NO_EXTENSIONS="1") == "python ssewire._scan.scanner_py"
+    assert run_python(code, SSEWIRE_NO_EXTENSIONS="true") == "python ssewire._scan.scanner_py"
 
 
 @needs_compiled
 @pytest.mark.parametrize("value", ["0", "", "false", "off"])
 def test_no_extensions_off_values_keep_the_compiled_scanner(value: str) -> None:
-    assert _run("import ssewire; print(ssewire.IMPLEMENTATION)", SSEWIRE_NO_EXTENSIONS=value) == "cython"
+    assert run_python("import ssewire; print(ssewire.IMPLEMENTATION)", SSEWIRE_NO_EXTENSIONS=value) == "cython"
 
 
 @pytest.mark.parametrize(
@@ -92,7 +82,7 @@ def test_env_flag_values(monkeypatch: pytest.MonkeyPatch, value: str, on: bool) 
 
 @needs_compiled
 def test_default_is_the_compiled_scanner_in_a_fresh_interpreter() -> None:
-    assert _run("import ssewire; print(ssewire.IMPLEMENTATION)") == "cython"
+    assert run_python("import ssewire; print(ssewire.IMPLEMENTATION)") == "cython"
 
 
 def test_package_works_when_the_compiled_module_cannot_be_imported() -> None:
@@ -102,7 +92,7 @@ def test_package_works_when_the_compiled_module_cannot_be_imported() -> None:
         "events = ssewire.SSEParser().feed(b'data: hi\\n\\n')\n"
         "print(ssewire.IMPLEMENTATION, events[0].data)"
     )
-    assert _run(code) == "python hi"
+    assert run_python(code) == "python hi"
 
 
 @needs_compiled
