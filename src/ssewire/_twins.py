@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import sys
-from importlib.abc import MetaPathFinder
 from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec
 from importlib.util import spec_from_file_location
 from types import ModuleType
@@ -102,9 +101,11 @@ class CompiledLoader(ExtensionFileLoader):
             return None
 
 
-class CompiledFinder(MetaPathFinder):
+class CompiledFinder:
     """Finds the compiled file of a module of :data:`COMPILED`, to be loaded under the module's own name; None (the
-    source, by the next finder) for any other module, and for one not built."""
+    source, by the next finder) for any other module, and for one not built. (A finder of ``sys.meta_path`` is
+    any object with ``find_spec``: not derived from ``importlib.abc.MetaPathFinder``, whose import costs more than
+    the rest of this module's.)"""
 
     def __init__(self) -> None:
         self._names = frozenset(COMPILED)
@@ -120,6 +121,9 @@ class CompiledFinder(MetaPathFinder):
             return None
         self.loaded.append(fullname)
         return spec_from_file_location(fullname, file, loader=CompiledLoader(fullname, file))
+
+    def invalidate_caches(self) -> None:
+        """Nothing cached (``importlib.invalidate_caches`` calls it)."""
 
 
 _FINDER: Optional[CompiledFinder] = None

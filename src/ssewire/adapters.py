@@ -33,7 +33,6 @@ Contract:
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import contextlib
 import importlib
@@ -118,6 +117,8 @@ def _transport_errors(response: object, client: str) -> _ExcTypes:
         return (error,) if isinstance(error, type) else ()
     if client == "aiohttp":
         aiohttp = importlib.import_module("aiohttp")
+        import asyncio  # (here: aiohttp has imported it; importing ssewire does not, ~20 ms with ssl and logging)
+
         # (a ClientTimeout(total=...) that fires mid-body raises asyncio's TimeoutError, not a ClientError)
         return (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, asyncio.TimeoutError)
     requests_exc = importlib.import_module("requests.exceptions")

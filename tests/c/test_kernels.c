@@ -132,6 +132,28 @@ static int locate(const char *text, const char *key1, const char *key2, sw_json_
     return ok;
 }
 
+/* sw_json_locate with one path of one key, vetoed: 1 where it is there at all, 2 where it has a value but null. */
+static int locate_vetoed(const char *text, const char *key, int veto, sw_json_val *v) {
+    sw_json_paths paths;
+    sw_json_val vals[SW_JSON_MAX_PATHS];
+    int ok;
+    memset(&paths, 0, sizeof paths);
+    paths.n = 1;
+    paths.steps[0] = 1;
+    paths.key[0][0] = key;
+    paths.len[0][0] = (sw_ssize)strlen(key);
+    sw_json_prepare(&paths);
+    CHECK(paths.veto_present == 0 && paths.veto_value == 0, "sw_json_prepare clears the vetoes");
+    if (veto == 1)
+        paths.veto_present = 1u;
+    else
+        paths.veto_value = 1u;
+    memset(vals, 0, sizeof vals);
+    ok = sw_json_locate(text, (sw_ssize)strlen(text), &paths, vals);
+    *v = vals[0];
+    return ok;
+}
+
 static int text_is(const sw_json_val *v, const char *want) {
     return v->start != NULL && v->len == (sw_ssize)strlen(want) && memcmp(v->start, want, (size_t)v->len) == 0;
 }
@@ -164,6 +186,14 @@ static void test_json_locate(void) {
         deep[k] = '\0';
         CHECK(locate(deep, "t", NULL, &v) == 0, "nesting past SW_JSON_MAX_DEPTH");
     }
+    CHECK(locate_vetoed("{\"a\":1,\"t\":{\"x\":1}}", "t", 1, &v) == 0, "a member vetoed when there: there");
+    CHECK(locate_vetoed("{\"a\":1,\"t\":null}", "t", 1, &v) == 0, "a member vetoed when there: null");
+    CHECK(locate_vetoed("{\"a\":1}", "t", 1, &v) == 1 && v.kind == SW_J_ABSENT, "a member vetoed when there: absent");
+    CHECK(locate_vetoed("{\"t\":null,\"a\":1}", "t", 2, &v) == 1 && v.kind == SW_J_NULL, "a value vetoed: null");
+    CHECK(locate_vetoed("{\"t\":\"x\"}", "t", 2, &v) == 0, "a value vetoed: a string");
+    CHECK(locate_vetoed("{\"t\":{}}", "t", 2, &v) == 0, "a value vetoed: an object");
+    CHECK(locate_vetoed("{\"a\":[]}", "t", 2, &v) == 1 && v.kind == SW_J_ABSENT, "a value vetoed: absent");
+    CHECK(locate_vetoed("{\"t\":nul}", "t", 2, &v) == 0, "a value vetoed: not JSON after all");
 }
 
 /* The reference for ssewire_seq, stated by ranges rather than by lead bytes: decode by the length the lead byte

@@ -58,11 +58,19 @@ typedef struct {
     const char *key[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS];
     sw_ssize len[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS]; /* SW_JSON_ONLY: the one element of an array */
     unsigned longer[SW_JSON_MAX_STEPS + 1]; /* by depth: the paths with more steps than that (sw_json_prepare) */
+    /* Vetoes (bits of paths, 0 from sw_json_prepare; set after it): a text where a path of veto_present is there,
+     * or one of veto_value has a value other than null, is one the caller would not read from its vals, so
+     * sw_json_locate stops there and returns 0 (as for a shape it cannot read): a member that rules the text out
+     * costs no walk of the rest of it. */
+    unsigned veto_present;
+    unsigned veto_value;
 } sw_json_paths;
 
 /* Fill in what sw_json_locate derives from n, steps and len: call once after setting them. */
 static inline void sw_json_prepare(sw_json_paths *paths) {
     int d, i;
+    paths->veto_present = 0;
+    paths->veto_value = 0;
     for (d = 0; d <= SW_JSON_MAX_STEPS; d++) {
         paths->longer[d] = 0;
         for (i = 0; i < paths->n; i++)
@@ -331,6 +339,10 @@ static const char *sw_json_at(const char *p, const char *e, const sw_json_paths 
     unsigned deeper = mask & paths->longer[depth], ending = mask & ~deeper, bits;
     static const sw_json_val absent = {SW_J_ABSENT, 0, NULL, 0}, object = {SW_J_OBJECT, 0, NULL, 0},
                              array = {SW_J_OTHER, 0, NULL, 0};
+    if ((ending & paths->veto_present) || ((ending & paths->veto_value) && p < e && *p != 'n')) {
+        *shape = 0; /* (a value that rules the text out: see sw_json_paths) */
+        return NULL;
+    }
     for (bits = mask; bits; bits &= bits - 1)
         vals[sw_json_low(bits)] = absent; /* a repeated key: only the last one counts */
     if (deeper && p < e && (*p == '{' || *p == '[')) {

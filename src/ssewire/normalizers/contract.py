@@ -50,6 +50,7 @@ every piece of state above is the delegate's, so the glue always sees one state;
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Mapping, Optional, Sequence, TypeVar, Union
 
 from .._json import FIRST_ERRORS, TOO_DEEP_MESSAGE, Text, loads_first, loads_retry
@@ -67,20 +68,23 @@ if TYPE_CHECKING:
 __all__ = ["DelegatingNormalizer", "Normalizer", "Recognition"]
 
 _NOT_JSON = object()
-_TWINS: Any = None  # (the Python twin of ssewire._decoding, and the selected module: imported on first use)
+_SELECTED: Any = None  # (the selected module of ssewire._decoding's twins: imported on first use)
 
 
 def _twin_of(accumulator: Any) -> Any:
     """The module of ``ssewire._decoding``'s twins whose accumulator ``accumulator`` is (None: the selected one),
     where the normaliser's reading loop lives beside the accumulator it feeds (it imports this module: imported
-    here on first use)."""
-    global _TWINS
-    if _TWINS is None:
-        from .. import _decoding, _decoding_py
+    here on first use). The Python twin is looked up, never imported: an accumulator can only be its instance once
+    something imported it (importing it costs a process ~10 ms: batch workers, the command line)."""
+    global _SELECTED
+    python = sys.modules.get("ssewire._decoding_py")
+    if python is not None and type(accumulator) is python.Accumulator:
+        return python
+    if _SELECTED is None:
+        from .. import _decoding
 
-        _TWINS = (_decoding_py, _decoding)
-    python, selected = _TWINS
-    return python if type(accumulator) is python.Accumulator else selected
+        _SELECTED = _decoding
+    return _SELECTED
 
 
 def _retry_loads(data: Text) -> Any:

@@ -481,8 +481,10 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
     spec.n_nulls, spec.n_absent = len(nulls), len(absent)
     for i in range(spec.n_nulls):
         spec.c_nulls[i] = nulls[i]
+        spec.c_paths.veto_value |= 1u << spec.c_nulls[i]  # (a payload ruled out by one: the walk stops there)
     for i in range(spec.n_absent):
         spec.c_absent[i] = absent[i]
+        spec.c_paths.veto_present |= 1u << spec.c_absent[i]
     spec.n_not_true = len(not_true)
     for i in range(spec.n_not_true):
         spec.c_not_true[i] = not_true[i]

@@ -28,6 +28,8 @@ cdef extern from "_c/sw_json.h":
         int steps[SW_JSON_MAX_PATHS]
         const char* key[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS]
         Py_ssize_t len[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS]
+        unsigned veto_present
+        unsigned veto_value
     void sw_json_prepare(sw_json_paths* paths) noexcept
     enum:
         SW_JSON_SHAPE_MAX
