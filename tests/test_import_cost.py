@@ -13,11 +13,15 @@ from helpers import run_python
 #: no base class).
 NOT_AT_IMPORT = ("asyncio", "ssl", "importlib.abc")
 
+_BODY = (
+    b'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+    b'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    b"data: [DONE]\n\n"
+)
+#: A fresh interpreter imports ssewire, reads and collects _BODY, and prints which of NAMES it imported.
 _READ_ONE = (
     "import sys, ssewire\n"
-    "body = b'data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\\n\\n'\n"
-    "body += b'data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}'\n"
-    "body += b'\\n\\ndata: [DONE]\\n\\n'\n"
+    f"body = {_BODY!r}\n"
     "events = [e.type for e in ssewire.iter_unified([body], 'openai-chat')]\n"
     "print(events, ssewire.collect(ssewire.iter_unified([body], 'openai-chat')).text)\n"
     "print(' '.join(sorted(m for m in NAMES if m in sys.modules)) or '-')\n"
