@@ -145,7 +145,12 @@ def test_a_chunks_texts_encoded_each_on_its_own_are_the_bytes_of_their_join(part
     joined, each, either = _encoder("openai"), _encoder("openai"), _encoder("openai")
     for encoder in (joined, each, either):
         encoder.held = [list(run) for run in runs]
-    expected = b"".join(joined.pieces("".join(texts)))
+    between = "".join(texts).split(encoders_base.HELD)  # (the oracle: the text around each mark, by split)
+    expected = between[0].encode("utf-8", "backslashreplace")
+    for run, after in zip(runs, between[1:]):
+        expected += b"".join(run) + after.encode("utf-8", "backslashreplace")
+    made = joined.pieces("".join(texts))
+    assert b"".join(made) == expected and b"" not in made and joined.held == []
     got = each.pieces_each(list(texts))
     assert b"".join(got) == expected and b"" not in got and each.held == []
     assert b"".join(utf8_pieces(either, list(texts))) == expected and either.held == []

@@ -30,7 +30,7 @@ import json
 import os
 import time
 from collections import Counter
-from typing import Any, Callable, ClassVar, Mapping, Optional
+from typing import Any, Callable, ClassVar, Iterator, Mapping, Optional
 
 from .._json import BACKEND, quote_utf8
 from .._json import dumps as fast_dumps
@@ -211,6 +211,31 @@ class Call:
         self.item_id = call_id
 
 
+def _fill_marks(text: str, runs: Iterator[list[bytes]], out: list[bytes]) -> int:
+    """Append ``text`` to ``out`` as UTF-8 with the next run of ``runs`` in the place of each :data:`HELD` mark in
+    it (empty pieces left out); the number of marks. The marks are found with ``str.find`` (a byte search where
+    the text is one byte a character): splitting the text looks at every character. A mark with no run left is
+    counted and its place left empty (the caller compares the count)."""
+    start = 0
+    marks = 0
+    mark = text.find(HELD)
+    while mark >= 0:
+        marks += 1
+        if mark > start:
+            out.append(utf8(text[start:mark]))
+        run = next(runs, None)
+        if run is not None:
+            out += [piece for piece in run if piece]
+        start = mark + 1
+        mark = text.find(HELD, start)
+    if start == 0:
+        if text:
+            out.append(utf8(text))
+    elif start < len(text):
+        out.append(utf8(text[start:]))
+    return marks
+
+
 class Encoder:
     """Unified events in, one target's wire bytes out (see the module docstring for the contract).
 
@@ -334,14 +359,11 @@ class Encoder:
         if not held:
             return [utf8(text)] if text else []
         self.held = []
-        texts = text.split(HELD)
-        if len(texts) != len(held) + 1:  # (a mark lost or one in the text: a bug in a target)
-            raise AssertionError(f"{len(held)} runs of pieces held, {len(texts) - 1} marks in the text")
-        out = [utf8(texts[0])] if texts[0] else []
-        for run, after in zip(held, texts[1:]):
-            out += [piece for piece in run if piece]
-            if after:
-                out.append(utf8(after))
+        out: list[bytes] = []
+        runs = iter(held)
+        marks = _fill_marks(text, runs, out)
+        if marks != len(held):  # (a mark lost or one in the text: a bug in a target)
+            raise AssertionError(f"{len(held)} runs of pieces held, {marks} marks in the text")
         return out
 
     def pieces_each(self, texts: list[str]) -> list[bytes]:
@@ -355,20 +377,7 @@ class Encoder:
         out: list[bytes] = []
         marks = 0
         for text in texts:
-            if HELD not in text:
-                if text:
-                    out.append(utf8(text))
-                continue
-            parts = text.split(HELD)
-            marks += len(parts) - 1
-            if marks > len(held):
-                break
-            if parts[0]:
-                out.append(utf8(parts[0]))
-            for after in parts[1:]:
-                out += [piece for piece in next(runs) if piece]
-                if after:
-                    out.append(utf8(after))
+            marks += _fill_marks(text, runs, out)
         if marks != len(held):  # (a mark lost or one in the text: a bug in a target)
             raise AssertionError(f"{len(held)} runs of pieces held, {marks} marks in the texts")
         return out
