@@ -6,6 +6,7 @@ The pure-Python pass of ``.ci/run`` runs this file again on the twin scanner and
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any, Optional
 
@@ -13,7 +14,7 @@ import pytest
 
 from helpers import chunked
 from helpers.streams import all_streams
-from ssewire import StreamResult, collect, iter_unified, normalizer_for
+from ssewire import StreamResult, Unified, collect, iter_unified, normalizer_for
 from ssewire.encoders import TARGETS, Encoder
 from ssewire.transcode import transcode
 
@@ -172,3 +173,84 @@ def test_encrypted_reasoning_is_carried_or_counted(to: Any) -> None:
         carried = [secret for secret in back if secret not in signatures]
         assert carried == (secrets if to in ("openai", "vercel-ui") else [])
         assert encoder.dropped["encrypted_reasoning"] == len(secrets) - len(carried)
+
+
+def _responses_events(out: bytes) -> list[dict[str, Any]]:
+    """The data of every event of a Responses stream, in order."""
+    return [json.loads(line[6:]) for line in out.split(b"\n") if line.startswith(b"data: ")]
+
+
+@pytest.mark.parametrize("stream", STREAMS, ids=IDS)
+def test_a_responses_stream_builds_the_items_it_finishes(stream: tuple[str, bytes, Any, Any]) -> None:
+    """What a client builds from the Responses target's events (items added, parts added, deltas) is what each
+    ``output_item.done`` and the final response say: no summary part the finished item does not have (a reasoning
+    item of a signature alone is added and done, as the API writes one of encrypted reasoning alone), sequence
+    numbers counting from 0."""
+    _, data, provider, framing = stream
+    out, _ = written(data, provider, framing, "openai")
+    events = _responses_events(out)
+    assert [event["sequence_number"] for event in events] == list(range(len(events)))
+    built: dict[int, dict[str, Any]] = {}
+    done: dict[int, dict[str, Any]] = {}
+    for event in events:
+        kind = event["type"]
+        if kind == "response.output_item.added":
+            built[event["output_index"]] = {**event["item"], "summary_texts": [], "content_texts": []}
+        elif kind == "response.reasoning_summary_part.added":
+            built[event["output_index"]]["summary_texts"].append("")
+        elif kind == "response.reasoning_summary_text.delta":
+            built[event["output_index"]]["summary_texts"][event["summary_index"]] += event["delta"]
+        elif kind == "response.content_part.added":
+            built[event["output_index"]]["content_texts"].append("")
+        elif kind == "response.output_text.delta":
+            built[event["output_index"]]["content_texts"][event["content_index"]] += event["delta"]
+        elif kind == "response.output_item.done":
+            item, place = event["item"], event["output_index"]
+            mine = built.pop(place)
+            assert mine["id"] == item["id"] and mine["type"] == item["type"]
+            if item["type"] == "reasoning":
+                assert mine["summary_texts"] == [part["text"] for part in item["summary"]]
+            elif item["type"] == "message":
+                assert mine["content_texts"] == [part["text"] for part in item["content"]]
+            done[place] = item
+    final = events[-1]
+    if final["type"] in ("response.completed", "response.incomplete", "response.failed"):
+        assert final["response"]["output"] == [done[place] for place in sorted(done)]
+
+
+def test_a_signature_alone_is_a_reasoning_item_added_and_done() -> None:
+    encoder = Encoder("openai", response_id="r", model="m", created=1)
+    events = [
+        Unified("reasoning_delta", text="", signature="c2ln"),
+        Unified("text_delta", text="hi"),
+        Unified("reasoning_delta", text="why", signature="c2lnMg=="),
+        Unified("done", stop_reason="end"),
+    ]
+    out = b"".join(encoder.encode(event) for event in events) + encoder.close()
+    kinds = [event["type"].removeprefix("response.") for event in _responses_events(out)]
+    assert kinds == [
+        "created",
+        "in_progress",
+        "output_item.added",  # the signature's reasoning item: no summary part
+        "output_item.done",
+        "output_item.added",
+        "content_part.added",
+        "output_text.delta",
+        "output_text.done",
+        "content_part.done",
+        "output_item.done",
+        "output_item.added",  # a reasoning item with text: its summary part is added with its first text
+        "reasoning_summary_part.added",
+        "reasoning_summary_text.delta",
+        "reasoning_summary_text.done",
+        "reasoning_summary_part.done",
+        "output_item.done",
+        "completed",
+    ]
+    output = _responses_events(out)[-1]["response"]["output"]
+    assert [(item["type"], item.get("encrypted_content")) for item in output] == [
+        ("reasoning", "c2ln"),
+        ("message", None),
+        ("reasoning", "c2lnMg=="),
+    ]
+    assert output[0]["summary"] == [] and output[2]["summary"] == [{"type": "summary_text", "text": "why"}]

@@ -6,9 +6,11 @@ Contract (see :mod:`.base` for what every encoder does):
 - Output items, one open at a time for text and reasoning, each with a stable id and its ``output_index``:
   text -> a ``message`` item (``output_item.added``, ``content_part.added``, ``output_text.delta`` ...,
   ``output_text.done``, ``content_part.done``, ``output_item.done``); reasoning -> a ``reasoning`` item with one
-  summary part (``reasoning_summary_part.added``, ``reasoning_summary_text.delta`` ..., ``.done``); a signature or
-  a source's encrypted reasoning -> the reasoning item's ``encrypted_content`` (one per item: a reasoning item of
-  its own when none is open, or the open one has one); a citation with a URL -> ``output_text.annotation.added``
+  summary part (``reasoning_summary_part.added`` with its first text, ``reasoning_summary_text.delta`` ...,
+  ``.done``); a signature or a source's encrypted reasoning -> the reasoning item's ``encrypted_content`` (one per
+  item: a reasoning item of its own when none is open, or the open one has one). A reasoning item with no text
+  (a signature alone) has no summary part: ``output_item.added`` and ``output_item.done`` only, as the API writes
+  an item of encrypted reasoning alone; a citation with a URL -> ``output_text.annotation.added``
   (a ``url_citation``) on the open message, kept in its part (others dropped).
 - A client call -> a ``function_call`` item (``call_id`` the source's id, ``name``), its fragments as
   ``function_call_arguments.delta``, and when the source closed it ``function_call_arguments.done`` and
@@ -208,6 +210,7 @@ class ResponsesEncoder(Encoder):
     _output_chars = 0  # the length of the items kept as text
     _items = 0
     _delta_head = ""  # the open item's delta event, up to its delta's value
+    _part_added = ""  # the open reasoning item's summary_part.added event, up to its sequence number
     _error: Optional[dict[str, Any]] = None  # the error written, for the failed response
     _head = ""  # the response's JSON up to its status (its id, object and created_at), made by on_start
     _model = ""  # the response's model member, from the comma before it to its value, made by on_start
@@ -280,11 +283,17 @@ class ResponsesEncoder(Encoder):
         place = f'"item_id":"{item.id}","output_index":{item.index},"{index_member}":0'
         self._delta_head = _delta_head(delta_event, place)
         seq = self._seq
+        out += (
+            f'event: response.output_item.added\ndata: {{"type":"response.output_item.added",'
+            f'"output_index":{item.index},"item":{{"id":"{item.id}",{added}}},"sequence_number":{seq}}}\n\n'
+        )
+        if kind == "reasoning":  # (its summary part is added with its first text: an item may have none)
+            self._seq = seq + 1
+            self._part_added = f'event: {part_event}\ndata: {{"type":"{part_event}",{place},"part":{part},'
+            return out
         self._seq = seq + 2
         return (
-            f'{out}event: response.output_item.added\ndata: {{"type":"response.output_item.added",'
-            f'"output_index":{item.index},"item":{{"id":"{item.id}",{added}}},"sequence_number":{seq}}}\n\n'
-            f'event: {part_event}\ndata: {{"type":"{part_event}",{place},"part":{part},"sequence_number":{seq + 1}}}'
+            f'{out}event: {part_event}\ndata: {{"type":"{part_event}",{place},"part":{part},"sequence_number":{seq + 1}}}'
             "\n\n"
         )
 
@@ -297,10 +306,13 @@ class ResponsesEncoder(Encoder):
             out = self._switch(kind)
             item = self._open
         parts = item.parts  # type: ignore[union-attr]
+        seq = self._seq
+        if not parts and kind == "reasoning":  # its first text: its summary part is added first
+            out += f'{self._part_added}"sequence_number":{seq}}}\n\n'
+            seq += 1
         parts.append(text)
         if len(parts) >= parts.limit:
             parts.compact()
-        seq = self._seq
         self._seq = seq + 1
         quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
         return f'{out}{self._delta_head}{quoted},"sequence_number":{seq}}}\n\n'
@@ -313,6 +325,8 @@ class ResponsesEncoder(Encoder):
         its sequence number the next."""
         item = self._open
         if item is None or item.kind != ("message" if kind == "text_delta" else "reasoning"):
+            return None
+        if not item.parts and kind == "reasoning_delta":  # (its summary part is added with its first text)
             return None
         return self._delta_head, ',"sequence_number":', item.parts, self._seq, "}\n\n"
 
@@ -357,14 +371,24 @@ class ResponsesEncoder(Encoder):
 
     def _close_open(self) -> str:
         """Finish the open text or reasoning item: its three done events, each with the whole text, and its finished
-        JSON, kept for the final response (see :meth:`_written`)."""
+        JSON, kept for the final response (see :meth:`_written`); a reasoning item with no text has only its
+        ``output_item.done``."""
         item = self._open
         if item is None:
             return ""
         self._open = None
         seq, index = self._seq, item.index  # (the three done events' sequence numbers: seq, seq + 1, seq + 2)
-        self._seq = seq + 3
         size = sum(map(len, item.parts))
+        item_done = (
+            f'event: response.output_item.done\ndata: {{"type":"response.output_item.done","output_index":{index},'
+            '"item":'
+        )
+        if not size and item.kind == "reasoning":  # (no summary part was added)
+            self._seq = seq + 1
+            secret = "" if item.signature is None else f',"encrypted_content":{quote_text(item.signature)}'
+            done = [f'{{"id":"{item.id}","type":"reasoning","summary":[]{secret}}}']
+            return self._written(index, [item_done], done, f',"sequence_number":{seq}}}\n\n', item.parts, 0)
+        self._seq = seq + 3
         place = f'"item_id":"{item.id}","output_index":{index}'
         if item.kind == "message":
             annotations = f',"annotations":{dumps(item.annotations) if item.annotations else "[]"}'
@@ -391,12 +415,8 @@ class ResponsesEncoder(Encoder):
                 f'}},"sequence_number":{seq + 1}}}\n\n',
             ]
             secret = "" if item.signature is None else f',"encrypted_content":{quote_text(item.signature)}'
-            head = f'{{"id":"{item.id}","type":"reasoning","summary":'
-            done = [f'{head}[{{"type":"summary_text","text":', f"}}]{secret}}}"] if size else [f"{head}[]{secret}}}"]
-        events[-1] += (
-            f'event: response.output_item.done\ndata: {{"type":"response.output_item.done","output_index":{index},'
-            '"item":'
-        )
+            done = [f'{{"id":"{item.id}","type":"reasoning","summary":[{{"type":"summary_text","text":', f"}}]{secret}}}"]
+        events[-1] += item_done
         return self._written(index, events, done, f',"sequence_number":{seq + 2}}}\n\n', item.parts, size)
 
     def _written(self, index: int, events: list[str], done: list[str], end: str, parts: Pieces, size: int) -> str:
