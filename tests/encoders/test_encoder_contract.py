@@ -247,11 +247,9 @@ def test_pieces_hold_many_small_texts_compact_and_give_them_back_whole(texts: li
     pieces = Pieces()
     for round_ in range(2):  # taken, it starts again
         for text in texts:
-            pieces.append(text)
-            if len(pieces) >= pieces.limit:
-                pieces.compact()
+            pieces.add(quote(text))
             assert len(pieces) <= len(texts) // PIECES_JOINED + PIECES_JOINED
-        assert pieces.take() == "".join(texts) and len(pieces) == 0, round_
+        assert pieces.take_quoted() == utf8(quote("".join(texts))) and len(pieces) == 0, round_
 
 
 #: Texts of every kind of character: ASCII, what JSON escapes, non-ASCII up to the astral planes, lone surrogates.
@@ -275,12 +273,12 @@ def test_long_and_short_texts_are_quoted_alike_by_every_encoder(text: str) -> No
 @settings(max_examples=examples(100))
 @given(texts=st.lists(_ANY_TEXT, max_size=600))
 def test_pieces_taken_quoted_are_the_whole_text_quoted(texts: list[str]) -> None:
+    """Texts quoted one at a time (by either quoting, as the encoders' writers do) and joined are the whole text
+    quoted: a lone surrogate, or half of a pair, at a piece's end or start included."""
     pieces = Pieces()
     for text in texts:
-        pieces.append(text)
-        if len(pieces) >= pieces.limit:
-            pieces.compact()
-    assert pieces.take_quoted() == utf8(quote("".join(texts))) and len(pieces) == 0
+        pieces.add(quote_text(text))
+    assert pieces.take_quoted() == utf8(quote("".join(texts))) == quote_utf8("".join(texts)) and len(pieces) == 0
     assert pieces.take_quoted() == b'""'
 
 

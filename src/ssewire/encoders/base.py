@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from typing import Any, Callable, ClassVar, Iterator, Mapping, Optional
 
-from .._json import BACKEND, quote_utf8
+from .._json import BACKEND
 from .._json import dumps as fast_dumps
 from ..events import Unified
 from ..normalizers._fast.typed import write_texts as _write_texts
@@ -118,41 +118,39 @@ HELD = "\x00"
 PIECES_JOINED = 256
 
 
-class Pieces(list[str]):
-    """Text written in many small pieces (a list of them), held compact: a writer appends a piece and, when the
-    list reaches ``limit``, calls :meth:`compact`, which joins the pieces since the last compaction into one (a small
-    string costs about 50 bytes beside its text, ten times a typical delta), so what is held stays near the text's
-    own size; :meth:`take` gives the whole text once and empties it. (The check is the writer's, inline: a method
-    call per delta would cost more than the append.) ``limit`` is the class's until a compaction sets the
-    instance's (no ``__init__``: made once per block or call, a third of the cost of one with it)."""
+class Pieces(list[bytes]):
+    """A text written in many small pieces, held as the UTF-8 of its JSON string literal without the quotes (each
+    piece quoted on its own: JSON escapes one character at a time, so the pieces joined are the whole text's literal,
+    and a text is quoted once, as it is written, never again). A writer appends a piece (:meth:`add`, or the bytes
+    of a quoted text itself) and, when the list reaches ``limit``, calls :meth:`compact`, which joins the pieces since
+    the last compaction into one (a small object costs about 40 bytes beside its data, ten times a typical delta),
+    so what is held stays near the text's own UTF-8 size; :meth:`take_quoted` gives the literal once and empties it.
+    (The check is the writer's, inline: a method call per delta would cost more than the append.) ``limit`` is the
+    class's until a compaction sets the instance's (no ``__init__``: made once per block or call, a third of the
+    cost of one with it)."""
 
     limit = PIECES_JOINED
 
+    def add(self, quoted: str) -> None:
+        """Append the text whose JSON string literal (as :data:`quote` writes it: a lone surrogate as it is) is
+        ``quoted``."""
+        self.append(utf8(quoted[1:-1]))
+        if len(self) >= self.limit:
+            self.compact()
+
     def compact(self) -> None:
         start = self.limit - PIECES_JOINED
-        self[start:] = ["".join(self[start:])]
+        self[start:] = [b"".join(self[start:])]
         self.limit = start + 1 + PIECES_JOINED
 
-    def take(self) -> str:
-        text = self[0] if len(self) == 1 else "".join(self)
+    def take_quoted(self) -> bytes:
+        """The whole text as a JSON string literal in UTF-8 (what ``ssewire._json.quote_utf8`` makes of it), once:
+        the pieces joined between quotes, no text quoted again."""
+        quoted = b"".join([b'"', *self, b'"'])
         self.clear()
         if self.limit != PIECES_JOINED:  # (compacted: the class's limit again)
             self.limit = PIECES_JOINED
-        return text
-
-    def take_quoted(self) -> bytes:
-        """:meth:`take` as a JSON string literal in UTF-8, the whole text never joined as Python text: the pieces
-        since the last compaction are joined, then each piece is quoted by the fast encoder and the quoted pieces
-        are joined without their inner quotes."""
-        if len(self) > 1:
-            self.compact()
-        quoted = [quote_utf8(piece) for piece in self]
-        self.clear()
-        if self.limit != PIECES_JOINED:
-            self.limit = PIECES_JOINED
-        if len(quoted) <= 1:
-            return quoted[0] if quoted else b'""'
-        return b"".join([b'"', *[memoryview(piece)[1:-1] for piece in quoted], b'"'])
+        return quoted
 
 
 #: The kinds of event about one tool call.

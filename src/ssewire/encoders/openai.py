@@ -156,8 +156,8 @@ _OPENINGS = {
     ),
 }
 
-#: An item's done events are written as text when its text has fewer characters than this (a longer one's are held
-#: as UTF-8 pieces: see :meth:`Encoder.hold`); the item is kept for the final response (see SHORT_OUTPUT).
+#: An item's done events are written as text when its text quoted is fewer UTF-8 bytes than this (a longer one's are
+#: held as UTF-8 pieces: see :meth:`Encoder.hold`); the item is kept for the final response (see SHORT_OUTPUT).
 SHORT_ITEM = 1024
 #: The finished items of an output are kept as text while they have fewer characters than this in all (the final
 #: event of a short output is then written as text, with no UTF-8 round trip), else as UTF-8.
@@ -293,8 +293,8 @@ class ResponsesEncoder(Encoder):
             return out
         self._seq = seq + 2
         return (
-            f'{out}event: {part_event}\ndata: {{"type":"{part_event}",{place},"part":{part},"sequence_number":{seq + 1}}}'
-            "\n\n"
+            f'{out}event: {part_event}\ndata: {{"type":"{part_event}",{place},"part":{part},'
+            f'"sequence_number":{seq + 1}}}\n\n'
         )
 
     def on_text(self, text: str, kind: str = "message") -> str:
@@ -310,11 +310,9 @@ class ResponsesEncoder(Encoder):
         if not parts and kind == "reasoning":  # its first text: its summary part is added first
             out += f'{self._part_added}"sequence_number":{seq}}}\n\n'
             seq += 1
-        parts.append(text)
-        if len(parts) >= parts.limit:
-            parts.compact()
         self._seq = seq + 1
         quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
+        parts.add(quoted)
         return f'{out}{self._delta_head}{quoted},"sequence_number":{seq}}}\n\n'
 
     def on_reasoning(self, text: str) -> str:
@@ -415,20 +413,19 @@ class ResponsesEncoder(Encoder):
                 f'}},"sequence_number":{seq + 1}}}\n\n',
             ]
             secret = "" if item.signature is None else f',"encrypted_content":{quote_text(item.signature)}'
-            done = [f'{{"id":"{item.id}","type":"reasoning","summary":[{{"type":"summary_text","text":', f"}}]{secret}}}"]
+            head = f'{{"id":"{item.id}","type":"reasoning","summary":[{{"type":"summary_text","text":'
+            done = [head, f"}}]{secret}}}"]
         events[-1] += item_done
         return self._written(index, events, done, f',"sequence_number":{seq + 2}}}\n\n', item.parts, size)
 
     def _written(self, index: int, events: list[str], done: list[str], end: str, parts: Pieces, size: int) -> str:
         """Done events whose last one carries the finished item: ``events`` and ``done`` (the item's JSON) are the
-        text around the places of the text in ``parts`` (``size`` characters), quoted; ``end`` closes the last
-        event; the item is kept for the final response. A text of fewer than :data:`SHORT_ITEM` characters is
-        written as text; a longer one is quoted a piece at a time straight into UTF-8 (a text is up to four times its
-        UTF-8 in memory: :meth:`Pieces.take_quoted`), and the events are held as pieces that share those bytes
-        (:meth:`hold`)."""
+        text around the places of the text in ``parts`` (quoted as it was written: ``size`` bytes of UTF-8), quoted;
+        ``end`` closes the last event; the item is kept for the final response. A text of fewer than
+        :data:`SHORT_ITEM` bytes is written as text; a longer one stays UTF-8 (a text is up to four times its UTF-8
+        in memory), and the events are held as pieces that share those bytes (:meth:`hold`)."""
         if size < SHORT_ITEM:
-            text = parts.take()
-            quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)
+            quoted = parts.take_quoted().decode()  # (UTF-8 with every lone surrogate escaped: it decodes)
             item = quoted.join(done)
             if self._output_chars + len(item) < SHORT_OUTPUT:  # (the items of a short output stay text)
                 self._output.append((index, item))
@@ -450,14 +447,10 @@ class ResponsesEncoder(Encoder):
         return out + self._members("response.output_item.added", f'"output_index":{item.index},"item":{head}""{tail}')
 
     def on_call_arguments(self, call: Call, text: str) -> str:
-        parts = call.parts
-        parts.append(text)
-        if len(parts) >= parts.limit:
-            parts.compact()
-        return self._members(
-            "response.function_call_arguments.delta",
-            f'"item_id":"{call.item_id}","output_index":{call.index},"delta":{quote_text(text)}',
-        )
+        quoted = quote_text(text)
+        call.parts.add(quoted)
+        place = f'"item_id":"{call.item_id}","output_index":{call.index}'
+        return self._members("response.function_call_arguments.delta", f'{place},"delta":{quoted}')
 
     def on_call_done(self, call: Call, event: Unified) -> str:
         """The call's done events, its whole arguments in two of them and in the finished item (see

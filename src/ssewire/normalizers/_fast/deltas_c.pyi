@@ -106,7 +106,7 @@ def write_texts(
     kind: str,
     head: str,
     tail: str,
-    parts: Optional[list[str]],
+    parts: Optional[list[bytes]],
     seq: Optional[int],
     seq_end: str,
 ) -> tuple[bytes, int, int]: ...

@@ -1070,11 +1070,13 @@ def write_texts(list events, Py_ssize_t start, str kind, str head, str tail, par
     """An encoder's hot path: the text a target writes for the run of ``kind`` deltas (``text_delta`` or
     ``reasoning_delta``) with neither signature nor citations from ``events[start]`` on, each one
     ``head + quoted text + tail`` (then, where ``seq`` is an int, ``str(seq) + seq_end``, ``seq`` counting up), a
-    delta with no text writing nothing; each text is quoted as ``json.encoder.encode_basestring`` quotes it and
-    appended to ``parts`` unless that is None. Returns ``(the text as UTF-8, index of the first other event, the
-    deltas written)``: the bytes ``utf8()`` makes of the text (a lone surrogate in a delta as its escape
-    ``\\udXXX``); ``(b"", start, 0)`` where ``head``, ``tail`` or ``seq_end`` hold a lone surrogate."""
-    cdef Py_ssize_t i = start, n = len(events), written = 0, number = 0, h, t, e, digits
+    delta with no text writing nothing; each text is quoted as ``json.encoder.encode_basestring`` quotes it. Unless
+    ``parts`` is None, the run's texts quoted, without the quotes, as UTF-8 (the bytes between the quotes of the
+    run's whole text quoted) are appended to it, one bytes object for the run. Returns ``(the text as UTF-8, index
+    of the first other event, the deltas written)``: the bytes ``utf8()`` makes of the text (a lone surrogate in a
+    delta as its escape ``\\udXXX``); ``(b"", start, 0)`` where ``head``, ``tail`` or ``seq_end`` hold a lone
+    surrogate."""
+    cdef Py_ssize_t i = start, n = len(events), written = 0, number = 0, h, t, e, digits, mark
     cdef const char* hp
     cdef const char* tp
     cdef const char* ep
@@ -1082,6 +1084,8 @@ def write_texts(list events, Py_ssize_t start, str kind, str head, str tail, par
     cdef bint counted = seq is not None
     cdef char number_text[24]
     cdef _Out out
+    cdef _Out inner  # (the run's texts quoted, without their quotes: for ``parts``)
+    cdef bint keep = parts is not None
     if _types is None:
         return b"", start, 0
     try:
@@ -1093,6 +1097,7 @@ def write_texts(list events, Py_ssize_t start, str kind, str head, str tail, par
     if counted:
         number = seq
     out.p, out.len, out.cap = NULL, 0, 0
+    inner.p, inner.len, inner.cap = NULL, 0, 0
     try:
         while i < n:
             event = events[i]
@@ -1112,15 +1117,19 @@ def write_texts(list events, Py_ssize_t start, str kind, str head, str tail, par
             if not text:
                 continue
             _put(&out, hp, h)
+            mark = out.len
             _put_quoted(&out, text)
+            if keep:
+                _put(&inner, out.p + mark + 1, out.len - mark - 2)
             _put(&out, tp, t)
             if counted:
                 digits = snprintf(number_text, sizeof(number_text), "%zd", number + written)
                 _put(&out, number_text, digits)
                 _put(&out, ep, e)
-            if parts is not None:
-                parts.append(text)
             written += 1
+        if inner.len:
+            parts.append(PyBytes_FromStringAndSize(inner.p, inner.len))
         return PyBytes_FromStringAndSize(out.p, out.len) if out.len else b"", i, written
     finally:
         PyMem_Free(out.p)
+        PyMem_Free(inner.p)
