@@ -191,6 +191,48 @@ def test_workers_are_forks_of_a_parent_that_runs_one_thread_never_of_one_that_ru
     assert proc.stdout.split() == [b"fork", threaded], proc.stderr.decode()
 
 
+_NUMPY_THREADS = """
+import os
+from ssewire.batch.pool import Workers
+
+def threads():
+    import numpy  # (what pyarrow imports where it is installed)
+    return len(os.listdir("/proc/self/task"))
+
+if __name__ == "__main__":
+    workers = Workers(2)
+    print(workers.executor.submit(threads).result(), os.environ.get("OPENBLAS_NUM_THREADS"))
+    workers.close()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or (os.cpu_count() or 1) < 2, reason="threads seen in /proc")
+def test_a_worker_loads_numpys_blas_without_threads_of_its_own(tmp_path: Path) -> None:
+    """OpenBLAS starts a thread per core that spins while it waits (three processes' of them on two cores slowed a
+    batch run by ~7%): a worker says how many it may start, unless the environment already did."""
+    pytest.importorskip("numpy")
+    script = tmp_path / "numpy_threads.py"
+    script.write_text(_NUMPY_THREADS, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=120, env=env)
+    assert proc.stdout.split() == [b"1", b"None"], proc.stderr.decode()  # (the parent's own environment untouched)
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, timeout=120, env={**env, "OPENBLAS_NUM_THREADS": "2"}
+    )
+    assert proc.stdout.split() == [b"2", b"2"], proc.stderr.decode()
+
+
+def test_the_command_line_says_numpys_blas_starts_no_threads(tmp_path: Path) -> None:
+    script = (
+        "import os, sys; from ssewire.cli import console; "
+        f"sys.argv = ['ssewire', 'batch', {str(FIXTURES)!r}, '--out', {str(tmp_path / 'rows.csv')!r}, '--quiet']; "
+        "status = console(); print(status, os.environ.get('OPENBLAS_NUM_THREADS'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120, env=env)
+    assert proc.stdout.split() == [b"0", b"1"], proc.stderr.decode()
+
+
 def test_python_dash_m_ssewire_batch_in_a_subprocess(tmp_path: Path) -> None:
     out, summary = tmp_path / "results.csv", tmp_path / "summary.json"
     proc = _batch(str(FIXTURES), "--out", str(out), "--jobs", "2", "--summary-json", str(summary))

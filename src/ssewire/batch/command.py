@@ -41,6 +41,7 @@ from .parquet_rows import Reader
 from .pool import TABLES_READ_BY_WORKERS, TASK_BYTES, Workers, peak_rss, run, tasks
 from .progress import Progress
 from .summary import Summary
+from .worker import single_threaded_blas
 
 __all__ = ["main"]
 
@@ -270,8 +271,11 @@ def _failed(exc: BaseException, rows: int, partial: str, unclosed: Optional[str]
 def main(argv: Optional[Sequence[str]] = None, *, own_process: bool = False) -> int:
     """Run ``ssewire batch`` with ``argv`` (the arguments after ``batch``); returns the exit status.
     ``own_process``: the command runs in a process of its own (the console script, ``python -m ssewire``), where
-    pyarrow may be told pandas is absent (:func:`~ssewire.batch.outputs.pyarrow_without_pandas`)."""
+    pyarrow may be told pandas is absent (:func:`~ssewire.batch.outputs.pyarrow_without_pandas`) and numpy's BLAS
+    starts no threads (:func:`~ssewire.batch.worker.single_threaded_blas`)."""
     args = _parser().parse_args(argv)
+    if own_process:
+        single_threaded_blas()  # (before the workers are forked: theirs too)
     workers = _start_workers(args.jobs)
     try:
         try:

@@ -96,10 +96,21 @@ def peak_rss() -> Optional[int]:
 
 
 def start_worker(preload: Sequence[str] = ()) -> None:
-    """A worker's start: Ctrl-C left to the parent, which stops the pool (no traceback from each worker); the
-    modules of ``preload`` imported now."""
+    """A worker's start: Ctrl-C left to the parent, which stops the pool (no traceback from each worker); no BLAS
+    threads (:func:`single_threaded_blas`); the modules of ``preload`` imported now."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    single_threaded_blas()
     import_modules(preload)
+
+
+def single_threaded_blas() -> None:
+    """Have the OpenBLAS that numpy loads in this process start no threads of its own, unless the environment already
+    says how many or numpy is loaded: pyarrow imports numpy where it is installed, and OpenBLAS then starts a thread
+    per core that spins while it waits for work. Nothing in a batch run computes with it; with two workers and the
+    parent on two cores, those threads took about 7% of a run's wall time. For processes of ssewire's own (a
+    worker, the command line): it sets ``OPENBLAS_NUM_THREADS`` in this process's environment."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def import_modules(names: Sequence[str]) -> int:
