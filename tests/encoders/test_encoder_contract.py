@@ -247,9 +247,11 @@ def test_pieces_hold_many_small_texts_compact_and_give_them_back_whole(texts: li
     pieces = Pieces()
     for round_ in range(2):  # taken, it starts again
         for text in texts:
-            pieces.add(quote(text))
+            pieces.append(text)
+            if len(pieces) >= pieces.limit:
+                pieces.compact()
             assert len(pieces) <= len(texts) // PIECES_JOINED + PIECES_JOINED
-        assert pieces.take_quoted() == utf8(quote("".join(texts))) and len(pieces) == 0, round_
+        assert pieces.take_quoted_text() == quote("".join(texts)) and len(pieces) == 0, round_
 
 
 #: Texts of every kind of character: ASCII, what JSON escapes, non-ASCII up to the astral planes, lone surrogates.
@@ -272,14 +274,24 @@ def test_long_and_short_texts_are_quoted_alike_by_every_encoder(text: str) -> No
 
 @settings(max_examples=examples(100))
 @given(texts=st.lists(_ANY_TEXT, max_size=600))
-def test_pieces_taken_quoted_are_the_whole_text_quoted(texts: list[str]) -> None:
-    """Texts quoted one at a time (by either quoting, as the encoders' writers do) and joined are the whole text
-    quoted: a lone surrogate, or half of a pair, at a piece's end or start included."""
-    pieces = Pieces()
-    for text in texts:
-        pieces.add(quote_text(text))
-    assert pieces.take_quoted() == utf8(quote("".join(texts))) == quote_utf8("".join(texts)) and len(pieces) == 0
-    assert pieces.take_quoted() == b'""'
+@pytest.mark.parametrize("quoted", ["none", "some", "all"])  # texts kept as they are, or quoted as written (runs)
+def test_pieces_taken_quoted_are_the_whole_text_quoted(texts: list[str], quoted: str) -> None:
+    """Texts kept as they are and texts quoted as they were written, as the run writer does (UTF-8 without the
+    quotes), joined in any mix and compacted, are the whole text quoted: a lone surrogate, or half of a pair, at a
+    piece's end or start included."""
+    for take in ("bytes", "text"):
+        pieces = Pieces()
+        for number, text in enumerate(texts):
+            as_written = quoted == "all" or (quoted == "some" and number % 3 == 1)
+            pieces.append(quote_utf8(text)[1:-1] if as_written else text)
+            if len(pieces) >= pieces.limit:
+                pieces.compact()
+        whole = "".join(texts)
+        if take == "bytes":
+            assert pieces.take_quoted() == utf8(quote(whole)) == quote_utf8(whole)
+        else:
+            assert utf8(pieces.take_quoted_text()) == utf8(quote(whole))
+        assert len(pieces) == 0 and pieces.take_quoted() == b'""' and pieces.take_quoted_text() == '""'
 
 
 @pytest.mark.parametrize("to", TARGETS)

@@ -30,9 +30,9 @@ import json
 import os
 import time
 from collections import Counter
-from typing import Any, Callable, ClassVar, Iterator, Mapping, Optional
+from typing import Any, Callable, ClassVar, Iterator, Mapping, Optional, Union
 
-from .._json import BACKEND
+from .._json import BACKEND, quote_utf8
 from .._json import dumps as fast_dumps
 from ..events import Unified
 from ..normalizers._fast.typed import write_texts as _write_texts
@@ -118,39 +118,66 @@ HELD = "\x00"
 PIECES_JOINED = 256
 
 
-class Pieces(list[bytes]):
-    """A text written in many small pieces, held as the UTF-8 of its JSON string literal without the quotes (each
-    piece quoted on its own: JSON escapes one character at a time, so the pieces joined are the whole text's literal,
-    and a text is quoted once, as it is written, never again). A writer appends a piece (:meth:`add`, or the bytes
-    of a quoted text itself) and, when the list reaches ``limit``, calls :meth:`compact`, which joins the pieces since
-    the last compaction into one (a small object costs about 40 bytes beside its data, ten times a typical delta),
-    so what is held stays near the text's own UTF-8 size; :meth:`take_quoted` gives the literal once and empties it.
-    (The check is the writer's, inline: a method call per delta would cost more than the append.) ``limit`` is the
-    class's until a compaction sets the instance's (no ``__init__``: made once per block or call, a third of the
-    cost of one with it)."""
+class Pieces(list[Union[str, bytes]]):
+    """A text written in many small pieces, each either the text itself (a ``str``: what a writer of one delta
+    appends) or, as ``bytes``, the UTF-8 of its JSON string literal without the quotes (what the run writer made of a
+    run of deltas as it wrote them: JSON escapes one character at a time, so such pieces joined are the literal of
+    their texts joined, and a run is never quoted again). A writer appends a piece and, when the list reaches
+    ``limit``, calls :meth:`compact`, which makes the pieces since the last compaction one (a small object costs
+    about 40 bytes beside its data, ten times a typical delta), so what is held stays near the text's own size;
+    :meth:`take_quoted` (or :meth:`take_quoted_text`) gives the whole text's literal once and empties it. (The check
+    is the writer's, inline: a method call per delta would cost more than the append.) ``limit`` is the class's
+    until a compaction sets the instance's (no ``__init__``: made once per block or call, a third of the cost of
+    one with it)."""
 
     limit = PIECES_JOINED
 
-    def add(self, quoted: str) -> None:
-        """Append the text whose JSON string literal (as :data:`quote` writes it: a lone surrogate as it is) is
-        ``quoted``."""
-        self.append(utf8(quoted[1:-1]))
-        if len(self) >= self.limit:
-            self.compact()
-
     def compact(self) -> None:
         start = self.limit - PIECES_JOINED
-        self[start:] = [b"".join(self[start:])]
+        texts = self[start:]
+        self[start:] = ["".join(texts)] if all(type(piece) is str for piece in texts) else [_inner_utf8(texts)]
         self.limit = start + 1 + PIECES_JOINED
 
     def take_quoted(self) -> bytes:
         """The whole text as a JSON string literal in UTF-8 (what ``ssewire._json.quote_utf8`` makes of it), once:
-        the pieces joined between quotes, no text quoted again."""
-        quoted = b"".join([b'"', *self, b'"'])
+        each run of texts quoted once, the pieces quoted already as they are."""
+        if all(type(piece) is str for piece in self):
+            quoted = quote_utf8(self[0] if len(self) == 1 else "".join(self))  # type: ignore[arg-type]
+        else:
+            quoted = b"".join([b'"', _inner_utf8(self), b'"'])
+        self._empty()
+        return quoted
+
+    def take_quoted_text(self) -> str:
+        """:meth:`take_quoted` as text (a lone surrogate, as ``quote`` leaves it, or as its escape)."""
+        if all(type(piece) is str for piece in self):
+            text = self[0] if len(self) == 1 else "".join(self)  # type: ignore[arg-type]
+            self._empty()
+            return quote_text(text)  # type: ignore[arg-type]
+        return self.take_quoted().decode()  # (UTF-8 with every lone surrogate escaped: it decodes)
+
+    def _empty(self) -> None:
         self.clear()
         if self.limit != PIECES_JOINED:  # (compacted: the class's limit again)
             self.limit = PIECES_JOINED
-        return quoted
+
+
+def _inner_utf8(pieces: list[Union[str, bytes]]) -> bytes:
+    """The pieces of a :class:`Pieces` as the UTF-8 of their text's JSON string literal without the quotes: each
+    run of ``str`` pieces joined and quoted once."""
+    out: list[bytes] = []
+    texts: list[str] = []
+    for piece in pieces:
+        if type(piece) is str:
+            texts.append(piece)  # type: ignore[arg-type]
+            continue
+        if texts:
+            out.append(quote_utf8("".join(texts))[1:-1])
+            texts = []
+        out.append(piece)  # type: ignore[arg-type]
+    if texts:
+        out.append(quote_utf8("".join(texts))[1:-1])
+    return out[0] if len(out) == 1 else b"".join(out)
 
 
 #: The kinds of event about one tool call.

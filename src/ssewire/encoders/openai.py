@@ -156,8 +156,9 @@ _OPENINGS = {
     ),
 }
 
-#: An item's done events are written as text when its text quoted is fewer UTF-8 bytes than this (a longer one's are
-#: held as UTF-8 pieces: see :meth:`Encoder.hold`); the item is kept for the final response (see SHORT_OUTPUT).
+#: An item's done events are written as text when its text is shorter than this (characters, or UTF-8 bytes where a
+#: run of deltas was written as such); a longer one's are held as UTF-8 pieces (see :meth:`Encoder.hold`). The item
+#: is kept for the final response (see SHORT_OUTPUT).
 SHORT_ITEM = 1024
 #: The finished items of an output are kept as text while they have fewer characters than this in all (the final
 #: event of a short output is then written as text, with no UTF-8 round trip), else as UTF-8.
@@ -310,9 +311,11 @@ class ResponsesEncoder(Encoder):
         if not parts and kind == "reasoning":  # its first text: its summary part is added first
             out += f'{self._part_added}"sequence_number":{seq}}}\n\n'
             seq += 1
+        parts.append(text)
+        if len(parts) >= parts.limit:
+            parts.compact()
         self._seq = seq + 1
         quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
-        parts.add(quoted)
         return f'{out}{self._delta_head}{quoted},"sequence_number":{seq}}}\n\n'
 
     def on_reasoning(self, text: str) -> str:
@@ -420,12 +423,13 @@ class ResponsesEncoder(Encoder):
 
     def _written(self, index: int, events: list[str], done: list[str], end: str, parts: Pieces, size: int) -> str:
         """Done events whose last one carries the finished item: ``events`` and ``done`` (the item's JSON) are the
-        text around the places of the text in ``parts`` (quoted as it was written: ``size`` bytes of UTF-8), quoted;
-        ``end`` closes the last event; the item is kept for the final response. A text of fewer than
-        :data:`SHORT_ITEM` bytes is written as text; a longer one stays UTF-8 (a text is up to four times its UTF-8
-        in memory), and the events are held as pieces that share those bytes (:meth:`hold`)."""
+        text around the places of the text in ``parts`` (of length ``size``), quoted; ``end`` closes the last event;
+        the item is kept for the final response. A text shorter than :data:`SHORT_ITEM` is written as text; a longer
+        one is quoted into UTF-8 (a text is up to four times its UTF-8 in memory; a run of deltas is UTF-8 already,
+        quoted as it was written: :meth:`Pieces.take_quoted`), and the events are held as pieces that share those
+        bytes (:meth:`hold`)."""
         if size < SHORT_ITEM:
-            quoted = parts.take_quoted().decode()  # (UTF-8 with every lone surrogate escaped: it decodes)
+            quoted = parts.take_quoted_text()
             item = quoted.join(done)
             if self._output_chars + len(item) < SHORT_OUTPUT:  # (the items of a short output stay text)
                 self._output.append((index, item))
@@ -447,10 +451,12 @@ class ResponsesEncoder(Encoder):
         return out + self._members("response.output_item.added", f'"output_index":{item.index},"item":{head}""{tail}')
 
     def on_call_arguments(self, call: Call, text: str) -> str:
-        quoted = quote_text(text)
-        call.parts.add(quoted)
+        parts = call.parts
+        parts.append(text)
+        if len(parts) >= parts.limit:
+            parts.compact()
         place = f'"item_id":"{call.item_id}","output_index":{call.index}'
-        return self._members("response.function_call_arguments.delta", f'{place},"delta":{quoted}')
+        return self._members("response.function_call_arguments.delta", f'{place},"delta":{quote_text(text)}')
 
     def on_call_done(self, call: Call, event: Unified) -> str:
         """The call's done events, its whole arguments in two of them and in the finished item (see
