@@ -135,7 +135,10 @@ class Pieces(list[Union[str, bytes]]):
     def compact(self) -> None:
         start = self.limit - PIECES_JOINED
         texts = self[start:]
-        self[start:] = ["".join(texts)] if all(type(piece) is str for piece in texts) else [_inner_utf8(texts)]
+        if all(type(piece) is str for piece in texts):
+            self[start:] = ["".join(texts)]  # type: ignore[arg-type]
+        else:
+            self[start:] = [_inner_utf8(texts)]
         self.limit = start + 1 + PIECES_JOINED
 
     def take_quoted(self) -> bytes:
@@ -168,13 +171,13 @@ def _inner_utf8(pieces: list[Union[str, bytes]]) -> bytes:
     out: list[bytes] = []
     texts: list[str] = []
     for piece in pieces:
-        if type(piece) is str:
-            texts.append(piece)  # type: ignore[arg-type]
+        if isinstance(piece, str):
+            texts.append(piece)
             continue
         if texts:
             out.append(quote_utf8("".join(texts))[1:-1])
             texts = []
-        out.append(piece)  # type: ignore[arg-type]
+        out.append(piece)
     if texts:
         out.append(quote_utf8("".join(texts))[1:-1])
     return out[0] if len(out) == 1 else b"".join(out)
