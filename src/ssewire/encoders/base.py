@@ -142,12 +142,17 @@ class Pieces(list[Union[str, bytes]]):
         self.limit = start + 1 + PIECES_JOINED
 
     def take_quoted(self) -> bytes:
-        """The whole text as a JSON string literal in UTF-8 (what ``ssewire._json.quote_utf8`` makes of it), once:
-        each run of texts quoted once, the pieces quoted already as they are."""
-        if all(type(piece) is str for piece in self):
-            quoted = quote_utf8(self[0] if len(self) == 1 else "".join(self))  # type: ignore[arg-type]
+        """The whole text as a JSON string literal in UTF-8 (what ``ssewire._json.quote_utf8`` makes of it), once,
+        the whole text never joined as Python text: the pieces since the last compaction made one, then each text
+        piece quoted by the fast encoder, and the pieces joined without their inner quotes (those quoted as they
+        were written as they are)."""
+        if len(self) > 1:
+            self.compact()
+        if len(self) == 1 and isinstance(self[0], str):
+            quoted = quote_utf8(self[0])
         else:
-            quoted = b"".join([b'"', _inner_utf8(self), b'"'])
+            inner = [memoryview(quote_utf8(piece))[1:-1] if isinstance(piece, str) else piece for piece in self]
+            quoted = b"".join([b'"', *inner, b'"'])
         self._empty()
         return quoted
 
