@@ -4,12 +4,13 @@ with any field values -- written without an exception to bytes ssewire reads bac
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from helpers import FIXTURES, examples
@@ -17,6 +18,7 @@ from ssewire import UNIFIED_TYPES, Citation, Encoder, Unified, collect, iter_uni
 from ssewire._json import quote_utf8
 from ssewire.encoders import ENCODERS, TARGETS, ChatEncoder
 from ssewire.encoders.base import PIECES_JOINED, Pieces, dumps, quote, quote_text, utf8
+from ssewire.encoders.gemini import is_base64
 from ssewire.encoders.openai import responses_usage, usage_json
 from ssewire.usage import Usage
 
@@ -159,6 +161,43 @@ def test_a_signature_that_is_not_base64_is_not_written_to_gemini() -> None:
     out = encoder.encode(Unified("raw", signature="not base64!")) + encoder.encode(Unified("raw", signature="QUJD"))
     assert b"not base64" not in out and b"QUJD" in out
     assert encoder.dropped["signature"] == 1
+
+
+def _decodes_as_base64(text: str) -> bool:
+    """The standard library's answer: ``text`` (of a length divisible by four) is what ``b64decode`` takes."""
+    if len(text) % 4:
+        return False
+    try:
+        base64.b64decode(text, validate=True)
+    except ValueError:
+        return False
+    return True
+
+
+@settings(max_examples=examples(400))
+@given(
+    text=st.one_of(
+        st.text(st.sampled_from("QUJDZmY0+/=Ae\n \u00e9-_"), max_size=24),
+        st.builds(
+            lambda raw, cut: base64.b64encode(raw).decode()[: len(raw) * 2 + cut],
+            st.binary(max_size=40),
+            st.integers(0, 4),
+        ),
+        st.text(max_size=12),
+    )
+)
+@example(text="A===")
+@example(text="====")
+@example(text="AB==")
+@example(text="A=B=")
+@example(text="QUJD\n")
+@example(text="")
+@example(text="é===")
+@example(text="QU J")
+@example(text="QUJ=")
+@example(text="Q===QUJD")
+def test_a_signature_is_base64_exactly_where_the_standard_library_decodes_it(text: str) -> None:
+    assert is_base64(text) == _decodes_as_base64(text)
 
 
 # -- any events --------------------------------------------------------------------------------------------------
