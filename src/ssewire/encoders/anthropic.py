@@ -180,18 +180,14 @@ class AnthropicEncoder(Encoder):
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation -> ``citations_delta`` on the open text block (one is opened when none is)."""
         objects = [obj for obj in map(citation_object, citations) if obj is not None]
-        self.dropped["citation"] += len(citations) - len(objects)
+        if len(objects) < len(citations):  # (counted only then: most streams drop nothing, and make no count)
+            self.dropped["citation"] += len(citations) - len(objects)
         if not objects:
             return ""
         out = self._open_block("text")
-        index = self._blocks - 1
+        head = f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{self._blocks - 1},'
         for obj in objects:
-            delta = {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "citations_delta", "citation": obj},
-            }
-            out += "event: content_block_delta\ndata: " + dumps(delta) + "\n\n"
+            out += f'{head}"delta":{{"type":"citations_delta","citation":{dumps(obj)}}}}}\n\n'
         return out
 
     def on_reasoning(self, text: str) -> str:
