@@ -22,6 +22,7 @@ __all__ = [
     "FIRST_ERRORS",
     "Text",
     "dumps",
+    "dumps_utf8",
     "loads",
     "loads_exact",
     "loads_first",
@@ -210,6 +211,15 @@ def _by_fast_encoder(std: Callable[[Any], Any], text: bool) -> Callable[[Any], A
 #: ``null`` from either fast encoder and ``NaN`` / ``Infinity`` from the standard library. What the encoders of
 #: :mod:`ssewire.encoders` write their objects with.
 dumps: Callable[[Any], str] = _by_fast_encoder(_STD_DUMPS, text=True)
+
+
+def _std_dumps_utf8(value: Any) -> bytes:
+    return _STD_DUMPS(value).encode("utf-8", "backslashreplace")
+
+
+#: :data:`dumps` as UTF-8 (a lone surrogate, which UTF-8 cannot hold, as its JSON escape), never made text: a large
+#: object whose text has one character past Latin-1 would be two or four bytes a character as text.
+dumps_utf8: Callable[[Any], bytes] = _by_fast_encoder(_std_dumps_utf8, text=False)
 
 
 def _std_quote_utf8(text: str) -> bytes:

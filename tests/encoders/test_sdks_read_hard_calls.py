@@ -201,6 +201,13 @@ def test_a_messages_stream_read_by_any_reader_of_it_keeps_its_result_blocks(prov
     from helpers import CORPUS
     from ssewire import transcode
 
-    body = (CORPUS / "anthropic" / "web-search-citations.sse").read_bytes()
-    out = b"".join(transcode([body], provider, "anthropic"))  # type: ignore[arg-type]
-    assert out.count(b'"type":"web_search_tool_result"') == 2
+    def results(stream: bytes) -> list[Any]:
+        starts = [json.loads(line[6:]) for line in stream.split(b"\n") if line.startswith(b"data: {")]
+        blocks = [event["content_block"] for event in starts if event.get("type") == "content_block_start"]
+        return [block for block in blocks if block["type"].endswith("_tool_result")]
+
+    for name in ("web-search-citations.sse", "pause-turn-web-search.sse"):  # (kilobytes of results, not all ASCII)
+        body = (CORPUS / "anthropic" / name).read_bytes()
+        out = b"".join(transcode([body], provider, "anthropic"))  # type: ignore[arg-type]
+        assert results(out) == results(body) and len(results(body)) >= 2, name
+    assert out.count(b'"type":"web_search_tool_result"') == len(results(body))

@@ -31,9 +31,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Mapping, Optional, Union
 
+from .._json import dumps_utf8
 from ..events import Unified
 from ..normalizers.anthropic import ANTHROPIC_STOP
-from .base import LONG_TEXT, Call, Encoder, TextRun, dumps, error_parts, quote, quote_long, quote_text
+from .base import LONG_TEXT, Call, Encoder, TextRun, dumps, error_parts, quote, quote_long, quote_text, utf8
 
 __all__ = ["CITATION_TYPES", "SERVER_TOOLS", "AnthropicEncoder", "citation_object", "messages_usage"]
 
@@ -147,12 +148,18 @@ class AnthropicEncoder(Encoder):
 
     def _begin(self, block: str) -> tuple[int, str]:
         """Close the open text or thinking block, start ``block`` (its JSON text): its index and the text written."""
+        index, head = self._block_head()
+        return index, f"{head}{block}}}\n\n"
+
+    def _block_head(self) -> tuple[int, str]:
+        """Close the open text or thinking block, and start a block: its index, and the text written up to the
+        block's JSON."""
         out = self._close_open()
         index = self._blocks
         self._blocks += 1
-        return index, (
-            f'{out}event: content_block_start\ndata: {{"type":"content_block_start","index":{index},'
-            f'"content_block":{block}}}\n\n'
+        return (
+            index,
+            f'{out}event: content_block_start\ndata: {{"type":"content_block_start","index":{index},"content_block":',
         )
 
     def _close_open(self) -> str:
@@ -234,8 +241,8 @@ class AnthropicEncoder(Encoder):
             if call is None or not call.server or call.index < 0 or not call.opened:
                 self.dropped["server_tool_result"] += 1
                 return ""
-        index, out = self._begin(dumps(block))
-        return out + _stop(index)
+        index, head = self._block_head()  # (the block written as UTF-8 and held: a tool result is kilobytes)
+        return self.hold([utf8(head), dumps_utf8(block), utf8("}\n\n" + _stop(index))])
 
     def on_server_call(self, call: Call) -> str:
         if call.name not in SERVER_TOOLS:
