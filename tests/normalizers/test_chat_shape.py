@@ -113,6 +113,24 @@ def test_two_texts_follow_the_precedence_of_the_description(first: tuple[Path, s
     assert all(_texts_of(made) == [(other, "b")] for made in later.values()), later
 
 
+@pytest.mark.parametrize("path", CHAT_SHAPE.zeros, ids=str)
+@pytest.mark.parametrize("value", [1, 2, -1, 10**20])
+def test_a_chunk_of_another_choice_is_left_to_the_full_decode_which_makes_it_raw(path: Path, value: Any) -> None:
+    """A request's ``n`` > 1 streams the other choices' chunks too: none of them is more of the first choice."""
+    data = _chunk((_TEXT_PATH, "a"), (path, value))
+    assert all(made is None for made in _readers(data).values()), _readers(data)
+    assert [event["type"] for event in _full(data)] == ["raw"]
+
+
+@pytest.mark.parametrize("path", CHAT_SHAPE.zeros, ids=str)
+@pytest.mark.parametrize("value", [0, None, "1", 1.5, True, False])
+def test_a_zero_that_is_0_null_or_no_integer_is_the_first_choice_on_every_reader(path: Path, value: Any) -> None:
+    data = _chunk((_TEXT_PATH, "a"), (path, value))
+    want = _full(data)
+    assert _texts_of(want) == [(CHAT_SHAPE.texts[0][1], "a")]
+    assert all(made == want for made in _readers(data).values()), _readers(data)
+
+
 @pytest.mark.parametrize(
     "data",
     [
@@ -297,6 +315,8 @@ def _shape(**changes: Any) -> DeltaShape:
         {"name": "a shape"},
         {"nulls": (("not-a-field",),)},
         {"reads": (("error",),)},
+        {"zeros": (("c", 0),)},  # a zero is a member, not an element
+        {"zeros": (("d", "text"),)},  # written twice
         {"call": CallShape(at=("d", "calls", 0), key=("index",), arguments=("d", "calls", 0, "arguments"))},
         {"call": CallShape(at=("c", 0), key=("c", 0, "index"), arguments=("c", 0))},
     ],
@@ -305,6 +325,30 @@ def _shape(**changes: Any) -> DeltaShape:
 def test_a_description_that_breaks_the_rules_is_refused(changes: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         _shape(**changes)
+
+
+def test_the_reader_leaves_a_payload_whose_zero_is_another_integer() -> None:
+    """Each zero, at any depth: an integer other than 0 is not the shape; 0, null, absent or no integer is."""
+    msgspec = pytest.importorskip("msgspec")
+    shape = _shape(texts=((("c", 0, "d", "a"), "text_delta"),), zeros=(("c", 0, "i"), ("n",), ("o", "p", 0, "q")))
+    assert [paths for paths in shape.paths if paths in shape.zeros] == list(shape.zeros)
+    decode, read = msgspec.json.Decoder(shape.struct(msgspec)).decode, shape.reader()
+    text = '"c": [{"d": {"a": "x"}, "i": %s}]'
+    cases = {
+        "{%s}" % (text % "0"): ("text_delta", "x"),
+        "{%s}" % (text % "null"): ("text_delta", "x"),
+        "{%s}" % (text % '"2"'): ("text_delta", "x"),
+        "{%s}" % (text % "true"): ("text_delta", "x"),
+        "{%s}" % (text % "2"): None,
+        "{%s}" % (text % "-1"): None,
+        '{%s, "n": 0}' % (text % "0"): ("text_delta", "x"),
+        '{%s, "n": 7}' % (text % "0"): None,
+        '{%s, "o": {"p": [{"q": 3}]}}' % (text % "0"): None,
+        '{%s, "o": {"p": [{"q": 0}]}}' % (text % "0"): ("text_delta", "x"),
+        '{%s, "o": {"p": [{"q": 0}, {"q": 0}]}}' % (text % "0"): None,  # (an array of another length: not the shape)
+        '{%s, "o": {"p": null}}' % (text % "0"): ("text_delta", "x"),
+    }
+    assert {data: read(decode(data)) for data in cases} == cases
 
 
 def test_the_reader_walks_to_the_texts_and_applies_the_precedence() -> None:

@@ -771,6 +771,7 @@ _SOMETHING_ELSE = [
     (("choices", 0, "delta", "content"), ""),
     (("choices", 0, "delta"), "a"),
     (("choices",), [{"index": 0, "delta": {"content": "a"}}, {"index": 1, "delta": {"content": "b"}}]),
+    (("choices", 0, "index"), 1),  # another choice's (a request's n > 1): raw, never more of the first
     (("choices",), []),
     (("choices",), {"0": {"delta": {"content": "a"}}}),
     # typed content chunks (Magistral) the reader leaves to the full decode: not one thinking text, or more beside it

@@ -310,16 +310,42 @@ def test_legacy_function_call_delta() -> None:
     assert collect(events).stop_reason == "tool_use"
 
 
-def test_finish_reason_closes_only_its_own_choice() -> None:
+def test_only_the_first_choice_is_read() -> None:
+    """A request's ``n`` > 1: the other choices' text, calls and finish reasons are alternatives to the first (a
+    client loop must not run both choices' calls), each chunk of them one raw event."""
+    chunks = [
+        chunk({"role": "assistant", "content": ""}, index=0),
+        chunk({"role": "assistant", "content": ""}, index=1),
+        chunk({"content": "Hi"}, index=0),
+        chunk({"content": "Salut"}, index=1),
+        chunk({"reasoning_content": "r1"}, index=1),
+        chunk({"tool_calls": [tool(0, "b", "g", "{}")]}, index=1),
+        chunk({"tool_calls": [tool(0, "a", "f", '{"k": 1}')]}, index=0),
+        chunk(finish="length", index=1),
+        chunk(finish="tool_calls", index=0),
+        {"id": "chatcmpl-1", "choices": [{"index": 1, "delta": {"content": "!"}}, {"index": 0, "delta": {}}]},
+        DONE,
+    ]
+    events = feed(ChatCompletionsNormalizer(), *chunks)
+    assert types(events) == [
+        "raw", "raw", "text_delta", "raw", "raw", "raw", "tool_call_start", "tool_call_delta", "raw",
+        "tool_call_done", "raw", "done",
+    ]  # fmt: skip
+    result = collect(events)
+    assert (result.text, result.reasoning) == ("Hi", "")
+    assert [(call.id, call.name, call.arguments) for call in result.tool_calls] == [("a", "f", {"k": 1})]
+    assert (result.stop_reason, result.raw_stop_reason) == ("tool_use", "tool_calls")
+
+
+def test_a_choice_without_an_integer_index_is_the_first() -> None:
     events = feed(
         ChatCompletionsNormalizer(),
-        chunk({"tool_calls": [tool(0, "a", "f", "{}")]}, index=0),
-        chunk({"tool_calls": [tool(0, "b", "g", "{}")]}, index=1),
-        chunk(finish="tool_calls", index=1),
-        finish=False,
+        {"id": "c", "model": "m", "choices": [{"delta": {"content": "a"}}]},
+        {"id": "c", "model": "m", "choices": [{"index": "1", "delta": {"content": "b"}}]},
+        {"id": "c", "model": "m", "choices": [{"index": None, "delta": {"content": "c"}, "finish_reason": "stop"}]},
+        DONE,
     )
-    done = [e.tool_call_id for e in events if e.type == "tool_call_done"]
-    assert done == ["b"]
+    assert collect(events).text == "abc"
 
 
 def test_public_sse_event_type_is_accepted() -> None:

@@ -17,6 +17,10 @@ Contract (one instance per stream):
 - Legacy Completions chunks (``object: text_completion``; OpenAI ``/v1/completions``, vLLM, llama.cpp): a choice
   without a ``delta`` object gives its ``text`` as a ``text_delta``; ``finish_reason``, usage and ``[DONE]`` as
   below. They take the full decode (the fast paths read chat deltas only).
+- One choice is read: the one whose ``index`` is 0 (absent, or not an integer: 0). A request's ``n`` > 1 streams
+  the other choices' deltas, calls and finish reasons too, each chunk naming its choice: they are alternatives to
+  the first, never more of it, and make no event of their own (a chunk of other choices only is one ``raw`` event;
+  every event keeps its chunk in ``raw``), as Gemini's other candidates.
 - ``delta.tool_calls[]`` are keyed by (choice index, ``tool_calls[].index``; the position in the list when there is
   no index). The first fragment of a key opens the call (``tool_call_start``), each non-empty ``arguments`` fragment is
   a ``tool_call_delta``. A fragment carrying a *different* non-empty id at a key whose open call has an id closes that
@@ -469,7 +473,10 @@ class ChatCompletionsNormalizer(Normalizer):
             out.append(Unified("raw", raw=obj, citations=new))
 
     def _choice(self, choice: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
-        """Append the events of one choice: its delta, then the calls its ``finish_reason`` closes."""
+        """Append the events of one choice: its delta, then the calls its ``finish_reason`` closes; nothing for a
+        choice but the first (see the module docstring)."""
+        if _choice_index(choice):
+            return
         delta = choice.get("delta")
         if type(delta) is dict:
             if delta:
@@ -478,7 +485,7 @@ class ChatCompletionsNormalizer(Normalizer):
                 kind = _SINGLE_KEY.get(key)
                 value = delta[key] if kind is not None else None
                 if kind is None or type(value) is not str:  # a list of typed content chunks: the rules of _delta
-                    self._delta(_choice_index(choice), delta, obj, out)
+                    self._delta(0, delta, obj, out)
                 elif value:
                     out.append(new_event(kind, obj, value))
         else:  # a legacy Completions choice: {"text", "index", "logprobs", "finish_reason"}
@@ -489,8 +496,7 @@ class ChatCompletionsNormalizer(Normalizer):
         if type(finish) is str and finish:
             self.finish_reason = finish
             if self._calls.open and closes_calls(self.stops.get(finish, "other")):
-                index = _choice_index(choice)
-                for key in list(self._choice_keys.get(index, ())):
+                for key in list(self._choice_keys.get(0, ())):
                     self._close(self._pop_at(key), obj, out)
 
     def _delta(self, index: int, delta: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:

@@ -46,6 +46,7 @@ CHAT_SHAPE = DeltaShape(
         ("search_results",),
         ("timings",),
     ),
+    zeros=(("choices", 0, "index"),),
     reads=(("id",), ("model",)),
     events=("message", None),
     call=CallShape(
@@ -53,7 +54,6 @@ CHAT_SHAPE = DeltaShape(
         key=(*_CALL, "index"),
         arguments=(*_CALL, "function", "arguments"),
         nulls=((*_CALL, "id"), (*_CALL, "function", "name"), (*_CALL, "extra_content")),
-        zeros=(("choices", 0, "index"),),
     ),
 )
 

@@ -25,18 +25,15 @@ class CallShape:
       ``_reader_calls``;
     - ``arguments``: the argument text of the fragment;
     - ``nulls``: members of the fragment that must be absent or null (those of a fragment that opens or renames a
-      call);
-    - ``zeros``: members outside it that, where they are integers, must be 0 (the index of the choice whose calls
-      ``_reader_calls`` holds; any other value is read as 0).
+      call).
 
-    Every path but ``at`` and the ``zeros`` goes through ``at``.
+    Every path but ``at`` goes through ``at``.
     """
 
     at: Path
     key: Path
     arguments: Path
     nulls: tuple[Path, ...] = ()
-    zeros: tuple[Path, ...] = ()
 
     @property
     def inner(self) -> tuple[Path, ...]:
@@ -54,6 +51,8 @@ class DeltaShape:
       of the same kind (so an earlier one wins over a later one of its kind, and two kinds at once are not this
       shape); a payload with no non-empty text is not this shape;
     - ``nulls``: members that must be absent or null;
+    - ``zeros``: members that, where they are integers, must be 0 (the index of the choice a stream is read by: a
+      payload of another choice is left to the full decode);
     - ``reads``: members the fast path reads without checking them (the stream's ``id``, ``model``);
     - ``events``: the SSE event names a payload of this shape comes under (None: an event without one);
     - ``call``: a tool call's argument fragment the compiled reader also takes (:class:`CallShape`), or None.
@@ -67,6 +66,7 @@ class DeltaShape:
     type: Path
     texts: tuple[tuple[Path, UnifiedType], ...]
     nulls: tuple[Path, ...]
+    zeros: tuple[Path, ...] = ()
     reads: tuple[Path, ...] = ()
     events: tuple[Optional[str], ...] = (None,)
     call: Optional[CallShape] = None
@@ -88,14 +88,17 @@ class DeltaShape:
         for path in every:
             if sum(other[: len(path)] == path for other in every) != 1:
                 raise ValueError(f"{path!r} is written twice or is the prefix of another path")
+        if any(type(path[-1]) is not str for path in self.zeros):
+            raise ValueError("a zero is a member (its path ends in a key)")
         if not self.texts or any(p[:-1] != self.text_parent or type(p[-1]) is not str for p, _ in self.texts):
             raise ValueError("the texts are members (keys) of one object")
 
     @property
     def paths(self) -> tuple[Path, ...]:
-        """The paths the delta rule reads: the type, the texts, the nulls, then the call's (in that order)."""
-        call = () if self.call is None else (self.call.at, *self.call.inner, *self.call.zeros)
-        return (self.type, *(path for path, _ in self.texts), *self.nulls, *call)
+        """The paths the delta rule reads: the type, the texts, the nulls, the zeros, then the call's (in that
+        order)."""
+        call = () if self.call is None else (self.call.at, *self.call.inner)
+        return (self.type, *(path for path, _ in self.texts), *self.nulls, *self.zeros, *call)
 
     @property
     def text_parent(self) -> Path:
@@ -112,6 +115,7 @@ class DeltaShape:
         paths = self.paths
         texts = tuple((paths.index(path), kind) for path, kind in self.texts)
         nulls = tuple(paths.index(path) for path in self.nulls)
+        zeros = tuple(paths.index(path) for path in self.zeros)
         call = self.call
         if call is None:
             return {
@@ -119,6 +123,7 @@ class DeltaShape:
                 "cases": dict.fromkeys(self.events, (None, ((None, texts),))),
                 "type_path": paths.index(self.type),
                 "nulls": nulls,
+                "zeros": zeros,
             }
         arguments = ((paths.index(call.arguments), "tool_call_delta"),)
         variants = ((type(None), texts), (dict, arguments + texts, "tool_call_delta"))  # no fragment / one
@@ -129,17 +134,18 @@ class DeltaShape:
             "tag_path": paths.index(call.at),
             "key_path": paths.index(call.key),
             "nulls": nulls + tuple(paths.index(path) for path in call.nulls),
-            "zeros": tuple(paths.index(path) for path in call.zeros),
+            "zeros": zeros,
         }
 
     def struct(self, msgspec: Any) -> Any:
         """The msgspec struct (``gc=False``) a payload of this shape decodes into, a struct per object on the paths,
         every field None by default: a text is ``Optional[str]``, a read member ``Any``, the type and each null
         ``None`` -- so a payload with one of those non-null fails the decode (a ``msgspec.ValidationError``): it is
-        not this shape. An array step is ``Optional[list[...]]`` (of any length: the reader checks it is one)."""
+        not this shape. An array step is ``Optional[list[...]]`` (of any length: the reader checks it is one); a zero
+        is ``Any`` (the reader checks it)."""
         kinds: dict[Path, Any] = {path: Optional[str] for path, _ in self.texts}
         kinds.update((path, None) for path in (self.type, *self.nulls))
-        kinds.update((path, Any) for path in self.reads)
+        kinds.update((path, Any) for path in (*self.reads, *self.zeros))
         if self.call is not None:  # the struct takes no call fragment: the member holding them must be null
             at = self.call.at
             kinds[at[:-1] if _element(at[-1]) else at] = None
@@ -149,6 +155,21 @@ class DeltaShape:
         """The Python source of :meth:`reader`: the walk to :attr:`text_parent` and the texts' precedence rule,
         written out for this shape (a generic loop over the paths costs a third more per chunk)."""
         lines = [f"def read_{self.name}(node):"]
+        for path in self.zeros:  # each, where it is there and an integer, 0
+            lines.append("    z = node")
+            depth = 1
+            for at, step in enumerate(path, 1):
+                pad = "    " * depth
+                if type(step) is str:
+                    lines.append(f"{pad}z = z.{step}")
+                    if at == len(path):  # (None is no int)
+                        break
+                    lines.append(f"{pad}if z is not None:")
+                else:  # (an array of any other length is not this shape)
+                    lines += [f"{pad}if len(z) != 1:", f"{pad}    return None", f"{pad}z = z[0]"]
+                    continue
+                depth += 1
+            lines += [f"{pad}if type(z) is int and z != 0:", f"{pad}    return None"]
         for step in self.text_parent:
             if type(step) is str:
                 lines += [f"    node = node.{step}", "    if node is None:", "        return None"]
