@@ -317,10 +317,9 @@ class ChatCompletionsNormalizer(Normalizer):
     _closed_ids: Union[set[str], frozenset[str]] = frozenset()  # provider ids of the calls closed (never repeat)
     _wrappers: Union[set[str], frozenset[str]] = frozenset()  # ids of the open multi_tool_use.parallel calls (held)
     _cited: Union[set[str], frozenset[str]] = frozenset()  # URLs cited so far (Perplexity repeats its sources)
-    #: The keys of the open calls by id, and by choice (each choice's open keys, in opening order). Kept in step with
-    #: ``_calls`` by :meth:`_open_at` and :meth:`_pop_at` (each call costs the same however many are open).
+    #: The keys of the open calls by id. Kept in step with ``_calls`` by :meth:`_open_at` and :meth:`_pop_at` (each
+    #: call costs the same however many are open).
     _open_keys: Mapping[str, tuple[int, int]] = MappingProxyType({})
-    _choice_keys: Mapping[int, dict[tuple[int, int], None]] = MappingProxyType({})
 
     @property
     def chat_id(self) -> Optional[str]:
@@ -419,12 +418,9 @@ class ChatCompletionsNormalizer(Normalizer):
         """``call`` open at ``key`` (choice, tool call index): in the compiled reader's view too when it is the first
         choice's and not a ``multi_tool_use.parallel`` wrapper (held, never announced)."""
         self._calls.open[key] = call
-        if type(self._open_keys) is not dict:  # (each made on its own first use: they empty apart)
+        if type(self._open_keys) is not dict:  # (made on its first use)
             self._open_keys = {}
-        if type(self._choice_keys) is not dict:
-            self._choice_keys = {}
-        self._open_keys[call.id] = key  # (dicts now)
-        self._choice_keys.setdefault(key[0], {})[key] = None
+        self._open_keys[call.id] = key  # (a dict now)
         if key[0] == 0 and call.id not in self._wrappers:
             self._call_view[key[1]] = call
 
@@ -433,10 +429,6 @@ class ChatCompletionsNormalizer(Normalizer):
         call = self._calls.open.pop(key)
         if self._open_keys.get(call.id) == key:
             del self._open_keys[call.id]  # type: ignore[attr-defined]  # (a dict: a call is open)
-        keys = self._choice_keys[key[0]]
-        del keys[key]
-        if not keys:
-            del self._choice_keys[key[0]]  # type: ignore[attr-defined]
         if key[0] == 0 and self._call_view.get(key[1]) is call:
             del self._call_view[key[1]]
         return call
@@ -496,7 +488,7 @@ class ChatCompletionsNormalizer(Normalizer):
         if type(finish) is str and finish:
             self.finish_reason = finish
             if self._calls.open and closes_calls(self.stops.get(finish, "other")):
-                for key in list(self._choice_keys.get(0, ())):
+                for key in list(self._calls.open):  # (in opening order)
                     self._close(self._pop_at(key), obj, out)
 
     def _delta(self, index: int, delta: dict[str, Any], obj: dict[str, Any], out: list[Unified]) -> None:
@@ -693,8 +685,7 @@ class ChatCompletionsNormalizer(Normalizer):
                 self._close(call, raw, out)
             self._calls.clear()
             self._call_view.clear()
-            self._open_keys.clear()  # type: ignore[attr-defined]  # (dicts: calls were open)
-            self._choice_keys.clear()  # type: ignore[attr-defined]
+            self._open_keys.clear()  # type: ignore[attr-defined]  # (a dict: calls were open)
         self.finished = self.done = True
         out.append(new_done(stop, self.finish_reason, raw))
         return out
