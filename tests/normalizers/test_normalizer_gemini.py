@@ -8,7 +8,7 @@ from functools import partial
 from typing import Any, Optional
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from helpers import events
@@ -17,6 +17,7 @@ from ssewire import SSEEvent, collect, iter_unified
 from ssewire.names import FramingName
 from ssewire.normalizers.gemini import GeminiNormalizer, parse_json_path
 from ssewire.normalizers.gemini_interactions import GeminiInteractionsNormalizer
+from ssewire.normalizers import vertex_args
 from ssewire.normalizers.vertex_args import StreamedCall
 
 #: Payloads straight to payload() (events keep the very object), no finish(): the tests call it when they mean to.
@@ -319,6 +320,20 @@ _STEPS = st.lists(
 @given(_STEPS)
 def test_a_written_path_reads_back_as_its_steps(steps: list[tuple[str, Any]]) -> None:
     assert parse_json_path("$" + "".join(text for text, _ in steps)) == [segment for _, segment in steps]
+
+
+@given(st.text(alphabet=".[]0129ab]\n²é", max_size=12).map(lambda rest: rest if rest[:1] in ("[", ".") else "." + rest))
+@example(".a[0].b")
+@example("[0][1]")
+@example(".a]b[0]")
+@example(".a[0]]")
+@example(".[0]")
+@example(".a[]")
+@example(".a[²]")
+@example(".a[0].")
+def test_a_path_that_quotes_no_name_reads_as_the_regular_expression_reads_it(path: str) -> None:
+    """The plain reader (``.name`` and ``[digits]``, the paths Vertex sends) against the general one."""
+    assert vertex_args._plain_steps(path) == vertex_args._quoted_steps(path)
 
 
 @pytest.mark.parametrize(

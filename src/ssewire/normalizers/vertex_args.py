@@ -35,6 +35,34 @@ def parse_json_path(path: str) -> Optional[list[Segment]]:
     if "[" not in path:  # (most paths: $.name, $.a.b)
         names: list[Segment] = path[1:].split(".") if path else []  # type: ignore[assignment]  # (str: a Segment)
         return None if "" in names else names
+    if "'" not in path and '"' not in path:  # (the rest but a few: $.a[0].b)
+        return _plain_steps(path)
+    return _quoted_steps(path)
+
+
+def _plain_steps(path: str) -> Optional[list[Segment]]:
+    """The steps of a path after the root (it starts with ``.`` or ``[``) that quotes no name: ``.name`` and
+    ``[digits]``, as :func:`_quoted_steps` reads them, without a regular expression."""
+    segments: list[Segment] = []
+    for at, piece in enumerate(path.split(".")):
+        bracket = piece.find("[")
+        name = piece if bracket < 0 else piece[:bracket]
+        if at:
+            if not name:
+                return None
+            segments.append(name)
+        if bracket >= 0:
+            if piece[-1] != "]":
+                return None
+            for digits in piece[bracket + 1 : -1].split("]["):
+                if not (digits.isdigit() and digits.isascii()):
+                    return None
+                segments.append(int(digits))
+    return segments
+
+
+def _quoted_steps(path: str) -> Optional[list[Segment]]:
+    """The steps of a path after the root (it starts with ``.`` or ``[``), read step by step by :data:`_STEP`."""
     segments: list[Segment] = []
     at, n, step = 0, len(path), _STEP.match
     while at < n:
