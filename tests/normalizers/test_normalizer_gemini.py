@@ -15,9 +15,9 @@ from helpers import events
 from helpers.events import types as kinds
 from ssewire import SSEEvent, collect, iter_unified
 from ssewire.names import FramingName
+from ssewire.normalizers import vertex_args
 from ssewire.normalizers.gemini import GeminiNormalizer, parse_json_path
 from ssewire.normalizers.gemini_interactions import GeminiInteractionsNormalizer
-from ssewire.normalizers import vertex_args
 from ssewire.normalizers.vertex_args import StreamedCall
 
 #: Payloads straight to payload() (events keep the very object), no finish(): the tests call it when they mean to.
