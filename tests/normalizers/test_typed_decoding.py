@@ -103,6 +103,31 @@ def test_shapes_the_fast_paths_do_not_own_take_the_full_decode(payload: bytes, t
     assert dicts(iter_unified([body], provider)) == want  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    "usage",
+    [b'{"promptTokenCount":3,"candidatesTokenCount":5,"totalTokenCount":8}', b"null", b"{}", b"7", b'"x"', b"[1]"],
+)
+def test_a_usage_on_a_typed_chunk_is_the_full_decodes(usage: bytes) -> None:
+    """Gemini sends ``usageMetadata`` on every chunk: the typed path keeps it as text, decoded when it is read (an
+    object), skipped (null), or leaves the chunk to the full decode (anything else). Two parts a chunk: no chunk
+    here is the compiled reader's."""
+    if typed.gemini_chunk is None:
+        pytest.skip("Gemini chunks are read into structs by msgspec only")
+    parts = b'{"candidates":[{"content":{"parts":[{"text":"a"},{"text":"b","thought":true}]},"index":0}],'
+    chunks = [
+        parts + b'"usageMetadata":{"promptTokenCount":1,"totalTokenCount":1},"modelVersion":"m"}',
+        parts + b'"usageMetadata":' + usage + b"}",
+        b'{"candidates":[{"content":{"parts":[{"text":"."}]},"finishReason":"STOP"}]}',
+    ]
+    body = b"".join(b"data: " + chunk + b"\n\n" for chunk in chunks)
+    want = decoded_whole(lambda: dicts(iter_unified([body], "gemini")))
+    assert dicts(iter_unified([body], "gemini")) == want
+    on, off = collect(iter_unified([body], "gemini")), decoded_whole(lambda: collect(iter_unified([body], "gemini")))
+    assert (on.usage, on.text, on.reasoning) == (off.usage, off.text, off.reasoning)
+    if usage.startswith(b"{"):
+        assert type(list(iter_unified([body], "gemini"))[2]._raw) is LazyPayload  # (the typed path's)
+
+
 @pytest.mark.parametrize("size", [4, 40_000], ids=["small", "large"])
 def test_media_parts_are_read_without_decoding_their_data(size: int) -> None:
     """A generated image or audio chunk (``inlineData`` / ``fileData`` parts, text around them) takes the typed

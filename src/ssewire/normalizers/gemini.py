@@ -112,6 +112,7 @@ _DELTA_RULE = typed.delta_rule(
     zeros=(17,),  # (another candidate's chunk, when several are asked for: decoded, read as raw)
 )
 
+_OPEN_BRACE = ord("{")  # (the first byte of a JSON object)
 #: Payloads shorter than this are searched for a function call before the typed fast path decodes them (searching a
 #: large inline image costs more than the decode it could save).
 _LOOKED_AT = 16 * 1024
@@ -465,8 +466,11 @@ class GeminiNormalizer(DelegatingNormalizer):
                 out.append(new_event("raw", raw, ""))  # (what _part makes of a media part)
             else:
                 return None
-        if chunk.usageMetadata is not None:
-            self._usage_payload, self._usage_value = None, chunk.usageMetadata  # (the _usage setter, inline)
+        # usageMetadata is its JSON text: an object is decoded from the payload when the usage is read (as the
+        # reader's notes are: absorb()), any other value is no usage (as in _chunk)
+        usage = chunk.usageMetadata
+        if usage is not typed.ABSENT and memoryview(usage)[0] == _OPEN_BRACE:
+            self._usage_payload, self._usage_value = data, None
         if type(chunk.responseId) is str:
             self._response_id = chunk.responseId
         if type(chunk.modelVersion) is str:

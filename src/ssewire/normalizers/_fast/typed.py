@@ -102,7 +102,8 @@ if msgspec is not None:
         """A generateContent chunk."""
 
         candidates: Optional[list[GeminiCandidate]] = None
-        usageMetadata: Optional[dict[str, Any]] = None
+        #: Kept as its JSON text (decoded only when the usage is read: Gemini sends one on every chunk).
+        usageMetadata: Present = msgspec.UNSET
         responseId: Any = None
         modelVersion: Any = None
         promptFeedback: Any = None
