@@ -5,12 +5,16 @@ rewritten payload by payload into variants that real servers send and a parser m
 the reverse order (``keys-reversed``); the optional members that do not change a payload's events dropped
 (``minimal``: ``logprobs``, ``obfuscation``, ``service_tier``, ``system_fingerprint``, ``created``, ``object``,
 ``usage: null``); Chat Completions' ``"role": "assistant"`` on every delta (``role-every-delta``, as OpenRouter
-sends it); the payloads pretty-printed (``spaced``: ``json.dumps`` with its default separators). The events must
-not change: every variant is checked to give the plain stream's text and number of events. Each variant is timed
+sends it); the payloads pretty-printed (``spaced``: ``json.dumps`` with its default separators); every Gemini text
+part split in two parts of one chunk (``parts-split``: a chunk of several parts, as a transition from thoughts to
+text, code execution or an image with its caption make). The events must not change: every variant is checked to
+give the plain stream's text and number of events (``parts-split``: its text, and a delta more for each part
+split). Each variant is timed
 end to end (``iter_unified``, the provider named) interleaved with the plain stream, and reported as its speed
 against the plain shape's in the same run (1.00x: as fast). ``--check`` exits 1 when a variant reads below
 :data:`FLOOR` times the plain shape's speed, there and again on a longer run of its stream (the goal is 0.9x;
-the floor leaves room for a noisy 2-core runner).
+the floor leaves room for a noisy 2-core runner; a variant a fast path is known not to hold for has its own floor
+in :data:`KNOWN_SLOW`, at what it measures, so that it is shown and cannot get slower unseen).
 Writes ``benchmarks/results/shapes[-quick].json``, prints a markdown table and, with ``--readme``, rewrites
 README.md's block between ``<!-- shapes:start -->`` and ``<!-- shapes:end -->``.
 """
@@ -63,8 +67,31 @@ def _role_every_delta(value: Any) -> Any:
     return value
 
 
+def _parts_split(value: Any) -> Any:
+    for candidate in value.get("candidates") or () if type(value) is dict else ():
+        content = candidate.get("content") if type(candidate) is dict else None
+        parts = content.get("parts") if type(content) is dict else None
+        if type(parts) is list:
+            split = []
+            for part in parts:
+                text = part.get("text") if type(part) is dict else None
+                if type(text) is str and len(text) > 1:
+                    half = len(text) // 2
+                    split += [{**part, "text": text[:half]}, {**part, "text": text[half:]}]
+                else:
+                    split.append(part)
+            content["parts"] = split
+    return value
+
+
 #: The CI floor: a variant's speed against the plain shape's (same run); the goal is 0.9x.
 FLOOR = 0.75
+#: Variants a fast path does not hold for yet, each with its own CI floor (about 0.8x what it measures): the
+#: compiled reader takes a Gemini chunk of one part; a chunk of several takes the typed decode (msgspec structs, 3x
+#: the time of the reader's chunk).
+KNOWN_SLOW: dict[tuple[str, str], float] = {("gemini-sse", "parts-split"): 0.25}
+#: Variants that make more events than the plain stream (the same text): a delta for each part split.
+MORE_EVENTS = frozenset({"parts-split"})
 
 Rewrite = Callable[[Any], str]
 VARIANTS: dict[str, Rewrite] = {
@@ -72,6 +99,7 @@ VARIANTS: dict[str, Rewrite] = {
     "minimal": lambda obj: json.dumps(_minimal(obj), separators=(",", ":"), ensure_ascii=False),
     "role-every-delta": lambda obj: json.dumps(_role_every_delta(obj), separators=(",", ":"), ensure_ascii=False),
     "spaced": lambda obj: json.dumps(obj, ensure_ascii=False),
+    "parts-split": lambda obj: json.dumps(_parts_split(obj), separators=(",", ":"), ensure_ascii=False),
 }
 #: The generated streams rewritten, and the variants that apply to each (role: Chat Completions only).
 STREAMS: dict[str, tuple[str, ...]] = {
@@ -79,7 +107,7 @@ STREAMS: dict[str, tuple[str, ...]] = {
     "xai-chat": ("keys-reversed", "minimal", "role-every-delta", "spaced"),
     "openai-responses": ("keys-reversed", "minimal", "spaced"),
     "anthropic-messages": ("keys-reversed", "spaced"),
-    "gemini-sse": ("keys-reversed", "spaced"),
+    "gemini-sse": ("keys-reversed", "spaced", "parts-split"),
 }
 
 
@@ -144,7 +172,7 @@ def measure(name: str, size: int, samples: int, min_time: float) -> dict[str, An
     for variant in STREAMS[name]:
         chunks = _chunks(rewrite_sse(stream.data, VARIANTS[variant]))
         got = _read(chunks, provider)
-        if got != expected:
+        if got != expected and not (variant in MORE_EVENTS and got[0] == expected[0] and got[1] > expected[1]):
             raise AssertionError(f"{name} {variant}: the events changed (text, count: {got[1]} vs {expected[1]})")
         bodies[variant] = chunks
     start = time.perf_counter()
@@ -161,7 +189,7 @@ def measure(name: str, size: int, samples: int, min_time: float) -> dict[str, An
         "bytes": sizes,
         "seconds": medians,
         "mb_s": {label: sizes[label] / medians[label] / 1e6 for label in bodies},
-        # events per second against the plain shape's: the same events, so time(plain) / time(variant)
+        # the same text read (the same events but for parts-split): time(plain) / time(variant)
         "speed_vs_plain": {label: medians["plain"] / medians[label] for label in bodies if label != "plain"},
     }
 
@@ -183,15 +211,16 @@ def caption(doc: dict[str, Any]) -> str:
     """The README block's line above the table: what is compared, where and how it was measured."""
     env = doc["environment"]
     return (
-        "Each variant's end-to-end speed (`iter_unified`, events per second) against the plain generated "
-        f"stream's, {doc['samples']} interleaved samples (medians), {doc['size_mb']:g} MB streams; "
+        "Each variant's end-to-end speed against the plain generated stream's (`iter_unified`: the plain stream's "
+        f"time over the variant's), {doc['samples']} interleaved samples (medians), {doc['size_mb']:g} MB streams; "
         f"{where(env)}. Every variant reads the same text "
-        "and events as the plain one."
+        "and events as the plain one (`parts-split`: the same text, a delta for each part). `parts-split` is "
+        "known slow: the compiled reader reads a Gemini chunk of one part only."
     )
 
 
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
-    check = f"exit 1 when a variant reads below {FLOOR}x the plain shape"
+    check = f"exit 1 when a variant reads below {FLOOR}x the plain shape (a known slow one: below its own floor)"
     return parser("shapes", __doc__ or "", "smaller streams, fewer samples", check).parse_args(argv)
 
 
@@ -206,7 +235,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         results[name] = measure(name, int(size_mb * 1e6), samples, min_time)
     if args.check:  # a stream read below the floor is measured again, longer, before it fails
         for name in sorted({name for name, _variant, _speed in below_floor({"streams": results})}):
-            print(f"{name}: a variant below {FLOOR}x, measured again (3x the samples, 4x the time)", file=sys.stderr)
+            print(f"{name}: a variant below its floor, measured again (3x the samples, 4x the time)", file=sys.stderr)
             results[name] = measure(name, int(size_mb * 1e6), samples * 3, min_time * 4)
     doc = {
         "size_mb": size_mb,
@@ -217,17 +246,19 @@ def main(argv: Optional[list[str]] = None) -> int:
     publish(doc, "shapes", args, table=format_table(doc), caption=caption(doc))
     slow = below_floor(doc)
     for name, variant, speed in slow:
-        print(f"FAIL {name} {variant}: {speed:.2f}x the plain shape's speed < {FLOOR}x", file=sys.stderr)
+        floor = KNOWN_SLOW.get((name, variant), FLOOR)
+        print(f"FAIL {name} {variant}: {speed:.2f}x the plain shape's speed < {floor}x", file=sys.stderr)
     return 1 if args.check and slow else 0
 
 
 def below_floor(doc: dict[str, Any], floor: float = FLOOR) -> list[tuple[str, str, float]]:
-    """``(stream, variant, speed)`` of each variant of ``doc`` slower than ``floor`` times the plain shape."""
+    """``(stream, variant, speed)`` of each variant of ``doc`` slower than ``floor`` times the plain shape (a
+    variant of :data:`KNOWN_SLOW`: than its own floor)."""
     return [
         (name, variant, speed)
         for name, result in doc["streams"].items()
         for variant, speed in result["speed_vs_plain"].items()
-        if speed < floor
+        if speed < KNOWN_SLOW.get((name, variant), floor)
     ]
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from .generate import generate
-from .shapes import STREAMS, VARIANTS, _chunks, _read, measure, rewrite_sse
+from .shapes import KNOWN_SLOW, MORE_EVENTS, STREAMS, VARIANTS, _chunks, _read, measure, rewrite_sse
 
 SMALL = 60_000
 
@@ -17,7 +17,9 @@ def test_every_variant_reads_the_same_events_from_other_bytes(name: str, variant
     stream = generate(name, SMALL)
     body = rewrite_sse(stream.data, VARIANTS[variant])
     assert body != stream.data
-    assert _read(_chunks(body), stream.provider) == _read(_chunks(stream.data), stream.provider)
+    (text, events), (plain_text, plain_events) = (_read(_chunks(b), stream.provider) for b in (body, stream.data))
+    assert text == plain_text
+    assert events > plain_events if variant in MORE_EVENTS else events == plain_events
 
 
 def test_the_rewrites_do_what_they_say() -> None:
@@ -26,6 +28,13 @@ def test_the_rewrites_do_what_they_say() -> None:
     assert list(json.loads(VARIANTS["keys-reversed"](obj))) == ["choices", "usage", "object", "id"]
     assert json.loads(VARIANTS["role-every-delta"](obj))["choices"][0]["delta"] == {"role": "assistant", "content": "a"}
     assert VARIANTS["spaced"]({"a": 1}) == '{"a": 1}'
+    gemini = {"candidates": [{"content": {"parts": [{"text": "abcd", "thought": True}, {"text": "e"}, {"x": 1}]}}]}
+    assert json.loads(VARIANTS["parts-split"](gemini))["candidates"][0]["content"]["parts"] == [
+        {"text": "ab", "thought": True},
+        {"text": "cd", "thought": True},
+        {"text": "e"},
+        {"x": 1},
+    ]
     body = b'event: x\ndata: {"a":1}\r\n\r\ndata: [DONE]\n\n'
     assert rewrite_sse(body, VARIANTS["spaced"]) == b'event: x\ndata: {"a": 1}\r\n\r\ndata: [DONE]\n\n'
 
@@ -42,3 +51,8 @@ def test_the_check_names_each_variant_below_the_floor() -> None:
     doc = {"streams": {"a": {"speed_vs_plain": {"spaced": 0.5, "minimal": 1.1}}, "b": {"speed_vs_plain": {}}}}
     assert below_floor(doc) == [("a", "spaced", 0.5)]
     assert below_floor(doc, floor=0.4) == []
+    (name, variant), floor = next(iter(KNOWN_SLOW.items()))  # a known slow variant: below its own floor only
+    assert below_floor({"streams": {name: {"speed_vs_plain": {variant: floor * 1.01}}}}) == []
+    assert below_floor({"streams": {name: {"speed_vs_plain": {variant: floor * 0.99}}}}) == [
+        (name, variant, floor * 0.99)
+    ]
