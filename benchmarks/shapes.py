@@ -13,8 +13,7 @@ split). Each variant is timed
 end to end (``iter_unified``, the provider named) interleaved with the plain stream, and reported as its speed
 against the plain shape's in the same run (1.00x: as fast). ``--check`` exits 1 when a variant reads below
 :data:`FLOOR` times the plain shape's speed, there and again on a longer run of its stream (the goal is 0.9x;
-the floor leaves room for a noisy 2-core runner; a variant a fast path is known not to hold for has its own floor
-in :data:`KNOWN_SLOW`, at what it measures, so that it is shown and cannot get slower unseen).
+the floor leaves room for a noisy 2-core runner).
 Writes ``benchmarks/results/shapes[-quick].json``, prints a markdown table and, with ``--readme``, rewrites
 README.md's block between ``<!-- shapes:start -->`` and ``<!-- shapes:end -->``.
 """
@@ -86,10 +85,6 @@ def _parts_split(value: Any) -> Any:
 
 #: The CI floor: a variant's speed against the plain shape's (same run); the goal is 0.9x.
 FLOOR = 0.75
-#: Variants a fast path does not hold for yet, each with its own CI floor (about 0.8x what it measures): the
-#: compiled reader takes a Gemini chunk of one part; a chunk of several takes the typed decode (msgspec structs, 3x
-#: the time of the reader's chunk).
-KNOWN_SLOW: dict[tuple[str, str], float] = {("gemini-sse", "parts-split"): 0.25}
 #: Variants that make more events than the plain stream (the same text): a delta for each part split.
 MORE_EVENTS = frozenset({"parts-split"})
 
@@ -214,13 +209,13 @@ def caption(doc: dict[str, Any]) -> str:
         "Each variant's end-to-end speed against the plain generated stream's (`iter_unified`: the plain stream's "
         f"time over the variant's), {doc['samples']} interleaved samples (medians), {doc['size_mb']:g} MB streams; "
         f"{where(env)}. Every variant reads the same text "
-        "and events as the plain one (`parts-split`: the same text, a delta for each part). `parts-split` is "
-        "known slow: the compiled reader reads a Gemini chunk of one part only."
+        "and events as the plain one (`parts-split`: the same text, a delta for each part, so more events to "
+        "make: the compiled reader reads a Gemini chunk part by part)."
     )
 
 
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
-    check = f"exit 1 when a variant reads below {FLOOR}x the plain shape (a known slow one: below its own floor)"
+    check = f"exit 1 when a variant reads below {FLOOR}x the plain shape"
     return parser("shapes", __doc__ or "", "smaller streams, fewer samples", check).parse_args(argv)
 
 
@@ -246,19 +241,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     publish(doc, "shapes", args, table=format_table(doc), caption=caption(doc))
     slow = below_floor(doc)
     for name, variant, speed in slow:
-        floor = KNOWN_SLOW.get((name, variant), FLOOR)
-        print(f"FAIL {name} {variant}: {speed:.2f}x the plain shape's speed < {floor}x", file=sys.stderr)
+        print(f"FAIL {name} {variant}: {speed:.2f}x the plain shape's speed < {FLOOR}x", file=sys.stderr)
     return 1 if args.check and slow else 0
 
 
 def below_floor(doc: dict[str, Any], floor: float = FLOOR) -> list[tuple[str, str, float]]:
-    """``(stream, variant, speed)`` of each variant of ``doc`` slower than ``floor`` times the plain shape (a
-    variant of :data:`KNOWN_SLOW`: than its own floor)."""
+    """``(stream, variant, speed)`` of each variant of ``doc`` slower than ``floor`` times the plain shape."""
     return [
         (name, variant, speed)
         for name, result in doc["streams"].items()
         for variant, speed in result["speed_vs_plain"].items()
-        if speed < KNOWN_SLOW.get((name, variant), floor)
+        if speed < floor
     ]
 
 

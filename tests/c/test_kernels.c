@@ -154,6 +154,28 @@ static int locate_vetoed(const char *text, const char *key, int veto, sw_json_va
     return ok;
 }
 
+/* sw_json_locate_each with one path "a", each element, "t" (the array of "a" read element by element): its answer,
+ * element `element`'s value in *v (element 0's in vals, the next ones' in each_vals) and the element count. */
+static int locate_each(const char *text, int element, int *count, sw_json_val *v) {
+    sw_json_paths paths;
+    sw_json_val vals[SW_JSON_MAX_PATHS], each_vals[(SW_JSON_MAX_EACH - 1) * SW_JSON_MAX_PATHS];
+    int ok;
+    memset(&paths, 0, sizeof paths);
+    paths.n = 1;
+    paths.steps[0] = 3;
+    paths.key[0][0] = "a";
+    paths.len[0][0] = 1;
+    paths.len[0][1] = SW_JSON_ONLY;
+    paths.key[0][2] = "t";
+    paths.len[0][2] = 1;
+    paths.each_depth = 1;
+    sw_json_prepare(&paths);
+    CHECK(paths.through_each == 1u, "sw_json_prepare finds the paths through the each step");
+    ok = sw_json_locate_each(text, (sw_ssize)strlen(text), &paths, vals, each_vals, count);
+    *v = element == 0 ? vals[0] : each_vals[(element - 1) * SW_JSON_MAX_PATHS];
+    return ok;
+}
+
 static int text_is(const sw_json_val *v, const char *want) {
     return v->start != NULL && v->len == (sw_ssize)strlen(want) && memcmp(v->start, want, (size_t)v->len) == 0;
 }
@@ -194,6 +216,37 @@ static void test_json_locate(void) {
     CHECK(locate_vetoed("{\"t\":{}}", "t", 2, &v) == 0, "a value vetoed: an object");
     CHECK(locate_vetoed("{\"a\":[]}", "t", 2, &v) == 1 && v.kind == SW_J_ABSENT, "a value vetoed: absent");
     CHECK(locate_vetoed("{\"t\":nul}", "t", 2, &v) == 0, "a value vetoed: not JSON after all");
+}
+
+static void test_json_locate_element(void) {
+    sw_json_val v;
+    int count = -1, i, k;
+    char many[512];
+    const char *three = "{\"a\":[{\"t\":\"x\"},{\"t\":\"yy\"},{\"u\":1}],\"b\":2}";
+    CHECK(locate_each(three, 0, &count, &v) == 1 && count == 3 && text_is(&v, "x"), "element 0 of 3");
+    CHECK(locate_each(three, 1, &count, &v) == 1 && count == 3 && text_is(&v, "yy"), "element 1 of 3");
+    CHECK(locate_each(three, 2, &count, &v) == 1 && count == 3 && v.kind == SW_J_ABSENT, "element 2: no t");
+    CHECK(locate_each("{\"a\":[{\"t\":1},\"s\"]}", 1, &count, &v) == 1 && count == 2 && v.kind == SW_J_ABSENT,
+          "an element that is no object: absent");
+    CHECK(locate_each("{\"a\":[{\"t\":1}]}", 0, &count, &v) == 1 && count == 1 && v.kind == SW_J_INT, "one element");
+    CHECK(locate_each("{\"a\":[]}", 0, &count, &v) == 1 && count == 0 && v.kind == SW_J_ABSENT, "no element");
+    CHECK(locate_each("{\"a\":7}", 0, &count, &v) == 1 && count == 0 && v.kind == SW_J_ABSENT, "not an array");
+    CHECK(locate_each("{\"a\":[{\"t\":1},{\"t\":2}],\"a\":\"s\"}", 0, &count, &v) == 1 && count == 0 &&
+              v.kind == SW_J_ABSENT,
+          "a repeated key: the last one's elements are counted");
+    CHECK(locate_each("{\"a\":[{\"t\":1},{\"t\":2},],\"b\":2}", 0, &count, &v) == 0,
+          "every element is validated (a trailing comma)");
+    CHECK(locate_each("{\"a\":[{\"t\":1},{\"t\":NaN}]}", 0, &count, &v) == 0, "an element's NaN");
+    k = sprintf(many, "{\"a\":[");
+    for (i = 0; i < SW_JSON_MAX_EACH + 2; i++)
+        k += sprintf(many + k, "%s{\"t\":%d}", i ? "," : "", i);
+    sprintf(many + k, "]}");
+    CHECK(locate_each(many, SW_JSON_MAX_EACH - 1, &count, &v) == 1 && count == SW_JSON_MAX_EACH + 2 &&
+              v.kind == SW_J_INT && v.start[0] == '0' + SW_JSON_MAX_EACH - 1,
+          "the last element read of more than SW_JSON_MAX_EACH, every one counted");
+    CHECK(locate_each("{\"a\":[{\"t\":1},{\"t\":tru}]}", 0, &count, &v) == 0,
+          "an element past those read is validated");
+    CHECK(locate("{\"a\":[1,2]}", "a", "", &v) == 0, "sw_json_locate still wants the one element");
 }
 
 /* The reference for ssewire_seq, stated by ranges rather than by lead bytes: decode by the length the lead byte
@@ -518,6 +571,7 @@ int main(void) {
     test_line_ends();
     test_element_walk();
     test_json_locate();
+    test_json_locate_element();
     test_json_unescape();
     test_json_compact();
     if (failures) {

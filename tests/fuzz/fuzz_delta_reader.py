@@ -100,6 +100,8 @@ SHAPES = (
     '"reasoning_details":[{"type":"reasoning.text","text":"hm","format":"unknown","index":0}]}}]}',
     '{"candidates":[{"content":{"parts":[{"text":"hi"}],"role":"model"},"index":0,"groundingMetadata":{}}],'
     '"modelVersion":"g","responseId":"r"}',
+    '{"candidates":[{"content":{"parts":[{"text":"hi"},{"text":"hm","thought":true},{"inlineData":{"data":"QUJD"}},'
+    '{"text":"ho"}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":3},"modelVersion":"g"}',
 )
 #: Pieces spliced into a shape: members that change what a payload is, values of every JSON type, and the
 #: characters strict JSON is picky about.
@@ -140,6 +142,8 @@ PIECES = (
     '"citationMetadata":{"citations":[]},',
     '"signature":"s",',
     '{"text":"b"},',
+    '{"text":"b"},{"text":"c"},{"text":"d"},{"text":"e"},{"text":"f"},{"text":"g"},{"text":"h"},{"text":"i"},',
+    '{"thoughtSignature":"s","text":"b"},',
     "null",
     "true",
     '"x"',

@@ -14,7 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from helpers import examples
-from ssewire import Unified, iter_unified
+from ssewire import Unified, collect, iter_unified
 from ssewire.events import LazyPayload
 from ssewire.normalizers import anthropic, chat, gemini, normalizer_for, openai
 from ssewire.normalizers._fast import typed
@@ -269,7 +269,7 @@ def gemini_payloads(draw: Any) -> tuple[Any, str]:
     part = [(k, v) for k, v in part if v is not None or (k != "thought" and draw(_rare))]
     if draw(_rare):
         part.append(("functionCall", None))  # present, even as null: a function call part
-    parts: Any = [draw(_member_lists(part)) for _ in range(draw(st.sampled_from([1] * 12 + [0, 2])))]
+    parts: Any = [draw(_member_lists(part)) for _ in range(draw(st.sampled_from([1] * 8 + [0, 2, 2, 3])))]
     candidate = [
         ("content", draw(_value) if draw(_rare) else [("parts", _Objects(parts)), ("role", "model")]),
         ("finishReason", draw(_mostly_none("STOP", "MAX_TOKENS", ""))),
@@ -885,8 +885,13 @@ _GEMINI_SOMETHING_ELSE: list[tuple[tuple[Any, ...], Any]] = [
     (("candidates", 0, "content", "parts", 0, "functionCall"), {"name": "f", "args": {}}),
     (("candidates", 0, "content", "parts", 0, "text"), ""),
     (("candidates", 0, "content", "parts", 0, "text"), 1),
-    (("candidates", 0, "content", "parts"), [{"text": "a"}, {"text": "b"}]),
     (("candidates", 0, "content", "parts"), []),
+    # a chunk of several parts is taken only when every part is one the reader takes alone
+    (("candidates", 0, "content", "parts"), [{"text": "a"}, {"text": "b", "thoughtSignature": "c2ln"}]),
+    (("candidates", 0, "content", "parts"), [{"text": "a"}, {"functionCall": {"name": "f", "args": {}}}]),
+    (("candidates", 0, "content", "parts"), [{"text": "a"}, {"text": ""}]),
+    (("candidates", 0, "content", "parts"), [{"text": "a"}, {"text": "b"}, "c"]),
+    (("candidates", 0, "content", "parts"), [{"text": "a"}, {"text": 1}]),
     (("candidates", 0, "finishReason"), "STOP"),
     (("candidates", 0, "finishReason"), ""),
     (("candidates",), [{"content": {"parts": [{"text": "a"}]}}, {"content": {"parts": [{"text": "b"}]}}]),
@@ -906,6 +911,9 @@ _GEMINI_STILL_TEXT = [
     (("candidates", 0, "content", "parts", 0, "thought"), True),
     (("candidates", 0, "content", "parts", 0, "thought"), False),
     (("candidates", 0, "content", "parts", 0, "thought"), "yes"),
+    (("candidates", 0, "content", "parts"), [{"text": "a"}, {"text": "b"}]),
+    (("candidates", 0, "content", "parts"), [{"text": "a", "thought": True}, {"text": "b"}, {"text": "c"}]),
+    (("candidates", 0, "content", "parts"), [{"text": "a"}, {"inlineData": {"data": "QUJD"}}]),
     (("usageMetadata",), None),
     (("usageMetadata",), [1]),
     (("modelVersion",), 5),
@@ -971,6 +979,95 @@ def test_gemini_state_follows_the_last_chunk_the_reader_took() -> None:
     del chunks[3]["usageMetadata"]
     got, want, normalizer = _both("gemini", [_compiled("message", json.dumps(c)) for c in chunks])
     assert got == want and normalizer.usage == {"promptTokenCount": 2} and normalizer.response_id == "r3"
+
+
+def _gemini_parts(*parts: dict[str, Any], **members: Any) -> str:
+    return json.dumps(dict(_GEMINI_TEXT, candidates=[{"content": {"parts": list(parts), "role": "model"}}], **members))
+
+
+def test_a_gemini_chunk_of_several_parts_is_read_part_by_part() -> None:
+    """A chunk of several text, thought and media parts makes the event of each part in order, read without a
+    decode (raw lazy), as the full decode makes them; a chunk of one part read after it is still read by the shape
+    learned from the chunks of one part (a chunk of several is never learned: its shape would hide its parts)."""
+    chunks = [
+        _gemini_parts({"text": "a"}),
+        _gemini_parts({"text": "b"}, {"text": "c"}),
+        _gemini_parts({"text": "d"}),
+        _gemini_parts({"text": "e", "thought": True}, {"inlineData": {"data": "QUJD"}}, {"text": "東🙂"}),
+        _gemini_parts({"text": "f"}, {"text": "g"}),
+        _gemini_parts({"text": "h"}),
+    ]
+    events = [_compiled("message", c) for c in chunks]
+    got, want, _ = _both("gemini", events)
+    assert got == want
+    rule = gemini._DELTA_RULE.fresh()
+    out: list[Unified] = []
+    assert typed.take_deltas is not None and typed.take_deltas(events, 0, rule, out) == len(chunks)
+    assert [(e.type, e.text) for e in out] == [
+        ("text_delta", "a"),
+        ("text_delta", "b"),
+        ("text_delta", "c"),
+        ("text_delta", "d"),
+        ("reasoning_delta", "e"),
+        ("raw", ""),
+        ("text_delta", "東🙂"),
+        ("text_delta", "f"),
+        ("text_delta", "g"),
+        ("text_delta", "h"),
+    ]
+    assert all(type(e._raw) is LazyPayload for e in out) and rule.learned == 2
+    assert out[1]._raw is out[2]._raw  # (one payload's events share its one decode)
+    assert out[2].raw["candidates"][0]["content"]["parts"] == [{"text": "b"}, {"text": "c"}]
+
+
+def test_a_gemini_chunk_with_one_part_the_reader_cannot_take_is_left_whole() -> None:
+    """One part of a chunk that the reader does not take alone (a signature, a call) leaves the whole chunk to the
+    full decode: none of its parts' events is made twice or lost."""
+    rule = gemini._DELTA_RULE.fresh()
+    for parts in (
+        ({"text": "a"}, {"text": "b", "thoughtSignature": "c2ln"}),
+        ({"text": "a"}, {"functionCall": {"name": "f", "args": {}}}, {"text": "b"}),
+        ({"text": "a", "thoughtSignature": "c2ln"}, {"text": "b"}),
+    ):
+        events = [_compiled("message", _gemini_parts({"text": "x"})), _compiled("message", _gemini_parts(*parts))]
+        out: list[Unified] = []
+        assert typed.take_deltas is not None and typed.take_deltas(events, 0, rule, out) == 1
+        assert [e.text for e in out] == ["x"]
+        got, want, _ = _both("gemini", events)
+        assert got == want
+
+
+def test_collect_of_gemini_chunks_of_several_parts_is_the_full_decode_s() -> None:
+    """``collect()`` (whose reader puts the texts aside instead of making events) reads the parts of each chunk."""
+    body = "".join(
+        f"data: {c}\r\n\r\n"
+        for c in (
+            _gemini_parts({"text": "Hel"}),
+            _gemini_parts({"text": "lo"}, {"text": ", "}, {"text": "think", "thought": True}),
+            _gemini_parts({"text": "wor"}, {"text": "ld"}),
+            json.dumps(
+                {
+                    "candidates": [{"content": {"parts": [{"text": "!"}]}, "finishReason": "STOP"}],
+                    "usageMetadata": {"promptTokenCount": 2, "candidatesTokenCount": 5},
+                }
+            ),
+        )
+    ).encode()
+    results = []
+    for on in (True, False):
+        typed.set_enabled(on)
+        try:
+            results.append(collect(iter_unified([body], "gemini")))
+        finally:
+            typed.set_enabled(True)
+    fast, slow = results
+    assert (fast.text, fast.reasoning, fast.stop_reason) == ("Hello, world!", "think", "end")
+    assert (fast.text, fast.reasoning, fast.usage, fast.stop_reason) == (
+        slow.text,
+        slow.reasoning,
+        slow.usage,
+        slow.stop_reason,
+    )
 
 
 @pytest.mark.parametrize("character", ["東", "a"], ids=["non-ascii", "ascii"])

@@ -9,6 +9,11 @@
  * where a path looks, or has more than one element where a path wants the only one. It never allocates and never
  * raises. sw_json_unescape() gives a located string's UTF-8 with its escapes resolved.
  *
+ * One array step may instead be read element by element (paths->each_depth: the step of the paths that reach it;
+ * 0, the default, for none): sw_json_locate_each() reads the paths through it in element 0 into vals as
+ * sw_json_locate does, in each element after it (up to SW_JSON_MAX_EACH) into an array of vals of its own, and
+ * reports how many elements that array has, all in one walk; sw_json_locate() still wants the one element there.
+ *
  * Pure C99 (no Python.h): sw_json_py.h makes Python objects with it; tests/c/test_kernels.c tests it as C.
  */
 #ifndef SW_JSON_H
@@ -26,7 +31,8 @@
 #define SW_JSON_MAX_PATHS 28
 #define SW_JSON_MAX_STEPS 8
 #define SW_JSON_MAX_DEPTH 256
-#define SW_JSON_ONLY (-1) /* a step's length: the one element of an array */
+#define SW_JSON_ONLY (-1)  /* a step's length: the one element of an array */
+#define SW_JSON_MAX_EACH 8 /* the elements sw_json_locate_each reads of the each_depth array */
 
 /* The paths a walk looks for are bits of an unsigned mask (sw_json_node, sw_json_locate's 1u << n): every array
  * sized by these macros grows with them, but the masks do not. */
@@ -64,13 +70,31 @@ typedef struct {
      * costs no walk of the rest of it. */
     unsigned veto_present;
     unsigned veto_value;
+    /* The step whose array is read element by element (see sw_json_locate_element): 0 for none (a path's first step
+     * is a key, never an array); set before sw_json_prepare, which derives through_each from it. */
+    int each_depth;
+    unsigned through_each; /* the paths with SW_JSON_ONLY at each_depth (sw_json_prepare) */
 } sw_json_paths;
+
+/* The state of one walk: cleared `shape` when the text is valid JSON of a shape the paths cannot be read from;
+ * where the elements of the each_depth array after element 0 are read (each SW_JSON_MAX_PATHS vals; NULL: they
+ * are not), and how many elements that array has (0: none, or not an array). */
+typedef struct {
+    int shape;
+    sw_json_val *each_vals;
+    int count;
+} sw_json_walk;
 
 /* Fill in what sw_json_locate derives from n, steps and len: call once after setting them. */
 static inline void sw_json_prepare(sw_json_paths *paths) {
     int d, i;
     paths->veto_present = 0;
     paths->veto_value = 0;
+    paths->through_each = 0;
+    for (i = 0; i < paths->n; i++)
+        if (paths->each_depth > 0 && paths->each_depth < paths->steps[i] && paths->each_depth < SW_JSON_MAX_STEPS &&
+            paths->len[i][paths->each_depth] == SW_JSON_ONLY)
+            paths->through_each |= 1u << i;
     for (d = 0; d <= SW_JSON_MAX_STEPS; d++) {
         paths->longer[d] = 0;
         for (i = 0; i < paths->n; i++)
@@ -330,25 +354,27 @@ static inline int sw_json_key_is(const char *k, sw_ssize klen, const char *want,
 
 /* The value at p, reached by the first `depth` steps of the paths in `mask`: the paths that end here get its kind
  * and bytes, the ones that go on are followed into it; it is validated either way. NULL when the text is not valid
- * JSON, or (with *shape cleared) not a shape the paths can be read from. */
+ * JSON, or (with w->shape cleared) not a shape the paths can be read from. */
 static const char *sw_json_node(const char *p, const char *e, const sw_json_paths *paths, sw_json_val *vals, int depth,
-                                unsigned mask, int *shape);
+                                unsigned mask, sw_json_walk *w);
 
 static const char *sw_json_at(const char *p, const char *e, const sw_json_paths *paths, sw_json_val *vals, int depth,
-                              unsigned mask, int *shape) {
+                              unsigned mask, sw_json_walk *w) {
     unsigned deeper = mask & paths->longer[depth], ending = mask & ~deeper, bits;
     static const sw_json_val absent = {SW_J_ABSENT, 0, NULL, 0}, object = {SW_J_OBJECT, 0, NULL, 0},
                              array = {SW_J_OTHER, 0, NULL, 0};
     if ((ending & paths->veto_present) || ((ending & paths->veto_value) && p < e && *p != 'n')) {
-        *shape = 0; /* (a value that rules the text out: see sw_json_paths) */
+        w->shape = 0; /* (a value that rules the text out: see sw_json_paths) */
         return NULL;
     }
     for (bits = mask; bits; bits &= bits - 1)
         vals[sw_json_low(bits)] = absent; /* a repeated key: only the last one counts */
+    if ((mask & paths->through_each) && depth <= paths->each_depth)
+        w->count = 0; /* (and the elements of the array it held: the last one's are counted) */
     if (deeper && p < e && (*p == '{' || *p == '[')) {
         for (bits = ending; bits; bits &= bits - 1)
             vals[sw_json_low(bits)] = *p == '{' ? object : array;
-        return sw_json_node(p, e, paths, vals, depth, deeper, shape);
+        return sw_json_node(p, e, paths, vals, depth, deeper, w);
     }
     if (ending) {
         sw_json_val v;
@@ -361,10 +387,10 @@ static const char *sw_json_at(const char *p, const char *e, const sw_json_paths 
 }
 
 static const char *sw_json_node(const char *p, const char *e, const sw_json_paths *paths, sw_json_val *vals, int depth,
-                                unsigned mask, int *shape) {
+                                unsigned mask, sw_json_walk *w) {
     const char *key;
     sw_ssize klen;
-    int escaped, i, count = 0, closed = 0;
+    int escaped, i, each, count = 0, closed = 0;
     unsigned here, bits;
     if (depth >= SW_JSON_MAX_STEPS)
         return sw_json_skip_value(p, e, depth);
@@ -375,17 +401,29 @@ static const char *sw_json_node(const char *p, const char *e, const sw_json_path
                 here |= bits & -bits;
         if (!here)
             return sw_json_skip_container(p, e, depth);
+        each = depth == paths->each_depth && (here & paths->through_each);
         p = sw_json_ws(p + 1, e);
         if (p < e && *p == ']')
             return p + 1;
         for (;;) {
-            if (++count > 1) { /* more than the one element a path wants */
-                *shape = 0;
+            if (each) { /* element 0 into vals, the next ones into each_vals, any more only validated */
+                if (count == 0)
+                    p = sw_json_at(p, e, paths, vals, depth + 1, here, w);
+                else if (count < SW_JSON_MAX_EACH && w->each_vals != NULL)
+                    p = sw_json_at(p, e, paths, w->each_vals + (count - 1) * SW_JSON_MAX_PATHS, depth + 1, here, w);
+                else
+                    p = sw_json_skip_value(p, e, depth + 1);
+                count++;
+            } else if (++count > 1) { /* more than the one element a path wants */
+                w->shape = 0;
                 return NULL;
+            } else {
+                p = sw_json_at(p, e, paths, vals, depth + 1, here, w);
             }
-            p = sw_json_at(p, e, paths, vals, depth + 1, here, shape);
             if (p)
                 p = sw_json_next_item(p, e, ']', &closed);
+            if (p && closed && each)
+                w->count = count;
             if (!p || closed)
                 return p;
         }
@@ -412,10 +450,10 @@ static const char *sw_json_node(const char *p, const char *e, const sw_json_path
                 here |= 1u << i;
         }
         if (escaped && mask) { /* a key spelled with an escape where a path looks: the full decode can tell */
-            *shape = 0;
+            w->shape = 0;
             return NULL;
         }
-        p = here ? sw_json_at(p, e, paths, vals, depth + 1, here, shape) : sw_json_skip_value(p, e, depth + 1);
+        p = here ? sw_json_at(p, e, paths, vals, depth + 1, here, w) : sw_json_skip_value(p, e, depth + 1);
         if (p)
             p = sw_json_next_item(p, e, '}', &closed);
         if (!p || closed)
@@ -423,19 +461,31 @@ static const char *sw_json_node(const char *p, const char *e, const sw_json_path
     }
 }
 
-static int sw_json_locate(const char *text, sw_ssize n, const sw_json_paths *paths, sw_json_val *vals) {
+/* sw_json_locate reading every element of the each_depth array (see sw_json_paths): element 0's values into vals,
+ * as if it were the only one there, and those of element k (1 <= k < SW_JSON_MAX_EACH) of the paths through it
+ * (paths->through_each) into each_vals[(k - 1) * SW_JSON_MAX_PATHS + path]; *count gets the number of elements
+ * that array has (0 where there is none, or it is empty: the paths through it are then absent). */
+static int sw_json_locate_each(const char *text, sw_ssize n, const sw_json_paths *paths, sw_json_val *vals,
+                               sw_json_val *each_vals, int *count) {
     const char *e = text + n;
     const char *p;
-    int shape = 1;
+    sw_json_walk w = {1, each_vals, 0};
     unsigned all = (1u << paths->n) - 1u;
+    *count = 0;
     memset(vals, 0, sizeof(sw_json_val) * (size_t)paths->n);
     p = sw_json_ws(text, e);
     if (p >= e || *p != '{')
         return 0;
-    p = sw_json_node(p, e, paths, vals, 0, all, &shape);
-    if (!p)
+    p = sw_json_node(p, e, paths, vals, 0, all, &w);
+    if (!p || sw_json_ws(p, e) != e)
         return 0;
-    return sw_json_ws(p, e) == e;
+    *count = w.count;
+    return 1;
+}
+
+static int sw_json_locate(const char *text, sw_ssize n, const sw_json_paths *paths, sw_json_val *vals) {
+    int count;
+    return sw_json_locate_each(text, n, paths, vals, NULL, &count) && count <= 1;
 }
 
 /* text[0..n) without the whitespace around it (*n updated). */
@@ -461,6 +511,10 @@ static inline const char *sw_json_trim(const char *text, sw_ssize *n) {
 
 #define SW_JSON_SHAPE_MAX 2048 /* the longest text a shape is learned from */
 #define SW_JSON_SHAPE_HOLES 48 /* the most values a shape has */
+#define SW_JSON_SHAPE_EACH 4   /* the most elements of the each_depth array a shape is learned with */
+#if SW_JSON_SHAPE_EACH > SW_JSON_MAX_EACH || SW_JSON_SHAPE_HOLES > 32767
+#error "SW_JSON_SHAPE_EACH: at most SW_JSON_MAX_EACH; SW_JSON_SHAPE_HOLES: a short holds a hole's index"
+#endif
 #if SW_JSON_SHAPE_MAX > 1000000
 #error "SW_JSON_SHAPE_MAX: a shape's offsets are ints"
 #endif
@@ -474,24 +528,44 @@ typedef struct {
     char hole_string[SW_JSON_SHAPE_HOLES]; /* 1: a string, 0: a number */
     int path_hole[SW_JSON_MAX_PATHS];      /* -1: the value is constant[i] */
     sw_json_val constant[SW_JSON_MAX_PATHS];
+    /* The each_depth array's elements (0 or 1: the paths' values above are all), and for the paths through it
+     * (`through`) in each element after the first, the hole of the value, or -1 - its kind (a constant). */
+    int count;
+    unsigned through;
+    short each_hole[SW_JSON_SHAPE_EACH - 1][SW_JSON_MAX_PATHS];
     char text[]; /* room bytes, at most SW_JSON_SHAPE_MAX */
 } sw_json_shape;
 
 /* The bytes to allocate for a shape whose text has `room` bytes (a shape is as large as the payloads it learns). */
 #define SW_JSON_SHAPE_SIZE(room) (offsetof(sw_json_shape, text) + (size_t)(room))
 
-/* Learn the shape of text[0..n), which sw_json_locate() just read into vals (n_paths of them). 1 when learned, 0
- * when the text is too long (for SW_JSON_SHAPE_MAX or the shape's room) or has too many values for a shape
- * (shape->len is then 0). */
-static int sw_json_learn(sw_json_shape *shape, const char *text, sw_ssize n, int n_paths, const sw_json_val *vals) {
-    const char *p = text, *e = text + n, *end, *after;
+/* The hole of a shape learned from `text` that the located value v is; -1 for a value that is no hole (absent, a
+ * literal or a container), -2 for one not found (not located in this text). */
+static int sw_json_hole_of(const sw_json_shape *shape, const char *text, const sw_json_val *v) {
     sw_ssize at;
+    int k;
+    if (v->kind != SW_J_STRING && !sw_json_is_number(v))
+        return -1;
+    at = v->start - text - (v->kind == SW_J_STRING);
+    for (k = 0; k < shape->holes && shape->hole_at[k] != at; k++) {
+    }
+    return k == shape->holes ? -2 : k;
+}
+
+/* Learn the shape of text[0..n), which sw_json_locate_each() just read into vals (n_paths of them), each_vals and
+ * count, the paths through the each_depth array being `through` (paths->through_each). 1 when learned, 0 when the
+ * text is too long (for SW_JSON_SHAPE_MAX or the shape's room), has too many values or that array too many
+ * elements (SW_JSON_SHAPE_EACH) for a shape (shape->len is then 0). */
+static int sw_json_learn(sw_json_shape *shape, const char *text, sw_ssize n, int n_paths, const sw_json_val *vals,
+                         const sw_json_val *each_vals, int count, unsigned through) {
+    const char *p = text, *e = text + n, *end, *after;
     int flag, k, i;
+    unsigned bits;
     shape->len = 0;
     text = sw_json_trim(text, &n);
     e = text + n;
     p = text;
-    if (n > SW_JSON_SHAPE_MAX || n > shape->room)
+    if (n > SW_JSON_SHAPE_MAX || n > shape->room || count > SW_JSON_SHAPE_EACH)
         return 0;
     shape->holes = 0;
     while (p < e) { /* the text is valid JSON: every '"' here opens a key or a string value */
@@ -523,32 +597,53 @@ static int sw_json_learn(sw_json_shape *shape, const char *text, sw_ssize n, int
     }
     for (i = 0; i < n_paths; i++) {
         const sw_json_val *v = &vals[i];
-        shape->path_hole[i] = -1;
+        shape->path_hole[i] = k = sw_json_hole_of(shape, text, v);
         shape->constant[i] = *v;
-        if (v->kind != SW_J_STRING && !sw_json_is_number(v)) { /* absent, a literal or a container */
-            shape->constant[i].start = NULL;                   /* its text is not kept */
-            shape->constant[i].len = 0;
-            continue;
-        }
-        at = v->start - text - (v->kind == SW_J_STRING);
-        for (k = 0; k < shape->holes && shape->hole_at[k] != at; k++) {
-        }
-        if (k == shape->holes)
+        if (k == -2)
             return 0;
-        shape->path_hole[i] = k;
+        if (k == -1) {                       /* absent, a literal or a container */
+            shape->constant[i].start = NULL; /* its text is not kept */
+            shape->constant[i].len = 0;
+        }
     }
+    shape->count = count;
+    shape->through = through;
+    for (k = 1; k < count; k++)
+        for (bits = through; bits; bits &= bits - 1) {
+            const sw_json_val *v = &each_vals[(k - 1) * SW_JSON_MAX_PATHS + sw_json_low(bits)];
+            int hole = sw_json_hole_of(shape, text, v);
+            if (hole == -2)
+                return 0;
+            shape->each_hole[k - 1][sw_json_low(bits)] = (short)(hole == -1 ? -1 - v->kind : hole);
+        }
     memcpy(shape->text, text, (size_t)n);
     shape->len = n;
     return 1;
 }
 
-/* Read text[0..n) by a learned shape into vals (as sw_json_locate() would); 0 when the text is not of that shape
- * (vals are then undefined). */
-static int sw_json_match(const sw_json_shape *shape, const char *text, sw_ssize n, int n_paths, sw_json_val *vals) {
+/* A located value of a hole matched: its kind and bytes. */
+static inline void sw_json_hole_val(const sw_json_shape *shape, int k, const char *start, sw_ssize len, int flag,
+                                    sw_json_val *v) {
+    v->start = start;
+    v->len = len;
+    if (shape->hole_string[k]) {
+        v->kind = SW_J_STRING;
+        v->escaped = flag;
+    } else {
+        v->kind = flag ? SW_J_INT : SW_J_OTHER;
+        v->escaped = 0;
+    }
+}
+
+/* Read text[0..n) by a learned shape into vals, each_vals and *count (as sw_json_locate_each() would); 0 when the
+ * text is not of that shape (they are then undefined). */
+static int sw_json_match(const sw_json_shape *shape, const char *text, sw_ssize n, int n_paths, sw_json_val *vals,
+                         sw_json_val *each_vals, int *count) {
     const char *q = text, *e = text + n, *end;
     const char *start[SW_JSON_SHAPE_HOLES];
     sw_ssize len[SW_JSON_SHAPE_HOLES], at = 0, gap;
-    int flags[SW_JSON_SHAPE_HOLES], k, i;
+    int flags[SW_JSON_SHAPE_HOLES], k, i, hole;
+    unsigned bits;
     if (shape->len == 0)
         return 0;
     text = sw_json_trim(text, &n);
@@ -581,22 +676,26 @@ static int sw_json_match(const sw_json_shape *shape, const char *text, sw_ssize 
     if (e - q != gap || memcmp(q, shape->text + at, (size_t)gap) != 0)
         return 0;
     for (i = 0; i < n_paths; i++) {
-        sw_json_val *v = &vals[i];
         k = shape->path_hole[i];
-        if (k < 0) {
-            *v = shape->constant[i];
-            continue;
-        }
-        v->start = start[k];
-        v->len = len[k];
-        if (shape->hole_string[k]) {
-            v->kind = SW_J_STRING;
-            v->escaped = flags[k];
-        } else {
-            v->kind = flags[k] ? SW_J_INT : SW_J_OTHER;
-            v->escaped = 0;
-        }
+        if (k < 0)
+            vals[i] = shape->constant[i];
+        else
+            sw_json_hole_val(shape, k, start[k], len[k], flags[k], &vals[i]);
     }
+    *count = shape->count;
+    for (k = 1; k < shape->count; k++)
+        for (bits = shape->through; bits; bits &= bits - 1) {
+            sw_json_val *v = &each_vals[(k - 1) * SW_JSON_MAX_PATHS + sw_json_low(bits)];
+            hole = shape->each_hole[k - 1][sw_json_low(bits)];
+            if (hole >= 0) {
+                sw_json_hole_val(shape, hole, start[hole], len[hole], flags[hole], v);
+            } else {
+                v->kind = -1 - hole;
+                v->escaped = 0;
+                v->start = NULL;
+                v->len = 0;
+            }
+        }
     return 1;
 }
 

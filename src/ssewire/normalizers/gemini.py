@@ -74,12 +74,13 @@ _GENERATE_CONTENT: tuple[None, tuple[typed.Variant, ...]] = (
     None,
     ((True, ((1, "reasoning_delta"),)), (None, ((1, "text_delta"),))),
 )
-#: The chunks read without a decode: one candidate, not finished, whose content is one text part (a thought when
-#: ``thought`` is true), or one media part (``inlineData`` / ``fileData``: a raw event, its data never read, at any
-#: size), without a signature, a function call or code to run, with no error, no citations (grounding metadata
-#: without ``groundingChunks`` and ``groundingSupports``, citation metadata without ``citationSources`` and
-#: ``citations``: a search-grounded stream sends ``"groundingMetadata": {}`` on every chunk before the last), and
-#: not an Interactions payload (no ``event_type`` at all).
+#: The chunks read without a decode: one candidate, not finished, whose content is text parts (a thought when
+#: ``thought`` is true) or media parts (``inlineData`` / ``fileData``: a raw event, its data never read, at any
+#: size), an event a part (a chunk of several is read part by part: ``each_step``), without a signature, a function
+#: call or code to run, with no error, no citations (grounding metadata without ``groundingChunks`` and
+#: ``groundingSupports``, citation metadata without ``citationSources`` and ``citations``: a search-grounded stream
+#: sends ``"groundingMetadata": {}`` on every chunk before the last), and not an Interactions payload (no
+#: ``event_type`` at all).
 #: What else they set is reported in notes: the payload whose ``usageMetadata`` is an object (decoded only when
 #: the usage is read), ``responseId`` and ``modelVersion`` strings.
 _DELTA_RULE = typed.delta_rule(
@@ -110,6 +111,7 @@ _DELTA_RULE = typed.delta_rule(
     notes=((7, "object"), (8, "string"), (9, "string")),
     media=(13, 14),
     zeros=(17,),  # (another candidate's chunk, when several are asked for: decoded, read as raw)
+    each_step=len(_PART) - 1,  # (the parts)
 )
 
 _OPEN_BRACE = ord("{")  # (the first byte of a JSON object)

@@ -27,6 +27,7 @@ from .json_fields cimport (
     SW_J_OTHER,
     SW_J_STRING,
     SW_J_TRUE,
+    SW_JSON_MAX_EACH,
     SW_JSON_MAX_PATHS,
     SW_JSON_MAX_STEPS,
     SW_JSON_ONLY,
@@ -37,6 +38,8 @@ from .json_fields cimport (
     sw_json_compact,
     sw_json_learn,
     sw_json_locate,
+    sw_json_locate_each,
+    sw_json_low,
     sw_json_match,
     sw_json_shape,
     sw_json_paths,
@@ -130,14 +133,19 @@ def use_types(unified, tuple fields, tuple defaults, lazy, undecoded, event, cal
     return True
 
 
-cdef object _new_event(object kind, object data, object text, object sequence, object call):
-    """``Unified(kind, text=text, sequence=sequence)`` whose ``raw`` is ``LazyPayload(data)``; for a tool argument
-    delta (``call`` not None) ``text`` is the ``arguments_delta`` and the call's id, name and server are set."""
-    cdef PyObject* values[SW_SLOTS_MAX]
+cdef object _new_lazy(object data):
+    """``LazyPayload(data)``: a payload decoded the first time it is read."""
     cdef PyObject* lazy_values[2]
     lazy_values[0] = <PyObject*>data
     lazy_values[1] = <PyObject*>_undecoded
-    lazy = sw_slots_new(&_lazy, lazy_values)
+    return sw_slots_new(&_lazy, lazy_values)
+
+
+cdef object _new_event(object kind, object lazy, object text, object sequence, object call):
+    """``Unified(kind, text=text, sequence=sequence)`` whose ``raw`` is ``lazy`` (a ``LazyPayload``); for a tool
+    argument delta (``call`` not None) ``text`` is the ``arguments_delta`` and the call's id, name and server are
+    set."""
+    cdef PyObject* values[SW_SLOTS_MAX]
     memcpy(values, _defaults, _unified.n * sizeof(PyObject*))
     values[_type_at] = <PyObject*>kind
     values[_sequence_at] = <PyObject*>sequence
@@ -279,6 +287,10 @@ cdef class DeltaRule:
     ``media``: paths of media (an image, audio: base64 data in an object): a payload none of whose candidates gives
     text makes a ``raw`` event when one of them holds an object. Payloads over ``MAX_CHARS`` characters are read
     only when ASCII (read in place) and of a case that makes no text, or of a rule with media paths.
+    ``each_step``: a step index (0: none) where some paths have 0, whose array is read element by element: a payload
+    with several elements there makes the event each of them makes as the one element (read as a payload of one
+    element is, every check included; the events in order), and is taken only when every one of them is (never one
+    whose elements are tool call fragments); its shape is learned with up to 4 elements there.
     """
 
     cdef _Spec spec
@@ -289,13 +301,13 @@ cdef class DeltaRule:
     cdef unsigned char next_shape[MAX_CASES + 1]  # per bucket, the one to learn into next
 
     def __init__(self, paths, cases, int type_path, int tag_path=-1, int seq_path=-1, nulls=(), absent=(),
-                 int key_path=-1, notes=(), not_true=(), bint by_type=False, zeros=(), media=()):
+                 int key_path=-1, notes=(), not_true=(), bint by_type=False, zeros=(), media=(), int each_step=0):
         if self.spec is not None:
             raise TypeError("a DeltaRule is built once")
         self.spec = _compile(paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true,
-                             by_type, zeros, media)
+                             by_type, zeros, media, each_step)
         self.spec.args = (paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true,
-                          by_type, zeros, media)
+                          by_type, zeros, media, each_step)
 
     def fresh(self):
         """A copy of this rule for one stream: the same compiled rule (shared, not copied), nothing learned yet,
@@ -381,7 +393,7 @@ cdef inline bint _holds(const Variant* variant, const sw_json_val* vals):
 
 
 cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nulls, absent, int key_path, notes,
-                    not_true, bint by_type, zeros, media):
+                    not_true, bint by_type, zeros, media, int each_step):
     """A :class:`DeltaRule`'s arguments checked and compiled (ValueError naming the limit for any out of it)."""
     cdef _Spec spec = _Spec.__new__(_Spec)
     cdef list keys = [], keep = [], kinds = []
@@ -413,6 +425,8 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
         raise ValueError(f"a DeltaRule has at most {MAX_CASES} cases")
     if by_type and type_path < 0:
         raise ValueError("cases named by the payload's type need a type path")
+    if each_step and not any(len(path) > each_step > 0 and path[each_step] == 0 for path in paths):
+        raise ValueError(f"each_step {each_step} is the step of an array (0) of some path, or 0 for none")
     keep.append(tuple(keys))
     spec.c_paths.n = len(keys)
     for i in range(len(keys)):
@@ -425,6 +439,7 @@ cdef _Spec _compile(paths, cases, int type_path, int tag_path, int seq_path, nul
             else:
                 spec.c_paths.key[i][j] = step
                 spec.c_paths.len[i][j] = len(step)
+    spec.c_paths.each_depth = each_step
     sw_json_prepare(&spec.c_paths)
     spec.case_at = {}
     for i, (name, (expected, variants)) in enumerate(cases.items()):
@@ -548,7 +563,7 @@ cdef object _integer(const sw_json_val* v):
 
 
 cdef void _learn(DeltaRule rule, int at, const char* text, Py_ssize_t size, int n_paths,
-                 const sw_json_val* vals) noexcept:
+                 const sw_json_val* vals, const sw_json_val* each_vals, int count) noexcept:
     """Learn the shape of a payload of bucket ``at`` (its case, or BY_TYPE) taken after no shape matched it, in place
     of the older of the bucket's two; the shape grows to the payload's size (in steps of 256, at most
     SW_JSON_SHAPE_MAX: a longer payload is never learned)."""
@@ -566,7 +581,7 @@ cdef void _learn(DeltaRule rule, int at, const char* text, Py_ssize_t size, int 
         rule.shapes[at][which] = shape = grown
         shape.room = room
         shape.len = 0
-    if sw_json_learn(shape, text, size, n_paths, vals):
+    if sw_json_learn(shape, text, size, n_paths, vals, each_vals, count, rule.spec.c_paths.through_each):
         rule.next_shape[at] ^= 1
 
 
@@ -619,159 +634,11 @@ cdef int _case_of(_Spec spec, const sw_json_val* kind) noexcept:
     return -1
 
 
-cdef object _take(DeltaRule rule, object name, object data, object calls, object notes, TextSink sink):
-    """The event one payload makes, _SUNK when its text went to ``sink``, or _NOT_TAKEN."""
-    cdef sw_json_val vals[SW_JSON_MAX_PATHS]
-    cdef Py_ssize_t size
-    cdef const char* text
-    cdef const sw_json_val* v
-    cdef const sw_json_val* chosen_text = NULL
-    cdef Case* case
-    cdef bint matched = False
-    cdef const Variant* variant = NULL
+cdef object _made(_Spec spec, int kind, object delta, object seq, object call, object data, object lazy,
+                  TextSink sink):
+    """The event of a taken payload (or of one element of it), its ``raw`` ``lazy`` (None: made of ``data``), or
+    _SUNK when ``sink`` took its text."""
     cdef PyObject* found
-    cdef PyObject* parts = NULL
-    cdef int i, j, n_noted, kind = -1
-    cdef bint ascii, media
-    cdef PyObject* noted[MAX_NOTES]
-    cdef _Spec spec = rule.spec
-    cdef int at, bucket
-    found = PyDict_GetItem(spec.case_at, name)  # borrowed; never raises for str and None
-    if (found is NULL and not spec.by_type) or type(data) is not str:
-        return _NOT_TAKEN
-    ascii = PyUnicode_IS_COMPACT_ASCII(data)
-    if found is not NULL:
-        at = bucket = PyLong_AsLong(<object>found)
-        case = &spec.c_cases[at]
-    else:  # the case is the one the payload's type names (below)
-        at, bucket, case = -1, BY_TYPE, NULL
-    # a large payload: only an ASCII one (read in place) of a case that makes no text, or of a rule with media
-    # (the bulk of such a payload is never built)
-    if len(<str>data) > _MAX_CHARS and (not ascii or case is NULL or not (spec.n_media or _makes_no_text(case))):
-        return _NOT_TAKEN
-    if ascii:  # the usual payload: its characters are its UTF-8
-        text = <const char*>PyUnicode_DATA(data)
-        size = PyUnicode_GET_LENGTH(data)
-    else:
-        try:
-            text = PyUnicode_AsUTF8AndSize(data, &size)
-        except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
-            return _NOT_TAKEN
-    for i in range(2):
-        if (rule.shapes[bucket][i] is not NULL
-                and sw_json_match(rule.shapes[bucket][i], text, size, spec.c_paths.n, vals)):
-            matched = True
-            break
-    if not matched and not sw_json_locate(text, size, &spec.c_paths, vals):
-        return _NOT_TAKEN
-    if case is NULL:
-        at = _case_of(spec, &vals[spec.type_path])
-        if at < 0:
-            return _NOT_TAKEN
-        case = &spec.c_cases[at]
-    if spec.type_path >= 0:
-        if case.expected is NULL:
-            if not _none(&vals[spec.type_path]):
-                return _NOT_TAKEN
-        elif not _is(&vals[spec.type_path], case.expected, case.expected_len):
-            return _NOT_TAKEN
-    for i in range(spec.n_nulls):
-        if not _none(&vals[spec.c_nulls[i]]):
-            return _NOT_TAKEN
-    for i in range(spec.n_absent):
-        if vals[spec.c_absent[i]].kind != SW_J_ABSENT:
-            return _NOT_TAKEN
-    for i in range(spec.n_not_true):
-        if vals[spec.c_not_true[i]].kind == SW_J_TRUE:
-            return _NOT_TAKEN
-    for i in range(spec.n_zeros):
-        v = &vals[spec.c_zeros[i]]
-        if v.kind == SW_J_INT and not _zero(v):
-            return _NOT_TAKEN
-    for i in range(case.n):
-        variant = &case.variants[i]
-        if _holds(variant, vals):
-            break
-        variant = NULL
-    if variant is NULL:
-        return _NOT_TAKEN
-    for i in range(variant.n):
-        v = &vals[variant.candidates[i].path]
-        if v.kind == SW_J_STRING:
-            if v.len == 0:
-                continue
-            if kind < 0:
-                kind = variant.candidates[i].kind
-                chosen_text = v
-            elif kind != variant.candidates[i].kind:
-                return _NOT_TAKEN  # two kinds of text in one payload: the full decode makes both events
-        elif not _none(v):
-            return _NOT_TAKEN
-    if variant.only >= 0 and kind != variant.only:
-        return _NOT_TAKEN
-    media = False
-    if kind < 0:  # no text: a media payload (an image, audio) is a raw event
-        for i in range(spec.n_media):
-            if vals[spec.c_media[i]].kind == SW_J_OBJECT:
-                media = True
-                break
-    seq = None
-    if spec.seq_path >= 0:
-        v = &vals[spec.seq_path]
-        if v.kind == SW_J_INT:
-            seq = _integer(v)
-            if seq is None:
-                return _NOT_TAKEN
-        elif not _none(v):
-            return _NOT_TAKEN
-    if not matched and rule.c_learns:  # taken: read the next payloads of this case by their shape
-        _learn(rule, bucket, text, size, spec.c_paths.n, vals)
-    call = None
-    if variant.n == 0 or media:  # an event that is only ever raw, or media
-        kind = len(spec.kinds) - 1
-        delta = ""
-    elif kind < 0:
-        return _NOT_TAKEN
-    else:
-        if kind == spec.tool_kind:
-            v = &vals[spec.key_path]
-            if calls is None or not ((v.kind == SW_J_STRING and not v.escaped and v.len > 0) or v.kind == SW_J_INT):
-                return _NOT_TAKEN
-            key = _integer(v) if v.kind == SW_J_INT else PyUnicode_DecodeUTF8(v.start, v.len, NULL)
-            if key is None:
-                return _NOT_TAKEN
-            found = PyDict_GetItemWithError(<dict>calls, key)
-            if found is NULL or not sw_slots_is(&_call, <object>found):
-                return _NOT_TAKEN
-            call = <object>found
-            parts = sw_slots_get(&_call, call, 3)
-            if parts is NULL or type(<object>parts) is not list:
-                return _NOT_TAKEN
-        found = sw_json_string(chosen_text, ascii)
-        if found is NULL:
-            if PyErr_Occurred() is not NULL:
-                raise MemoryError()
-            return _NOT_TAKEN  # a lone surrogate
-        delta = <object>found
-        Py_DECREF(delta)
-    n_noted = spec.n_notes if notes is not None else 0
-    for i in range(n_noted):  # every note read before anything changes: one may refuse the payload
-        value = _note(spec, i, &vals[spec.c_notes[i]], data, ascii, notes)
-        if value is _NOT_TAKEN:
-            for j in range(i):
-                Py_DECREF(<object>noted[j])
-            return _NOT_TAKEN
-        Py_INCREF(value)
-        noted[i] = <PyObject*>value
-    # taken: nothing below can fail
-    if call is not None:
-        (<list><object>parts).append(delta)
-    for i in range(n_noted):
-        if noted[i] != <PyObject*>None:
-            notes[i] = <object>noted[i]
-            if spec.c_note_kinds[i] == SW_J_STRING:
-                notes[spec.n_notes + i] = <object>noted[i]
-        Py_DECREF(<object>noted[i])
     if sink is not None:
         if seq is not None:
             sink.sequence = seq
@@ -785,7 +652,202 @@ cdef object _take(DeltaRule rule, object name, object data, object calls, object
                 (<list><object>found).append(delta)
                 sink.taken += 1
                 return _SUNK
-    return _new_event(spec.kinds[kind], data, delta, seq, call)
+    return _new_event(spec.kinds[kind], _new_lazy(data) if lazy is None else lazy, delta, seq, call)
+
+
+cdef bint _take(DeltaRule rule, object name, object data, object calls, object notes, TextSink sink,
+                list out) except -1:
+    """Whether the payload is taken: its event (the event of each element, for a payload of several at the
+    rule's ``each_step``) appended to ``out``, or its text put in ``sink``."""
+    cdef sw_json_val vals[SW_JSON_MAX_PATHS]
+    cdef sw_json_val each_vals[(SW_JSON_MAX_EACH - 1) * SW_JSON_MAX_PATHS]  # (elements 1 ... at each_step)
+    cdef Py_ssize_t size
+    cdef const char* text
+    cdef const sw_json_val* v
+    cdef const sw_json_val* chosen_text
+    cdef unsigned bits
+    cdef Case* case
+    cdef bint matched = False
+    cdef const Variant* variant
+    cdef PyObject* found
+    cdef PyObject* parts = NULL
+    cdef int i, j, n_noted, kind
+    cdef int count = 0, element = 0
+    cdef bint ascii, media
+    cdef PyObject* noted[MAX_NOTES]
+    cdef _Spec spec = rule.spec
+    cdef int at, bucket
+    cdef list each = None  # the delta and sequence of each element read so far, for a payload of several
+    cdef int each_kinds[SW_JSON_MAX_EACH]
+    found = PyDict_GetItem(spec.case_at, name)  # borrowed; never raises for str and None
+    if (found is NULL and not spec.by_type) or type(data) is not str:
+        return False
+    ascii = PyUnicode_IS_COMPACT_ASCII(data)
+    if found is not NULL:
+        at = bucket = PyLong_AsLong(<object>found)
+        case = &spec.c_cases[at]
+    else:  # the case is the one the payload's type names (below)
+        at, bucket, case = -1, BY_TYPE, NULL
+    # a large payload: only an ASCII one (read in place) of a case that makes no text, or of a rule with media
+    # (the bulk of such a payload is never built)
+    if len(<str>data) > _MAX_CHARS and (not ascii or case is NULL or not (spec.n_media or _makes_no_text(case))):
+        return False
+    if ascii:  # the usual payload: its characters are its UTF-8
+        text = <const char*>PyUnicode_DATA(data)
+        size = PyUnicode_GET_LENGTH(data)
+    else:
+        try:
+            text = PyUnicode_AsUTF8AndSize(data, &size)
+        except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
+            return False
+    for i in range(2):
+        if (rule.shapes[bucket][i] is not NULL
+                and sw_json_match(rule.shapes[bucket][i], text, size, spec.c_paths.n, vals, each_vals, &count)):
+            matched = True
+            break
+    if not matched and (not sw_json_locate_each(text, size, &spec.c_paths, vals, each_vals, &count)
+                        or count > SW_JSON_MAX_EACH):
+        return False
+    if case is NULL:
+        at = _case_of(spec, &vals[spec.type_path])
+        if at < 0:
+            return False
+        case = &spec.c_cases[at]
+    while True:  # each element at each_step in turn, read as the one element (one pass for any other payload)
+        if spec.type_path >= 0:
+            if case.expected is NULL:
+                if not _none(&vals[spec.type_path]):
+                    return False
+            elif not _is(&vals[spec.type_path], case.expected, case.expected_len):
+                return False
+        for i in range(spec.n_nulls):
+            if not _none(&vals[spec.c_nulls[i]]):
+                return False
+        for i in range(spec.n_absent):
+            if vals[spec.c_absent[i]].kind != SW_J_ABSENT:
+                return False
+        for i in range(spec.n_not_true):
+            if vals[spec.c_not_true[i]].kind == SW_J_TRUE:
+                return False
+        for i in range(spec.n_zeros):
+            v = &vals[spec.c_zeros[i]]
+            if v.kind == SW_J_INT and not _zero(v):
+                return False
+        variant = NULL
+        for i in range(case.n):
+            variant = &case.variants[i]
+            if _holds(variant, vals):
+                break
+            variant = NULL
+        if variant is NULL:
+            return False
+        kind = -1
+        chosen_text = NULL
+        for i in range(variant.n):
+            v = &vals[variant.candidates[i].path]
+            if v.kind == SW_J_STRING:
+                if v.len == 0:
+                    continue
+                if kind < 0:
+                    kind = variant.candidates[i].kind
+                    chosen_text = v
+                elif kind != variant.candidates[i].kind:
+                    return False  # two kinds of text in one payload: the full decode makes both events
+            elif not _none(v):
+                return False
+        if variant.only >= 0 and kind != variant.only:
+            return False
+        media = False
+        if kind < 0:  # no text: a media payload (an image, audio) is a raw event
+            for i in range(spec.n_media):
+                if vals[spec.c_media[i]].kind == SW_J_OBJECT:
+                    media = True
+                    break
+        seq = None
+        if spec.seq_path >= 0:
+            v = &vals[spec.seq_path]
+            if v.kind == SW_J_INT:
+                seq = _integer(v)
+                if seq is None:
+                    return False
+            elif not _none(v):
+                return False
+        if not matched and rule.c_learns and element == 0:  # read the next payloads of this case by their shape
+            _learn(rule, bucket, text, size, spec.c_paths.n, vals, each_vals, count)
+        call = None
+        if variant.n == 0 or media:  # an event that is only ever raw, or media
+            kind = len(spec.kinds) - 1
+            delta = ""
+        elif kind < 0:
+            return False
+        else:
+            if kind == spec.tool_kind:
+                v = &vals[spec.key_path]
+                if count > 1 or calls is None or not (
+                    (v.kind == SW_J_STRING and not v.escaped and v.len > 0) or v.kind == SW_J_INT
+                ):
+                    return False  # (and fragments of several calls in one payload: the full decode)
+                key = _integer(v) if v.kind == SW_J_INT else PyUnicode_DecodeUTF8(v.start, v.len, NULL)
+                if key is None:
+                    return False
+                found = PyDict_GetItemWithError(<dict>calls, key)
+                if found is NULL or not sw_slots_is(&_call, <object>found):
+                    return False
+                call = <object>found
+                parts = sw_slots_get(&_call, call, 3)
+                if parts is NULL or type(<object>parts) is not list:
+                    return False
+            found = sw_json_string(chosen_text, ascii)
+            if found is NULL:
+                if PyErr_Occurred() is not NULL:
+                    raise MemoryError()
+                return False  # a lone surrogate
+            delta = <object>found
+            Py_DECREF(delta)
+        if count <= 1:
+            break
+        if each is None:
+            each = []
+        each.append(delta)
+        each.append(seq)
+        each_kinds[element] = kind
+        element += 1
+        if element == count:
+            break
+        bits = spec.c_paths.through_each  # the next element's values in place of this one's
+        while bits:
+            i = sw_json_low(bits)
+            vals[i] = each_vals[(element - 1) * SW_JSON_MAX_PATHS + i]
+            bits &= bits - 1
+    n_noted = spec.n_notes if notes is not None else 0
+    for i in range(n_noted):  # every note read before anything changes: one may refuse the payload
+        value = _note(spec, i, &vals[spec.c_notes[i]], data, ascii, notes)
+        if value is _NOT_TAKEN:
+            for j in range(i):
+                Py_DECREF(<object>noted[j])
+            return False
+        Py_INCREF(value)
+        noted[i] = <PyObject*>value
+    # taken: nothing below can fail
+    if call is not None:
+        (<list><object>parts).append(delta)
+    for i in range(n_noted):
+        if noted[i] != <PyObject*>None:
+            notes[i] = <object>noted[i]
+            if spec.c_note_kinds[i] == SW_J_STRING:
+                notes[spec.n_notes + i] = <object>noted[i]
+        Py_DECREF(<object>noted[i])
+    if each is None:
+        made = _made(spec, kind, delta, seq, call, data, None, sink)
+        if made is not _SUNK:
+            out.append(made)
+        return True
+    lazy = _new_lazy(data)  # (the events of one payload share its one decode, as the full decode's share its dict)
+    for i in range(count):
+        made = _made(spec, each_kinds[i], each[2 * i], each[2 * i + 1], None, data, lazy, sink)
+        if made is not _SUNK:
+            out.append(made)
+    return True
 
 
 def take_deltas(list events, Py_ssize_t start, DeltaRule rule not None, list out, dict calls=None, list notes=None,
@@ -802,6 +864,7 @@ def take_deltas(list events, Py_ssize_t start, DeltaRule rule not None, list out
     cdef Py_ssize_t i = start, n = len(events)
     cdef PyObject* name
     cdef PyObject* data
+    cdef bint taken
     if _types is None:
         return start
     while i < n:
@@ -809,15 +872,13 @@ def take_deltas(list events, Py_ssize_t start, DeltaRule rule not None, list out
         name = sw_slots_get(&_event, event, 0) if sw_slots_is(&_event, event) else NULL
         data = sw_slots_get(&_event, event, 1) if name is not NULL else NULL
         if data is not NULL:  # the compiled scanners' event: its fields read directly
-            made = _take(rule, <object>name, <object>data, calls, notes, sink)
+            taken = _take(rule, <object>name, <object>data, calls, notes, sink, out)
         elif getattr(event, "utf8", None) is not None:  # a large event held as UTF-8: no delta (its text unbuilt)
             break
         else:
-            made = _take(rule, event.event, event.data, calls, notes, sink)
-        if made is _NOT_TAKEN:
+            taken = _take(rule, event.event, event.data, calls, notes, sink, out)
+        if not taken:
             break
-        if made is not _SUNK:
-            out.append(made)
         i += 1
     return i
 

@@ -11,6 +11,7 @@ cdef extern from "_c/sw_json.h":
         SW_JSON_MAX_PATHS
         SW_JSON_MAX_STEPS
         SW_JSON_ONLY
+        SW_JSON_MAX_EACH
         SW_J_ABSENT
         SW_J_STRING
         SW_J_INT
@@ -30,19 +31,24 @@ cdef extern from "_c/sw_json.h":
         Py_ssize_t len[SW_JSON_MAX_PATHS][SW_JSON_MAX_STEPS]
         unsigned veto_present
         unsigned veto_value
+        int each_depth
+        unsigned through_each
     void sw_json_prepare(sw_json_paths* paths) noexcept
+    int sw_json_low(unsigned bits) noexcept
     enum:
         SW_JSON_SHAPE_MAX
     ctypedef struct sw_json_shape:
         Py_ssize_t len
         Py_ssize_t room
     size_t SW_JSON_SHAPE_SIZE(Py_ssize_t room)
-    int sw_json_learn(sw_json_shape* shape, const char* text, Py_ssize_t n, int n_paths,
-                      const sw_json_val* vals) noexcept
-    int sw_json_match(const sw_json_shape* shape, const char* text, Py_ssize_t n, int n_paths,
-                      sw_json_val* vals) noexcept
+    int sw_json_learn(sw_json_shape* shape, const char* text, Py_ssize_t n, int n_paths, const sw_json_val* vals,
+                      const sw_json_val* each_vals, int count, unsigned through) noexcept
+    int sw_json_match(const sw_json_shape* shape, const char* text, Py_ssize_t n, int n_paths, sw_json_val* vals,
+                      sw_json_val* each_vals, int* count) noexcept
     Py_ssize_t SW_JSON_COMPACT_ROOM(Py_ssize_t n)
     int sw_json_locate(const char* text, Py_ssize_t n, const sw_json_paths* paths, sw_json_val* vals) noexcept
+    int sw_json_locate_each(const char* text, Py_ssize_t n, const sw_json_paths* paths, sw_json_val* vals,
+                            sw_json_val* each_vals, int* count) noexcept
 
 cdef extern from "_c/sw_json_py.h":
     Py_ssize_t sw_json_compact(const char* p, Py_ssize_t n, char* out) noexcept

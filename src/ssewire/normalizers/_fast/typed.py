@@ -279,6 +279,7 @@ def delta_rule(
     by_type: bool = False,
     zeros: tuple[int, ...] = (),
     media: tuple[int, ...] = (),
+    each_step: int = 0,
 ) -> Any:
     """A provider's delta rule compiled for :func:`take_deltas` (see ``deltas_c.DeltaRule`` for what
     each argument means), or None without the compiled reader. It only reads (shared by every stream and thread);
@@ -292,7 +293,20 @@ def delta_rule(
     if _deltas_c is None:
         return None
     return _deltas_c.DeltaRule(
-        paths, cases, type_path, tag_path, seq_path, nulls, absent, key_path, notes, not_true, by_type, zeros, media
+        paths,
+        cases,
+        type_path,
+        tag_path,
+        seq_path,
+        nulls,
+        absent,
+        key_path,
+        notes,
+        not_true,
+        by_type,
+        zeros,
+        media,
+        each_step,
     )
 
 
