@@ -18,6 +18,7 @@ from ssewire import UNIFIED_TYPES, Citation, Encoder, Unified, collect, iter_uni
 from ssewire._json import quote_utf8
 from ssewire.encoders import ENCODERS, TARGETS, ChatEncoder
 from ssewire.encoders.base import PIECES_JOINED, Pieces, dumps, quote, quote_text, utf8
+from ssewire.encoders.chat import chat_usage, chat_usage_json
 from ssewire.encoders.gemini import is_base64
 from ssewire.encoders.openai import responses_usage, usage_json
 from ssewire.usage import Usage
@@ -383,10 +384,11 @@ _COUNTS = st.one_of(st.none(), st.integers(min_value=0, max_value=2**63 - 1))
 
 @settings(max_examples=examples(100))
 @given(counts=st.fixed_dictionaries(dict.fromkeys(_USAGE_COUNTS, _COUNTS)))
-def test_the_responses_usage_is_written_as_dumps_writes_its_object(counts: dict[str, Any]) -> None:
-    """The Responses target writes its ``usage`` text directly; it is the JSON of :func:`responses_usage`."""
+def test_the_usage_is_written_as_dumps_writes_its_object(counts: dict[str, Any]) -> None:
+    """The Responses and Chat targets write their ``usage`` text directly; it is the JSON of their usage object."""
     usage = Usage(**counts)
     assert usage_json(usage) == dumps(responses_usage(usage))
+    assert chat_usage_json(usage) == dumps(chat_usage(usage))
     assert json.loads(usage_json(usage))["total_tokens"] == (counts["input_tokens"] or 0) + (
         counts["output_tokens"] or 0
     )

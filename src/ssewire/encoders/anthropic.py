@@ -127,17 +127,17 @@ class AnthropicEncoder(Encoder):
     carries_server_calls = True
     writes_raw = True  # (a Messages source's redacted thinking and server tool results: see on_raw)
 
-    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
-        super().__init__(to, **options)
-        self._blocks = 0  # blocks started
-        self._open: Optional[str] = None  # the kind of the open text or thinking block
-        self._head = ""  # the open block's delta event, up to its text
-        # (raw events are looked at unless the source never reads a Messages stream: see on_raw)
-        self.writes_raw = getattr(self.source, "provider", None) not in _NO_MESSAGES
-        #: Each call's input while its start is held (a str), or whether that start was a JSON object's
-        self._starts: Optional[dict[str, Union[str, bool]]] = None
+    # The stream's state, each at its start value until first set (one stream, one encoder, made for each).
+    _blocks = 0  # blocks started
+    _open: Optional[str] = None  # the kind of the open text or thinking block
+    _head = ""  # the open block's delta event, up to its text
+    #: Each call's input while its start is held (a str), or whether that start was a JSON object's
+    _starts: Optional[dict[str, Union[str, bool]]] = None
 
     def on_start(self) -> str:
+        # (raw events are looked at unless the source never reads a Messages stream: see on_raw; none comes before
+        # the opening)
+        self.writes_raw = getattr(self.source, "provider", None) not in _NO_MESSAGES
         usage = _EMPTY_USAGE_JSON if self.usage is None else dumps(messages_usage(self.usage))
         return (
             'event: message_start\ndata: {"type":"message_start","message":'

@@ -46,7 +46,7 @@ from .base import (
 )
 from .openai import url_annotation
 
-__all__ = ["ChatEncoder", "chat_annotation", "chat_usage"]
+__all__ = ["ChatEncoder", "chat_annotation", "chat_usage", "chat_usage_json"]
 
 
 def chat_annotation(citation: Any) -> dict[str, Any]:
@@ -66,6 +66,23 @@ def chat_usage(usage: Any) -> dict[str, Any]:
     out["prompt_tokens_details"] = prompt_details
     out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens or 0}
     return out
+
+
+def chat_usage_json(usage: Any) -> str:
+    """:func:`chat_usage` as compact JSON text (the same text ``dumps`` writes of it), written directly: the counts of
+    a :class:`~ssewire.Usage` are integers or None."""
+    inputs, outputs = usage.input_tokens or 0, usage.output_tokens or 0
+    written = usage.cache_write_tokens
+    writes = f',"cache_write_tokens":{written}' if written else ""
+    return (
+        f'{{"prompt_tokens":{inputs},"completion_tokens":{outputs},"total_tokens":{inputs + outputs},'
+        f'"prompt_tokens_details":{{"cached_tokens":{usage.cached_input_tokens or 0}{writes}}},'
+        f'"completion_tokens_details":{{"reasoning_tokens":{usage.reasoning_tokens or 0}}}}}'
+    )
+
+
+#: The reasoning member's name as written (the default ``reasoning_field``).
+_REASONING_KEY = quote("reasoning_content")
 
 
 class ChatEncoder(Encoder):
@@ -93,12 +110,14 @@ class ChatEncoder(Encoder):
         reasoning_field: str = "reasoning_content",
         **options: Any,
     ) -> None:
-        super().__init__(to, **options)
+        Encoder.__init__(self, to, **options)
         self.include_usage = include_usage
-        self._reasoning_key = quote(reasoning_field)
-        self._head = ""
-        self._usage_written: Any = None
-        self._annotations: list[dict[str, Any]] = []  # the citations' annotations, written before the finish
+        self._reasoning_key = _REASONING_KEY if reasoning_field == "reasoning_content" else quote(reasoning_field)
+
+    # The stream's state, each at its start value until first set (one stream, one encoder, made for each).
+    _head = ""
+    _usage_written: Any = None
+    _annotations: Optional[list[dict[str, Any]]] = None  # the citations' annotations, written before the finish
 
     def on_start(self) -> str:
         head = f'{{"id":{quote(self.response_id or "")},"object":"chat.completion.chunk","created":{self.created},'
@@ -124,7 +143,10 @@ class ChatEncoder(Encoder):
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> a ``url_citation`` annotation, all of them in one delta of their own before
         the finish (as OpenAI's search models send them; the ``openai`` SDK's stream helper cannot merge two)."""
-        self._annotations += (chat_annotation(citation) for citation in url_citations(self, citations))
+        held = self._annotations
+        if held is None:
+            held = self._annotations = []
+        held += (chat_annotation(citation) for citation in url_citations(self, citations))
         return ""
 
     def _annotations_chunk(self) -> str:
@@ -162,7 +184,7 @@ class ChatEncoder(Encoder):
         return super()._target_stop(stop)
 
     def held_citations(self) -> int:
-        return len(self._annotations)
+        return len(self._annotations) if self._annotations else 0
 
     def on_done(self, stop: str, native: str) -> str:
         out = self._annotations_chunk() + self._chunk("{}", quote(native))
@@ -180,7 +202,7 @@ class ChatEncoder(Encoder):
             return ""
         self._usage_written = self.usage
         head = self._head[: -len('[{"index":0,"delta":')]
-        return f'{head}[],"usage":{dumps(chat_usage(self.usage))}}}\n\n'
+        return f'{head}[],"usage":{chat_usage_json(self.usage)}}}\n\n'
 
     def body(self, result: Any, native: str) -> dict[str, Any]:
         """A ``chat.completion``: the message (``content``, the reasoning member, ``tool_calls``, ``annotations``),

@@ -82,11 +82,10 @@ class GeminiEncoder(Encoder):
     carries_cache_writes = False
     reasoning_within_output = True  # thoughts and candidates add up to the output
 
-    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
-        super().__init__(to, **options)
-        self._head = ""
-        self._tail = ""
-        self._sources: dict[tuple[str, Optional[str]], dict[str, Any]] = {}  # grounding chunks, by (uri, title)
+    # The stream's state, each at its start value until first set (one stream, one encoder, made for each).
+    _head = ""
+    _tail = ""
+    _sources: Optional[dict[tuple[str, Optional[str]], dict[str, Any]]] = None  # grounding chunks, by (uri, title)
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> a grounding chunk (``{"web": {"uri", "title"}}``) of the ``groundingMetadata``
@@ -95,18 +94,21 @@ class GeminiEncoder(Encoder):
         return ""
 
     def _cite(self, citations: list[Any]) -> None:
+        sources = self._sources
+        if sources is None:
+            sources = self._sources = {}
         for citation in url_citations(self, citations):
             key = (citation.url, citation.title)
-            if key in self._sources:
+            if key in sources:
                 self.dropped["citation"] += 1
             else:
                 web = {"uri": citation.url}
                 if citation.title is not None:
                     web["title"] = citation.title
-                self._sources[key] = {"web": web}
+                sources[key] = {"web": web}
 
     def held_citations(self) -> int:
-        return len(self._sources)
+        return len(self._sources) if self._sources else 0
 
     def _grounding(self, candidate: dict[str, Any]) -> dict[str, Any]:
         """``candidate`` with the ``groundingMetadata`` of the sources cited so far (given once)."""

@@ -82,13 +82,12 @@ class VercelUIEncoder(Encoder):
     carries_server_calls = True
     carries_encrypted_reasoning = True
 
-    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
-        super().__init__(to, **options)
-        self._parts = 0
-        self._sources = 0
-        self._open: Optional[str] = None  # "text" or "reasoning": the open part's kind
-        self._open_id = ""
-        self._delta_head = ""
+    # The stream's state, each at its start value until first set (one stream, one encoder, made for each).
+    _parts = 0
+    _sources = 0
+    _open: Optional[str] = None  # "text" or "reasoning": the open part's kind
+    _open_id = ""
+    _delta_head = ""
 
     def on_start(self) -> str:
         return (
