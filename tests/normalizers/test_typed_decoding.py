@@ -183,3 +183,36 @@ def test_a_chunk_with_a_type_in_a_chat_stream_read_by_the_openai_normaliser_is_r
             seen.add(tuple(repr(e.to_dict(with_raw=True)) for e in _events(body, "openai", "sse", size, on)))
     assert len(seen) == 1
     assert "'text': 'zz'" in next(iter(seen))[1]
+
+
+def test_a_gemini_chunk_the_compiled_reader_declines_is_not_decoded_twice() -> None:
+    """With the compiled reader, a chunk it declines (code to run, a call, the finish) goes straight to the full
+    decode: the reader takes every chunk the typed path would (several parts included), so a typed decode would
+    only fail first. Without the reader, the typed path reads the text chunks (and tries the code's, which it
+    declines: no search rules it out)."""
+    body = (
+        b'data: {"candidates":[{"content":{"parts":[{"text":"a"},{"text":"b","thought":true}]}}],"modelVersion":"g"}'
+        b'\n\ndata: {"candidates":[{"content":{"parts":[{"executableCode":{"language":"PYTHON","code":"1"}}]}}]}\n\n'
+        b'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"x":1}}}]}}]}\n\n'
+        b'data: {"candidates":[{"content":{"parts":[{"text":"c"}]},"finishReason":"STOP"}]}\n\n'
+    )
+    for reader in (True, False):
+        normalizer: Any = normalizer_for("gemini")
+        decoded: list[str] = []
+        decode = normalizer._typed
+        assert decode is not None
+
+        def counting(data: str, decode: Any = decode, decoded: list[str] = decoded) -> Any:
+            decoded.append(data)
+            return decode(data)
+
+        normalizer._typed = counting
+        if not reader:
+            normalizer._delta_rule = None  # (the compiled reader off for this stream)
+        events = list(iter_unified([body], normalizer))
+        assert [(e.type, e.text) for e in events if e.text] == [
+            ("text_delta", "a"),
+            ("reasoning_delta", "b"),
+            ("text_delta", "c"),
+        ]
+        assert len(decoded) == (0 if reader and typed.take_deltas is not None else 2)

@@ -329,6 +329,10 @@ class GeminiNormalizer(DelegatingNormalizer):
     reading_can_stop = True  # a finishReason, or the first Interactions payload
     fast_delegates = (GeminiInteractionsNormalizer,)  # its reader takes an Interactions stream's text deltas
     first_event_alone = False  # (the rest of a first chunk is read alike either way)
+    # The compiled reader takes every chunk the typed path takes but rare ones (several candidates, more than 8
+    # parts, JSON that is not strict): a chunk it declines (a call, a signature, the finish, citations) goes
+    # straight to the full decode, not first through a typed decode that would decline it too.
+    fast_beyond_rule = False
 
     def __init__(self) -> None:
         super().__init__()
