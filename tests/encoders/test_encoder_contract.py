@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -572,3 +573,17 @@ def test_each_anthropic_thinking_block_carries_one_signature() -> None:
     assert [texts[index] for index in signed] == ["first", " second"] and not encoder.dropped
     back = collect(iter_unified([out], "anthropic"))
     assert (back.reasoning, back.signatures, back.text) == ("first second", ["c2lnMQ==", "c2lnMg=="], "answer")
+
+
+def test_the_dropped_count_holds_only_kinds_counted() -> None:
+    """``Encoder.dropped``: a Counter that starts empty (falsy), where adding 0 leaves a kind out and a count of a
+    kind never counted is 0."""
+    dropped = Encoder("openai-chat").dropped
+    assert isinstance(dropped, Counter) and not dropped and dropped["signature"] == 0 and "signature" not in dropped
+    dropped["signature"] += 0
+    assert dropped == {} and not dropped
+    dropped["signature"] += 2
+    dropped["citation"] += 1
+    assert dropped == {"signature": 2, "citation": 1} and dropped.most_common(1) == [("signature", 2)]
+    dropped["citation"] -= 1
+    assert dropped == {"signature": 2}

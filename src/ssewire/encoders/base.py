@@ -200,11 +200,18 @@ TextRun = tuple[str, str, Optional["Pieces"], Optional[int], str]
 
 class Dropped(Counter[str]):
     """:attr:`Encoder.dropped`: a count by kind that holds only kinds counted at least once (adding 0 leaves it as
-    it was), so an encoder that dropped nothing has an empty, falsy one."""
+    it was), so an encoder that dropped nothing has an empty, falsy one. Made empty (``Counter``'s own ``__init__``
+    and ``__missing__`` are Python code: an encoder makes one in most streams it translates)."""
+
+    def __init__(self) -> None:
+        dict.__init__(self)
+
+    def __missing__(self, kind: str) -> int:
+        return 0
 
     def __setitem__(self, kind: str, count: int) -> None:
         if count:
-            super().__setitem__(kind, count)
+            dict.__setitem__(self, kind, count)
         else:
             self.pop(kind, None)
 
