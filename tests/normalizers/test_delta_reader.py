@@ -1416,3 +1416,30 @@ def test_a_string_member_is_written_as_null_where_the_path_says_string(text: str
     one = typed.without_member(b'{"c": [{"t": "x", "n": 1}]}', typed.member_path(("c", 0, "t"), string=True))
     assert one is not None and json.loads(one) == {"c": [{"t": None, "n": 1}]}  # 0: the only element
     assert typed.without_member(b'{"c": [{"t": "x"}, {}]}', typed.member_path(("c", 0, "t"), string=True)) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["é!", "東京", "🙂 a", "a" * 7 + "東", "é" * 5000, "東" * 3000, "🙂" * 2500],
+    ids=["latin-1", "bmp", "astral", "ascii-then-bmp", "latin-1-large", "bmp-large", "astral-large"],
+)
+def test_a_non_ascii_payload_is_read_in_its_utf8_at_every_width(text: str) -> None:
+    """A payload whose characters are stored 1, 2 or 4 bytes each (on the stack or, large, on the heap) is read in
+    the UTF-8 the reader writes of it: the full decode's event."""
+    data = json.dumps({"type": "response.output_text.delta", "delta": text, "sequence_number": 3}, ensure_ascii=False)
+    got, want, _ = _both("openai", [_compiled("response.output_text.delta", data)])
+    assert got == want and got[0]["text"] == text
+    out: list[Unified] = []
+    assert typed.take_deltas is not None
+    assert typed.take_deltas([_compiled("response.output_text.delta", data)], 0, openai._DELTA_RULE, out) == 1
+    assert out[0].text == text
+
+
+def test_a_payload_with_a_lone_surrogate_is_left_to_the_full_decode() -> None:
+    """A str with a lone surrogate (a Python producer's event: a scanner never makes one) has no UTF-8: the full
+    decode reads it."""
+    data = '{"type":"response.output_text.delta","delta":"a\ud800b東","sequence_number":3}'
+    assert typed.take_deltas is not None
+    assert typed.take_deltas([PyEvent("response.output_text.delta", data)], 0, openai._DELTA_RULE, []) == 0
+    got, want, _ = _both("openai", [PyEvent("response.output_text.delta", data)])
+    assert got == want

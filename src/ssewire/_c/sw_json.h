@@ -488,6 +488,96 @@ static int sw_json_locate(const char *text, sw_ssize n, const sw_json_paths *pat
     return sw_json_locate_each(text, n, paths, vals, NULL, &count) && count <= 1;
 }
 
+/* The UTF-8 of n characters of a str stored `kind` bytes a character (1, 2 or 4: CPython's compact kinds) into out
+ * (room for n, 2n, 3n or 4n bytes by kind: sw_json_utf8_room), what the reader locates a non-ASCII payload in: its
+ * length, or -1 for a surrogate (a lone one has no UTF-8: such a text is the full decode's). Runs of ASCII go
+ * several characters at a time. */
+static inline sw_ssize sw_json_utf8_room(int kind, sw_ssize n) {
+    return kind == 1 ? 2 * n : kind == 2 ? 3 * n : 4 * n;
+}
+
+static sw_ssize sw_json_utf8_of(int kind, const void *data, sw_ssize n, char *out) {
+    unsigned char *o = (unsigned char *)out;
+    sw_ssize i = 0;
+    uint64_t w;
+    if (kind == 1) {
+        const uint8_t *s = (const uint8_t *)data;
+        for (; i < n; i++) {
+            uint8_t c = s[i];
+            if (c < 0x80) {
+                *o++ = c;
+            } else {
+                *o++ = (unsigned char)(0xC0 | (c >> 6));
+                *o++ = (unsigned char)(0x80 | (c & 0x3F));
+            }
+        }
+    } else if (kind == 2) {
+        const uint16_t *s = (const uint16_t *)data;
+        while (i < n) {
+            uint16_t c;
+            if (i + 4 <= n) {
+                memcpy(&w, s + i, 8);
+                if ((w & UINT64_C(0xFF80FF80FF80FF80)) == 0) { /* four ASCII characters */
+                    o[0] = (unsigned char)s[i];
+                    o[1] = (unsigned char)s[i + 1];
+                    o[2] = (unsigned char)s[i + 2];
+                    o[3] = (unsigned char)s[i + 3];
+                    o += 4;
+                    i += 4;
+                    continue;
+                }
+            }
+            c = s[i++];
+            if (c < 0x80) {
+                *o++ = (unsigned char)c;
+            } else if (c < 0x800) {
+                *o++ = (unsigned char)(0xC0 | (c >> 6));
+                *o++ = (unsigned char)(0x80 | (c & 0x3F));
+            } else if (c >= 0xD800 && c <= 0xDFFF) {
+                return -1;
+            } else {
+                *o++ = (unsigned char)(0xE0 | (c >> 12));
+                *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+                *o++ = (unsigned char)(0x80 | (c & 0x3F));
+            }
+        }
+    } else {
+        const uint32_t *s = (const uint32_t *)data;
+        while (i < n) {
+            uint32_t c;
+            if (i + 2 <= n) {
+                memcpy(&w, s + i, 8);
+                if ((w & UINT64_C(0xFFFFFF80FFFFFF80)) == 0) { /* two ASCII characters */
+                    o[0] = (unsigned char)s[i];
+                    o[1] = (unsigned char)s[i + 1];
+                    o += 2;
+                    i += 2;
+                    continue;
+                }
+            }
+            c = s[i++];
+            if (c < 0x80) {
+                *o++ = (unsigned char)c;
+            } else if (c < 0x800) {
+                *o++ = (unsigned char)(0xC0 | (c >> 6));
+                *o++ = (unsigned char)(0x80 | (c & 0x3F));
+            } else if (c < 0x10000) {
+                if (c >= 0xD800 && c <= 0xDFFF)
+                    return -1;
+                *o++ = (unsigned char)(0xE0 | (c >> 12));
+                *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+                *o++ = (unsigned char)(0x80 | (c & 0x3F));
+            } else {
+                *o++ = (unsigned char)(0xF0 | (c >> 18));
+                *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+                *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+                *o++ = (unsigned char)(0x80 | (c & 0x3F));
+            }
+        }
+    }
+    return (sw_ssize)(o - (unsigned char *)out);
+}
+
 /* text[0..n) without the whitespace around it (*n updated). */
 static inline const char *sw_json_trim(const char *text, sw_ssize *n) {
     const char *e = text + *n;

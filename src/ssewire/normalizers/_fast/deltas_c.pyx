@@ -40,6 +40,8 @@ from .json_fields cimport (
     sw_json_locate,
     sw_json_locate_each,
     sw_json_low,
+    sw_json_utf8_of,
+    sw_json_utf8_room,
     sw_json_match,
     sw_json_shape,
     sw_json_paths,
@@ -60,6 +62,7 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object s)
     Py_ssize_t PyUnicode_GET_LENGTH(object s)
     PyObject* PyErr_Occurred()
+    int PyUnicode_KIND(object s)
     PyObject* PyDict_GetItem(object d, object key)
     PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
     long PyLong_AsLong(object o) noexcept  # only on the small ints DeltaRule stores
@@ -655,30 +658,25 @@ cdef object _made(_Spec spec, int kind, object delta, object seq, object call, o
     return _new_event(spec.kinds[kind], _new_lazy(data) if lazy is None else lazy, delta, seq, call)
 
 
+cdef enum:
+    SMALL_UTF8 = 8192  # the UTF-8 of a non-ASCII payload up to this many bytes is written on the stack
+
+
 cdef bint _take(DeltaRule rule, object name, object data, object calls, object notes, TextSink sink,
                 list out) except -1:
     """Whether the payload is taken: its event (the event of each element, for a payload of several at the
-    rule's ``each_step``) appended to ``out``, or its text put in ``sink``."""
-    cdef sw_json_val vals[SW_JSON_MAX_PATHS]
-    cdef sw_json_val each_vals[(SW_JSON_MAX_EACH - 1) * SW_JSON_MAX_PATHS]  # (elements 1 ... at each_step)
-    cdef Py_ssize_t size
-    cdef const char* text
-    cdef const sw_json_val* v
-    cdef const sw_json_val* chosen_text
-    cdef unsigned bits
+    rule's ``each_step``) appended to ``out``, or its text put in ``sink``. A non-ASCII payload is read in its UTF-8,
+    written here (``sw_json_utf8_of``: several times faster than the str's own UTF-8, which the str would also keep,
+    as large again, for as long as it lives)."""
+    cdef Py_ssize_t size, room, n
+    cdef char small[SMALL_UTF8]
+    cdef char* heap = NULL
+    cdef char* buffer
     cdef Case* case
-    cdef bint matched = False
-    cdef const Variant* variant
     cdef PyObject* found
-    cdef PyObject* parts = NULL
-    cdef int i, j, n_noted, kind
-    cdef int count = 0, element = 0
-    cdef bint ascii, media
-    cdef PyObject* noted[MAX_NOTES]
+    cdef bint ascii
     cdef _Spec spec = rule.spec
-    cdef int at, bucket
-    cdef list each = None  # the delta and sequence of each element read so far, for a payload of several
-    cdef int each_kinds[SW_JSON_MAX_EACH]
+    cdef int at, bucket, kind
     found = PyDict_GetItem(spec.case_at, name)  # borrowed; never raises for str and None
     if (found is NULL and not spec.by_type) or type(data) is not str:
         return False
@@ -688,18 +686,48 @@ cdef bint _take(DeltaRule rule, object name, object data, object calls, object n
         case = &spec.c_cases[at]
     else:  # the case is the one the payload's type names (below)
         at, bucket, case = -1, BY_TYPE, NULL
+    n = PyUnicode_GET_LENGTH(data)
     # a large payload: only an ASCII one (read in place) of a case that makes no text, or of a rule with media
     # (the bulk of such a payload is never built)
-    if len(<str>data) > _MAX_CHARS and (not ascii or case is NULL or not (spec.n_media or _makes_no_text(case))):
+    if n > _MAX_CHARS and (not ascii or case is NULL or not (spec.n_media or _makes_no_text(case))):
         return False
     if ascii:  # the usual payload: its characters are its UTF-8
-        text = <const char*>PyUnicode_DATA(data)
-        size = PyUnicode_GET_LENGTH(data)
-    else:
-        try:
-            text = PyUnicode_AsUTF8AndSize(data, &size)
-        except UnicodeEncodeError:  # lone surrogates: the full decode keeps them
+        return _read(rule, case, at, bucket, <const char*>PyUnicode_DATA(data), n, data, True, calls, notes, sink, out)
+    kind = PyUnicode_KIND(data)
+    room = sw_json_utf8_room(kind, n)
+    if room > SMALL_UTF8:
+        heap = <char*>PyMem_Malloc(room)
+        if heap is NULL:
+            raise MemoryError()
+    buffer = <char*>small if heap is NULL else heap
+    try:
+        size = sw_json_utf8_of(kind, PyUnicode_DATA(data), n, buffer)
+        if size < 0:  # lone surrogates: the full decode keeps them
             return False
+        return _read(rule, case, at, bucket, buffer, size, data, False, calls, notes, sink, out)
+    finally:
+        PyMem_Free(heap)
+
+
+cdef bint _read(DeltaRule rule, Case* case, int at, int bucket, const char* text, Py_ssize_t size, object data,
+                bint ascii, object calls, object notes, TextSink sink, list out) except -1:
+    """:func:`_take` of a payload whose UTF-8 is ``text[:size]`` (its case None where its type names it)."""
+    cdef sw_json_val vals[SW_JSON_MAX_PATHS]
+    cdef sw_json_val each_vals[(SW_JSON_MAX_EACH - 1) * SW_JSON_MAX_PATHS]  # (elements 1 ... at each_step)
+    cdef const sw_json_val* v
+    cdef const sw_json_val* chosen_text
+    cdef unsigned bits
+    cdef bint matched = False
+    cdef const Variant* variant
+    cdef PyObject* found
+    cdef PyObject* parts = NULL
+    cdef int i, j, n_noted, kind
+    cdef int count = 0, element = 0
+    cdef bint media
+    cdef PyObject* noted[MAX_NOTES]
+    cdef _Spec spec = rule.spec
+    cdef list each = None  # the delta and sequence of each element read so far, for a payload of several
+    cdef int each_kinds[SW_JSON_MAX_EACH]
     for i in range(2):
         if (rule.shapes[bucket][i] is not NULL
                 and sw_json_match(rule.shapes[bucket][i], text, size, spec.c_paths.n, vals, each_vals, &count)):

@@ -47,6 +47,8 @@ cdef extern from "_c/sw_json.h":
                       sw_json_val* each_vals, int* count) noexcept
     Py_ssize_t SW_JSON_COMPACT_ROOM(Py_ssize_t n)
     int sw_json_locate(const char* text, Py_ssize_t n, const sw_json_paths* paths, sw_json_val* vals) noexcept
+    Py_ssize_t sw_json_utf8_room(int kind, Py_ssize_t n) noexcept
+    Py_ssize_t sw_json_utf8_of(int kind, const void* data, Py_ssize_t n, char* out) noexcept
     int sw_json_locate_each(const char* text, Py_ssize_t n, const sw_json_paths* paths, sw_json_val* vals,
                             sw_json_val* each_vals, int* count) noexcept
 
