@@ -496,25 +496,38 @@ static inline sw_ssize sw_json_utf8_room(int kind, sw_ssize n) {
     return kind == 1 ? 2 * n : kind == 2 ? 3 * n : 4 * n;
 }
 
+/* Write code point c (not a surrogate) as UTF-8 at o; returns the byte after it. */
+static inline unsigned char *sw_json_put_utf8(unsigned char *o, uint32_t c) {
+    if (c < 0x80) {
+        *o++ = (unsigned char)c;
+    } else if (c < 0x800) {
+        *o++ = (unsigned char)(0xC0 | (c >> 6));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        *o++ = (unsigned char)(0xE0 | (c >> 12));
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    } else {
+        *o++ = (unsigned char)(0xF0 | (c >> 18));
+        *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    return o;
+}
+
 static sw_ssize sw_json_utf8_of(int kind, const void *data, sw_ssize n, char *out) {
     unsigned char *o = (unsigned char *)out;
     sw_ssize i = 0;
     uint64_t w;
+    uint32_t c;
     if (kind == 1) {
         const uint8_t *s = (const uint8_t *)data;
-        for (; i < n; i++) {
-            uint8_t c = s[i];
-            if (c < 0x80) {
-                *o++ = c;
-            } else {
-                *o++ = (unsigned char)(0xC0 | (c >> 6));
-                *o++ = (unsigned char)(0x80 | (c & 0x3F));
-            }
-        }
+        for (; i < n; i++)
+            o = sw_json_put_utf8(o, s[i]);
     } else if (kind == 2) {
         const uint16_t *s = (const uint16_t *)data;
         while (i < n) {
-            uint16_t c;
             if (i + 4 <= n) {
                 memcpy(&w, s + i, 8);
                 if ((w & UINT64_C(0xFF80FF80FF80FF80)) == 0) { /* four ASCII characters */
@@ -528,23 +541,13 @@ static sw_ssize sw_json_utf8_of(int kind, const void *data, sw_ssize n, char *ou
                 }
             }
             c = s[i++];
-            if (c < 0x80) {
-                *o++ = (unsigned char)c;
-            } else if (c < 0x800) {
-                *o++ = (unsigned char)(0xC0 | (c >> 6));
-                *o++ = (unsigned char)(0x80 | (c & 0x3F));
-            } else if (c >= 0xD800 && c <= 0xDFFF) {
+            if (c >= 0xD800 && c <= 0xDFFF)
                 return -1;
-            } else {
-                *o++ = (unsigned char)(0xE0 | (c >> 12));
-                *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-                *o++ = (unsigned char)(0x80 | (c & 0x3F));
-            }
+            o = sw_json_put_utf8(o, c);
         }
     } else {
         const uint32_t *s = (const uint32_t *)data;
         while (i < n) {
-            uint32_t c;
             if (i + 2 <= n) {
                 memcpy(&w, s + i, 8);
                 if ((w & UINT64_C(0xFFFFFF80FFFFFF80)) == 0) { /* two ASCII characters */
@@ -556,23 +559,9 @@ static sw_ssize sw_json_utf8_of(int kind, const void *data, sw_ssize n, char *ou
                 }
             }
             c = s[i++];
-            if (c < 0x80) {
-                *o++ = (unsigned char)c;
-            } else if (c < 0x800) {
-                *o++ = (unsigned char)(0xC0 | (c >> 6));
-                *o++ = (unsigned char)(0x80 | (c & 0x3F));
-            } else if (c < 0x10000) {
-                if (c >= 0xD800 && c <= 0xDFFF)
-                    return -1;
-                *o++ = (unsigned char)(0xE0 | (c >> 12));
-                *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-                *o++ = (unsigned char)(0x80 | (c & 0x3F));
-            } else {
-                *o++ = (unsigned char)(0xF0 | (c >> 18));
-                *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
-                *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-                *o++ = (unsigned char)(0x80 | (c & 0x3F));
-            }
+            if (c >= 0xD800 && c <= 0xDFFF)
+                return -1;
+            o = sw_json_put_utf8(o, c);
         }
     }
     return (sw_ssize)(o - (unsigned char *)out);
