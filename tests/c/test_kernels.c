@@ -218,68 +218,6 @@ static void test_json_locate(void) {
     CHECK(locate_vetoed("{\"t\":nul}", "t", 2, &v) == 0, "a value vetoed: not JSON after all");
 }
 
-/* The UTF-8 of one code point, the plain way (the reference for sw_json_utf8_of). */
-static int utf8_of_one(uint32_t c, unsigned char *o) {
-    if (c < 0x80) {
-        o[0] = (unsigned char)c;
-        return 1;
-    }
-    if (c < 0x800) {
-        o[0] = (unsigned char)(0xC0 | (c >> 6));
-        o[1] = (unsigned char)(0x80 | (c & 0x3F));
-        return 2;
-    }
-    if (c < 0x10000) {
-        o[0] = (unsigned char)(0xE0 | (c >> 12));
-        o[1] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-        o[2] = (unsigned char)(0x80 | (c & 0x3F));
-        return 3;
-    }
-    o[0] = (unsigned char)(0xF0 | (c >> 18));
-    o[1] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
-    o[2] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-    o[3] = (unsigned char)(0x80 | (c & 0x3F));
-    return 4;
-}
-
-static void test_utf8_of_str(void) {
-    /* characters of each kind's range, ASCII runs of every length around the 4- and 2-character steps */
-    static const uint32_t pool[] = {'a',   '"',   0x7F,   0x80,   0xE9,    0xFF,    0x100,
-                                    0x7FF, 0x800, 0x6771, 0xFFFF, 0x10000, 0x1F642, 0x10FFFF};
-    uint8_t s1[64];
-    uint16_t s2[64];
-    uint32_t s4[64];
-    unsigned char got[256], want[256];
-    int kind, n, i, trial, wlen, top;
-    unsigned seed = 12345;
-    for (trial = 0; trial < 20000; trial++) {
-        kind = trial % 3 == 0 ? 1 : trial % 3 == 1 ? 2 : 4;
-        top = kind == 1 ? 6 : kind == 2 ? 11 : 14; /* the characters the kind holds */
-        n = (int)((seed = seed * 1103515245u + 12345u) >> 16) % 40;
-        wlen = 0;
-        for (i = 0; i < n; i++) {
-            unsigned r = (seed = seed * 1103515245u + 12345u) >> 16;
-            uint32_t c = r % 3 ? 'a' + r % 26 : pool[r % (unsigned)top];
-            s1[i] = (uint8_t)c;
-            s2[i] = (uint16_t)c;
-            s4[i] = c;
-            wlen += utf8_of_one(c, want + wlen);
-        }
-        CHECK(sw_json_utf8_of(kind,
-                              kind == 1   ? (const void *)s1
-                              : kind == 2 ? (const void *)s2
-                                          : (const void *)s4,
-                              n, (char *)got) == wlen &&
-                  memcmp(got, want, (size_t)wlen) == 0 && wlen <= sw_json_utf8_room(kind, n),
-              "kind %d, %d characters: the UTF-8 of each", kind, n);
-    }
-    s2[0] = 'a';
-    s2[1] = 0xD800;
-    CHECK(sw_json_utf8_of(2, s2, 2, (char *)got) == -1, "a lone surrogate (2 bytes a character)");
-    s4[0] = 0xDFFF;
-    CHECK(sw_json_utf8_of(4, s4, 1, (char *)got) == -1, "a lone surrogate (4 bytes a character)");
-}
-
 static void test_json_locate_element(void) {
     sw_json_val v;
     int count = -1, i, k;
@@ -381,6 +319,44 @@ static int utf8_encode(uint32_t cp, unsigned char *o) {
     o[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
     o[3] = (unsigned char)(0x80 | (cp & 0x3F));
     return 4;
+}
+
+static void test_utf8_of_str(void) {
+    /* characters of each kind's range, ASCII runs of every length around the 4- and 2-character steps */
+    static const uint32_t pool[] = {'a',   '"',   0x7F,   0x80,   0xE9,    0xFF,    0x100,
+                                    0x7FF, 0x800, 0x6771, 0xFFFF, 0x10000, 0x1F642, 0x10FFFF};
+    uint8_t s1[64];
+    uint16_t s2[64];
+    uint32_t s4[64];
+    unsigned char got[256], want[256];
+    int kind, n, i, trial, wlen, top;
+    unsigned seed = 12345;
+    for (trial = 0; trial < 20000; trial++) {
+        kind = trial % 3 == 0 ? 1 : trial % 3 == 1 ? 2 : 4;
+        top = kind == 1 ? 6 : kind == 2 ? 11 : 14; /* the characters the kind holds */
+        n = (int)((seed = seed * 1103515245u + 12345u) >> 16) % 40;
+        wlen = 0;
+        for (i = 0; i < n; i++) {
+            unsigned r = (seed = seed * 1103515245u + 12345u) >> 16;
+            uint32_t c = r % 3 ? 'a' + r % 26 : pool[r % (unsigned)top];
+            s1[i] = (uint8_t)c;
+            s2[i] = (uint16_t)c;
+            s4[i] = c;
+            wlen += utf8_encode(c, want + wlen);
+        }
+        CHECK(sw_json_utf8_of(kind,
+                              kind == 1   ? (const void *)s1
+                              : kind == 2 ? (const void *)s2
+                                          : (const void *)s4,
+                              n, (char *)got) == wlen &&
+                  memcmp(got, want, (size_t)wlen) == 0 && wlen <= sw_json_utf8_room(kind, n),
+              "kind %d, %d characters: the UTF-8 of each", kind, n);
+    }
+    s2[0] = 'a';
+    s2[1] = 0xD800;
+    CHECK(sw_json_utf8_of(2, s2, 2, (char *)got) == -1, "a lone surrogate (2 bytes a character)");
+    s4[0] = 0xDFFF;
+    CHECK(sw_json_utf8_of(4, s4, 1, (char *)got) == -1, "a lone surrogate (4 bytes a character)");
 }
 
 /* A random scalar value below `top`, mostly ASCII (long ASCII runs take the vector stores). */

@@ -516,54 +516,45 @@ static inline unsigned char *sw_json_put_utf8(unsigned char *o, uint32_t c) {
     return o;
 }
 
-static sw_ssize sw_json_utf8_of(int kind, const void *data, sw_ssize n, char *out) {
-    unsigned char *o = (unsigned char *)out;
-    sw_ssize i = 0;
+/* sw_json_utf8_of for a str of `width` (2 or 4, a constant where it is inlined) bytes a character: 8 bytes of
+ * ASCII characters at a time, one character at a time otherwise; -1 for a surrogate. */
+static inline sw_ssize sw_json_utf8_of_wide(const void *data, sw_ssize n, unsigned char *o, int width) {
+    const unsigned char *start = o;
+    const sw_ssize step = 8 / width; /* the characters of 8 bytes */
+    const uint64_t mask = width == 2 ? UINT64_C(0xFF80FF80FF80FF80) : UINT64_C(0xFFFFFF80FFFFFF80);
+    sw_ssize i = 0, k;
     uint64_t w;
     uint32_t c;
-    if (kind == 1) {
-        const uint8_t *s = (const uint8_t *)data;
-        for (; i < n; i++)
-            o = sw_json_put_utf8(o, s[i]);
-    } else if (kind == 2) {
-        const uint16_t *s = (const uint16_t *)data;
-        while (i < n) {
-            if (i + 4 <= n) {
-                memcpy(&w, s + i, 8);
-                if ((w & UINT64_C(0xFF80FF80FF80FF80)) == 0) { /* four ASCII characters */
-                    o[0] = (unsigned char)s[i];
-                    o[1] = (unsigned char)s[i + 1];
-                    o[2] = (unsigned char)s[i + 2];
-                    o[3] = (unsigned char)s[i + 3];
-                    o += 4;
-                    i += 4;
-                    continue;
-                }
+    while (i < n) {
+        if (i + step <= n) {
+            memcpy(&w, (const char *)data + i * width, 8);
+            if ((w & mask) == 0) { /* `step` ASCII characters */
+                for (k = 0; k < step; k++)
+                    o[k] =
+                        (unsigned char)(width == 2 ? ((const uint16_t *)data)[i + k] : ((const uint32_t *)data)[i + k]);
+                o += step;
+                i += step;
+                continue;
             }
-            c = s[i++];
-            if (c >= 0xD800 && c <= 0xDFFF)
-                return -1;
-            o = sw_json_put_utf8(o, c);
         }
-    } else {
-        const uint32_t *s = (const uint32_t *)data;
-        while (i < n) {
-            if (i + 2 <= n) {
-                memcpy(&w, s + i, 8);
-                if ((w & UINT64_C(0xFFFFFF80FFFFFF80)) == 0) { /* two ASCII characters */
-                    o[0] = (unsigned char)s[i];
-                    o[1] = (unsigned char)s[i + 1];
-                    o += 2;
-                    i += 2;
-                    continue;
-                }
-            }
-            c = s[i++];
-            if (c >= 0xD800 && c <= 0xDFFF)
-                return -1;
-            o = sw_json_put_utf8(o, c);
-        }
+        c = width == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
+        i++;
+        if (c >= 0xD800 && c <= 0xDFFF)
+            return -1;
+        o = sw_json_put_utf8(o, c);
     }
+    return (sw_ssize)(o - start);
+}
+
+static sw_ssize sw_json_utf8_of(int kind, const void *data, sw_ssize n, char *out) {
+    unsigned char *o = (unsigned char *)out;
+    sw_ssize i;
+    if (kind == 2)
+        return sw_json_utf8_of_wide(data, n, o, 2);
+    if (kind == 4)
+        return sw_json_utf8_of_wide(data, n, o, 4);
+    for (i = 0; i < n; i++) /* 1 byte a character: Latin-1 */
+        o = sw_json_put_utf8(o, ((const uint8_t *)data)[i]);
     return (sw_ssize)(o - (unsigned char *)out);
 }
 
