@@ -157,12 +157,27 @@ class Pieces(list[Union[str, bytes]]):
         return quoted
 
     def take_quoted_text(self) -> str:
-        """:meth:`take_quoted` as text (a lone surrogate, as ``quote`` leaves it, or as its escape)."""
+        """:meth:`take_quoted` as text (a lone surrogate, as ``quote`` leaves it, or as its escape): each run of
+        text pieces joined and quoted, each run writer's piece decoded (UTF-8 with every lone surrogate escaped: it
+        decodes), in order."""
         if all(type(piece) is str for piece in self):
             text = self[0] if len(self) == 1 else "".join(self)  # type: ignore[arg-type]
             self._empty()
             return quote_text(text)  # type: ignore[arg-type]
-        return self.take_quoted().decode()  # (UTF-8 with every lone surrogate escaped: it decodes)
+        out: list[str] = []
+        texts: list[str] = []
+        for piece in self:
+            if type(piece) is str:
+                texts.append(piece)  # type: ignore[arg-type]
+                continue
+            if texts:
+                out.append(quote_text("".join(texts))[1:-1])
+                texts = []
+            out.append(piece.decode())  # type: ignore[union-attr]
+        if texts:
+            out.append(quote_text("".join(texts))[1:-1])
+        self._empty()
+        return f'"{"".join(out)}"'
 
     def _empty(self) -> None:
         self.clear()

@@ -29,7 +29,7 @@ Contract (see :mod:`.base` for what every encoder does):
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 from typing import Any, ClassVar, Mapping, Optional, Union
 
 from ..events import Unified
@@ -263,8 +263,11 @@ class ResponsesEncoder(Encoder):
         )
 
     def _set_stem(self) -> None:
-        """The item ids' stem, made from the response id (the same ids each time a response is written)."""
-        self._stem = hashlib.blake2s(utf8(self.response_id or ""), digest_size=10).hexdigest()
+        """The item ids' stem, made from the response id (the same ids each time a response is written): two
+        checksums of it, 16 hex digits (an id is unique in its response by its index; the stem tells responses
+        apart)."""
+        data = utf8(self.response_id or "")
+        self._stem = f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
     def _new_item(self, prefix: str, kind: str) -> _Item:
         item = _Item(f"{prefix}_{self._stem}{self._items}", kind, self._items)

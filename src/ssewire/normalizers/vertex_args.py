@@ -6,6 +6,7 @@ joined once, when the call closes.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Optional, Union
 
@@ -17,6 +18,14 @@ __all__ = ["Segment", "StreamedCall", "parse_json_path"]
 _MAX_INDEX_GAP = 1024
 
 Segment = Union[str, int]
+
+#: A string as its JSON literal (quotes and escapes, non-ASCII kept): what :func:`compact_json` makes of a str,
+#: without the encoder's call.
+_quote = json.encoder.encode_basestring
+#: The steps of the paths read so far (a call's paths repeat: its string arguments come in many fragments), each
+#: path's list shared by every call that reads it (never changed); emptied when it reaches :data:`_PATHS_KEPT`.
+_PATHS: dict[str, Optional[list[Segment]]] = {}
+_PATHS_KEPT = 512
 
 
 #: One step of a JSON path after the root: ``.name`` (up to the next ``.`` or ``[``), ``['name']`` / ``["name"]``
@@ -38,6 +47,18 @@ def parse_json_path(path: str) -> Optional[list[Segment]]:
     if "'" not in path and '"' not in path:  # (the rest but a few: $.a[0].b)
         return _plain_steps(path)
     return _quoted_steps(path)
+
+
+def _steps(path: str) -> Optional[list[Segment]]:
+    """:func:`parse_json_path` of ``path``, remembered (see :data:`_PATHS`): the list is shared, never to be
+    changed."""
+    segs = _PATHS.get(path)
+    if segs is None and path not in _PATHS:
+        segs = parse_json_path(path)
+        if len(_PATHS) >= _PATHS_KEPT:
+            _PATHS.clear()
+        _PATHS[path] = segs
+    return segs
 
 
 def _plain_steps(path: str) -> Optional[list[Segment]]:
@@ -184,10 +205,10 @@ class StreamedCall:
             if holder is not None and type(value) is str and path == self._last_path:  # the string goes on
                 holder.parts.append(value)
                 if self.in_sync:  # (its text is open: the last text written was this string's)
-                    out.append(compact_json(value)[1:-1])
+                    out.append(_quote(value)[1:-1])
                 continue
             self._last_path = self._last_str = None
-            segs = parse_json_path(path) if isinstance(path, str) else None
+            segs = _steps(path) if type(path) is str else None
             if not segs:
                 continue
             found, value = _partial_value(arg)
@@ -254,7 +275,7 @@ class StreamedCall:
         """Append to ``out`` the JSON text that writes ``value`` at ``segs`` after what was written so far."""
         if appended:
             if self.str_open and segs == self.last_leaf:
-                out.append(compact_json(value)[1:-1])
+                out.append(_quote(value)[1:-1])
             else:  # a string continued after other output: only the object stays exact from here on
                 self.in_sync = False
             return
@@ -280,7 +301,7 @@ class StreamedCall:
         if not self._claim(stack[-1], segs[last], out):
             return
         if type(value) is str:
-            out.append(compact_json(value)[:-1])
+            out.append(_quote(value)[:-1])
             self.str_open = True
         else:
             out.append(compact_json(value))
@@ -302,7 +323,7 @@ class StreamedCall:
             return False
         if frame.count:
             out.append(",")
-        out.append(compact_json(seg) + ":")
+        out.append(_quote(seg) + ":")
         frame.keys.add(seg)
         frame.count += 1
         return True
