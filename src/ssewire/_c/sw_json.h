@@ -74,6 +74,12 @@ typedef struct {
      * is a key, never an array); set before sw_json_prepare, which derives through_each from it. */
     int each_depth;
     unsigned through_each; /* the paths with SW_JSON_ONLY at each_depth (sw_json_prepare) */
+    /* By depth, the distinct keys the paths look for there, each with the paths that do (sw_json_prepare): a
+     * member's key is compared with each distinct key once, not with every path's (paths share their first steps). */
+    int n_keys[SW_JSON_MAX_STEPS];
+    const char *dkey[SW_JSON_MAX_STEPS][SW_JSON_MAX_PATHS];
+    sw_ssize dlen[SW_JSON_MAX_STEPS][SW_JSON_MAX_PATHS];
+    unsigned dmask[SW_JSON_MAX_STEPS][SW_JSON_MAX_PATHS];
 } sw_json_paths;
 
 /* The state of one walk: cleared `shape` when the text is valid JSON of a shape the paths cannot be read from;
@@ -85,9 +91,19 @@ typedef struct {
     int count;
 } sw_json_walk;
 
+static inline int sw_json_key_is(const char *k, sw_ssize klen, const char *want, sw_ssize wlen) {
+    sw_ssize i;
+    if (klen != wlen)
+        return 0;
+    for (i = 0; i < klen; i++) /* keys are short: a call to memcmp costs more than the comparison */
+        if (k[i] != want[i])
+            return 0;
+    return 1;
+}
+
 /* Fill in what sw_json_locate derives from n, steps and len: call once after setting them. */
 static inline void sw_json_prepare(sw_json_paths *paths) {
-    int d, i;
+    int d, i, j, k;
     paths->veto_present = 0;
     paths->veto_value = 0;
     paths->through_each = 0;
@@ -100,6 +116,24 @@ static inline void sw_json_prepare(sw_json_paths *paths) {
         for (i = 0; i < paths->n; i++)
             if (paths->steps[i] > d)
                 paths->longer[d] |= 1u << i;
+    }
+    for (d = 0; d < SW_JSON_MAX_STEPS; d++) {
+        k = 0;
+        for (i = 0; i < paths->n; i++) {
+            if (paths->steps[i] <= d || paths->len[i][d] == SW_JSON_ONLY)
+                continue;
+            for (j = 0; j < k; j++)
+                if (sw_json_key_is(paths->key[i][d], paths->len[i][d], paths->dkey[d][j], paths->dlen[d][j]))
+                    break;
+            if (j == k) {
+                paths->dkey[d][k] = paths->key[i][d];
+                paths->dlen[d][k] = paths->len[i][d];
+                paths->dmask[d][k] = 0;
+                k++;
+            }
+            paths->dmask[d][j] |= 1u << i;
+        }
+        paths->n_keys[d] = k;
     }
 }
 
@@ -342,16 +376,6 @@ static const char *sw_json_take_value(const char *p, const char *e, int depth, s
     return end;
 }
 
-static inline int sw_json_key_is(const char *k, sw_ssize klen, const char *want, sw_ssize wlen) {
-    sw_ssize i;
-    if (klen != wlen)
-        return 0;
-    for (i = 0; i < klen; i++) /* keys are short: a call to memcmp costs more than the comparison */
-        if (k[i] != want[i])
-            return 0;
-    return 1;
-}
-
 /* The value at p, reached by the first `depth` steps of the paths in `mask`: the paths that end here get its kind
  * and bytes, the ones that go on are followed into it; it is validated either way. NULL when the text is not valid
  * JSON, or (with w->shape cleared) not a shape the paths can be read from. */
@@ -444,10 +468,12 @@ static const char *sw_json_node(const char *p, const char *e, const sw_json_path
             return NULL;
         p = sw_json_ws(p + 1, e);
         here = 0;
-        for (bits = mask; bits; bits &= bits - 1) {
-            i = sw_json_low(bits);
-            if (sw_json_key_is(key, klen, paths->key[i][depth], paths->len[i][depth]))
-                here |= 1u << i;
+        for (i = 0; mask && i < paths->n_keys[depth]; i++) { /* (the keys are distinct: one matches at most) */
+            unsigned alive = paths->dmask[depth][i] & mask;
+            if (alive && sw_json_key_is(key, klen, paths->dkey[depth][i], paths->dlen[depth][i])) {
+                here = alive;
+                break;
+            }
         }
         if (escaped && mask) { /* a key spelled with an escape where a path looks: the full decode can tell */
             w->shape = 0;

@@ -157,7 +157,7 @@ def _first_candidate(candidates: list[Any]) -> Any:
     """The candidate a stream is read by: the one whose ``index`` is 0 (absent, or not an integer: 0), the first
     such; None where a chunk carries only others' (``candidateCount`` > 1 streams the candidates' chunks apart)."""
     for candidate in candidates:
-        index = candidate.get("index") if type(candidate) is dict else None
+        index = dict.get(candidate, "index") if type(candidate) is dict else None
         if type(index) is not int or index == 0:
             return candidate
     return None
@@ -493,6 +493,8 @@ class GeminiNormalizer(DelegatingNormalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one generateContent chunk, or hand an Interactions payload to the delegate."""
+        if not isinstance(obj, dict):  # (read by dict's own methods from here on: compiled, they take nothing else)
+            raise TypeError(f"a payload is a dict, not {type(obj).__name__}")
         delegate = self._interactions
         if delegate is None and (
             "event_type" in obj
@@ -522,44 +524,44 @@ class GeminiNormalizer(DelegatingNormalizer):
     def _chunk(self, obj: dict[str, Any]) -> list[Unified]:
         """One generateContent chunk: error, parts in order, then close / usage / done on ``finishReason``."""
         out: list[Unified] = []
-        if obj.get("error") is not None:
+        if dict.get(obj, "error") is not None:
             self._done = True
             usage = None if self._usage is None else dict(self._usage)  # best usage so far, as on truncation
             payload = with_incomplete(error_payload(obj["error"]), self.incomplete_for_error())
             out.append(Unified("error", error=payload, usage=usage, raw=obj))
             return out
-        usage = obj.get("usageMetadata")
+        usage = dict.get(obj, "usageMetadata")
         if isinstance(usage, dict):
             self._usage_payload, self._usage_value = None, usage  # (the _usage setter, inline)
-        value = obj.get("responseId")
+        value = dict.get(obj, "responseId")
         if type(value) is str:
             self._response_id = value
-        value = obj.get("modelVersion")
+        value = dict.get(obj, "modelVersion")
         if type(value) is str:
             self._model = value
 
-        candidates = obj.get("candidates")
+        candidates = dict.get(obj, "candidates")
         candidate = _first_candidate(candidates) if isinstance(candidates, list) and candidates else None
         finish: Optional[str] = None
         if isinstance(candidate, dict):
-            content = candidate.get("content")
-            parts = content.get("parts") if isinstance(content, dict) else None
+            content = dict.get(candidate, "content")
+            parts = dict.get(content, "parts") if isinstance(content, dict) else None
             if isinstance(parts, list):
                 for part in parts:
                     # the bulk of a stream: parts that are just {"text": ...} or {"text": ..., "thought": true}
                     size = len(part) if type(part) is dict else 0
-                    text = part.get("text") if 0 < size <= 2 else None
+                    text = dict.get(part, "text") if 0 < size <= 2 else None
                     if type(text) is str and text:
                         if size == 1:
                             out.append(new_event("text_delta", obj, text))
                             continue
-                        if part.get("thought") is True:
+                        if dict.get(part, "thought") is True:
                             out.append(new_event("reasoning_delta", obj, text))
                             continue
                     self._part(part, obj, out)
             if "groundingMetadata" in candidate or "citationMetadata" in candidate:
                 self._citations(candidate, obj, out)
-            value = candidate.get("finishReason")
+            value = dict.get(candidate, "finishReason")
             if type(value) is str and value:
                 finish = value
         elif not candidates:
@@ -612,7 +614,7 @@ class GeminiNormalizer(DelegatingNormalizer):
         if not isinstance(part, dict):
             out.append(new_event("raw", obj))
             return
-        signature = part.get("thoughtSignature")
+        signature = dict.get(part, "thoughtSignature")
         if type(signature) is not str or not signature:
             signature = None
         else:
@@ -620,15 +622,15 @@ class GeminiNormalizer(DelegatingNormalizer):
         if "functionCall" in part:
             self._function_call(part["functionCall"], obj, signature, out)
             return
-        if type(part.get("toolCall")) is dict:
+        if type(dict.get(part, "toolCall")) is dict:
             self._server_tool_call(part["toolCall"], obj, signature, out)
             return
-        if type(part.get("executableCode")) is dict:
+        if type(dict.get(part, "executableCode")) is dict:
             self._executable_code(part["executableCode"], obj, signature, out)
             return
-        text = part.get("text")
+        text = dict.get(part, "text")
         if type(text) is str and text:
-            kind: UnifiedType = "reasoning_delta" if part.get("thought") is True else "text_delta"
+            kind: UnifiedType = "reasoning_delta" if dict.get(part, "thought") is True else "text_delta"
             out.append(new_event(kind, obj, text, None, signature))
         else:
             out.append(new_event("raw", obj, "", None, signature))
@@ -639,19 +641,19 @@ class GeminiNormalizer(DelegatingNormalizer):
         if not isinstance(fc, dict):
             out.append(new_event("raw", obj, "", None, signature))
             return
-        name = fc.get("name")
-        partial = fc.get("partialArgs")
+        name = dict.get(fc, "name")
+        partial = dict.get(fc, "partialArgs")
         if not isinstance(partial, list):
             partial = None
-        continues = fc.get("willContinue") is True or (
-            partial is not None and any(isinstance(a, dict) and a.get("willContinue") is True for a in partial)
+        continues = dict.get(fc, "willContinue") is True or (
+            partial is not None and any(isinstance(a, dict) and dict.get(a, "willContinue") is True for a in partial)
         )
         if type(name) is str and name:
             out += self._close_open(obj)
             self._client_calls = True
-            call_id = self._ids.take(fc.get("id"))
+            call_id = self._ids.take(dict.get(fc, "id"))
             if continues or partial is not None:
-                call = self._open = StreamedCall(call_id, name, fc.get("args"))
+                call = self._open = StreamedCall(call_id, name, dict.get(fc, "args"))
                 start = new_tool_event("tool_call_start", call_id, name, obj)
                 start.signature = signature
                 out.append(start)
@@ -663,7 +665,7 @@ class GeminiNormalizer(DelegatingNormalizer):
                 if not continues:
                     out += self._close_open(obj)
                 return
-            self._whole_call(call_id, name, fc.get("args"), obj, signature, out)
+            self._whole_call(call_id, name, dict.get(fc, "args"), obj, signature, out)
             return
         current = self._open
         if current is None:

@@ -126,13 +126,13 @@ class _Frame:
 
 def _partial_value(arg: dict[str, Any]) -> tuple[bool, Any]:
     """``(found, value)`` of one ``partialArgs`` entry's typed value."""
-    value = arg.get("stringValue")
+    value = dict.get(arg, "stringValue")
     if type(value) is str:
         return True, value
-    value = arg.get("numberValue")
+    value = dict.get(arg, "numberValue")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return True, value
-    value = arg.get("boolValue")
+    value = dict.get(arg, "boolValue")
     if isinstance(value, bool):
         return True, value
     if "nullValue" in arg:
@@ -199,8 +199,8 @@ class StreamedCall:
         for arg in partial_args:
             if not isinstance(arg, dict):
                 continue
-            path = arg.get("jsonPath")
-            value = arg.get("stringValue")
+            path = dict.get(arg, "jsonPath")
+            value = dict.get(arg, "stringValue")
             holder = self._last_str
             if holder is not None and type(value) is str and path == self._last_path:  # the string goes on
                 holder.parts.append(value)
