@@ -103,7 +103,7 @@ def test_a_traceback_through_a_compiled_module_shows_its_source_line() -> None:
 
     try:
         ChatCompletionsNormalizer().payload(None)  # type: ignore[arg-type]
-    except AttributeError as exc:
+    except TypeError as exc:
         frame = traceback.extract_tb(exc.__traceback__)[-1]
     assert frame.filename.replace(os.sep, "/").endswith("ssewire/normalizers/chat.py")
-    assert frame.line == 'error = obj.get("error")'
+    assert frame.line == "raise not_a_payload(obj)"

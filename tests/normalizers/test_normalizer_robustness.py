@@ -5,7 +5,7 @@ become ``raw`` (or an ``error`` event), never an exception."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from helpers import examples
 from helpers.streams import all_streams
 from ssewire import UNIFIED_TYPES, DetectionError, iter_events, normalizer_for
+from ssewire.names import ProviderName
 
 _values = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | st.text(max_size=6),
@@ -120,3 +121,14 @@ def test_a_list_or_an_object_where_a_name_is_looked_up_never_raises(provider: st
                     except DetectionError:  # (a first payload no provider sends: auto-detection says so)
                         assert reading == "auto" and at == 0, (reading, path, value)
                     assert all(event.type in UNIFIED_TYPES for event in out), (reading, path, value)
+
+
+@pytest.mark.parametrize("provider", sorted(get_args(ProviderName)))
+@pytest.mark.parametrize("value", [None, [1], "text", 3, b"{}"], ids=repr)
+def test_a_payload_that_is_no_dict_is_a_type_error(provider: str, value: Any) -> None:
+    """``payload()`` reads a decoded JSON object; anything else, whichever the provider (and ``auto``), is a
+    ``TypeError`` naming what it got, on both implementations (the compiled one reads payloads with dict's own
+    methods, which would otherwise fail with a ``SystemError``)."""
+    normalizer = normalizer_for(provider)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=f"a payload is a dict, not {type(value).__name__}"):
+        normalizer.payload(value)

@@ -65,7 +65,7 @@ from ..events import Unified, new_event, new_usage
 from ..usage import Usage, count
 from ._fast import typed
 from .common import id_and_model, str_or, with_incomplete
-from .contract import Normalizer, Recognition
+from .contract import Normalizer, Recognition, not_a_payload
 from .tool_calls import CallIds, CallTable, OpenCall, done_event
 
 __all__ = ["ANTHROPIC_STOP", "MESSAGE_EVENTS", "AnthropicNormalizer", "AnthropicRules", "citation_from"]
@@ -128,13 +128,13 @@ Handler = Callable[["AnthropicNormalizer", dict[str, Any]], list[Unified]]
 
 def _index(obj: dict[str, Any]) -> Any:
     """The block index of an event (an int or str), or ``_NO_INDEX``."""
-    index = obj.get("index")
+    index = dict.get(obj, "index")
     return index if type(index) is int or type(index) is str else _NO_INDEX
 
 
 def _result_for(block: dict[str, Any]) -> Optional[str]:
     """The ``tool_use_id`` a provider's tool result block (``*_tool_result``) names, else None."""
-    kind, target = block.get("type"), block.get("tool_use_id")
+    kind, target = dict.get(block, "type"), dict.get(block, "tool_use_id")
     if type(kind) is str and kind.endswith("_tool_result") and type(target) is str:
         return target
     return None
@@ -147,18 +147,18 @@ def _int_or_none(value: Any) -> Optional[int]:
 def citation_from(obj: Any) -> Optional[Citation]:
     """The :class:`~ssewire.citations.Citation` of one Anthropic citation object (see the module docstring), or
     None when ``obj`` is not a citation object."""
-    if type(obj) is not dict or type(obj.get("type")) is not str:
+    if type(obj) is not dict or type(dict.get(obj, "type")) is not str:
         return None
     start = end = None
     for start_key, end_key in _SPANS:
         if start_key in obj or end_key in obj:
-            start, end = _int_or_none(obj.get(start_key)), _int_or_none(obj.get(end_key))
+            start, end = _int_or_none(dict.get(obj, start_key)), _int_or_none(dict.get(obj, end_key))
             break
     return Citation(
         obj["type"],
-        url=str_or(obj.get("url"), str_or(obj.get("source"), None)),
-        title=str_or(obj.get("title"), str_or(obj.get("document_title"), None)),
-        cited_text=str_or(obj.get("cited_text"), None),
+        url=str_or(dict.get(obj, "url"), str_or(dict.get(obj, "source"), None)),
+        title=str_or(dict.get(obj, "title"), str_or(dict.get(obj, "document_title"), None)),
+        cited_text=str_or(dict.get(obj, "cited_text"), None),
         start=start,
         end=end,
         raw=obj,
@@ -169,12 +169,12 @@ def _block_content(obj: dict[str, Any], block: dict[str, Any], kind: str, out: l
     """Append the events of a ``text`` or ``thinking`` block's own content (whole in ``message_start``'s
     ``content``; in ``content_block_start`` empty from Anthropic): its text, citations and signature."""
     if kind == "text":
-        text = block.get("text")
+        text = dict.get(block, "text")
         if type(text) is str and text:
             out.append(new_event("text_delta", obj, text))
-        out += _cited(obj, block.get("citations"))
+        out += _cited(obj, dict.get(block, "citations"))
         return
-    text, signature = block.get("thinking"), block.get("signature")
+    text, signature = dict.get(block, "thinking"), dict.get(block, "signature")
     if type(text) is str and text:
         out.append(new_event("reasoning_delta", obj, text))
     if type(signature) is str and signature:
@@ -319,11 +319,13 @@ class AnthropicNormalizer(Normalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""
-        kind = obj.get("type")
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
+        kind = dict.get(obj, "type")
         if kind == "content_block_delta":  # the bulk of a stream: text deltas here, the rest in _block_delta
-            delta = obj.get("delta")
-            if type(delta) is dict and delta.get("type") == "text_delta":
-                text = delta.get("text")
+            delta = dict.get(obj, "delta")
+            if type(delta) is dict and dict.get(delta, "type") == "text_delta":
+                text = dict.get(delta, "text")
                 if type(text) is str and text:
                     return [new_event("text_delta", obj, text)]
             return self._block_delta(obj)
@@ -357,7 +359,7 @@ class AnthropicNormalizer(Normalizer):
 
     def _new_call(self, block: dict[str, Any], server: bool) -> OpenCall:
         """The call of a tool block (its id, else a synthetic one); a client call is counted as made."""
-        given_id = block.get("id")
+        given_id = dict.get(block, "id")
         if type(given_id) is str and given_id in self._by_id:  # an id the stream already gave a call: never merged,
             given_id = None  # the second call takes a synthetic one (as Chat's calls do)
         provided = type(given_id) is str and bool(given_id)
@@ -366,7 +368,7 @@ class AnthropicNormalizer(Normalizer):
             ids = self._ids = CallIds()
         call_id = ids.take(given_id)
         server = server or call_id in self._server_ids
-        name = block.get("name")
+        name = dict.get(block, "name")
         if not server:
             if not self._client_calls:
                 self._client_calls = set()
@@ -384,16 +386,16 @@ class AnthropicNormalizer(Normalizer):
         if self._started and not self.finished and (self._open or self._calls.open):
             out.append(self._second_message(obj))
         self._started = True
-        message = obj.get("message")
+        message = dict.get(obj, "message")
         out.append(new_event("raw", obj))
         if type(message) is dict:
             if self.response_id is None:  # the stream is named by its first message (a second one is an error)
-                self.response_id = str_or(message.get("id"), None)
-            self.model = str_or(message.get("model"), self.model)
-            usage = message.get("usage")
+                self.response_id = str_or(dict.get(message, "id"), None)
+            self.model = str_or(dict.get(message, "model"), self.model)
+            usage = dict.get(message, "usage")
             if type(usage) is dict:
                 self.usage = dict(usage)
-            content = message.get("content")
+            content = dict.get(message, "content")
             if type(content) is list and content:
                 out += self._whole_blocks(obj, [block for block in content if type(block) is dict])
         return out
@@ -422,21 +424,21 @@ class AnthropicNormalizer(Normalizer):
                 self._server_result(target)
         out: list[Unified] = []
         for block in blocks:
-            kind = block.get("type")
+            kind = dict.get(block, "type")
             if kind == "text" or kind == "thinking":
                 _block_content(obj, block, kind, out)
             elif type(kind) is str and kind in _TOOL_BLOCKS:
                 call = self._new_call(block, _TOOL_BLOCKS[kind])
                 out.append(call.start(obj))
-                out.append(done_event(call.id, call.name, obj, value=block.get("input"), server=call.server))
+                out.append(done_event(call.id, call.name, obj, value=dict.get(block, "input"), server=call.server))
         return out
 
     def _block_start(self, obj: dict[str, Any]) -> list[Unified]:
         index = _index(obj)
         if index is _NO_INDEX:
             index = self._current if self._current is not None else 0
-        block = obj.get("content_block")
-        kind = block.get("type") if type(block) is dict else None
+        block = dict.get(obj, "content_block")
+        kind = dict.get(block, "type") if type(block) is dict else None
         server = _TOOL_BLOCKS.get(kind) if type(kind) is str else None
         target = _result_for(block) if type(block) is dict else None
         if target is not None:
@@ -453,38 +455,38 @@ class AnthropicNormalizer(Normalizer):
                 _block_content(obj, block, kind, out)  # (sent empty by Anthropic; not by every compatible server)
             return out
         call = self._new_call(block, server)
-        given = block.get("input")
+        given = dict.get(block, "input")
         if type(given) is dict and given:
             call.fallback = given
         out.append(self._calls.start(index, call, obj))
         return out
 
     def _block_delta(self, obj: dict[str, Any]) -> list[Unified]:
-        delta = obj.get("delta")
+        delta = dict.get(obj, "delta")
         if type(delta) is not dict:
             return [new_event("raw", obj)]
-        kind = delta.get("type")
+        kind = dict.get(delta, "type")
         if kind == "text_delta":
-            text = delta.get("text")
+            text = dict.get(delta, "text")
             if type(text) is str and text:
                 return [new_event("text_delta", obj, text)]
         elif kind == "thinking_delta":
-            text = delta.get("thinking")
+            text = dict.get(delta, "thinking")
             if type(text) is str and text:
                 return [new_event("reasoning_delta", obj, text)]
         elif kind == "input_json_delta":
-            fragment = delta.get("partial_json")
+            fragment = dict.get(delta, "partial_json")
             if type(fragment) is str and fragment:
                 index = _index(obj)
                 call = self._calls.get(self._current if index is _NO_INDEX else index)
                 if call is not None:
                     return [call.delta(fragment, obj)]
         elif kind == "signature_delta":
-            signature = delta.get("signature")
+            signature = dict.get(delta, "signature")
             if type(signature) is str and signature:
                 return [new_event("raw", obj, "", None, signature)]
         elif kind == "citations_delta":
-            return _cited(obj, [delta.get("citation")]) or [new_event("raw", obj)]
+            return _cited(obj, [dict.get(delta, "citation")]) or [new_event("raw", obj)]
         return [new_event("raw", obj)]
 
     def _block_stop(self, obj: dict[str, Any]) -> list[Unified]:
@@ -504,12 +506,12 @@ class AnthropicNormalizer(Normalizer):
 
     def _message_delta(self, obj: dict[str, Any]) -> list[Unified]:
         out = self._release() if self._waiting else []
-        delta = obj.get("delta")
+        delta = dict.get(obj, "delta")
         if type(delta) is dict:
-            stop = delta.get("stop_reason")
+            stop = dict.get(delta, "stop_reason")
             if type(stop) is str:
                 self.stop_reason = stop
-        usage = obj.get("usage")
+        usage = dict.get(obj, "usage")
         if type(usage) is not dict:
             out.append(new_event("raw", obj))
             return out

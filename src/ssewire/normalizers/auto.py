@@ -17,7 +17,7 @@ from ..errors import DetectionError
 from ..events import SSEEvent, Unified, new_event
 from ._fast.bedrock_chunks_py import FAILED as _FAILED
 from .common import truncated_event
-from .contract import DelegatingNormalizer, Normalizer
+from .contract import DelegatingNormalizer, Normalizer, not_a_payload
 from .providers import ENTRIES, detect_provider, error_provider
 
 if TYPE_CHECKING:
@@ -77,6 +77,8 @@ class AutoNormalizer(DelegatingNormalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Before detection: find the provider (holding bare errors), then replay what was held to it."""
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
         inner = self.delegate
         if inner is not None:
             return inner.payload(obj, event)

@@ -59,7 +59,7 @@ from ._fast.bedrock_chunks_py import FAILED as _FAILED
 from ._fast.bedrock_chunks_py import METRICS as _METRICS
 from .anthropic import AnthropicNormalizer, AnthropicRules
 from .common import error_payload, key_of, with_incomplete
-from .contract import Normalizer, Recognition
+from .contract import Normalizer, Recognition, not_a_payload
 from .tool_calls import CallIds, CallTable, OpenCall
 
 __all__ = [
@@ -390,6 +390,8 @@ class BedrockConverseNormalizer(_Bedrock):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event (``event``: its name)."""
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
         handler = _HANDLERS.get(event) if event is not None else None
         if handler is not None:
             return handler(self, obj)
@@ -421,43 +423,43 @@ class BedrockConverseNormalizer(_Bedrock):
     def _block_start(self, obj: dict[str, Any]) -> list[Unified]:
         """A ``toolUse`` block opens a call: a server call when its ``type`` is :data:`SERVER_TOOL_USE`, else a
         client call. Any other block (``toolResult`` of a server call, an image ...) is ``raw``."""
-        start = obj.get("start")
-        tool = start.get("toolUse") if type(start) is dict else None
+        start = dict.get(obj, "start")
+        tool = dict.get(start, "toolUse") if type(start) is dict else None
         if type(tool) is not dict:
             return [new_event("raw", obj)]
-        index = key_of(obj.get("contentBlockIndex"))
+        index = key_of(dict.get(obj, "contentBlockIndex"))
         out: list[Unified] = self._calls.close_at(index, obj)  # a new block at an index whose call is still open
-        given_id, name = tool.get("toolUseId"), tool.get("name")
+        given_id, name = dict.get(tool, "toolUseId"), dict.get(tool, "name")
         provided = type(given_id) is str and bool(given_id)
         call_id = self._ids.take(given_id)
-        server = tool.get("type") == SERVER_TOOL_USE
+        server = dict.get(tool, "type") == SERVER_TOOL_USE
         call = OpenCall(call_id, name if type(name) is str else None, server, provided)
         self._client_calls = self._client_calls or not server
         out.append(self._calls.start(index, call, obj))
         return out
 
     def _block_delta(self, obj: dict[str, Any]) -> list[Unified]:
-        delta = obj.get("delta")
+        delta = dict.get(obj, "delta")
         if type(delta) is not dict:
             return [new_event("raw", obj)]
-        text = delta.get("text")
+        text = dict.get(delta, "text")
         if type(text) is str and text:
             return [new_event("text_delta", obj, text)]
-        reasoning = delta.get("reasoningContent")
+        reasoning = dict.get(delta, "reasoningContent")
         if type(reasoning) is dict:
-            text = reasoning.get("text")
+            text = dict.get(reasoning, "text")
             if type(text) is str and text:
                 return [new_event("reasoning_delta", obj, text)]
-            signature = reasoning.get("signature")
+            signature = dict.get(reasoning, "signature")
             if type(signature) is str and signature:
                 return [new_event("raw", obj, "", None, signature)]
-        tool = delta.get("toolUse")
+        tool = dict.get(delta, "toolUse")
         if type(tool) is dict:
-            fragment = tool.get("input")
-            call = self._calls.get(key_of(obj.get("contentBlockIndex")))
+            fragment = dict.get(tool, "input")
+            call = self._calls.get(key_of(dict.get(obj, "contentBlockIndex")))
             if type(fragment) is str and fragment and call is not None:
                 return [call.delta(fragment, obj)]
-        citation = delta.get("citation")
+        citation = dict.get(delta, "citation")
         if type(citation) is dict:
             event = new_event("raw", obj)
             event.citations = [converse_citation(citation)]
@@ -465,12 +467,12 @@ class BedrockConverseNormalizer(_Bedrock):
         return [new_event("raw", obj)]
 
     def _block_stop(self, obj: dict[str, Any]) -> list[Unified]:
-        call = self._calls.pop(key_of(obj.get("contentBlockIndex")))
+        call = self._calls.pop(key_of(dict.get(obj, "contentBlockIndex")))
         return [new_event("raw", obj)] if call is None else [call.close(obj)]
 
     def _message_stop(self, obj: dict[str, Any]) -> list[Unified]:
         """``messageStop``: its ``stopReason`` decides the stop; ``done`` now when ``metadata`` came first."""
-        stop = obj.get("stopReason")
+        stop = dict.get(obj, "stopReason")
         if type(stop) is str and not self.finished:
             self.stop_reason = stop
         self._stopped = True
@@ -479,7 +481,7 @@ class BedrockConverseNormalizer(_Bedrock):
     def _metadata(self, obj: dict[str, Any]) -> list[Unified]:
         """``metadata``: ``usage``; ``done`` now when ``messageStop`` came first (the documented order)."""
         out: list[Unified] = []
-        usage = obj.get("usage")
+        usage = dict.get(obj, "usage")
         if type(usage) is dict:
             self.usage = dict(usage)
             out.append(new_usage(dict(usage), obj))

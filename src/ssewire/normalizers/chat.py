@@ -87,7 +87,7 @@ from ._fast import typed
 from ._fast.chat_shape import CHAT_SHAPE, chat_rule_args
 from ._fast.utf8 import LARGE, decodable, held
 from .common import error_object, error_payload, str_or, with_incomplete
-from .contract import Normalizer, Recognition
+from .contract import Normalizer, Recognition, not_a_payload
 from .tool_calls import CallIds, CallTable, OpenCall, closes_calls, compact_json
 
 __all__ = ["CHAT_STOP", "ChatCompletionsNormalizer", "ChatRules"]
@@ -128,7 +128,7 @@ _SINGLE_KEY: dict[Optional[str], UnifiedType] = {  # (a refusal is read by _delt
 
 def _choice_index(choice: dict[str, Any]) -> int:
     """A choice's ``index`` (0 when missing or not an int)."""
-    index = choice.get("index")
+    index = dict.get(choice, "index")
     return index if type(index) is int else 0
 
 
@@ -136,15 +136,15 @@ def _content_chunk(chunk: Any, obj: dict[str, Any], out: list[Unified]) -> None:
     """The events of one typed content chunk: ``{"type": "text", "text"}`` -> ``text_delta``, ``{"type":
     "thinking", "thinking": [{"type": "text", "text"}, ...]}`` -> a ``reasoning_delta`` per inner text; any other
     chunk -> ``raw``."""
-    kind = chunk.get("type") if type(chunk) is dict else None
+    kind = dict.get(chunk, "type") if type(chunk) is dict else None
     if kind == "text":
-        text = chunk.get("text")
+        text = dict.get(chunk, "text")
         if type(text) is str and text:
             out.append(new_event("text_delta", obj, text))
     elif kind == "thinking":
-        parts = chunk.get("thinking")
+        parts = dict.get(chunk, "thinking")
         for part in parts if type(parts) is list else ():
-            text = part.get("text") if type(part) is dict and part.get("type") == "text" else None
+            text = dict.get(part, "text") if type(part) is dict and dict.get(part, "type") == "text" else None
             if type(text) is str and text:
                 out.append(new_event("reasoning_delta", obj, text))
     else:
@@ -155,23 +155,23 @@ def chat_citation(annotation: Any) -> Optional[Citation]:
     """The :class:`~ssewire.Citation` of one Chat Completions annotation: ``{"type": "url_citation", "url_citation":
     {"url", "title", "start_index", "end_index"}}`` (the span: characters of the message's content); the same
     members unnested are read too. None for any other annotation."""
-    if type(annotation) is not dict or annotation.get("type") != "url_citation":
+    if type(annotation) is not dict or dict.get(annotation, "type") != "url_citation":
         return None
-    inner = annotation.get("url_citation")
+    inner = dict.get(annotation, "url_citation")
     found = inner if type(inner) is dict else annotation
-    url = str_or(found.get("url"), None)
+    url = str_or(dict.get(found, "url"), None)
     if url is None:
         return None
-    start, end = found.get("start_index"), found.get("end_index")
+    start, end = dict.get(found, "start_index"), dict.get(found, "end_index")
     start, end = (start if type(start) is int else None), (end if type(end) is int else None)
-    return Citation("url_citation", url, str_or(found.get("title"), None), None, start, end, annotation)
+    return Citation("url_citation", url, str_or(dict.get(found, "title"), None), None, start, end, annotation)
 
 
 def _google_signature(holder: Any) -> Optional[str]:
     """``holder["extra_content"]["google"]["thought_signature"]`` (Gemini's OpenAI-compatible endpoint), or None."""
-    extra = holder.get("extra_content") if type(holder) is dict else None
-    google = extra.get("google") if type(extra) is dict else None
-    signature = google.get("thought_signature") if type(google) is dict else None
+    extra = dict.get(holder, "extra_content") if type(holder) is dict else None
+    google = dict.get(extra, "google") if type(extra) is dict else None
+    signature = dict.get(google, "thought_signature") if type(google) is dict else None
     return signature if type(signature) is str and signature else None
 
 
@@ -188,19 +188,19 @@ def _reasoning_details(details: Any, obj: dict[str, Any], out: list[Unified], te
     for item in details if type(details) is list else ():
         if type(item) is not dict:
             continue
-        kind = item.get("type")
+        kind = dict.get(item, "type")
         if texts:
             field = _DETAIL_TEXT.get(kind) if type(kind) is str else None  # (any JSON value: a list is unhashable)
-            text = item.get(field) if field is not None else None
+            text = dict.get(item, field) if field is not None else None
             if type(text) is str and text:
                 out.append(new_event("reasoning_delta", obj, text))
-        signature = item.get("signature")
+        signature = dict.get(item, "signature")
         if type(signature) is str and signature:
             if len(out) > first and out[first].signature is None:
                 out[first].signature = signature
             else:
                 out.append(new_event("raw", obj, "", None, signature))
-        secret = item.get("data") if kind == "reasoning.encrypted" else None
+        secret = dict.get(item, "data") if kind == "reasoning.encrypted" else None
         if type(secret) is str and secret:
             event = new_event("raw", obj)
             event.encrypted_reasoning = secret
@@ -374,38 +374,40 @@ class ChatCompletionsNormalizer(Normalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one chunk (after ``[DONE]``: ``raw``, as the SDK stops reading there)."""
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
         if self.finished:
             return [new_event("raw", obj)]
-        error = obj.get("error")
+        error = dict.get(obj, "error")
         if error and (type(error) is dict or type(error) is str):
             return [self._error(obj, obj)]
-        groq = obj.get("x_groq")  # Groq: the request's id, its usage at the end, the error that stopped it early
+        groq = dict.get(obj, "x_groq")  # Groq: the request's id, its usage at the end, the error that stopped it early
         if groq is not None and type(groq) is dict:
-            error = groq.get("error")
+            error = dict.get(groq, "error")
             if error and (type(error) is dict or type(error) is str):
                 return [self._error(obj, groq)]
         if self.response_id is None:  # constant over a stream: read once (Azure's first chunk has an empty one)
-            chat_id = obj.get("id")
+            chat_id = dict.get(obj, "id")
             if type(chat_id) is str and chat_id:
                 self.response_id = chat_id
         if self.model is None:
-            model = obj.get("model")
+            model = dict.get(obj, "model")
             if type(model) is str and model:
                 self.model = model
         out: list[Unified] = []
-        choices = obj.get("choices")
+        choices = dict.get(obj, "choices")
         if type(choices) is list:
             for choice in choices:
                 if type(choice) is dict:
                     self._choice(choice, obj, out)
-        usage = obj.get("usage")
+        usage = dict.get(obj, "usage")
         if type(usage) is not dict and groq is not None and type(groq) is dict:
-            usage = groq.get("usage")  # (sent there whether or not the request asked for usage)
+            usage = dict.get(groq, "usage")  # (sent there whether or not the request asked for usage)
         if type(usage) is dict:
             self.usage = usage
             self._usage_at_finish = self.finish_reason is not None
             out.append(new_usage(usage, obj))
-        timings = obj.get("timings")  # llama.cpp
+        timings = dict.get(obj, "timings")  # llama.cpp
         if type(timings) is dict:
             self.timings = timings
         if "search_results" in obj or "citations" in obj:  # Perplexity
@@ -435,7 +437,7 @@ class ChatCompletionsNormalizer(Normalizer):
 
     def _cite(self, obj: dict[str, Any], out: list[Unified]) -> None:
         """Append a ``raw`` event with the sources of ``search_results`` and ``citations`` not cited yet."""
-        results, urls = obj.get("search_results"), obj.get("citations")
+        results, urls = dict.get(obj, "search_results"), dict.get(obj, "citations")
         results = results if type(results) is list else ()
         urls = urls if type(urls) is list else ()
         counts = (len(results), len(urls))
@@ -446,10 +448,10 @@ class ChatCompletionsNormalizer(Normalizer):
         cited = self._cited if type(self._cited) is set else set()  # (the class's empty one until the first)
         self._cited = cited
         for result in results:
-            url = result.get("url") if type(result) is dict else None
+            url = dict.get(result, "url") if type(result) is dict else None
             if type(url) is str and url not in cited:
                 cited.add(url)
-                new.append(Citation("search_result", url, str_or(result.get("title"), None), raw=result))
+                new.append(Citation("search_result", url, str_or(dict.get(result, "title"), None), raw=result))
         for url in urls:
             if type(url) is str and url not in cited:
                 cited.add(url)
@@ -469,7 +471,7 @@ class ChatCompletionsNormalizer(Normalizer):
         choice but the first (see the module docstring)."""
         if _choice_index(choice):
             return
-        delta = choice.get("delta")
+        delta = dict.get(choice, "delta")
         if type(delta) is dict:
             if delta:
                 # the bulk of a stream is a one-key delta, {"content": "..."} or {"reasoning_content": "..."}
@@ -481,10 +483,10 @@ class ChatCompletionsNormalizer(Normalizer):
                 elif value:
                     out.append(new_event(kind, obj, value))
         else:  # a legacy Completions choice: {"text", "index", "logprobs", "finish_reason"}
-            text = choice.get("text")
+            text = dict.get(choice, "text")
             if type(text) is str and text:
                 out.append(new_event("text_delta", obj, text))
-        finish = choice.get("finish_reason")
+        finish = dict.get(choice, "finish_reason")
         if type(finish) is str and finish:
             self.finish_reason = finish
             if self._calls.open and closes_calls(self.stops.get(finish, "other")):
@@ -495,35 +497,35 @@ class ChatCompletionsNormalizer(Normalizer):
         """Append the events of the delta of choice ``index``: reasoning, content, refusal, tool call fragments; a
         Gemini signature on the delta goes on the first of them."""
         first = len(out)
-        reasoning = delta.get("reasoning_content")
+        reasoning = dict.get(delta, "reasoning_content")
         if type(reasoning) is not str or not reasoning:
-            reasoning = delta.get("reasoning")  # vLLM / OpenRouter spelling; never both counted
+            reasoning = dict.get(delta, "reasoning")  # vLLM / OpenRouter spelling; never both counted
         if type(reasoning) is str and reasoning:
             out.append(new_event("reasoning_delta", obj, reasoning))
         if "reasoning_details" in delta:  # OpenRouter's structured form: its text only when the plain one is absent
             _reasoning_details(delta["reasoning_details"], obj, out, len(out) == first, first)
-        content = delta.get("content")
+        content = dict.get(delta, "content")
         if type(content) is str and content:
             out.append(new_event("text_delta", obj, content))
         elif type(content) is list:  # typed content chunks (Mistral's Magistral models)
             for chunk in content:
                 _content_chunk(chunk, obj, out)
-        refusal = delta.get("refusal")
+        refusal = dict.get(delta, "refusal")
         if type(refusal) is str and refusal:
             self._refused = True
             out.append(new_event("text_delta", obj, refusal))
-        tool_calls = delta.get("tool_calls")
+        tool_calls = dict.get(delta, "tool_calls")
         if type(tool_calls) is list:
             for position, fragment in enumerate(tool_calls):
                 if type(fragment) is dict:
-                    function = fragment.get("function")
+                    function = dict.get(fragment, "function")
                     if function is None:  # a custom tool's call: {"type": "custom", "custom": {"name", "input"}}
-                        function = fragment.get("custom")
+                        function = dict.get(fragment, "custom")
                     self._tool(index, position, fragment, function, obj, out)
-        legacy = delta.get("function_call")  # the pre-tools ``functions`` API: one call per choice
+        legacy = dict.get(delta, "function_call")  # the pre-tools ``functions`` API: one call per choice
         if type(legacy) is dict:
             self._tool(index, -1, _EMPTY, legacy, obj, out)
-        annotations = delta.get("annotations")
+        annotations = dict.get(delta, "annotations")
         if type(annotations) is list and annotations:
             self._annotated(annotations, obj, out)
         if "extra_content" in delta:
@@ -544,15 +546,15 @@ class ChatCompletionsNormalizer(Normalizer):
         out: list[Unified],
     ) -> None:
         """Append the events of one tool call fragment (see the module docstring)."""
-        index = fragment.get("index")
+        index = dict.get(fragment, "index")
         indexed = type(index) is int
         key: tuple[int, int] = (choice, index) if type(index) is int else (choice, position)
         if type(function) is not dict:
             function = _EMPTY
-        call_id = fragment.get("id")
+        call_id = dict.get(fragment, "id")
         if type(call_id) is not str or not call_id:
             call_id = None
-        name = function.get("name")
+        name = dict.get(function, "name")
         if type(name) is not str or not name:
             name = None
         call = self._calls.open.get(key)
@@ -585,9 +587,9 @@ class ChatCompletionsNormalizer(Normalizer):
                 out.append(call.start(obj))
         elif call.name is None and name is not None:
             call.name = name
-        arguments = function.get("arguments")
+        arguments = dict.get(function, "arguments")
         if arguments is None:
-            arguments = function.get("input")  # (a custom tool's input: text of the tool's own grammar)
+            arguments = dict.get(function, "input")  # (a custom tool's input: text of the tool's own grammar)
         if type(arguments) is str and arguments:
             if call.id in self._wrappers:
                 call.parts.append(arguments)
@@ -631,9 +633,9 @@ class ChatCompletionsNormalizer(Normalizer):
 
     def _error(self, obj: dict[str, Any], holder: dict[str, Any]) -> Unified:
         """The ``error`` event of a chunk whose ``holder`` (the chunk, or Groq's ``x_groq``) has an ``error``."""
-        usage = obj.get("usage")
+        usage = dict.get(obj, "usage")
         if type(usage) is not dict:
-            usage = holder.get("usage")
+            usage = dict.get(holder, "usage")
         if type(usage) is dict:  # an error chunk that still reports usage (OpenRouter): the final counts
             self.usage = usage
         self.done = self._errored = True

@@ -35,7 +35,7 @@ from ..events import Unified, new_event, new_usage
 from ..usage import Usage, count
 from ._fast import typed
 from .common import key_of, str_or
-from .contract import Normalizer, Recognition
+from .contract import Normalizer, Recognition, not_a_payload
 from .tool_calls import CallIds, CallTable, OpenCall
 
 __all__ = ["COHERE_EVENTS", "COHERE_STOP", "CohereNormalizer", "CohereRules", "cohere_citations"]
@@ -94,8 +94,8 @@ _DELTA_RULE = typed.delta_rule(
 
 def _message(obj: dict[str, Any]) -> dict[str, Any]:
     """``obj["delta"]["message"]`` (an empty dict when the payload has none)."""
-    delta = obj.get("delta")
-    message = delta.get("message") if type(delta) is dict else None
+    delta = dict.get(obj, "delta")
+    message = dict.get(delta, "message") if type(delta) is dict else None
     return message if type(message) is dict else {}
 
 
@@ -189,16 +189,18 @@ class CohereNormalizer(Normalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one event."""
-        kind = obj.get("type")
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
+        kind = dict.get(obj, "type")
         if type(kind) is not str:
             kind = event
         if kind == "content-delta":
-            content = _message(obj).get("content")
+            content = dict.get(_message(obj), "content")
             if type(content) is dict:
-                text = content.get("text")
+                text = dict.get(content, "text")
                 if type(text) is str and text:
                     return [new_event("text_delta", obj, text)]
-                thinking = content.get("thinking")
+                thinking = dict.get(content, "thinking")
                 if type(thinking) is str and thinking:
                     return [new_event("reasoning_delta", obj, thinking)]
             return [new_event("raw", obj)]
@@ -207,10 +209,10 @@ class CohereNormalizer(Normalizer):
         if kind == "tool-call-delta":
             return self._call_delta(obj)
         if kind == "tool-call-end":
-            call = self._calls.pop(key_of(obj.get("index")))
+            call = self._calls.pop(key_of(dict.get(obj, "index")))
             return [new_event("raw", obj)] if call is None else [call.close(obj)]
         if kind == "citation-start":
-            cited = _message(obj).get("citations")  # one citation object (a list of them is read too)
+            cited = dict.get(_message(obj), "citations")  # one citation object (a list of them is read too)
             raw_event = new_event("raw", obj)
             found = [
                 c
@@ -222,7 +224,7 @@ class CohereNormalizer(Normalizer):
                 raw_event.citations = found
             return [raw_event]
         if kind == "message-start":
-            self.response_id = str_or(obj.get("id"), self.response_id)
+            self.response_id = str_or(dict.get(obj, "id"), self.response_id)
         elif kind == "message-end":
             return self._message_end(obj)
         elif kind == "error":
@@ -230,28 +232,28 @@ class CohereNormalizer(Normalizer):
         return [new_event("raw", obj)]
 
     def _call_start(self, obj: dict[str, Any]) -> list[Unified]:
-        index = key_of(obj.get("index"))
+        index = key_of(dict.get(obj, "index"))
         out = self._calls.close_at(index, obj)  # a new call at an index whose call is still open
-        call_obj = _message(obj).get("tool_calls")
+        call_obj = dict.get(_message(obj), "tool_calls")
         if type(call_obj) is not dict:
             out.append(new_event("raw", obj))
             return out
-        function = call_obj.get("function")
+        function = dict.get(call_obj, "function")
         function = function if type(function) is dict else {}
-        name = function.get("name")
-        call = OpenCall(self._ids.take(call_obj.get("id")), name if type(name) is str else None)
+        name = dict.get(function, "name")
+        call = OpenCall(self._ids.take(dict.get(call_obj, "id")), name if type(name) is str else None)
         self._client_calls = True
         out.append(self._calls.start(index, call, obj))
-        arguments = function.get("arguments")
+        arguments = dict.get(function, "arguments")
         if type(arguments) is str and arguments:
             out.append(call.delta(arguments, obj))
         return out
 
     def _call_delta(self, obj: dict[str, Any]) -> list[Unified]:
-        call = self._calls.get(key_of(obj.get("index")))
-        call_obj = _message(obj).get("tool_calls")
-        function = call_obj.get("function") if type(call_obj) is dict else None
-        arguments = function.get("arguments") if type(function) is dict else None
+        call = self._calls.get(key_of(dict.get(obj, "index")))
+        call_obj = dict.get(_message(obj), "tool_calls")
+        function = dict.get(call_obj, "function") if type(call_obj) is dict else None
+        arguments = dict.get(function, "arguments") if type(function) is dict else None
         if call is None or type(arguments) is not str or not arguments:
             return [new_event("raw", obj)]
         return [call.delta(arguments, obj)]
@@ -259,14 +261,14 @@ class CohereNormalizer(Normalizer):
     def _message_end(self, obj: dict[str, Any]) -> list[Unified]:
         if self.finished:
             return [new_event("raw", obj)]
-        delta = obj.get("delta")
+        delta = dict.get(obj, "delta")
         delta = delta if type(delta) is dict else {}
         out: list[Unified] = []
-        usage = delta.get("usage")
+        usage = dict.get(delta, "usage")
         if type(usage) is dict:
             self.usage = usage
             out.append(new_usage(usage, obj))
-        reason = delta.get("finish_reason")
+        reason = dict.get(delta, "finish_reason")
         raw_stop = reason if type(reason) is str else None
         return out + self.done_events(obj, self.stop_for(raw_stop, self._client_calls), raw_stop, self._calls)
 

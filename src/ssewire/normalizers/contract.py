@@ -65,10 +65,16 @@ if TYPE_CHECKING:
     from ..result import Accumulator as Sink
     from ._fast.typed import TakeDeltas
 
-__all__ = ["DelegatingNormalizer", "Normalizer", "Recognition"]
+__all__ = ["DelegatingNormalizer", "Normalizer", "Recognition", "not_a_payload"]
 
 _NOT_JSON = object()
 _SELECTED: Any = None  # (the selected module of ssewire._decoding's twins: imported on first use)
+
+
+def not_a_payload(obj: Any) -> TypeError:
+    """The error of a :meth:`Normalizer.payload` given anything but a dict (``raise not_a_payload(obj)``): what a
+    payload is read with, dict's own methods, takes nothing else (compiled, they would fail with a SystemError)."""
+    return TypeError(f"a payload is a dict, not {type(obj).__name__}")
 
 
 def _twin_of(accumulator: Any) -> Any:

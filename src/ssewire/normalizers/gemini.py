@@ -49,7 +49,7 @@ from ..names import UnifiedType
 from ..usage import Usage, count
 from ._fast import typed
 from .common import error_payload, str_or, with_incomplete
-from .contract import DelegatingNormalizer, Recognition
+from .contract import DelegatingNormalizer, Recognition, not_a_payload
 from .gemini_interactions import (
     GeminiInteractionsNormalizer,
     GeminiInteractionsRules,
@@ -493,8 +493,8 @@ class GeminiNormalizer(DelegatingNormalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one generateContent chunk, or hand an Interactions payload to the delegate."""
-        if not isinstance(obj, dict):  # (read by dict's own methods from here on: compiled, they take nothing else)
-            raise TypeError(f"a payload is a dict, not {type(obj).__name__}")
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
         delegate = self._interactions
         if delegate is None and (
             "event_type" in obj

@@ -42,7 +42,7 @@ from ..events import Unified, new_done, new_event, new_tool_event, new_usage
 from ..usage import Usage, count
 from ._fast import typed
 from .common import error_payload, id_and_model, str_or, with_incomplete
-from .contract import Normalizer, Recognition
+from .contract import Normalizer, Recognition, not_a_payload
 from .tool_calls import CallIds, closes_calls, compact_json, done_event, incomplete_entry
 
 __all__ = [
@@ -252,14 +252,16 @@ class GeminiInteractionsNormalizer(Normalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Interactions event payload."""
-        kind = obj.get("event_type")
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
+        kind = dict.get(obj, "event_type")
         if type(kind) is not str:
             kind = event or ""
         kind = _ALIASES.get(kind, kind)
-        value = obj.get("event_id")
+        value = dict.get(obj, "event_id")
         if type(value) is str:
             self.last_event_id = value
-        index = obj.get("index")
+        index = dict.get(obj, "index")
         if type(index) is int:
             self.last_event_index = index
         else:
@@ -277,7 +279,7 @@ class GeminiInteractionsNormalizer(Normalizer):
             return self._completed(obj)
         if kind == "error":
             self.done = True
-            inner = obj.get("error")
+            inner = dict.get(obj, "error")
             usage = None if self.usage is None else dict(self.usage)
             payload = with_incomplete(error_payload(inner if inner is not None else obj), self.incomplete_for_error())
             return [Unified("error", error=payload, usage=usage, raw=obj)]
@@ -310,13 +312,13 @@ class GeminiInteractionsNormalizer(Normalizer):
 
     def _meta(self, obj: dict[str, Any]) -> None:
         """Keep the interaction id, model and status of interaction-level events."""
-        interaction = obj.get("interaction")
+        interaction = dict.get(obj, "interaction")
         if isinstance(interaction, dict):
-            self.response_id = str_or(interaction.get("id"), self.response_id)
-            self.model = str_or(interaction.get("model"), self.model)
-            self.status = str_or(interaction.get("status"), self.status)
-        self.response_id = str_or(obj.get("interaction_id"), self.response_id)
-        self.status = str_or(obj.get("status"), self.status)
+            self.response_id = str_or(dict.get(interaction, "id"), self.response_id)
+            self.model = str_or(dict.get(interaction, "model"), self.model)
+            self.status = str_or(dict.get(interaction, "status"), self.status)
+        self.response_id = str_or(dict.get(obj, "interaction_id"), self.response_id)
+        self.status = str_or(dict.get(obj, "status"), self.status)
 
     def _key(self, index: Optional[int]) -> Optional[StepKey]:
         """The step an event belongs to: its ``index``, else the step started last."""
@@ -324,9 +326,9 @@ class GeminiInteractionsNormalizer(Normalizer):
 
     def _start(self, obj: dict[str, Any], index: Optional[int]) -> list[Unified]:
         """``step.start``: a call step opens a tool call (``server`` for ``*_call`` steps), others are raw."""
-        step = obj.get("step")
+        step = dict.get(obj, "step")
         if not isinstance(step, dict):
-            step = obj.get("content")  # the pre-rename content.start shape
+            step = dict.get(obj, "content")  # the pre-rename content.start shape
         if not isinstance(step, dict):
             return [new_event("raw", obj)]
         key: StepKey
@@ -339,20 +341,28 @@ class GeminiInteractionsNormalizer(Normalizer):
         if key in self._steps:  # a step index reused before its stop: close the old one first
             out += self._close(key, obj)
         self._current = key
-        signature = _text(step.get("signature"))
+        signature = _text(dict.get(step, "signature"))
         if signature is not None:
             self.last_signature = signature
-        stype = step.get("type")
+        stype = dict.get(step, "type")
         if stype == "function_call":
             self._client_calls = True
-            call = _Step(_CLIENT, self._ids.take(step.get("id")), _text(step.get("name")), step.get("arguments"))
+            call = _Step(
+                _CLIENT,
+                self._ids.take(dict.get(step, "id")),
+                _text(dict.get(step, "name")),
+                dict.get(step, "arguments"),
+            )
             self._steps[key] = call
             start = new_tool_event("tool_call_start", call.id, call.name, obj)
             start.signature = signature
             out.append(start)
         elif type(stype) is str and stype.endswith("_call"):
             call = _Step(
-                _SERVER, self._ids.take(step.get("id")), _text(step.get("name")) or stype, step.get("arguments")
+                _SERVER,
+                self._ids.take(dict.get(step, "id")),
+                _text(dict.get(step, "name")) or stype,
+                dict.get(step, "arguments"),
             )
             self._steps[key] = call
             start = new_tool_event("tool_call_start", call.id, call.name, obj, "", None, True)
@@ -378,33 +388,33 @@ class GeminiInteractionsNormalizer(Normalizer):
 
     def _delta(self, obj: dict[str, Any], index: Optional[int]) -> list[Unified]:
         """``step.delta``: text, reasoning, signature or argument fragment; anything else raw."""
-        delta = obj.get("delta")
+        delta = dict.get(obj, "delta")
         if not isinstance(delta, dict):
             return [new_event("raw", obj)]
-        dtype = delta.get("type")
+        dtype = dict.get(delta, "type")
         if dtype == "text":
-            text = _text(delta.get("text"))
+            text = _text(dict.get(delta, "text"))
             return [new_event("text_delta", obj, text) if text else new_event("raw", obj)]
         if dtype == "thought_summary" or dtype == "thought":
-            content = delta.get("content")
-            text = _text(content.get("text") if isinstance(content, dict) else delta.get("text"))
-            signature = _text(delta.get("signature"))
+            content = dict.get(delta, "content")
+            text = _text(dict.get(content, "text") if isinstance(content, dict) else dict.get(delta, "text"))
+            signature = _text(dict.get(delta, "signature"))
             if signature is not None:
                 self.last_signature = signature
             if text:
                 return [new_event("reasoning_delta", obj, text, None, signature)]
             return [new_event("raw", obj, "", None, signature)]
         if dtype == "thought_signature":
-            signature = _text(delta.get("signature"))
+            signature = _text(dict.get(delta, "signature"))
             if signature is not None:
                 self.last_signature = signature
             return [new_event("raw", obj, "", None, signature)]
         if dtype == "text_annotation_delta":
-            return [self._cited_raw(obj, delta.get("annotations") or [])]
+            return [self._cited_raw(obj, dict.get(delta, "annotations") or [])]
         key = self._key(index)
         step = self._steps.get(key) if key is not None else None
         if dtype == "arguments_delta":
-            fragment = delta.get("arguments")
+            fragment = dict.get(delta, "arguments")
             if step is None or step.kind == _OTHER or type(fragment) is not str:
                 return [new_event("raw", obj)]
             step.fragments.append(fragment)
@@ -414,13 +424,13 @@ class GeminiInteractionsNormalizer(Normalizer):
         if (
             type(dtype) is str
             and dtype.endswith("_call")
-            and _text(delta.get("id")) is not None
+            and _text(dict.get(delta, "id")) is not None
             and (step is None or step.kind != _SERVER)
         ):  # the pre-rename shape of a server call (search, code execution ...): whole, with its id
             return self._legacy_call(obj, delta, key, step, _SERVER)
-        if step is not None and step.kind == _SERVER and isinstance(delta.get("arguments"), dict):
+        if step is not None and step.kind == _SERVER and isinstance(dict.get(delta, "arguments"), dict):
             step.arguments = delta["arguments"]
-        signature = _text(delta.get("signature"))  # (a server call's delta may carry one)
+        signature = _text(dict.get(delta, "signature"))  # (a server call's delta may carry one)
         if signature is not None:
             self.last_signature = signature
         return [new_event("raw", obj, "", None, signature)]
@@ -438,10 +448,10 @@ class GeminiInteractionsNormalizer(Normalizer):
                 key = self._current = f"_{self._anonymous}"
             if not server:
                 self._client_calls = True
-            name = _text(delta.get("name")) or (delta.get("type") if server else None)
-            step = self._steps[key] = _Step(kind, self._ids.take(delta.get("id")), name)
+            name = _text(dict.get(delta, "name")) or (dict.get(delta, "type") if server else None)
+            step = self._steps[key] = _Step(kind, self._ids.take(dict.get(delta, "id")), name)
             out.append(new_tool_event("tool_call_start", step.id, step.name, obj, "", None, server))
-        arguments = delta.get("arguments")
+        arguments = dict.get(delta, "arguments")
         if type(arguments) is str:
             step.fragments.append(arguments)
             text = arguments
@@ -458,7 +468,7 @@ class GeminiInteractionsNormalizer(Normalizer):
         key = self._key(index)
         if key is None or key not in self._steps:
             return [new_event("raw", obj)]
-        final = obj.get("step")
+        final = dict.get(obj, "step")
         step = self._steps[key]
         if isinstance(final, dict) and step.kind != _OTHER and "arguments" in final:
             step.arguments = final["arguments"]

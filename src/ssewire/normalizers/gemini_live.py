@@ -26,7 +26,7 @@ from typing import Any, Optional
 from ..events import SSEEvent, Unified, new_done, new_event, new_tool_event, new_usage
 from ..names import UnifiedType
 from ._fast import typed
-from .contract import Normalizer
+from .contract import Normalizer, not_a_payload
 from .tool_calls import compact_json, done_event
 
 __all__ = ["GeminiLiveNormalizer"]
@@ -95,6 +95,8 @@ class GeminiLiveNormalizer(Normalizer):
         self._calls = 0
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
         out: list[Unified] = []
         content = obj.get("serverContent")
         if isinstance(content, dict):

@@ -25,7 +25,7 @@ from ..events import Unified, new_done, new_event, new_tool_event, new_usage
 from ..usage import Usage
 from ._fast import typed
 from .common import error_payload, str_or
-from .contract import Normalizer, Recognition
+from .contract import Normalizer, Recognition, not_a_payload
 from .tool_calls import CallIds, compact_json, done_event
 
 __all__ = ["OLLAMA_STOP", "USAGE_FIELDS", "OllamaNormalizer", "OllamaRules"]
@@ -133,26 +133,28 @@ class OllamaNormalizer(Normalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one line."""
-        error = obj.get("error")
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
+        error = dict.get(obj, "error")
         if error is not None:
             return self._error(obj, error)
-        self.model = str_or(obj.get("model"), self.model)
-        message = obj.get("message")
+        self.model = str_or(dict.get(obj, "model"), self.model)
+        message = dict.get(obj, "message")
         if self._delta_rule is None:  # the endpoint's rule, once a line showed it (this stream's own)
             self._delta_rule = typed.own_rule(_CHAT_RULE if type(message) is dict else _GENERATE_RULE)
         holder = message if type(message) is dict else obj
         out: list[Unified] = []
-        thinking = holder.get("thinking")
+        thinking = dict.get(holder, "thinking")
         if type(thinking) is str and thinking:
             out.append(new_event("reasoning_delta", obj, thinking))
-        text = holder.get("content") if holder is message else obj.get("response")
+        text = dict.get(holder, "content") if holder is message else dict.get(obj, "response")
         if type(text) is str and text:
             out.append(new_event("text_delta", obj, text))
-        calls = holder.get("tool_calls")
+        calls = dict.get(holder, "tool_calls")
         if type(calls) is list:
             for call in calls:
                 self._whole_call(call, obj, out)
-        if obj.get("done") is True:
+        if dict.get(obj, "done") is True:
             self._done_line(obj, out)
         if not out:
             out.append(new_event("raw", obj))
@@ -160,14 +162,14 @@ class OllamaNormalizer(Normalizer):
 
     def _whole_call(self, call: Any, obj: dict[str, Any], out: list[Unified]) -> None:
         """A call Ollama sent whole: start, one delta with its arguments' compact JSON, done."""
-        function = call.get("function") if type(call) is dict else None
+        function = dict.get(call, "function") if type(call) is dict else None
         if type(function) is not dict:
             out.append(new_event("raw", obj))
             return
-        name = function.get("name")
+        name = dict.get(function, "name")
         name = name if type(name) is str else None
-        call_id = self._ids.take(call.get("id"))
-        arguments = function.get("arguments")
+        call_id = self._ids.take(dict.get(call, "id"))
+        arguments = dict.get(function, "arguments")
         self._client_calls = True
         out.append(new_tool_event("tool_call_start", call_id, name, obj))
         if type(arguments) is str:  # a client that forwards the arguments as a JSON string
@@ -186,7 +188,7 @@ class OllamaNormalizer(Normalizer):
         if usage:
             self.usage = usage
             out.append(new_usage(dict(usage), obj))
-        reason = obj.get("done_reason")
+        reason = dict.get(obj, "done_reason")
         raw_stop = reason if type(reason) is str else None
         stop = self.stop_for(raw_stop, self._client_calls)
         self.finished = self.done = True

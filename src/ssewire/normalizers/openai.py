@@ -76,7 +76,7 @@ from ._fast import typed
 from ._fast.utf8 import LARGE, decodable, held
 from .chat import ChatCompletionsNormalizer, ChatRules
 from .common import error_object, error_payload, id_and_model, key_of, str_or, with_incomplete
-from .contract import DelegatingNormalizer, Recognition
+from .contract import DelegatingNormalizer, Recognition, not_a_payload
 from .tool_calls import CallTable, OpenCall, closes_calls, decode_arguments
 
 __all__ = [
@@ -194,10 +194,10 @@ Handler = Callable[["OpenAINormalizer", dict[str, Any], Optional[int]], list[Uni
 
 def _item_arguments(item: dict[str, Any]) -> Optional[dict[str, Any]]:
     """Arguments an item carries as an object (computer/shell ``action``, code interpreter ``code`` ...)."""
-    action = item.get("action")
+    action = dict.get(item, "action")
     if type(action) is dict:
         return action
-    out = {key: item[key] for key in ("code", "queries", "operation") if item.get(key) is not None}
+    out = {key: item[key] for key in ("code", "queries", "operation") if dict.get(item, key) is not None}
     return out or None
 
 
@@ -211,12 +211,12 @@ def citation_of(annotation: Any) -> Optional[Citation]:
     ``filename`` as the title); ``None`` for any other annotation. The provider gives no cited text."""
     if type(annotation) is not dict:
         return None
-    kind = annotation.get("type")
+    kind = dict.get(annotation, "type")
     if type(kind) is not str or kind not in _CITATION_KINDS:
         return None
-    title = str_or(annotation.get("title"), None) or str_or(annotation.get("filename"), None)
-    start, end = _index(annotation.get("start_index")), _index(annotation.get("end_index"))
-    return Citation(kind, str_or(annotation.get("url"), None), title, None, start, end, annotation)
+    title = str_or(dict.get(annotation, "title"), None) or str_or(dict.get(annotation, "filename"), None)
+    start, end = _index(dict.get(annotation, "start_index")), _index(dict.get(annotation, "end_index"))
+    return Citation(kind, str_or(dict.get(annotation, "url"), None), title, None, start, end, annotation)
 
 
 #: What a closed client call keeps for re-marking (see ``OpenAINormalizer._client_done``): its name, argument text,
@@ -379,12 +379,14 @@ class OpenAINormalizer(DelegatingNormalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one Responses event (or, via the delegate, one chat chunk)."""
-        kind = obj.get("type")
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
+        kind = dict.get(obj, "type")
         if type(kind) is not str:
             if ChatRules.claims(obj) or "error" in obj:
                 return self._to_chat(obj, event)
             kind = self._event_kind = event  # data without "type": the SSE event name decides
-        seq = obj.get("sequence_number")
+        seq = dict.get(obj, "sequence_number")
         if type(seq) is int:
             self._last_sequence = seq
         else:
@@ -394,14 +396,14 @@ class OpenAINormalizer(DelegatingNormalizer):
         if kind is None:
             handler = None
         elif kind in _DELTAS:  # the bulk of a stream: text and reasoning deltas, without a handler call
-            delta = obj.get("delta")
+            delta = dict.get(obj, "delta")
             if type(delta) is str and delta:
                 return [new_event(_DELTAS[kind], obj, delta, seq)]
             return [new_event("raw", obj, "", seq)]
         else:
             handler = _HANDLERS.get(kind)
         if handler is None:
-            if obj.get("object") == "chat.completion.chunk":
+            if dict.get(obj, "object") == "chat.completion.chunk":
                 return self._to_chat(obj, event)
             return [new_event("raw", obj, "", seq)]
         return handler(self, obj, seq)
@@ -438,27 +440,27 @@ class OpenAINormalizer(DelegatingNormalizer):
         """Whether the provider runs the call ``item`` (of type ``kind``): what the item says (a ``shell_call``'s
         ``environment`` of a ``container*`` type, a ``tool_search_call``'s ``execution``), else its type."""
         if kind == "shell_call":
-            environment = item.get("environment")
-            where = environment.get("type") if type(environment) is dict else None
+            environment = dict.get(item, "environment")
+            where = dict.get(environment, "type") if type(environment) is dict else None
             return type(where) is str and where.startswith("container")
         if kind == "tool_search_call":
-            return item.get("execution") != "client"
+            return dict.get(item, "execution") != "client"
         if kind == "custom_tool_call" and self._declared is not None:
-            name = item.get("name")
+            name = dict.get(item, "name")
             return type(name) is not str or name not in self._declared  # not the request's: a provider's own tool
         return kind not in self.client_items
 
     def _open(self, key: str, kind: str, item: dict[str, Any], output_index: Any = None) -> OpenCall:
         server = self._runs_on_server(kind, item)
-        item_id = item.get("id")
-        call_id = item.get("call_id")
+        item_id = dict.get(item, "id")
+        call_id = dict.get(item, "call_id")
         if server:
             given = item_id if type(item_id) is str and item_id else call_id
         else:
             given = call_id if type(call_id) is str and call_id else item_id
         provided = type(given) is str and bool(given)
         ident = str(given) if provided else f"{self.response_id or 'resp'}-{key}"
-        name = item.get("name")
+        name = dict.get(item, "name")
         if type(name) is not str or not name:
             # "web_search_call" -> "web_search"; "mcp_list_tools" keeps its type
             name = None if kind in _NAMED_ITEMS else kind[:-5] if kind.endswith("_call") else kind
@@ -479,13 +481,13 @@ class OpenAINormalizer(DelegatingNormalizer):
 
     def _call_item(self, obj: dict[str, Any]) -> Optional[tuple[dict[str, Any], str, str]]:
         """``(item, item type, call key)`` when an ``output_item.*`` event carries a call item, else None."""
-        item = obj.get("item")
+        item = dict.get(obj, "item")
         if type(item) is not dict:
             return None
-        kind = item.get("type")
+        kind = dict.get(item, "type")
         if type(kind) is not str or not (kind.endswith("_call") or kind in _OTHER_CALL_ITEMS):
             return None
-        return item, kind, self._item_key(item.get("id"), obj.get("output_index"))
+        return item, kind, self._item_key(dict.get(item, "id"), dict.get(obj, "output_index"))
 
     def _other_item(self, obj: dict[str, Any], seq: Optional[int], done: bool) -> list[Unified]:
         """An output item that is no call: a provider-made ``*_output`` of a call reported as a client call
@@ -493,21 +495,21 @@ class OpenAINormalizer(DelegatingNormalizer):
         citations of its parts not taken yet (and makes the response's stop a refusal when a part is one), a
         finished ``reasoning`` item its ``encrypted_content`` (as ``encrypted_reasoning``); anything else is
         ``raw``."""
-        item = obj.get("item")
-        kind = item.get("type") if type(item) is dict else None
+        item = dict.get(obj, "item")
+        kind = dict.get(item, "type") if type(item) is dict else None
         if type(item) is dict and type(kind) is str:
             if kind.endswith("_output"):
                 remarked = self._provider_output(item, obj, seq)
                 if remarked is not None:
                     return [remarked]
             elif done and kind == "message":
-                content = item.get("content")
-                if type(content) is list and any(type(p) is dict and p.get("type") == "refusal" for p in content):
+                content = dict.get(item, "content")
+                if type(content) is list and any(type(p) is dict and dict.get(p, "type") == "refusal" for p in content):
                     self._refused = True
                 event = new_event("raw", obj, "", seq)
                 event.citations = self._message_citations(item)
                 return [event]
-            elif done and kind == "reasoning" and type(item.get("encrypted_content")) is str:
+            elif done and kind == "reasoning" and type(dict.get(item, "encrypted_content")) is str:
                 event = new_event("raw", obj, "", seq)
                 event.encrypted_reasoning = item["encrypted_content"]
                 return [event]
@@ -517,7 +519,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         """The provider streamed the result of call ``item["call_id"]`` itself, so it ran that call: an open call
         becomes a server call (its ``tool_call_done`` will say so); a closed one gets a second ``tool_call_done``
         with ``server`` set (``collect()`` ORs it in). Either way it no longer makes the stop ``tool_use``."""
-        call_id = item.get("call_id")
+        call_id = dict.get(item, "call_id")
         if type(call_id) is not str:
             return None
         call = self._client_open.pop(call_id, None)
@@ -534,35 +536,35 @@ class OpenAINormalizer(DelegatingNormalizer):
         item, kind, key = found
         if key in self._calls.open or key in self._closed:
             return [new_event("raw", obj, "", seq)]  # a repeated announcement
-        return [self._open(key, kind, item, obj.get("output_index")).start(obj, seq)]
+        return [self._open(key, kind, item, dict.get(obj, "output_index")).start(obj, seq)]
 
     def _implicit(self, key: str, obj: dict[str, Any], seq: Optional[int], out: list[Unified]) -> OpenCall:
         """A call whose ``output_item.added`` never came (e.g. a resumed stream): open it now."""
-        kind = obj.get("type")
+        kind = dict.get(obj, "type")
         item_kind = "mcp_call" if type(kind) is str and kind.startswith("response.mcp_call") else "function_call"
         if type(kind) is str and kind.startswith("response.custom_tool_call"):
             item_kind = "custom_tool_call"
-        item_id = obj.get("item_id")
-        item = {"id": item_id, "name": obj.get("name")}
-        call = self._open(key, item_kind, item, obj.get("output_index"))
+        item_id = dict.get(obj, "item_id")
+        item = {"id": item_id, "name": dict.get(obj, "name")}
+        call = self._open(key, item_kind, item, dict.get(obj, "output_index"))
         out.append(call.start(obj, seq))
         return call
 
     def _args_delta(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
-        key = self._item_key(obj.get("item_id"), obj.get("output_index"))
+        key = self._item_key(dict.get(obj, "item_id"), dict.get(obj, "output_index"))
         out: list[Unified] = []
         call = self._calls.get(key)
         if call is None:
             if key in self._closed:
                 return [new_event("raw", obj, "", seq)]
             call = self._implicit(key, obj, seq, out)
-        delta = obj.get("delta")
+        delta = dict.get(obj, "delta")
         if type(delta) is str and delta:
             out.append(call.delta(delta, obj, seq))
         return out or [new_event("raw", obj, "", seq)]
 
     def _args_done(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
-        key = self._item_key(obj.get("item_id"), obj.get("output_index"))
+        key = self._item_key(dict.get(obj, "item_id"), dict.get(obj, "output_index"))
         out: list[Unified] = []
         call = self._calls.pop(key)
         if call is None:
@@ -571,25 +573,25 @@ class OpenAINormalizer(DelegatingNormalizer):
             call = self._implicit(key, obj, seq, out)
             self._calls.pop(key)
         if call.name is None:
-            name = obj.get("name")
+            name = dict.get(obj, "name")
             if type(name) is str and name:
                 call.name = name
-        final = obj.get("arguments")
+        final = dict.get(obj, "arguments")
         if type(final) is not str:
-            final = obj.get("input")
+            final = dict.get(obj, "input")
         out.append(self._close(key, call, call.done(obj, final if type(final) is str else None, seq)))
         return out
 
     def _finish_item(self, call: OpenCall, item: dict[str, Any], raw: Any, seq: Optional[int]) -> Unified:
         """``call``'s ``tool_call_done`` from its finished ``item``: its ``arguments`` / ``input`` text, else its
         ``arguments`` object (``tool_search_call``), else the fragments, else its ``action`` / ``code`` ... object."""
-        final = item.get("arguments")
+        final = dict.get(item, "arguments")
         if type(final) is not str:
-            final = item.get("input")
+            final = dict.get(item, "input")
         if type(final) is str:
             return call.done(raw, final, seq)
         if not call.parts:
-            whole = item.get("arguments")
+            whole = dict.get(item, "arguments")
             if type(whole) is not dict:
                 whole = _item_arguments(item)
             if whole is not None:
@@ -606,7 +608,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         if call is None:
             if key in self._closed:
                 return [new_event("raw", obj, "", seq)]  # already closed by the *.done event
-            call = self._open(key, kind, item, obj.get("output_index"))
+            call = self._open(key, kind, item, dict.get(obj, "output_index"))
             self._calls.pop(key)
             out.append(call.start(obj, seq))
         elif not call.server and self._runs_on_server(kind, item):
@@ -619,7 +621,7 @@ class OpenAINormalizer(DelegatingNormalizer):
         items: dict[str, dict[str, Any]] = {}
         if type(output) is list:
             for item in output:
-                if type(item) is dict and type(item.get("id")) is str:
+                if type(item) is dict and type(dict.get(item, "id")) is str:
                     items[item["id"]] = item
         out = []
         for key, call in self._calls.open.items():
@@ -635,17 +637,19 @@ class OpenAINormalizer(DelegatingNormalizer):
         """``response.output_text.annotation.added``: ``raw``, with the annotation's citation (remembered by its
         ``annotation_index``, so the finished part and item do not bring it again)."""
         event = new_event("raw", obj, "", seq)
-        taken = self._cited.setdefault((key_of(obj.get("item_id")), key_of(obj.get("content_index"))), set())
-        index = obj.get("annotation_index")
+        taken = self._cited.setdefault(
+            (key_of(dict.get(obj, "item_id")), key_of(dict.get(obj, "content_index"))), set()
+        )
+        index = dict.get(obj, "annotation_index")
         taken.add(index if type(index) is int else len(taken))
-        citation = citation_of(obj.get("annotation"))
+        citation = citation_of(dict.get(obj, "annotation"))
         if citation is not None:
             event.citations = [citation]
         return [event]
 
     def _part_citations(self, item_id: Any, content_index: Any, part: Any) -> Optional[list[Citation]]:
         """The citations of a finished content part's ``annotations`` not taken yet (by their index)."""
-        annotations = part.get("annotations") if type(part) is dict else None
+        annotations = dict.get(part, "annotations") if type(part) is dict else None
         if type(annotations) is not list or not annotations:
             return None
         taken = self._cited.setdefault((key_of(item_id), key_of(content_index)), set())
@@ -661,31 +665,33 @@ class OpenAINormalizer(DelegatingNormalizer):
     def _part_done(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         """``response.content_part.done``: ``raw``, with the citations of its part not taken yet (a ``refusal`` part
         makes the response's stop a refusal)."""
-        part = obj.get("part")
-        if type(part) is dict and part.get("type") == "refusal":
+        part = dict.get(obj, "part")
+        if type(part) is dict and dict.get(part, "type") == "refusal":
             self._refused = True
         event = new_event("raw", obj, "", seq)
-        event.citations = self._part_citations(obj.get("item_id"), obj.get("content_index"), obj.get("part"))
+        event.citations = self._part_citations(
+            dict.get(obj, "item_id"), dict.get(obj, "content_index"), dict.get(obj, "part")
+        )
         return [event]
 
     def _message_citations(self, item: dict[str, Any]) -> Optional[list[Citation]]:
         """The citations of a finished ``message`` item's parts not taken yet."""
-        content = item.get("content")
+        content = dict.get(item, "content")
         if type(content) is not list:
             return None
         out: list[Citation] = []
         for index, part in enumerate(content):
-            out += self._part_citations(item.get("id"), index, part) or ()
+            out += self._part_citations(dict.get(item, "id"), index, part) or ()
         return out or None
 
     # -- lifecycle --------------------------------------------------------------------------------------------
 
     def _meta(self, obj: dict[str, Any]) -> dict[str, Any]:
         """``obj["response"]`` (or an empty dict), keeping its id and model."""
-        response = obj.get("response")
+        response = dict.get(obj, "response")
         if type(response) is not dict:
             return _EMPTY
-        self._keep_meta(response.get("id"), response.get("model"))
+        self._keep_meta(dict.get(response, "id"), dict.get(response, "model"))
         return response
 
     def _keep_meta(self, response_id: Any, model: Any) -> None:
@@ -700,7 +706,7 @@ class OpenAINormalizer(DelegatingNormalizer):
             self._declared = frozenset(
                 tool["name"]
                 for tool in tools
-                if type(tool) is dict and tool.get("type") == "custom" and type(tool.get("name")) is str
+                if type(tool) is dict and dict.get(tool, "type") == "custom" and type(dict.get(tool, "name")) is str
             )
         return [new_event("raw", obj, "", seq)]
 
@@ -710,7 +716,7 @@ class OpenAINormalizer(DelegatingNormalizer):
     def _terminal(self, obj: dict[str, Any], seq: Optional[int]) -> list[Unified]:
         if self._finished:
             return [new_event("raw", obj, "", seq)]  # a repeated terminal event
-        return self._ending(obj, self._meta(obj), obj.get("type"), seq)
+        return self._ending(obj, self._meta(obj), dict.get(obj, "type"), seq)
 
     def reads_deltas(self) -> bool:
         """Until the terminal event (a chat delegate's: while it reads them)."""
@@ -764,16 +770,16 @@ class OpenAINormalizer(DelegatingNormalizer):
         read as its ``output_item.done`` would be."""
         out: list[Unified] = []
         for index, item in enumerate(output):
-            if type(item) is dict and self._unseen_call(item.get("type"), item.get("id")):
+            if type(item) is dict and self._unseen_call(dict.get(item, "type"), dict.get(item, "id")):
                 out += self._item_done({"type": "response.output_item.done", "output_index": index, "item": item}, seq)
         return out
 
     def _ending(self, obj: Any, response: dict[str, Any], kind: Any, seq: Optional[int]) -> list[Unified]:
         """A terminal event's [the calls only its ``output`` has] [``error``] [``usage``] ``done`` (``obj`` their
         ``raw``; ``kind`` its ``type``)."""
-        output = response.get("output")
+        output = dict.get(response, "output")
         unannounced = self._unannounced(output, obj, seq) if type(output) is list and output else []
-        status = response.get("status")
+        status = dict.get(response, "status")
         if type(status) is not str:
             if type(kind) is not str:
                 kind = self._event_kind or "response.completed"
@@ -782,20 +788,20 @@ class OpenAINormalizer(DelegatingNormalizer):
         if stop == "end" and self._refused:  # (its text is the refusal: not an answer)
             stop = "refusal"
         if stop == "incomplete":
-            details = response.get("incomplete_details")
-            reason = details.get("reason") if type(details) is dict else None
+            details = dict.get(response, "incomplete_details")
+            reason = dict.get(details, "reason") if type(details) is dict else None
             if type(reason) is str:
                 stop = INCOMPLETE_STOP.get(reason, "incomplete")
         out = self._close_open(obj, seq, output) if self._calls and closes_calls(stop) else []
         if unannounced:
             out = unannounced + out
         if status == "failed" and not self._error_sent:
-            error = response.get("error")
+            error = dict.get(response, "error")
             if error is not None:
                 self._error_sent = True
                 payload = with_incomplete(error_payload(error), self.incomplete_for_error())
                 out.append(Unified("error", error=payload, sequence=seq, raw=obj))
-        usage = response.get("usage")
+        usage = dict.get(response, "usage")
         if type(usage) is dict:
             self._usage = usage
             out.append(new_usage(usage, obj, seq))

@@ -36,7 +36,7 @@ from typing import Any, Callable, Optional
 from ..events import SSEEvent, Unified, new_done, new_event, new_usage
 from ._fast import typed
 from .common import error_object, error_payload, str_or
-from .contract import Normalizer, Recognition
+from .contract import Normalizer, Recognition, not_a_payload
 from .tool_calls import CallTable, OpenCall, closes_calls
 
 __all__ = ["REALTIME_STOP", "OpenAIRealtimeNormalizer", "RealtimeRules"]
@@ -152,6 +152,8 @@ class OpenAIRealtimeNormalizer(Normalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one server event."""
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
         kind = obj.get("type")
         if kind in _TEXT or (self.transcripts_as_text and kind in _TRANSCRIPT):
             delta = obj.get("delta")

@@ -35,7 +35,7 @@ from ..events import Unified, new_event, new_usage
 from ..usage import Usage, count, detail
 from ._fast import typed
 from .common import str_or
-from .contract import Normalizer, Recognition
+from .contract import Normalizer, Recognition, not_a_payload
 from .tool_calls import CallTable, OpenCall, done_event
 
 __all__ = ["VERCEL_STOP", "VercelUINormalizer", "VercelUIRules"]
@@ -182,10 +182,12 @@ class VercelUINormalizer(Normalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one chunk."""
-        kind = obj.get("type")
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
+        kind = dict.get(obj, "type")
         out: list[Unified]
         if kind == "text-delta" or kind == "reasoning-delta":
-            delta = obj.get("delta")
+            delta = dict.get(obj, "delta")
             if type(delta) is str and delta:
                 out = [new_event("text_delta" if kind == "text-delta" else "reasoning_delta", obj, delta)]
             else:
@@ -208,12 +210,12 @@ class VercelUINormalizer(Normalizer):
             out = self._usage(obj) or [new_event("raw", obj)]
         elif kind == "source-url":
             event_ = new_event("raw", obj)
-            url, title = obj.get("url"), obj.get("title")
+            url, title = dict.get(obj, "url"), dict.get(obj, "title")
             event_.citations = [Citation("source-url", str_or(url, None), str_or(title, None), raw=obj)]
             out = [event_]
         else:
             if kind == "start":
-                self.response_id = str_or(obj.get("messageId"), self.response_id)
+                self.response_id = str_or(dict.get(obj, "messageId"), self.response_id)
             out = [new_event("raw", obj)]
         if kind != "tool-input-start":
             signature = _signature(obj)
@@ -227,19 +229,19 @@ class VercelUINormalizer(Normalizer):
         return out
 
     def _call_start(self, obj: dict[str, Any]) -> list[Unified]:
-        call_id, name = obj.get("toolCallId"), obj.get("toolName")
+        call_id, name = dict.get(obj, "toolCallId"), dict.get(obj, "toolName")
         if type(call_id) is not str:
             return [new_event("raw", obj)]
-        server = obj.get("providerExecuted") is True
+        server = dict.get(obj, "providerExecuted") is True
         out = self._calls.close_at(call_id, obj)
         out.append(self._calls.start(call_id, OpenCall(call_id, str_or(name, None), server), obj))
         out[-1].signature = _signature(obj)
         return out
 
     def _call_delta(self, obj: dict[str, Any]) -> list[Unified]:
-        call_id = obj.get("toolCallId")
+        call_id = dict.get(obj, "toolCallId")
         call = self._calls.get(call_id) if type(call_id) is str else None
-        text = obj.get("inputTextDelta")
+        text = dict.get(obj, "inputTextDelta")
         if call is None or type(text) is not str or not text:
             return [new_event("raw", obj)]
         return [call.delta(text, obj)]
@@ -249,18 +251,18 @@ class VercelUINormalizer(Normalizer):
         where there is one, else the argument text that arrived) or ``tool-input-error`` (a call the model made
         wrong: an unknown tool, an input its schema refused; the server answers it itself, with the error as the
         tool's result: never a client's to run)."""
-        call_id = obj.get("toolCallId")
+        call_id = dict.get(obj, "toolCallId")
         if type(call_id) is not str:
             return [new_event("raw", obj)]
         out: list[Unified] = []
         call = self._calls.pop(call_id)
         if call is None:  # a call sent whole, without its start
-            call = OpenCall(call_id, str_or(obj.get("toolName"), None), obj.get("providerExecuted") is True)
+            call = OpenCall(call_id, str_or(dict.get(obj, "toolName"), None), dict.get(obj, "providerExecuted") is True)
             out.append(call.start(obj))
-        value = obj.get("input", _ABSENT)
+        value = dict.get(obj, "input", _ABSENT)
         if invalid:
             call.server = True
-            text = obj.get("errorText")
+            text = dict.get(obj, "errorText")
             done = call.done(obj) if call.parts else done_event(call.id, call.name, obj, server=True)
             done.arguments_error = text if type(text) is str and text else "the tool call was invalid"
             done.arguments = None
@@ -290,7 +292,7 @@ class VercelUINormalizer(Normalizer):
     def _ran(self, obj: dict[str, Any]) -> list[Unified]:
         """``tool-output-available`` / ``tool-output-error``: the server ran the call (or failed to): its done, as
         a call the provider ran, never a client's."""
-        call_id = obj.get("toolCallId")
+        call_id = dict.get(obj, "toolCallId")
         held = self._waiting.pop(call_id, None) if type(call_id) is str else None
         if held is None:
             return [new_event("raw", obj)]
@@ -308,8 +310,8 @@ class VercelUINormalizer(Normalizer):
         return out
 
     def _usage(self, obj: dict[str, Any]) -> list[Unified]:
-        metadata = obj.get("messageMetadata")
-        usage = metadata.get("usage") if type(metadata) is dict else None
+        metadata = dict.get(obj, "messageMetadata")
+        usage = dict.get(metadata, "usage") if type(metadata) is dict else None
         if type(usage) is not dict or VercelUIRules.usage_from(usage) is None:
             return []
         self.usage = usage
@@ -319,17 +321,17 @@ class VercelUINormalizer(Normalizer):
         if self.finished:
             return [new_event("raw", obj)]
         out = self._usage(obj)
-        reason = obj.get("finishReason")
+        reason = dict.get(obj, "finishReason")
         raw_stop = reason if type(reason) is str else None
         return out + self.done_events(obj, self.stop_for(raw_stop, self._client_calls), raw_stop)
 
     def _error(self, obj: dict[str, Any], kind: str) -> list[Unified]:
         self.done = True
         if kind == "abort":
-            reason = obj.get("reason")
+            reason = dict.get(obj, "reason")
             error: dict[str, Any] = {"type": "aborted", "message": reason if type(reason) is str else ""}
         else:
-            text, given = obj.get("errorText"), obj.get("errorType")
+            text, given = dict.get(obj, "errorText"), dict.get(obj, "errorType")
             error = {"type": given if type(given) is str else "error", "message": text if type(text) is str else ""}
         incomplete = self.incomplete_for_error()
         if incomplete:

@@ -24,7 +24,7 @@ from typing import Any, Optional
 from ..events import SSEEvent, Unified
 from .anthropic import AnthropicNormalizer, AnthropicRules
 from .chat import ChatCompletionsNormalizer, ChatRules
-from .contract import DelegatingNormalizer, Normalizer
+from .contract import DelegatingNormalizer, Normalizer, not_a_payload
 from .openai import OpenAINormalizer, ResponsesRules
 
 __all__ = ["XAINormalizer", "XAIResponsesNormalizer"]
@@ -74,6 +74,8 @@ class XAINormalizer(DelegatingNormalizer):
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Route one payload to the delegate whose provider claims it (see the module docstring)."""
+        if not isinstance(obj, dict):
+            raise not_a_payload(obj)
         delegate: Optional[Normalizer]
         if ChatRules.claims(obj):
             delegate = self.chat or self._chat()  # the bulk of a chat stream: no call once it exists
