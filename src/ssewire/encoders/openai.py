@@ -29,6 +29,7 @@ Contract (see :mod:`.base` for what every encoder does):
 
 from __future__ import annotations
 
+import struct
 import zlib
 from typing import Any, ClassVar, Mapping, Optional, Union
 
@@ -266,8 +267,8 @@ class ResponsesEncoder(Encoder):
         """The item ids' stem, made from the response id (the same ids each time a response is written): two
         checksums of it, 16 hex digits (an id is unique in its response by its index; the stem tells responses
         apart)."""
-        data = utf8(self.response_id or "")
-        self._stem = f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+        data = (self.response_id or "").encode("utf-8", "backslashreplace")  # (as utf8() writes it)
+        self._stem = _two_words(zlib.crc32(data), zlib.adler32(data)).hex()
 
     def _new_item(self, prefix: str, kind: str) -> _Item:
         item = _Item(f"{prefix}_{self._stem}{self._items}", kind, self._items)
@@ -571,6 +572,10 @@ class ResponsesEncoder(Encoder):
     def on_close(self) -> str:
         """After an error without a stop: ``response.failed`` carrying that error."""
         return self._final("response.failed", "failed", self._error)
+
+
+#: Two unsigned 32-bit words as 8 bytes (the stem's checksums; see ``ResponsesEncoder._set_stem``).
+_two_words = struct.Struct(">II").pack
 
 
 def _call_item_ends(item_id: str, call: Call, status: str) -> tuple[str, str]:
