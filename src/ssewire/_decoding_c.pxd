@@ -92,7 +92,7 @@ cdef class StreamTap:
     cdef Accumulator _accumulator
     cdef StreamDecoder _decoder
     cdef TapMetrics _metrics
-    cdef object _clock, _failure, _started
+    cdef object _clock, _failure, _started, _final
     cdef readonly list _noted
     cdef Py_ssize_t _noted_bytes
     cdef public bint closed

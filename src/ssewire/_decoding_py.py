@@ -1310,6 +1310,7 @@ class StreamTap:
         "_clock",
         "_decoder",
         "_failure",
+        "_final",
         "_metrics",
         "_noted",
         "_noted_bytes",
@@ -1333,6 +1334,7 @@ class StreamTap:
         self._started = clock() if started is None else started
         self._metrics = TapMetrics()
         self._failure: Optional[Exception] = None  # why parsing stopped (the bytes kept flowing)
+        self._final: Optional[StreamResult] = None  # the result, once closed (nothing changes it after close)
         self._noted: list[tuple[float, Chunk]] = []  # chunks not parsed yet, with the time each came
         self._noted_bytes = 0
         self.closed = False
@@ -1469,11 +1471,16 @@ class StreamTap:
             metrics = self._metrics
             if metrics.ended_at is None:
                 metrics.ended_at = self._clock() - self._started
+            self._final = self._accumulator.result
         return self.result
 
     @property
     def result(self) -> StreamResult:
-        """The stream's result so far (every chunk fed parsed first)."""
+        """The stream's result so far (every chunk fed parsed first); once closed, the one result made then (a
+        gateway reads it after closing the tap: its text is not joined again)."""
+        final = self._final
+        if final is not None:
+            return final
         if self._noted:
             self._parse_noted()
         return self._accumulator.result
