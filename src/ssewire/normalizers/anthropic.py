@@ -292,13 +292,15 @@ class AnthropicNormalizer(Normalizer):
     delta_rule = _DELTA_RULE  # text, thinking and tool argument deltas and pings, named by their SSE event
     first_event_alone = False  # (the rest of a first chunk is read alike either way)
 
+    # The stream's state, each at its start value (the class's) until first set (see ``Normalizer``).
+    #: The provider's ``stop_reason`` from the last ``message_delta``.
+    stop_reason: Optional[str] = None
+    _current: Any = None  # index of the block started last
+    _started = False  # a message_start was seen
+
     def __init__(self) -> None:
         super().__init__()
-        #: The provider's ``stop_reason`` from the last ``message_delta``.
-        self.stop_reason: Optional[str] = None
         self._calls = CallTable()  # open tool calls by block index
-        self._current: Any = None  # index of the block started last
-        self._started = False  # a message_start was seen
         self._reader_calls = self._calls.open
 
     # The stream's calls and blocks, each empty (and immutable) until the stream first has one: most streams have

@@ -337,17 +337,19 @@ class BedrockConverseNormalizer(_Bedrock):
     names_response_id = False
     names_model = False
 
+    # The stream's state, each at its start value (the class's) until first set (see ``Normalizer``).
+    #: The provider's ``stopReason`` from ``messageStop``.
+    stop_reason: Optional[str] = None
+    #: ``amazon-bedrock-invocationMetrics`` (InvokeModel streams).
+    invocation_metrics: Optional[dict[str, Any]] = None
+    _client_calls = False
+    _stopped = False  # messageStop seen
+    _reported = False  # metadata seen
+
     def __init__(self) -> None:
         super().__init__()
-        #: The provider's ``stopReason`` from ``messageStop``.
-        self.stop_reason: Optional[str] = None
-        #: ``amazon-bedrock-invocationMetrics`` (InvokeModel streams).
-        self.invocation_metrics: Optional[dict[str, Any]] = None
         self._calls = CallTable()  # open tool calls by content block index
         self._ids = CallIds()
-        self._client_calls = False
-        self._stopped = False  # messageStop seen
-        self._reported = False  # metadata seen
         self._reader_calls = self._calls.open
 
     def frame(self, message: Union[str, bytes, bytearray, dict[str, Any]]) -> list[Unified]:

@@ -296,16 +296,18 @@ class ChatCompletionsNormalizer(Normalizer):
     fast_beyond_rule = False  # fast_chunk reads CHAT_SHAPE, the rule's own shape
     reading_can_stop = stops_reading_at_done = True  # at [DONE]: what follows it is raw
 
+    # The stream's state, each at its start value (the class's) until first set (see ``Normalizer``).
+    #: The last ``finish_reason`` seen (the provider's own value).
+    finish_reason: Optional[str] = None
+    _client_calls = False
+    _cite_counts = (0, 0)  # the lengths of the last search_results / citations lists read
+    #: llama.cpp's latest ``timings`` object (None until one arrives).
+    timings: Optional[dict[str, Any]] = None
+
     def __init__(self) -> None:
         super().__init__()
         self._typed = typed.chat_chunk  # None: every chunk takes the full decode
-        #: The last ``finish_reason`` seen (the provider's own value).
-        self.finish_reason: Optional[str] = None
         self._calls = CallTable()  # open calls by (choice index, tool call index)
-        self._client_calls = False
-        self._cite_counts = (0, 0)  # the lengths of the last search_results / citations lists read
-        #: llama.cpp's latest ``timings`` object (None until one arrives).
-        self.timings: Optional[dict[str, Any]] = None
         #: The open calls of the first choice by tool call index, but the held wrappers: those whose argument
         #: fragments the compiled reader continues (the reader's own dict: made with the stream).
         self._call_view: dict[Any, OpenCall] = {}

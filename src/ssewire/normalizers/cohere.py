@@ -180,10 +180,12 @@ class CohereNormalizer(Normalizer):
     delta_rule = _DELTA_RULE  # text, thinking and argument deltas, and the events that are only raw
     first_event_alone = False  # (the rest of a first chunk is read alike either way)
 
+    # The stream's state, each at its start value (the class's) until first set (see ``Normalizer``).
+    _client_calls = False
+
     def __init__(self) -> None:
         super().__init__()
         self._calls = CallTable()  # open tool calls by index
-        self._client_calls = False
         self._ids = CallIds()
         self._reader_calls = self._calls.open
 

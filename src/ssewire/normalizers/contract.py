@@ -242,25 +242,30 @@ class Normalizer:
         cls._own_deltas = cls.read_deltas_into is Normalizer.read_deltas_into
         cls._own_decoded = cls.decoded is Normalizer.decoded
 
-    def __init__(self) -> None:
-        self.done = False
-        self.finished = False
-        self.usage: Optional[dict[str, Any]] = None
-        self.response_id: Optional[str] = None
-        self.model: Optional[str] = None
-        self.last_sequence: Optional[int] = None
-        self._start_reading()
+    # The stream's state, each at its start value (the class's) until first set: a normaliser is made for each
+    # stream, and setting what most streams never change would cost more than reading it.
+    #: True once the terminal event (or an in-stream error) was seen.
+    done: bool = False
+    #: True once the terminal event was seen.
+    finished: bool = False
+    #: The best usage object seen so far.
+    usage: Optional[dict[str, Any]] = None
+    #: The response (message, interaction) id, and the model, the stream names.
+    response_id: Optional[str] = None
+    model: Optional[str] = None
+    #: The last ordering cursor seen.
+    last_sequence: Optional[int] = None
+    _into: Optional[Sink] = None  # the accumulator normalize_into() is feeding, for normalize_reading()
+    #: The open tool calls by key, for a rule that reads argument deltas (None: it reads none).
+    _reader_calls: Optional[dict[Any, OpenCall]] = None
 
-    def _start_reading(self) -> None:
-        """The machinery's own per-stream state: the accumulator being fed, the delta reader and its copy of the
-        rule (what it learns of this stream stays with this stream: ``typed.own_rule``)."""
-        self._into: Optional[Sink] = None  # the accumulator normalize_into() is feeding, for normalize_reading()
+    def __init__(self) -> None:
+        """The machinery's own per-stream state: the delta reader and its copy of the rule (what it learns of this
+        stream stays with this stream: ``typed.own_rule``)."""
         self._take: Optional[TakeDeltas] = typed.take_deltas  # the compiled delta reader, or None
         rule, notes = self.delta_rule, self.delta_notes
         self._delta_rule: Any = None if rule is None else rule.fresh()
         self._notes: Optional[list[Any]] = [None, None] * notes if notes else None
-        #: The open tool calls by key, for a rule that reads argument deltas (None: it reads none).
-        self._reader_calls: Optional[dict[Any, OpenCall]] = None
 
     # -- per event --------------------------------------------------------------------------------------------
 
@@ -536,16 +541,15 @@ class DelegatingNormalizer(Normalizer):
     #: fast paths read the batch (when it changed, the rest of the batch is read by the new one's).
     delegate_changes: ClassVar[bool] = False
 
-    def __init__(self) -> None:
-        self.delegate: Optional[Normalizer] = None
-        self._done = False
-        self._finished = False
-        self._usage: Optional[dict[str, Any]] = None
-        self._response_id: Optional[str] = None
-        self._model: Optional[str] = None
-        self._last_sequence: Optional[int] = None
-        self._reading_with: Optional[Normalizer] = None  # the delegate whose reader reads the batch now
-        self._start_reading()  # the state is set above, on its own names (no delegate yet)
+    # Its own state, each at its start value (the class's) until first set (no delegate yet).
+    delegate: Optional[Normalizer] = None
+    _done = False
+    _finished = False
+    _usage: Optional[dict[str, Any]] = None
+    _response_id: Optional[str] = None
+    _model: Optional[str] = None
+    _last_sequence: Optional[int] = None
+    _reading_with: Optional[Normalizer] = None  # the delegate whose reader reads the batch now
 
     done = _Delegated[bool]("True once the terminal event (or an in-stream error) was seen.", write_through=True)
     finished = _Delegated[bool]("True once the terminal event was seen.", write_through=True)

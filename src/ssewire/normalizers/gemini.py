@@ -334,20 +334,23 @@ class GeminiNormalizer(DelegatingNormalizer):
     # straight to the full decode, not first through a typed decode that would decline it too.
     fast_beyond_rule = False
 
+    # The stream's state, each at its start value (the class's) until first set (see ``Normalizer``).
+    _interactions: Optional[GeminiInteractionsNormalizer] = None  # the delegate, typed
+    _last_signature: Optional[str] = None
+    #: The last ``finishReason`` (the provider's own value).
+    finish_reason: Optional[str] = None
+    _sent_usage: Optional[dict[str, Any]] = None
+    _client_calls = False
+    _open: Optional[StreamedCall] = None
+    _usage_payload: Optional[str] = None  # a payload whose usageMetadata is the usage, not decoded yet
+    _usage_value: Optional[dict[str, Any]] = None
+    _data: Optional[str] = None  # the text of the payload being decoded (for _compact)
+
     def __init__(self) -> None:
         super().__init__()
-        self._interactions: Optional[GeminiInteractionsNormalizer] = None  # the delegate, typed
-        self._last_signature: Optional[str] = None
-        self.finish_reason: Optional[str] = None
-        self._sent_usage: Optional[dict[str, Any]] = None
-        self._client_calls = False
         self._ids = CallIds()
-        self._open: Optional[StreamedCall] = None
         self._typed = typed.gemini_chunk  # None: every chunk takes the full decode
-        self._usage_payload: Optional[str] = None  # a payload whose usageMetadata is the usage, not decoded yet
-        self._usage_value: Optional[dict[str, Any]] = None
         self._compact = typed.compact_member  # the compiled compact-JSON writer, or None
-        self._data: Optional[str] = None  # the text of the payload being decoded (for _compact)
         self._cited: set[tuple[Any, ...]] = set()  # the citations given so far (streams repeat their metadata)
 
     # -- state shared with the Interactions delegate ------------------------------------------------------------

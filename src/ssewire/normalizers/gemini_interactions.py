@@ -226,17 +226,21 @@ class GeminiInteractionsNormalizer(Normalizer):
     delta_rule = _DELTA_RULE  # text deltas
     delta_notes = 2  # what they set: event_id, index (see _DELTA_RULE)
 
+    # The stream's state, each at its start value (the class's) until first set (see ``Normalizer``).
+    #: The interaction's ``status``, the last thought signature, and the resume cursor: the last step ``index``
+    #: and ``event_id`` seen.
+    status: Optional[str] = None
+    last_signature: Optional[str] = None
+    last_event_index: Optional[int] = None
+    last_event_id: Optional[str] = None
+    _current: Optional[StepKey] = None
+    _anonymous = 0
+    _sent_usage: Optional[dict[str, Any]] = None
+    _client_calls = False
+
     def __init__(self) -> None:
         super().__init__()
-        self.status: Optional[str] = None
-        self.last_signature: Optional[str] = None
-        self.last_event_index: Optional[int] = None
-        self.last_event_id: Optional[str] = None
         self._steps: dict[StepKey, _Step] = {}
-        self._current: Optional[StepKey] = None
-        self._anonymous = 0
-        self._sent_usage: Optional[dict[str, Any]] = None
-        self._client_calls = False
         self._ids = CallIds()
         self._cited: set[tuple[Any, ...]] = set()  # the citations given so far (each comes once)
 

@@ -119,10 +119,12 @@ class OllamaNormalizer(Normalizer):
     delta_notes = 1  # the model the reader saw; the rule is the endpoint's, chosen by the first line
     names_response_id = False
 
+    # The stream's state, each at its start value (the class's) until first set (see ``Normalizer``).
+    _client_calls = False
+
     def __init__(self) -> None:
         super().__init__()
         self._ids = CallIds()
-        self._client_calls = False
 
     def absorb(self) -> None:
         """The model the reader noted."""

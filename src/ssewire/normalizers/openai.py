@@ -337,23 +337,25 @@ class OpenAINormalizer(DelegatingNormalizer):
     #: The call item types the client runs (a subclass for another provider's Responses API sets its own).
     client_items: ClassVar[frozenset[str]] = CLIENT_CALL_ITEMS
 
+    # The stream's state, each at its start value (the class's) until first set (see ``Normalizer``).
+    #: The final ``response.status`` once the terminal event arrived.
+    status: Optional[str] = None
+    #: The Chat Completions delegate, created when the first chat chunk arrives.
+    chat: Optional[ChatCompletionsNormalizer] = None
+    _error_sent = False  # an error event was emitted: a failed terminal event adds no second one
+    #: The names of the custom tools the request declared (``response.tools`` of ``response.created``), None
+    #: until a response names its tools: a ``custom_tool_call`` of any other name is a provider's own tool.
+    _declared: Optional[frozenset[str]] = None
+    _event_kind: Optional[str] = None
+
     def __init__(self) -> None:
         super().__init__()
-        #: The final ``response.status`` once the terminal event arrived.
-        self.status: Optional[str] = None
-        #: The Chat Completions delegate, created when the first chat chunk arrives.
-        self.chat: Optional[ChatCompletionsNormalizer] = None
         self._calls = CallTable()  # open calls by item key
         self._closed: set[str] = set()  # item keys whose tool_call_done was emitted
         self._keys: dict[int, str] = {}  # output_index -> item key
         self._client_open: dict[str, OpenCall] = {}  # client calls still open, by call id
         self._client_done: dict[str, _ClosedCall] = {}  # closed client calls by call id (re-marking)
         self._cited: dict[tuple[Any, Any], set[int]] = {}  # (item id, content index) -> annotation indexes taken
-        self._error_sent = False  # an error event was emitted: a failed terminal event adds no second one
-        #: The names of the custom tools the request declared (``response.tools`` of ``response.created``), None
-        #: until a response names its tools: a ``custom_tool_call`` of any other name is a provider's own tool.
-        self._declared: Optional[frozenset[str]] = None
-        self._event_kind: Optional[str] = None
         self._reader_calls = self._calls.open
         self._terminal_decode = typed.responses_terminal  # None: the terminal event takes the full decode
 

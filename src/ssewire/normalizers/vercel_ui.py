@@ -172,10 +172,12 @@ class VercelUINormalizer(Normalizer):
     names_model = False
     delta_rule = _DELTA_RULE  # text and reasoning deltas
 
+    # The stream's state, each at its start value (the class's) until first set (see ``Normalizer``).
+    _client_calls = False
+
     def __init__(self) -> None:
         super().__init__()
         self._calls = CallTable()
-        self._client_calls = False
         #: client calls whose input is available, their done held until the server ran them (a ``tool-output-*``
         #: for them: then they are no client's to run) or the step ends (``finish-step``, ``finish``, an error)
         self._waiting: dict[str, tuple[OpenCall, Any, Any]] = {}

@@ -50,12 +50,11 @@ class XAINormalizer(DelegatingNormalizer):
     fast_delegates = (ChatCompletionsNormalizer, XAIResponsesNormalizer, AnthropicNormalizer)
     delegate_changes = True
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.chat: Optional[ChatCompletionsNormalizer] = None
-        self.responses: Optional[OpenAINormalizer] = None
-        self.messages: Optional[AnthropicNormalizer] = None
-        # self.delegate (DelegatingNormalizer): the one that handled the last payload, None before the first
+    # The delegates, made when a payload of theirs first comes; ``delegate`` (DelegatingNormalizer): the one that
+    # handled the last payload, None before the first.
+    chat: Optional[ChatCompletionsNormalizer] = None
+    responses: Optional[OpenAINormalizer] = None
+    messages: Optional[AnthropicNormalizer] = None
 
     def _chat(self) -> ChatCompletionsNormalizer:
         if self.chat is None:
