@@ -29,7 +29,7 @@ from .normalizers._fast.typed import READER_MAX_CHARS as _READER_MAX_CHARS
 from .normalizers._fast.typed import TextSink
 from .normalizers._fast.typed import take_texts as _take_texts
 from .normalizers._fast.utf8 import LARGE as _LARGE
-from .normalizers.contract import Normalizer
+from .normalizers.contract import Normalizer, payload_with_text
 from .normalizers.providers import ENTRIES, streams_on, wrong_provider
 from .normalizers.registry import PROVIDERS, normalizer_for
 from .normalizers.tool_calls import decode_arguments
@@ -1095,6 +1095,8 @@ def decode_event(normalizer: Normalizer, ev: SSEEvent) -> list[Unified]:
         return normalizer.decoded(ev)
     if type(obj) is not dict:
         return normalizer.decoded(ev)
+    if normalizer.reads_text:
+        return payload_with_text(normalizer, obj, ev.event, data)
     return normalizer.payload(obj, ev.event)
 
 

@@ -185,3 +185,35 @@ def test_a_delegating_normaliser_gives_what_decoding_each_event_gives() -> None:
         batched = normalizer_for(provider)  # type: ignore[arg-type]
         got = batched.normalize(events[:2]) + batched.normalize(events[2:]) + batched.finish()
         assert [e.to_dict(with_raw=True) for e in got] == [e.to_dict(with_raw=True) for e in one_by_one] == want
+
+
+class _TextReader(Normalizer):
+    """Records, for each payload, its ``type`` and the text ``_data`` held while ``payload`` ran."""
+
+    reads_text = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[Any, Any]] = []
+
+    def payload(self, obj: dict[str, Any], event: Any = None) -> list[Any]:
+        data = self._data
+        self.seen.append((obj.get("type"), data.decode() if isinstance(data, bytes) else data))
+        return []
+
+
+@pytest.mark.parametrize("large", [False, True], ids=["small", "large"])
+def test_a_class_that_reads_text_has_each_payloads_text_while_payload_runs(large: bool) -> None:
+    """``reads_text``: the full decode (the compiled loop's common path, and ``decoded`` for a large payload) sets
+    ``_data`` to the payload's text around each ``payload`` call, and back to None after; a class that does not ask
+    never has it."""
+    from ssewire import iter_unified
+
+    pad = "x" * (300_000 if large else 10)
+    texts = [json.dumps({"type": f"t{i}", "pad": pad}, separators=(",", ":")) for i in range(3)]
+    body = "".join(f"data: {text}\n\n" for text in texts).encode()
+    reader = _TextReader()
+    list(iter_unified([body], reader, "sse"))
+    assert reader.seen == [(f"t{i}", text) for i, text in enumerate(texts)]
+    assert reader._data is None
+    assert Normalizer.reads_text is False and chat.ChatCompletionsNormalizer.reads_text is False

@@ -65,10 +65,20 @@ if TYPE_CHECKING:
     from ..result import Accumulator as Sink
     from ._fast.typed import TakeDeltas
 
-__all__ = ["DelegatingNormalizer", "Normalizer", "Recognition", "not_a_payload"]
+__all__ = ["DelegatingNormalizer", "Normalizer", "Recognition", "not_a_payload", "payload_with_text"]
 
 _NOT_JSON = object()
 _SELECTED: Any = None  # (the selected module of ssewire._decoding's twins: imported on first use)
+
+
+def payload_with_text(normalizer: Normalizer, obj: dict[str, Any], event: Optional[str], data: Any) -> list[Unified]:
+    """``normalizer.payload(obj, event)`` with the payload's text ``data`` at hand as ``normalizer._data`` (see
+    :attr:`Normalizer.reads_text`)."""
+    normalizer._data = data
+    try:
+        return normalizer.payload(obj, event)
+    finally:
+        normalizer._data = None
 
 
 def not_a_payload(obj: Any) -> TypeError:
@@ -234,6 +244,10 @@ class Normalizer:
     #: Whether the class decodes a framed event as :meth:`decoded` does (it does not override it): the reading
     #: loops then take its common path in compiled code (``ssewire._decoding``'s ``decode_event``).
     _own_decoded: ClassVar[bool] = True
+    #: Whether :meth:`payload` reads its payload's text too: the full decode (here or compiled) then sets ``_data``
+    #: to it (a ``str``, or the UTF-8 of a payload held as such) while :meth:`payload` runs (None otherwise).
+    reads_text: ClassVar[bool] = False
+    _data: Union[str, bytes, None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -422,6 +436,8 @@ class Normalizer:
                 return [too_deep_event(ev)]
         if type(obj) is not dict:
             return [new_event("raw", {"event": ev.event, "data": obj})]
+        if self.reads_text:
+            return payload_with_text(self, obj, ev.event, data)
         return self.payload(obj, ev.event)
 
     def not_json(self, ev: SSEEvent) -> list[Unified]:

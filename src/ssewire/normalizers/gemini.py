@@ -329,6 +329,7 @@ class GeminiNormalizer(DelegatingNormalizer):
     reading_can_stop = True  # a finishReason, or the first Interactions payload
     fast_delegates = (GeminiInteractionsNormalizer,)  # its reader takes an Interactions stream's text deltas
     first_event_alone = False  # (the rest of a first chunk is read alike either way)
+    reads_text = True  # a whole call's arguments are written from the payload's text (see _whole_call)
     # The compiled reader takes every chunk the typed path takes but rare ones (several candidates, more than 8
     # parts, JSON that is not strict): a chunk it declines (a call, a signature, the finish, citations) goes
     # straight to the full decode, not first through a typed decode that would decline it too.
@@ -344,7 +345,6 @@ class GeminiNormalizer(DelegatingNormalizer):
     _open: Optional[StreamedCall] = None
     _usage_payload: Optional[str] = None  # a payload whose usageMetadata is the usage, not decoded yet
     _usage_value: Optional[dict[str, Any]] = None
-    _data: Optional[str] = None  # the text of the payload being decoded (for _compact)
 
     def __init__(self) -> None:
         super().__init__()
@@ -485,14 +485,6 @@ class GeminiNormalizer(DelegatingNormalizer):
         if type(chunk.modelVersion) is str:
             self._model = chunk.modelVersion
         return out
-
-    def decoded(self, ev: SSEEvent) -> list[Unified]:
-        """The full decode (see :meth:`Normalizer.decoded`), its payload text at hand for a whole call's arguments."""
-        self._data = ev.data
-        try:
-            return super().decoded(ev)
-        finally:
-            self._data = None
 
     def payload(self, obj: dict[str, Any], event: Optional[str] = None) -> list[Unified]:
         """Normalise one generateContent chunk, or hand an Interactions payload to the delegate."""
