@@ -225,8 +225,7 @@ class Accumulator:
             if events:
                 self.add(events[0])
             return
-        add = self.add
-        inline = 0
+        inline = 0  # (self.add is called as such: compiled, a bound method kept in a local is a Python call each time)
         if _take_texts is not None and type(events) is list:
             index, end = 0, len(events)
             while index < end:
@@ -239,7 +238,7 @@ class Accumulator:
                         index = after
                         if index == end:
                             break
-                add(events[index])
+                self.add(events[index])
                 index += 1
         else:
             text, reasoning = self._text.append, self._reasoning.append
@@ -253,7 +252,7 @@ class Accumulator:
                     (text if kind == "text_delta" else reasoning)(event.text)
                     inline += 1
                 else:
-                    add(event)
+                    self.add(event)
         self.events += inline
         self.deltas += inline
         if len(self._text) >= _JOIN_EVERY or len(self._reasoning) >= _JOIN_EVERY:
@@ -954,9 +953,8 @@ class UnifiedEvents:
     def _generate(self) -> Generator[Unified, None, None]:
         self._started = True  # (the body runs at the first next(): until then collect_into may still read)
         decoder = self._decoder()
-        events = decoder.events
         for chunk in self._chunks:
-            yield from events(chunk)
+            yield from decoder.events(chunk)
         yield from decoder.close()
 
     def __iter__(self) -> Iterator[Unified]:
@@ -1371,7 +1369,9 @@ class StreamTap:
         their times (the chunk's) into the metrics. Parsing stops at a chunk that fails."""
         noted = self._noted
         self._noted = []
-        decoder, accumulator, metrics = self._decoder, self._accumulator, self._metrics
+        decoder = self._decoder
+        accumulator = self._accumulator
+        metrics = self._metrics  # (each assigned alone: compiled, each keeps its type, and its calls are direct)
         metrics.bytes += self._noted_bytes
         metrics.chunks += len(noted)
         self._noted_bytes = 0
@@ -1379,11 +1379,10 @@ class StreamTap:
             metrics.first_byte_at = noted[0][0]
         if decoder is None:
             return
-        feed_into = decoder.feed_into
         for now, chunk in noted:
             events, deltas = accumulator.events, accumulator.deltas
             try:
-                feed_into(chunk, accumulator)
+                decoder.feed_into(chunk, accumulator)  # (called as such: compiled, a direct call)
             except Exception as exc:  # nothing may reach the forwarding path
                 self._fail(exc)
                 self._observed(events, deltas, now)  # (the error event it recorded)

@@ -447,8 +447,7 @@ class Encoder:
         write = self.write
         if _write_texts is None:
             return [write(event) for event in events]
-        out: list[str] = []
-        append = out.append
+        out: list[str] = []  # (out.append called as such: compiled, a direct list append)
         index, end = 0, len(events)
         while index < end:
             event = events[index]
@@ -459,7 +458,7 @@ class Encoder:
                     opened = self.open_run(kind)  # the block the delta goes to, opened as write() would open it
                     if opened is not None:
                         if opened:
-                            append(opened)
+                            out.append(opened)
                         run = self.text_run(kind)
                 if run is not None:
                     head, tail, parts, seq, seq_end = run
@@ -467,14 +466,14 @@ class Encoder:
                     if after > index:
                         if written:
                             if len(data) < RUN_HELD_FROM and data.isascii():
-                                append(data.decode())  # (ASCII: decoded as a copy, joined with the rest)
+                                out.append(data.decode())  # (ASCII: decoded as a copy, joined with the rest)
                             else:
                                 self.held.append([data])
-                                append(HELD)
+                                out.append(HELD)
                             self.wrote_texts(written)
                         index = after
                         continue
-            append(write(event))
+            out.append(write(event))
             index += 1
         return out
 
