@@ -202,15 +202,14 @@ class _TextReader(Normalizer):
         return []
 
 
-@pytest.mark.parametrize("large", [False, True], ids=["small", "large"])
-def test_a_class_that_reads_text_has_each_payloads_text_while_payload_runs(large: bool) -> None:
-    """``reads_text``: the full decode (the compiled loop's common path, and ``decoded`` for a large payload) sets
-    ``_data`` to the payload's text around each ``payload`` call, and back to None after; a class that does not ask
-    never has it."""
+@pytest.mark.parametrize("pad", ["x" * 10, "x" * 300_000, "é" * 2_000], ids=["small", "large", "held-as-utf8"])
+def test_a_class_that_reads_text_has_each_payloads_text_while_payload_runs(pad: str) -> None:
+    """``reads_text``: the full decode (the compiled loop's common path, and ``decoded`` for a large payload or one
+    held as UTF-8, whose ``_data`` is then that UTF-8) sets ``_data`` to the payload's text around each ``payload``
+    call, and back to None after; a class that does not ask never has it."""
     from ssewire import iter_unified
 
-    pad = "x" * (300_000 if large else 10)
-    texts = [json.dumps({"type": f"t{i}", "pad": pad}, separators=(",", ":")) for i in range(3)]
+    texts = [json.dumps({"type": f"t{i}", "pad": pad}, separators=(",", ":"), ensure_ascii=False) for i in range(3)]
     body = "".join(f"data: {text}\n\n" for text in texts).encode()
     reader = _TextReader()
     list(iter_unified([body], reader, "sse"))

@@ -168,7 +168,7 @@ class Pieces(list[Union[str, bytes]]):
         texts: list[str] = []
         for piece in self:
             if type(piece) is str:
-                texts.append(piece)  # type: ignore[arg-type]
+                texts.append(piece)
                 continue
             if texts:
                 out.append(quote_text("".join(texts))[1:-1])

@@ -716,8 +716,9 @@ class GeminiNormalizer(DelegatingNormalizer):
         else:
             done = done_event(call_id, name, obj, value=args)
             written = None
-            if type(args) is dict and self._data is not None and self._compact is not None:
-                written = self._compact(self._data, _ARGS_PATH)  # the same text, from the payload's (when it can)
+            data = self._data
+            if type(args) is dict and type(data) is str and self._compact is not None:  # (not a payload held as UTF-8)
+                written = self._compact(data, _ARGS_PATH)  # the same text, from the payload's (when it can)
             text = compact_json({} if args is None else args) if written is None else written
         start = new_tool_event("tool_call_start", call_id, name, obj)
         start.signature = signature
