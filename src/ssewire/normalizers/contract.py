@@ -245,7 +245,8 @@ class Normalizer:
     #: loops then take its common path in compiled code (``ssewire._decoding``'s ``decode_event``).
     _own_decoded: ClassVar[bool] = True
     #: Whether :meth:`payload` reads its payload's text too: the full decode (here or compiled) then sets ``_data``
-    #: to it (a ``str``, or the UTF-8 of a payload held as such) while :meth:`payload` runs (None otherwise).
+    #: to it (a ``str``, or the UTF-8 of a payload held as such) while :meth:`payload` runs (None otherwise, and for
+    #: a payload decoded without a member: see :meth:`held_skip`).
     reads_text: ClassVar[bool] = False
     _data: Union[str, bytes, None] = None
 
