@@ -159,3 +159,39 @@ def test_anthropic_thinking_tokens_are_the_reasoning_share_where_they_are_sent()
     body = (CORPUS / "anthropic" / "pause-turn-web-search.sse").read_bytes()
     usage = collect(iter_unified([body], "anthropic")).usage
     assert usage is not None and usage.reasoning_tokens == 261 and usage.output_tokens == 943
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        (3, 4, 1, 0, 2, {"x": 1}, False, "openai", None, None),
+        (None, None, None, None, None, None, True, None, None, None),
+        (10, 0, 0, 6, None, {}, True, "anthropic", 2, 4),
+        (5, None, 0, 0, 0, None, False, "gemini", None, None),  # (an unknown count: no total)
+    ],
+)
+def test_usage_counts_makes_what_the_constructor_makes(counts: tuple[Any, ...]) -> None:
+    """``usage_counts`` (the readers' positional factory) builds the same object as ``Usage(...)``, every slot, the
+    total included (None where a count is unknown)."""
+    from ssewire.usage import usage_counts
+
+    inputs, outputs, cached, written, reasoning, raw, partial, source, five, hour = counts
+    made = usage_counts(*counts)
+    built = Usage(
+        inputs,
+        outputs,
+        cached_input_tokens=cached,
+        cache_write_tokens=written,
+        reasoning_tokens=reasoning,
+        raw=raw,
+        partial=partial,
+        source=source,
+        cache_write_5m_tokens=five,
+        cache_write_1h_tokens=hour,
+    )
+    assert type(made) is Usage
+    assert {name: getattr(made, name) for name in Usage.__slots__} == {
+        name: getattr(built, name) for name in Usage.__slots__
+    }
+    assert made.total_tokens == (None if inputs is None or outputs is None else inputs + outputs)
+    assert made.raw is raw

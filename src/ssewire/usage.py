@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-__all__ = ["Usage", "count", "detail"]
+__all__ = ["Usage", "count", "detail", "usage_counts"]
 
 UsageReader = Callable[[dict[str, Any], bool], Optional["Usage"]]
 
@@ -66,6 +66,18 @@ def detail(raw: dict[str, Any], group: str, key: str) -> int:
 class Usage:
     """Token counts with one meaning across providers (see the module docstring)."""
 
+    input_tokens: Optional[int]
+    output_tokens: Optional[int]
+    cached_input_tokens: Optional[int]
+    cache_write_tokens: Optional[int]
+    cache_write_5m_tokens: Optional[int]
+    cache_write_1h_tokens: Optional[int]
+    reasoning_tokens: Optional[int]
+    total_tokens: Optional[int]
+    raw: Optional[dict[str, Any]]
+    partial: bool
+    source: Optional[str]
+
     __slots__ = (
         "cache_write_1h_tokens",
         "cache_write_5m_tokens",
@@ -94,18 +106,19 @@ class Usage:
         cache_write_5m_tokens: Optional[int] = None,
         cache_write_1h_tokens: Optional[int] = None,
     ) -> None:
-        self.input_tokens = input_tokens
-        self.cached_input_tokens = cached_input_tokens
-        self.cache_write_tokens = cache_write_tokens
-        self.cache_write_5m_tokens = cache_write_5m_tokens
-        self.cache_write_1h_tokens = cache_write_1h_tokens
-        self.output_tokens = output_tokens
-        self.reasoning_tokens = reasoning_tokens
-        known = input_tokens is not None and output_tokens is not None
-        self.total_tokens = input_tokens + output_tokens if known else None  # type: ignore[operator]
-        self.raw = raw
-        self.partial = partial
-        self.source = source
+        _fill(
+            self,
+            input_tokens,
+            output_tokens,
+            cached_input_tokens,
+            cache_write_tokens,
+            reasoning_tokens,
+            raw,
+            partial,
+            source,
+            cache_write_5m_tokens,
+            cache_write_1h_tokens,
+        )
 
     @classmethod
     def from_raw(cls, raw: dict[str, Any], *, partial: bool = False) -> Usage:
@@ -165,3 +178,55 @@ class Usage:
             f"reasoning_tokens={self.reasoning_tokens}, total_tokens={self.total_tokens}, partial={self.partial}, "
             f"source={self.source!r})"
         )
+
+
+def _fill(
+    usage: Usage,
+    input_tokens: Optional[int],
+    output_tokens: Optional[int],
+    cached_input_tokens: Optional[int],
+    cache_write_tokens: Optional[int],
+    reasoning_tokens: Optional[int],
+    raw: Optional[dict[str, Any]],
+    partial: bool,
+    source: Optional[str],
+    cache_write_5m_tokens: Optional[int],
+    cache_write_1h_tokens: Optional[int],
+) -> None:
+    """Every slot of ``usage`` (the one home of what :class:`Usage` holds; ``total_tokens`` their sum)."""
+    usage.input_tokens = input_tokens
+    usage.cached_input_tokens = cached_input_tokens
+    usage.cache_write_tokens = cache_write_tokens
+    usage.cache_write_5m_tokens = cache_write_5m_tokens
+    usage.cache_write_1h_tokens = cache_write_1h_tokens
+    usage.output_tokens = output_tokens
+    usage.reasoning_tokens = reasoning_tokens
+    known = input_tokens is not None and output_tokens is not None
+    usage.total_tokens = input_tokens + output_tokens if known else None  # type: ignore[operator]
+    usage.raw = raw
+    usage.partial = partial
+    usage.source = source
+
+
+_new = object.__new__
+
+
+def usage_counts(
+    prompt: Optional[int],
+    output: Optional[int],
+    cached: Optional[int],
+    written: Optional[int],
+    reasoning: Optional[int],
+    raw: Optional[dict[str, Any]],
+    partial: bool,
+    source: Optional[str],
+    written_5m: Optional[int] = None,
+    written_1h: Optional[int] = None,
+) -> Usage:
+    """``Usage(prompt, output, cached_input_tokens=cached, cache_write_tokens=written, reasoning_tokens=reasoning,
+    raw=raw, partial=partial, source=source, cache_write_5m_tokens=written_5m, cache_write_1h_tokens=written_1h)``
+    built from positional arguments, without the constructor's keyword parsing (about half its cost): what the
+    providers' usage readers make once per usage object. The same object, slot for slot."""
+    usage: Usage = _new(Usage)
+    _fill(usage, prompt, output, cached, written, reasoning, raw, partial, source, written_5m, written_1h)
+    return usage

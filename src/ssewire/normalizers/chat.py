@@ -82,7 +82,7 @@ from .._json import loads_exact
 from ..citations import Citation
 from ..events import LazyPayload, SSEEvent, Unified, new_done, new_event, new_usage
 from ..names import UnifiedType
-from ..usage import Usage, count, detail
+from ..usage import Usage, count, detail, usage_counts
 from ._fast import typed
 from ._fast.chat_shape import CHAT_SHAPE, chat_rule_args
 from ._fast.utf8 import LARGE, decodable, held
@@ -267,15 +267,15 @@ class ChatRules(Recognition):
         reasoning = detail(raw, "completion_tokens_details", "reasoning_tokens") or count(raw.get("reasoning_tokens"))
         if reasoning and count(raw.get("total_tokens")) == prompt + completion + reasoning:
             completion += reasoning
-        return Usage(
+        return usage_counts(
             prompt,
             completion,
-            cached_input_tokens=detail(raw, "prompt_tokens_details", "cached_tokens") or hit,
-            cache_write_tokens=detail(raw, "prompt_tokens_details", "cache_write_tokens"),
-            reasoning_tokens=reasoning,
-            raw=raw,
-            partial=partial,
-            source=cls.provider,
+            detail(raw, "prompt_tokens_details", "cached_tokens") or hit,
+            detail(raw, "prompt_tokens_details", "cache_write_tokens"),
+            reasoning,
+            raw,
+            partial,
+            cls.provider,
         )
 
     @classmethod

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Mapping, Opt
 
 from .._json import FIRST_ERRORS, TOO_DEEP_MESSAGE, Text, loads_first, loads_retry
 from ..events import LazyPayload, SSEEvent, Unified, Utf8Event, new_done, new_event
-from ..usage import Usage
+from ..usage import Usage, usage_counts
 from ._fast import typed
 from ._fast.utf8 import LARGE
 from .common import client_stop, error_object, error_payload, too_deep_event, truncated_event, with_incomplete
@@ -179,16 +179,7 @@ class Recognition:
     ) -> Usage:
         """The :class:`~ssewire.Usage` of a provider that reports no reasoning count (``source``: this provider;
         ``None``: a count it does not report)."""
-        return Usage(
-            input_tokens,
-            output_tokens,
-            cached_input_tokens=cached,
-            cache_write_tokens=written,
-            reasoning_tokens=None,
-            raw=raw,
-            partial=partial,
-            source=cls.provider,
-        )
+        return usage_counts(input_tokens, output_tokens, cached, written, None, raw, partial, cls.provider)
 
     @classmethod
     def meta_from(cls, obj: dict[str, Any]) -> tuple[Optional[str], Optional[str]]:

@@ -39,7 +39,7 @@ from typing import Any, ClassVar, Optional, Union
 
 from ..citations import Citation
 from ..events import Unified, new_done, new_event, new_tool_event, new_usage
-from ..usage import Usage, count
+from ..usage import Usage, count, usage_counts
 from ._fast import typed
 from .common import error_payload, id_and_model, str_or, with_incomplete
 from .contract import Normalizer, Recognition, not_a_payload
@@ -101,15 +101,16 @@ def thought_usage(
     """Gemini's counts (generateContent, Live and Interactions name them differently): tool-use prompt tokens
     are input, thoughts are output and reasoning."""
     reasoning = count(raw.get(thoughts))
-    return Usage(
+    return usage_counts(
         count(raw.get(prompt)) + count(raw.get(tool_prompt)),
         count(raw.get(output)) + reasoning,
-        cached_input_tokens=count(raw.get(cached)),
-        reasoning_tokens=reasoning,
-        raw=raw,
-        partial=partial,
-        source=source,
-    )  # fmt: skip
+        count(raw.get(cached)),
+        0,  # (no cache writes)
+        reasoning,
+        raw,
+        partial,
+        source,
+    )
 
 
 #: The events read without a decode: a ``step.delta`` (or its older name, ``content.delta``), named so by its SSE

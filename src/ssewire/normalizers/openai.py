@@ -71,7 +71,7 @@ from .._json import loads
 from ..citations import Citation
 from ..events import LazyPayload, SSEEvent, Unified, new_done, new_event, new_usage
 from ..names import UnifiedType
-from ..usage import Usage, count, detail
+from ..usage import Usage, count, detail, usage_counts
 from ._fast import typed
 from ._fast.utf8 import LARGE, decodable, held
 from .chat import ChatCompletionsNormalizer, ChatRules
@@ -305,15 +305,15 @@ class ResponsesRules(Recognition):
             return None
         inputs = "input_token_details" if "input_token_details" in raw else "input_tokens_details"
         outputs = "output_token_details" if "output_token_details" in raw else "output_tokens_details"
-        return Usage(
+        return usage_counts(
             count(raw.get("input_tokens")),
             count(raw.get("output_tokens")),
-            cached_input_tokens=detail(raw, inputs, "cached_tokens"),
-            cache_write_tokens=detail(raw, inputs, "cache_write_tokens"),
-            reasoning_tokens=detail(raw, outputs, "reasoning_tokens"),
-            raw=raw,
-            partial=partial,
-            source=cls.provider,
+            detail(raw, inputs, "cached_tokens"),
+            detail(raw, inputs, "cache_write_tokens"),
+            detail(raw, outputs, "reasoning_tokens"),
+            raw,
+            partial,
+            cls.provider,
         )
 
     @classmethod

@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 from ..citations import Citation
 from ..events import Unified, new_event, new_usage
-from ..usage import Usage, count, detail
+from ..usage import Usage, count, detail, usage_counts
 from ._fast import typed
 from .common import str_or
 from .contract import Normalizer, Recognition, not_a_payload
@@ -111,15 +111,15 @@ class VercelUIRules(Recognition):
             return None
         reasoning = detail(raw, "outputTokenDetails", "reasoningTokens") or count(raw.get("reasoningTokens"))
         cached = detail(raw, "inputTokenDetails", "cacheReadTokens") or count(raw.get("cachedInputTokens"))
-        return Usage(
+        return usage_counts(
             count(raw.get("inputTokens")),
             count(raw.get("outputTokens")),
-            cached_input_tokens=cached,
-            cache_write_tokens=detail(raw, "inputTokenDetails", "cacheWriteTokens"),
-            reasoning_tokens=reasoning,
-            raw=raw,
-            partial=partial,
-            source=cls.provider,
+            cached,
+            detail(raw, "inputTokenDetails", "cacheWriteTokens"),
+            reasoning,
+            raw,
+            partial,
+            cls.provider,
         )
 
     @classmethod
