@@ -102,3 +102,6 @@ cdef class StreamTap:
     cpdef _observed(self, Py_ssize_t events, Py_ssize_t deltas, now)
     cpdef _fail(self, exc)
     cpdef close(self)
+
+
+cpdef bint reads_own_now(normalizer)

@@ -1003,10 +1003,17 @@ def normalize_events(normalizer: Normalizer, events: Sequence[SSEEvent]) -> list
     return normalize_reading(normalizer, events, normalizer, still)
 
 
+def reads_own_now(normalizer: Normalizer) -> bool:
+    """Whether ``normalizer`` reads a batch now as :class:`~ssewire.normalizers.contract.Normalizer` does: its class
+    does not override ``normalize``, or it is a ``DelegatingNormalizer`` with no delegate yet (whose ``normalize``
+    and ``read_deltas_into`` then do what the base class's do: the reading loops here skip their calls)."""
+    return normalizer._reads_own or (normalizer._delegating and normalizer.delegate is None)  # type: ignore[attr-defined]
+
+
 def _normalize_events(normalizer: Normalizer, events: list[SSEEvent]) -> list[Unified]:
     """``normalizer.normalize(events)``: by :func:`normalize_events` here unless its class reads its events its own
     way."""
-    if normalizer._reads_own:
+    if reads_own_now(normalizer):
         return normalize_events(normalizer, events)
     out: list[Unified] = normalizer.normalize(events)
     return out
@@ -1017,7 +1024,7 @@ def normalize_into(normalizer: Normalizer, events: Sequence[SSEEvent], accumulat
     method calls this): the events of ``events`` given to ``accumulator``."""
     normalizer._into = accumulator
     try:
-        if not normalizer._reads_own:
+        if not reads_own_now(normalizer):
             out = normalizer.normalize(events)
         elif normalizer._take is not None and normalizer._delta_rule is not None and normalizer.reads_deltas():
             still = normalizer.reads_deltas if normalizer.reading_can_stop else None
@@ -1045,7 +1052,7 @@ def _normalize_batch(normalizer: Normalizer, events: list[SSEEvent], accumulator
 def read_deltas_into(normalizer: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
     """:meth:`Normalizer.read_deltas_into <ssewire.normalizers.contract.Normalizer.read_deltas_into>` (its one home):
     how many of ``events``, from the first, the normaliser's delta reader took now, into ``accumulator``."""
-    if normalizer._reads_own and normalizer._take is not None and normalizer._delta_rule is not None:
+    if normalizer._take is not None and normalizer._delta_rule is not None and reads_own_now(normalizer):
         if normalizer.reads_deltas():
             return read_run(normalizer, events, accumulator)
     return 0
@@ -1070,7 +1077,7 @@ def read_run(reader: Normalizer, events: list[SSEEvent], accumulator: Accumulato
 def _read_deltas(normalizer: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
     """``normalizer.read_deltas_into(events, accumulator)``: by :func:`read_deltas_into` here unless its class reads
     deltas its own way."""
-    if normalizer._own_deltas:
+    if normalizer._own_deltas or (normalizer._delegating and normalizer.delegate is None):  # type: ignore[attr-defined]
         return read_deltas_into(normalizer, events, accumulator)
     taken: int = normalizer.read_deltas_into(events, accumulator)
     return taken

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from helpers.events import feed
-from ssewire.events import SSEEvent
+from ssewire.events import SSEEvent, Unified
 from ssewire.normalizers import anthropic, bedrock, chat
 from ssewire.normalizers._fast import typed
 from ssewire.normalizers.contract import DelegatingNormalizer, Normalizer, Recognition
@@ -216,3 +216,33 @@ def test_a_class_that_reads_text_has_each_payloads_text_while_payload_runs(pad: 
     assert reader.seen == [(f"t{i}", text) for i, text in enumerate(texts)]
     assert reader._data is None
     assert Normalizer.reads_text is False and chat.ChatCompletionsNormalizer.reads_text is False
+
+
+def test_a_delegating_normaliser_that_reads_a_batch_its_own_way_is_read_its_way() -> None:
+    """The reading loops read a ``DelegatingNormalizer`` with no delegate as the base class reads (its own
+    ``normalize`` would do the same): never one whose class overrides ``normalize``, which reads every event,
+    the body whole or in chunks."""
+    from ssewire import iter_unified
+    from ssewire.normalizers.openai import OpenAINormalizer
+
+    class Counting(OpenAINormalizer):
+        def normalize(self, events: Any) -> list[Any]:
+            return [Unified("raw", raw={"batch": len(events)}), *super().normalize(events)]
+
+    assert OpenAINormalizer._delegating and not Counting._delegating
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("response.created", {"response": {"id": "r", "model": "m"}}),
+        ("response.output_text.delta", {"item_id": "i", "output_index": 0, "content_index": 0, "delta": "hi"}),
+        ("response.completed", {"response": {"id": "r", "model": "m", "status": "completed"}}),
+    ]
+    body = b"".join(
+        b"event: %s\ndata: %s\n\n" % (kind.encode(), json.dumps({"type": kind, **members}).encode())
+        for kind, members in steps
+    )
+    for chunks in ([body], [body[:60], body[60:150], body[150:]]):
+        events = list(iter_unified(chunks, Counting()))
+        batches = [e.raw["batch"] for e in events if e.type == "raw" and isinstance(e.raw, dict) and "batch" in e.raw]
+        assert sum(batches) == 3  # every event went through its normalize()
+        assert "".join(e.text for e in events if e.type == "text_delta") == "hi"
+        plain = [e.to_dict() for e in iter_unified(chunks, "openai")]
+        assert [e.to_dict() for e in events if not (e.type == "raw" and "batch" in (e.raw or {}))] == plain

@@ -235,6 +235,10 @@ class Normalizer:
     #: Whether the class decodes a framed event as :meth:`decoded` does (it does not override it): the reading
     #: loops then take its common path in compiled code (``ssewire._decoding``'s ``decode_event``).
     _own_decoded: ClassVar[bool] = True
+    #: Whether the class is a :class:`DelegatingNormalizer` that reads a batch and a chunk of deltas as that class
+    #: does (it overrides neither :meth:`normalize` nor :meth:`read_deltas_into`): with no delegate yet, it reads
+    #: them as :class:`Normalizer` does (set for every subclass of :class:`DelegatingNormalizer`).
+    _delegating: ClassVar[bool] = False
     #: Whether :meth:`payload` reads its payload's text too: the full decode (here or compiled) then sets ``_data``
     #: to it (a ``str``, or the UTF-8 of a payload held as such) while :meth:`payload` runs (None otherwise, and for
     #: a payload decoded without a member: see :meth:`held_skip`).
@@ -566,6 +570,11 @@ class DelegatingNormalizer(Normalizer):
     model = _Delegated[Optional[str]]("The model the stream names.")
     last_sequence = _Delegated[Optional[int]]("The last ordering cursor seen.")
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = DelegatingNormalizer
+        cls._delegating = cls.normalize is own.normalize and cls.read_deltas_into is own.read_deltas_into
+
     def _followed(self) -> Optional[Normalizer]:
         """The delegate, when its fast paths read this normaliser's events."""
         delegate = self.delegate
@@ -575,7 +584,7 @@ class DelegatingNormalizer(Normalizer):
         """:meth:`Normalizer.normalize` by the followed delegate's delta reader and typed fast path (see
         :attr:`fast_delegates`), routing every other event through this normaliser; else by its own."""
         delegate = self._followed()
-        if delegate is None:
+        if delegate is None:  # (what the compiled reading loops do without this call: see reads_own_now)
             return super().normalize(events)
         take, rule = delegate._take, delegate._delta_rule
         if take is None or rule is None or not delegate.reads_deltas():
@@ -625,3 +634,6 @@ class DelegatingNormalizer(Normalizer):
     def expected_terminal(self) -> str:
         """The delegate's terminal event, once there is a delegate."""
         return self.terminal if self.delegate is None else self.delegate.expected_terminal()
+
+
+DelegatingNormalizer._delegating = True
