@@ -18,7 +18,7 @@ from helpers import FIXTURES, examples
 from ssewire import UNIFIED_TYPES, Citation, Encoder, Unified, collect, iter_unified, transcode
 from ssewire._json import quote_utf8
 from ssewire.encoders import ENCODERS, TARGETS, ChatEncoder
-from ssewire.encoders.base import PIECES_JOINED, USAGE_HELD, Pieces, dumps, quote, quote_text, utf8
+from ssewire.encoders.base import PIECES_JOINED, Pieces, dumps, quote, quote_text, utf8
 from ssewire.encoders.chat import chat_usage, chat_usage_json
 from ssewire.encoders.gemini import is_base64
 from ssewire.encoders.openai import responses_usage, usage_json
@@ -587,31 +587,3 @@ def test_the_dropped_count_holds_only_kinds_counted() -> None:
     assert dropped == {"signature": 2, "citation": 1} and dropped.most_common(1) == [("signature", 2)]
     dropped["citation"] -= 1
     assert dropped == {"signature": 2}
-
-
-def _gemini_counts(output: int) -> dict[str, int]:
-    return {"promptTokenCount": 3, "candidatesTokenCount": output, "totalTokenCount": 3 + output}
-
-
-@pytest.mark.parametrize("to", TARGETS)
-@pytest.mark.parametrize("count", [1, 3, 4, 5, 9])
-def test_a_usage_sent_with_every_chunk_is_written_as_its_last_recognised_one(to: Any, count: int) -> None:
-    """A source that reports its usage with every chunk (Gemini) has the usage objects held and read when the usage
-    is looked at, the newest first: the bytes are those of a stream that sent only the last one a provider
-    recognises (one that none does, after it, changes nothing), and no more than ``USAGE_HELD`` are held."""
-
-    def written(usages: list[dict[str, Any]]) -> bytes:
-        encoder = Encoder(to, model="m", response_id="r", created=1)
-        events = [Unified("text_delta", text="hi"), *(Unified("usage", usage=u) for u in usages)]
-        out = b""
-        for event in [*events, Unified("done", stop_reason="end")]:
-            out += encoder.encode(event)
-            assert len(encoder._usages or ()) < USAGE_HELD
-        return out + encoder.close()
-
-    usages = [_gemini_counts(n) for n in range(1, count + 1)]
-    out = written([*usages, {"no": "counts"}])
-    assert out == written(usages[-1:])
-    result = collect(iter_unified([out], to))
-    assert result.usage is not None and result.usage.output_tokens == count
-    assert Encoder(to).usage is None

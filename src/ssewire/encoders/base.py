@@ -114,9 +114,6 @@ RUN_HELD_FROM = 2048
 HELD = "\x00"
 
 
-#: An encoder reads the usage objects it holds once it holds this many (see :meth:`Encoder._take_usage`).
-USAGE_HELD = 4
-
 #: :class:`Pieces` joins its pieces this many at a time.
 PIECES_JOINED = 256
 
@@ -368,12 +365,7 @@ class Encoder:
 
     # The stream's state, each at its start value (the class's) until first set: one encoder is made per stream.
     _dropped: Optional[Dropped] = None  # made when first counted in (most streams drop nothing)
-    _usage: Optional[Usage] = None
-    #: The usage objects the source sent since the usage was last read, oldest first (at most :data:`USAGE_HELD`;
-    #: None: none): read when :attr:`usage` is looked at, the newest first, so that a source that reports its
-    #: usage with every chunk (Gemini) has it read about once a stream, not once a chunk.
-    _usages: Optional[list[Any]] = None
-    _read_usage: Any = None  # the source's own usage reader, once looked up (False: it has none)
+    usage: Optional[Usage] = None
     client_calls = 0  # client calls opened (written)
     started = False
     ended = False  # the target's stream is over: nothing more is written
@@ -382,20 +374,6 @@ class Encoder:
     _went_on: Optional[str] = None  # a stop content came after (the end's, unless another comes)
     _usage_late = False  # a usage came after the target's error was written
     _flowing = False  # started, neither ended nor stopped: a delta is only its text
-
-    @property
-    def usage(self) -> Optional[Usage]:
-        """The usage written where the target puts usage: the last usage object of the source that a provider
-        recognises (read by the source provider's own rules, else as :meth:`Usage.from_raw` reads it), None until
-        one came."""
-        if self._usages is not None:
-            self._read_usages()
-        return self._usage
-
-    @usage.setter
-    def usage(self, usage: Optional[Usage]) -> None:
-        self._usages = None
-        self._usage = usage
 
     @property
     def dropped(self) -> Counter[str]:
@@ -538,12 +516,10 @@ class Encoder:
         kind = event.type
         if kind == "usage":
             if event.usage is not None:
-                if self.failed:  # (after the target's error: written only by a stop, or at the close)
-                    before = self.usage
-                    self._take_usage(event.usage)
-                    self._usage_late = self._usage_late or self.usage is not before
-                else:
-                    self._take_usage(event.usage)
+                before = self.usage
+                self._take_usage(event.usage)
+                if self.failed and self.usage is not before:
+                    self._usage_late = True  # (after the target's error: written only by a stop, or at the close)
             return ""
         if self.ended:
             self._lost_after_end(event)
@@ -765,33 +741,16 @@ class Encoder:
             return out + self.on_server_done(call, event)
         return out + self.on_call_done(call, event)
 
-    def _take_usage(self, raw: Any) -> None:
-        """The source's usage object ``raw``, held to be read when :attr:`usage` is looked at (the held ones are read
-        when :data:`USAGE_HELD` are held: memory stays a few usage objects)."""
-        held = self._usages
-        if held is None:
-            self._usages = [raw]
-            return
-        held.append(raw)
-        if len(held) >= USAGE_HELD:
-            self._read_usages()
-
-    def _read_usages(self) -> None:
-        """The usage objects held, read newest first: the first that a provider recognises becomes the usage (read
-        by the source provider's own rules, else, another shape or no source, as :meth:`Usage.from_raw` reads it);
-        when none does, the usage stays as it was."""
-        held = self._usages
-        self._usages = None
-        read = self._read_usage
-        if read is None:  # (False: the source has no reader of its own)
-            read = self._read_usage = getattr(getattr(self.source, "rules", None), "usage_from", None) or False
-        for raw in reversed(held):  # type: ignore[arg-type]  # (called with some held)
-            usage = read(raw, False) if read is not False and type(raw) is dict else None
-            if usage is None:
-                usage = Usage.from_raw(raw)
-            if usage.source is not None:
-                self._usage = usage
-                return
+    def _take_usage(self, raw: dict[str, Any]) -> None:
+        """The source's usage object ``raw`` as the :class:`~ssewire.Usage` written at the end: read by the source
+        provider's own rules, else (another shape, or no source) as :meth:`Usage.from_raw` reads it; an object no
+        provider recognises leaves the usage as it was."""
+        read = getattr(getattr(self.source, "rules", None), "usage_from", None)  # (None: the registry's reading)
+        usage = read(raw, False) if read is not None and type(raw) is dict else None
+        if usage is None:
+            usage = Usage.from_raw(raw)
+        if usage.source is not None:
+            self.usage = usage
 
     def _target_stop(self, stop: str) -> str:
         """The target's stop value for a unified one; counted in ``dropped`` when the target's reader would not

@@ -162,8 +162,9 @@ class GeminiEncoder(Encoder):
 
     def on_done(self, stop: str, native: str) -> str:
         body: dict[str, Any] = {"candidates": [self._grounding({"finishReason": native, "index": 0})]}
-        if self.usage is not None:
-            body["usageMetadata"] = gemini_usage(self.usage)
+        usage = self.usage
+        if usage is not None:
+            body["usageMetadata"] = gemini_usage(usage)
         body["modelVersion"] = self.model
         body["responseId"] = self.response_id
         return "data: " + dumps(body) + "\n\n"
@@ -205,11 +206,12 @@ class GeminiEncoder(Encoder):
 
     def on_error(self, error: Mapping[str, Any]) -> str:
         out = ""
-        if self.usage is not None or self._sources:  # the usage and sources so far, on a chunk of their own (no
+        counts = self.usage
+        if counts is not None or self._sources:  # the usage and sources so far, on a chunk of their own (no
             # finishReason: not an end)
             candidate = self._grounding({"content": {"role": "model", "parts": []}, "index": 0})
             usage: dict[str, Any] = {"candidates": [candidate]}
-            if self.usage is not None:
-                usage["usageMetadata"] = gemini_usage(self.usage)
+            if counts is not None:
+                usage["usageMetadata"] = gemini_usage(counts)
             out = "data: " + dumps(usage) + "\n\n"
         return out + "data: " + dumps(self.error_body(error)) + "\n\n"
