@@ -104,4 +104,5 @@ cdef class StreamTap:
     cpdef close(self)
 
 
-cpdef bint reads_own_now(normalizer)
+cpdef delegated_normalize(normalizer, events)
+cpdef delegated_deltas_into(normalizer, list events, Accumulator accumulator)

@@ -8,7 +8,7 @@ from ._decoding_py import __all__ as __all__  # (the same names: one list, the s
 from .events import SSEEvent, Unified
 from .framing import Chunk, Scanner
 from .names import FramingName, ProviderName
-from .normalizers.contract import Normalizer
+from .normalizers.contract import DelegatingNormalizer, Normalizer
 from .result import StreamResult
 from .resume import ResumeCursor
 
@@ -149,4 +149,7 @@ class StreamTap:
     def result(self) -> StreamResult: ...
 
 def normalize_events(normalizer: Normalizer, events: Sequence[SSEEvent]) -> list[Unified]: ...
-def reads_own_now(normalizer: Normalizer) -> bool: ...
+def delegated_normalize(normalizer: DelegatingNormalizer, events: Sequence[SSEEvent]) -> list[Unified]: ...
+def delegated_deltas_into(
+    normalizer: DelegatingNormalizer, events: list[SSEEvent], accumulator: Accumulator
+) -> int: ...

@@ -29,7 +29,7 @@ from .normalizers._fast.typed import READER_MAX_CHARS as _READER_MAX_CHARS
 from .normalizers._fast.typed import TextSink
 from .normalizers._fast.typed import take_texts as _take_texts
 from .normalizers._fast.utf8 import LARGE as _LARGE
-from .normalizers.contract import Normalizer, payload_with_text
+from .normalizers.contract import DelegatingNormalizer, Normalizer, payload_with_text
 from .normalizers.providers import ENTRIES, streams_on, wrong_provider
 from .normalizers.registry import PROVIDERS, normalizer_for
 from .normalizers.tool_calls import decode_arguments
@@ -46,6 +46,8 @@ __all__: list[str] = [
     "StreamDecoder",
     "UnifiedEvents",
     "collect",
+    "delegated_deltas_into",
+    "delegated_normalize",
     "normalize_decoding",
     "normalize_events",
     "normalize_into",
@@ -1003,18 +1005,39 @@ def normalize_events(normalizer: Normalizer, events: Sequence[SSEEvent]) -> list
     return normalize_reading(normalizer, events, normalizer, still)
 
 
-def reads_own_now(normalizer: Normalizer) -> bool:
-    """Whether ``normalizer`` reads a batch now as :class:`~ssewire.normalizers.contract.Normalizer` does: its class
-    does not override ``normalize``, or it is a ``DelegatingNormalizer`` with no delegate yet (whose ``normalize``
-    and ``read_deltas_into`` then do what the base class's do: the reading loops here skip their calls)."""
-    return normalizer._reads_own or (normalizer._delegating and normalizer.delegate is None)  # type: ignore[attr-defined]
+def delegated_normalize(normalizer: DelegatingNormalizer, events: Sequence[SSEEvent]) -> list[Unified]:
+    """:meth:`DelegatingNormalizer.normalize <ssewire.normalizers.contract.DelegatingNormalizer.normalize>` (its one
+    home: the method calls this, the reading loops here call it in its place): by the followed delegate's delta
+    reader and typed fast path, routing every other event through ``normalizer``; before there is one, as
+    :func:`normalize_events` reads."""
+    delegate = normalizer._followed()
+    if delegate is None:
+        return normalize_events(normalizer, events)
+    if delegate._take is None or delegate._delta_rule is None or not delegate.reads_deltas():
+        return normalize_decoding(normalizer, events)
+    normalizer._reading_with = delegate
+    still = normalizer._still_reading if normalizer.delegate_changes or delegate.reading_can_stop else None
+    return normalize_reading(normalizer, events, delegate, still)
+
+
+def delegated_deltas_into(normalizer: DelegatingNormalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
+    """:meth:`DelegatingNormalizer.read_deltas_into
+    <ssewire.normalizers.contract.DelegatingNormalizer.read_deltas_into>` (its one home): how many of ``events``, from
+    the first, the followed delegate's delta reader (before there is one, ``normalizer``'s) took now."""
+    delegate = normalizer._followed()
+    reader = normalizer if delegate is None else delegate
+    if reader._take is None or reader._delta_rule is None or not reader.reads_deltas():
+        return 0
+    return read_run(reader, events, accumulator)
 
 
 def _normalize_events(normalizer: Normalizer, events: list[SSEEvent]) -> list[Unified]:
     """``normalizer.normalize(events)``: by :func:`normalize_events` here unless its class reads its events its own
-    way."""
-    if reads_own_now(normalizer):
+    way (a delegating normaliser's own way is :func:`delegated_normalize`, here)."""
+    if normalizer._reads_own:
         return normalize_events(normalizer, events)
+    if normalizer._delegating:
+        return delegated_normalize(normalizer, events)  # type: ignore[arg-type]
     out: list[Unified] = normalizer.normalize(events)
     return out
 
@@ -1024,7 +1047,9 @@ def normalize_into(normalizer: Normalizer, events: Sequence[SSEEvent], accumulat
     method calls this): the events of ``events`` given to ``accumulator``."""
     normalizer._into = accumulator
     try:
-        if not reads_own_now(normalizer):
+        if normalizer._delegating:
+            out = delegated_normalize(normalizer, events)  # type: ignore[arg-type]
+        elif not normalizer._reads_own:
             out = normalizer.normalize(events)
         elif normalizer._take is not None and normalizer._delta_rule is not None and normalizer.reads_deltas():
             still = normalizer.reads_deltas if normalizer.reading_can_stop else None
@@ -1052,15 +1077,15 @@ def _normalize_batch(normalizer: Normalizer, events: list[SSEEvent], accumulator
 def read_deltas_into(normalizer: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
     """:meth:`Normalizer.read_deltas_into <ssewire.normalizers.contract.Normalizer.read_deltas_into>` (its one home):
     how many of ``events``, from the first, the normaliser's delta reader took now, into ``accumulator``."""
-    if normalizer._take is not None and normalizer._delta_rule is not None and reads_own_now(normalizer):
+    if normalizer._reads_own and normalizer._take is not None and normalizer._delta_rule is not None:
         if normalizer.reads_deltas():
             return read_run(normalizer, events, accumulator)
     return 0
 
 
 def read_run(reader: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
-    """``Normalizer._read_run`` (its one home): how many of ``events``, from the first, ``reader``'s delta reader
-    took, given to ``accumulator`` (the events it made, the text of the text deltas in its sink)."""
+    """How many of ``events``, from the first, ``reader``'s delta reader took, given to ``accumulator`` (the events
+    it made, the text of the text deltas in its sink)."""
     take = reader._take
     assert take is not None
     sink = accumulator._sink or accumulator.text_sink()
@@ -1077,8 +1102,10 @@ def read_run(reader: Normalizer, events: list[SSEEvent], accumulator: Accumulato
 def _read_deltas(normalizer: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
     """``normalizer.read_deltas_into(events, accumulator)``: by :func:`read_deltas_into` here unless its class reads
     deltas its own way."""
-    if normalizer._own_deltas or (normalizer._delegating and normalizer.delegate is None):  # type: ignore[attr-defined]
+    if normalizer._own_deltas:
         return read_deltas_into(normalizer, events, accumulator)
+    if normalizer._delegating:
+        return delegated_deltas_into(normalizer, events, accumulator)  # type: ignore[arg-type]
     taken: int = normalizer.read_deltas_into(events, accumulator)
     return taken
 

@@ -342,12 +342,6 @@ class Normalizer:
         taken: int = _twin_of(accumulator).read_deltas_into(self, events, accumulator)  # (its one home, compiled)
         return taken
 
-    @staticmethod
-    def _read_run(reader: Normalizer, events: list[SSEEvent], accumulator: Sink) -> int:
-        """:meth:`read_deltas_into` by ``reader``'s delta reader."""
-        taken: int = _twin_of(accumulator).read_run(reader, events, accumulator)
-        return taken
-
     def normalize_reading(
         self,
         events: Sequence[SSEEvent],
@@ -583,26 +577,16 @@ class DelegatingNormalizer(Normalizer):
     def normalize(self, events: Sequence[SSEEvent]) -> list[Unified]:
         """:meth:`Normalizer.normalize` by the followed delegate's delta reader and typed fast path (see
         :attr:`fast_delegates`), routing every other event through this normaliser; else by its own."""
-        delegate = self._followed()
-        if delegate is None:  # (what the compiled reading loops do without this call: see reads_own_now)
-            return super().normalize(events)
-        take, rule = delegate._take, delegate._delta_rule
-        if take is None or rule is None or not delegate.reads_deltas():
-            return self._normalize_decoding(events)
-        self._reading_with = delegate
-        still = self._still_reading if self.delegate_changes or delegate.reading_can_stop else None
-        return self.normalize_reading(events, delegate, still)
+        out: list[Unified] = _twin_of(self._into).delegated_normalize(self, events)  # (its one home, compiled)
+        return out
 
     def read_deltas_into(self, events: list[SSEEvent], accumulator: Sink) -> int:
         """:meth:`Normalizer.read_deltas_into` by the followed delegate's delta reader, or this normaliser's before
         there is one (as :meth:`normalize` reads them); 0 for a subclass that reads its events its own way."""
         if type(self).normalize is not DelegatingNormalizer.normalize:
             return 0
-        delegate = self._followed()
-        reader = self if delegate is None else delegate
-        if reader._take is None or reader._delta_rule is None or not reader.reads_deltas():
-            return 0
-        return self._read_run(reader, events, accumulator)
+        taken: int = _twin_of(accumulator).delegated_deltas_into(self, events, accumulator)  # (its one home)
+        return taken
 
     def _still_reading(self) -> bool:
         """Whether the delegate whose reader reads the batch is still the delegate, and still reads deltas."""
