@@ -138,8 +138,7 @@ class AnthropicEncoder(Encoder):
         # (raw events are looked at unless the source never reads a Messages stream: see on_raw; none comes before
         # the opening)
         self.writes_raw = getattr(self.source, "provider", None) not in _NO_MESSAGES
-        counts = self.usage
-        usage = _EMPTY_USAGE_JSON if counts is None else dumps(messages_usage(counts))
+        usage = _EMPTY_USAGE_JSON if self.usage is None else dumps(messages_usage(self.usage))
         return (
             'event: message_start\ndata: {"type":"message_start","message":'
             f'{{"id":{quote(self.response_id or "")},"type":"message","role":"assistant",'
@@ -294,8 +293,7 @@ class AnthropicEncoder(Encoder):
 
     def on_done(self, stop: str, native: str) -> str:
         out = self._close_open()
-        counts = self.usage
-        usage = _EMPTY_USAGE_JSON if counts is None else dumps(messages_usage(counts))
+        usage = _EMPTY_USAGE_JSON if self.usage is None else dumps(messages_usage(self.usage))
         return (
             f'{out}event: message_delta\ndata: {{"type":"message_delta","delta":{{"stop_reason":{quote(native)},'
             f'"stop_sequence":null}},"usage":{usage}}}\n\nevent: message_stop\ndata: {{"type":"message_stop"}}\n\n'

@@ -193,17 +193,16 @@ class ChatEncoder(Encoder):
 
     def _usage_chunk(self) -> str:
         """The usage chunk, unless this usage was written already (before an error)."""
-        usage = self.usage
-        if usage is None or usage is self._usage_written:
+        if self.usage is None or self.usage is self._usage_written:
             return ""
         if not self.include_usage:
             if self._usage_written is None:  # (the stream's usage, counted once however often it changed)
                 self.dropped["usage"] += 1
-            self._usage_written = usage
+            self._usage_written = self.usage
             return ""
-        self._usage_written = usage
+        self._usage_written = self.usage
         head = self._head[: -len('[{"index":0,"delta":')]
-        return f'{head}[],"usage":{chat_usage_json(usage)}}}\n\n'
+        return f'{head}[],"usage":{chat_usage_json(self.usage)}}}\n\n'
 
     def body(self, result: Any, native: str) -> dict[str, Any]:
         """A ``chat.completion``: the message (``content``, the reasoning member, ``tool_calls``, ``annotations``),

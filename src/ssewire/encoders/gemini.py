@@ -162,9 +162,8 @@ class GeminiEncoder(Encoder):
 
     def on_done(self, stop: str, native: str) -> str:
         body: dict[str, Any] = {"candidates": [self._grounding({"finishReason": native, "index": 0})]}
-        usage = self.usage
-        if usage is not None:
-            body["usageMetadata"] = gemini_usage(usage)
+        if self.usage is not None:
+            body["usageMetadata"] = gemini_usage(self.usage)
         body["modelVersion"] = self.model
         body["responseId"] = self.response_id
         return "data: " + dumps(body) + "\n\n"
@@ -206,12 +205,11 @@ class GeminiEncoder(Encoder):
 
     def on_error(self, error: Mapping[str, Any]) -> str:
         out = ""
-        counts = self.usage
-        if counts is not None or self._sources:  # the usage and sources so far, on a chunk of their own (no
+        if self.usage is not None or self._sources:  # the usage and sources so far, on a chunk of their own (no
             # finishReason: not an end)
             candidate = self._grounding({"content": {"role": "model", "parts": []}, "index": 0})
             usage: dict[str, Any] = {"candidates": [candidate]}
-            if counts is not None:
-                usage["usageMetadata"] = gemini_usage(counts)
+            if self.usage is not None:
+                usage["usageMetadata"] = gemini_usage(self.usage)
             out = "data: " + dumps(usage) + "\n\n"
         return out + "data: " + dumps(self.error_body(error)) + "\n\n"

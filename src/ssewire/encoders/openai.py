@@ -486,12 +486,11 @@ class ResponsesEncoder(Encoder):
         usage and every finished item, in output order. It repeats the whole output: an output of short items kept
         as text is written as text; any other is held as the pieces of the items (:meth:`hold`), the long ones kept
         as UTF-8, so no copy of their text is made."""
-        usage = self.usage
         head, tail = self._response_ends(
             status,
             f',"error":{"null" if error is None else dumps(error)}'
             f',"incomplete_details":{"null" if details is None else dumps(details)}',
-            "null" if usage is None else usage_json(usage),
+            "null" if self.usage is None else usage_json(self.usage),
         )
         seq = self._seq
         self._seq = seq + 1

@@ -190,8 +190,7 @@ class VercelUIEncoder(Encoder):
 
     def on_done(self, stop: str, native: str) -> str:
         out = self._close_open()
-        counts = self.usage
-        usage = "" if counts is None else f',"messageMetadata":{{"usage":{dumps(ui_usage(counts))}}}'
+        usage = "" if self.usage is None else f',"messageMetadata":{{"usage":{dumps(ui_usage(self.usage))}}}'
         return (
             f'{out}data: {{"type":"finish-step"}}\n\ndata: {{"type":"finish","finishReason":{quote(native)}{usage}}}'
             "\n\ndata: [DONE]\n\n"
@@ -242,9 +241,8 @@ class VercelUIEncoder(Encoder):
     def on_error(self, error: Mapping[str, Any]) -> str:
         kind, message = error_parts(error)
         out = self._close_open()
-        usage = self.usage
-        if usage is not None:
-            out += "data: " + dumps({"type": "message-metadata", "messageMetadata": {"usage": ui_usage(usage)}})
+        if self.usage is not None:
+            out += "data: " + dumps({"type": "message-metadata", "messageMetadata": {"usage": ui_usage(self.usage)}})
             out += "\n\n"
         body = {"type": "error", "errorText": message or kind, "errorType": kind}
         return out + "data: " + dumps(body) + "\n\n"
