@@ -159,19 +159,29 @@ SOURCE_COPIES = os.path.join("build", "cython", "source")
 
 def _source_copy(name: str) -> str:
     """The source of the module ``name`` (one of :data:`COMPILED_FROM_SOURCE`), copied into ``build/cython/source/``
-    with the SHA-256 of the source appended as ``__source_sha256__`` (what the tests hold the compiled module to);
-    returns the copy's path. An unchanged source is not copied (nor translated) again."""
+    with the SHA-256 of the source (and of the ``.pxd`` beside it, which declares a module's C types where it has
+    one, copied too) appended as ``__source_sha256__`` (what the tests hold the compiled module to); returns the
+    copy's path. An unchanged source is not copied (nor translated) again."""
     source = os.path.join("src", *name.split(".")) + ".py"
     with open(source, "rb") as f:
         text = f.read()
-    digest = hashlib.sha256(text).hexdigest()
+    declarations = source[:-3] + ".pxd"
     copy = os.path.join(SOURCE_COPIES, *name.split(".")) + ".py"
+    os.makedirs(os.path.dirname(copy), exist_ok=True)
+    if os.path.exists(declarations):
+        import shutil
+
+        with open(declarations, "rb") as f:
+            text_pxd = f.read()
+        digest = hashlib.sha256(text + text_pxd).hexdigest()
+        shutil.copy2(declarations, copy[:-3] + ".pxd")
+    else:
+        digest = hashlib.sha256(text).hexdigest()
     wanted = text + f"\n__source_sha256__ = {digest!r}  # (appended by setup.py)\n".encode()
     if os.path.exists(copy):
         with open(copy, "rb") as f:
             if f.read() == wanted:
                 return copy
-    os.makedirs(os.path.dirname(copy), exist_ok=True)
     with open(copy, "wb") as f:
         f.write(wanted)
     return copy

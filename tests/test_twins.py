@@ -21,7 +21,12 @@ SRC = Path(_twins.__file__).resolve().parent
 
 
 def _source_digest(name: str) -> str:
-    return hashlib.sha256((SRC.joinpath(*name.split(".")[1:]).with_suffix(".py")).read_bytes()).hexdigest()
+    """The SHA-256 the build gives a module: of its source, and of the .pxd beside it where it has one."""
+    source = SRC.joinpath(*name.split(".")[1:]).with_suffix(".py")
+    declarations = source.with_suffix(".pxd")
+    return hashlib.sha256(
+        source.read_bytes() + (declarations.read_bytes() if declarations.exists() else b"")
+    ).hexdigest()
 
 
 @pytest.mark.parametrize("name", _twins.COMPILED)

@@ -10,9 +10,12 @@ its source. ``ssewire/__init__`` imports this module first, which installs the f
 compiled code is switched off (``SSEWIRE_NO_EXTENSIONS``, interpreters other than CPython:
 :func:`~._config.no_extensions`): the same source then runs as Python.
 
-Type checkers and readers see the source (no stub: the compiled module has no name of its own). Each compiled
-file carries the SHA-256 of the source it was compiled from (``__source_sha256__``): the test suite holds it to
-the source, so an edit without a rebuild (``python setup.py build_ext --inplace``) is caught, never run stale.
+A module may have a ``.pxd`` beside its source (the encoders' do): Cython reads it as the source's augmenting
+declarations (a class's state as C fields, methods ``cpdef``), so that class compiles to an extension type; Python
+never reads it. Type checkers and readers see the source (no stub: the compiled module has no name of its own).
+Each compiled file carries the SHA-256 of the source (and of its ``.pxd``) it was compiled from
+(``__source_sha256__``): the test suite holds it to them, so an edit without a rebuild (``python setup.py
+build_ext --inplace``) is caught, never run stale.
 """
 
 from __future__ import annotations

@@ -34,9 +34,9 @@ from typing import Any, ClassVar, Mapping, Optional, Union
 from .._json import dumps_utf8
 from ..events import Unified
 from ..normalizers.anthropic import ANTHROPIC_STOP
-from .base import LONG_TEXT, Call, Encoder, TextRun, dumps, error_parts, quote, quote_long, quote_text, utf8
+from .base import LONG_TEXT, Call, Encoder, TextRun, Writer, dumps, error_parts, quote, quote_long, quote_text, utf8
 
-__all__ = ["CITATION_TYPES", "SERVER_TOOLS", "AnthropicEncoder", "citation_object", "messages_usage"]
+__all__ = ["CITATION_TYPES", "SERVER_TOOLS", "AnthropicEncoder", "AnthropicWriter", "citation_object", "messages_usage"]
 
 
 def messages_usage(usage: Any) -> dict[str, Any]:
@@ -108,8 +108,8 @@ _BLOCKS = {
 }
 
 
-class AnthropicEncoder(Encoder):
-    """Unified events -> Messages stream events (see the module docstring)."""
+class AnthropicWriter(Writer):
+    """:class:`AnthropicEncoder`'s code (its state typed where compiled: ``anthropic.pxd``)."""
 
     to = "anthropic"
     id_prefix = "msg_"
@@ -125,14 +125,16 @@ class AnthropicEncoder(Encoder):
     reads_stop = ANTHROPIC_STOP
     carries_reasoning_tokens = False
     carries_server_calls = True
-    writes_raw = True  # (a Messages source's redacted thinking and server tool results: see on_raw)
 
-    # The stream's state, each at its start value until first set (one stream, one encoder, made for each).
-    _blocks = 0  # blocks started
-    _open: Optional[str] = None  # the kind of the open text or thinking block
-    _head = ""  # the open block's delta event, up to its text
-    #: Each call's input while its start is held (a str), or whether that start was a JSON object's
-    _starts: Optional[dict[str, Union[str, bool]]] = None
+    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
+        Writer.__init__(self, to, **options)
+        self.writes_raw = True  # (a Messages source's redacted thinking and server tool results: see on_raw)
+        # the stream's state (one stream, one encoder, made for each)
+        self._blocks = 0  # blocks started
+        self._open: Optional[str] = None  # the kind of the open text or thinking block
+        self._head = ""  # the open block's delta event, up to its text
+        #: Each call's input while its start is held (a str), or whether that start was a JSON object's
+        self._starts: Optional[dict[str, Union[str, bool]]] = None
 
     def on_start(self) -> str:
         # (raw events are looked at unless the source never reads a Messages stream: see on_raw; none comes before
@@ -247,7 +249,7 @@ class AnthropicEncoder(Encoder):
     def on_server_call(self, call: Call) -> str:
         if call.name not in SERVER_TOOLS:
             call.index = -1
-            return super().on_server_call(call)
+            return Writer.on_server_call(self, call)
         return self._call_block(call, "server_tool_use")
 
     def on_server_arguments(self, call: Call, text: str) -> str:
@@ -406,3 +408,9 @@ def _input_delta(index: int, text: str) -> str:
 
 def _stop(index: int) -> str:
     return f'event: content_block_stop\ndata: {{"type":"content_block_stop","index":{index}}}\n\n'
+
+
+class AnthropicEncoder(AnthropicWriter, Encoder):
+    """Unified events -> Messages stream events (see the module docstring)."""
+
+    __slots__ = ()

@@ -47,6 +47,7 @@ __all__ = [
     "Encoder",
     "Pieces",
     "TextRun",
+    "Writer",
     "arguments",
     "dumps",
     "error_parts",
@@ -291,13 +292,11 @@ def _fill_marks(text: str, runs: Iterator[list[bytes]], out: list[bytes]) -> int
     return marks
 
 
-class Encoder:
-    """Unified events in, one target's wire bytes out (see the module docstring for the contract).
-
-    Options every target takes: ``model`` and ``response_id`` (else the source's, else made up), ``created``
-    (Unix seconds; else now) and ``source`` (the normaliser reading the stream, for its id and model); a target's
-    own (``include_usage`` ...) are its class's, and any other is a ``TypeError``.
-    """
+class Writer:
+    """What every encoder shares (the walk over events, the calls, usage, the stop check, :attr:`dropped`): each
+    target's writer subclasses it, and its :class:`Encoder` subclasses both. Compiled, ``encoders/base.pxd``
+    declares its state as C fields and its per-event methods as ``cpdef`` (a target's writer redeclares those it
+    writes), so an event's dispatch and the state it reads are direct; the same source runs as Python."""
 
     #: The target's name (what ``to=`` takes).
     to: ClassVar[str] = ""
@@ -327,18 +326,6 @@ class Encoder:
     usage_at_close: ClassVar[bool] = False
     #: Whether its whole response body (:meth:`render`) carries encrypted reasoning (else it is counted as dropped).
     carries_encrypted_reasoning: ClassVar[bool] = False
-    #: Whether the target looks at ``raw`` events (:meth:`on_raw`): a source's blocks of its own API that no unified
-    #: event carries, written as they came (every other target skips them).
-    writes_raw: bool = False
-
-    def __new__(cls, to: Optional[str] = None, **options: Any) -> Encoder:
-        """``Encoder(to, ...)`` makes the encoder of target ``to`` (see :data:`ssewire.encoders.ENCODERS`); a
-        target's own class takes no ``to``."""
-        if cls is Encoder:
-            if to is None:
-                raise TypeError("Encoder() needs the target: Encoder(to, ...)")
-            cls = _registry()(to)
-        return object.__new__(cls)
 
     def __init__(
         self,
@@ -362,18 +349,20 @@ class Encoder:
         #: Runs of pieces a target made as UTF-8 (the Responses API's done events and final event, which repeat an
         #: item's or the whole output's text), each in the text where :data:`HELD` stands (:meth:`hold`).
         self.held: list[list[bytes]] = []
-
-    # The stream's state, each at its start value (the class's) until first set: one encoder is made per stream.
-    _dropped: Optional[Dropped] = None  # made when first counted in (most streams drop nothing)
-    usage: Optional[Usage] = None
-    client_calls = 0  # client calls opened (written)
-    started = False
-    ended = False  # the target's stream is over: nothing more is written
-    failed = False  # the target's error was written (the target may still write a stop after it)
-    stop: Optional[str] = None  # the source's stop, not written yet (more content may follow it)
-    _went_on: Optional[str] = None  # a stop content came after (the end's, unless another comes)
-    _usage_late = False  # a usage came after the target's error was written
-    _flowing = False  # started, neither ended nor stopped: a delta is only its text
+        # the stream's state (one encoder is made per stream)
+        self._dropped: Optional[Dropped] = None  # made when first counted in (most streams drop nothing)
+        self.usage: Optional[Usage] = None
+        self.client_calls = 0  # client calls opened (written)
+        self.started = False
+        self.ended = False  # the target's stream is over: nothing more is written
+        self.failed = False  # the target's error was written (the target may still write a stop after it)
+        self.stop: Optional[str] = None  # the source's stop, not written yet (more content may follow it)
+        self._went_on: Optional[str] = None  # a stop content came after (the end's, unless another comes)
+        self._usage_late = False  # a usage came after the target's error was written
+        self._flowing = False  # started, neither ended nor stopped: a delta is only its text
+        #: Whether the target looks at ``raw`` events (:meth:`on_raw`): a source's blocks of its own API that no
+        #: unified event carries, written as they came (every other target skips them).
+        self.writes_raw = False
 
     @property
     def dropped(self) -> Counter[str]:
@@ -444,9 +433,8 @@ class Encoder:
         none), :meth:`open_run` opens the run's block first."""
         if len(events) < 2:  # (a run of one costs more than its write)
             return [self.write(events[0])] if events else []
-        write = self.write
         if _write_texts is None:
-            return [write(event) for event in events]
+            return [self.write(event) for event in events]
         out: list[str] = []  # (out.append called as such: compiled, a direct list append)
         index, end = 0, len(events)
         while index < end:
@@ -473,7 +461,7 @@ class Encoder:
                             self.wrote_texts(written)
                         index = after
                         continue
-            out.append(write(event))
+            out.append(self.write(event))
             index += 1
         return out
 
@@ -886,7 +874,35 @@ class Encoder:
         return ""
 
 
-def url_citations(encoder: Encoder, citations: list[Any]) -> list[Any]:
+class Encoder(Writer):
+    """Unified events in, one target's wire bytes out (see the module docstring for the contract): ``Encoder(to,
+    ...)`` makes the encoder of target ``to`` (see :data:`ssewire.encoders.ENCODERS`), an instance of that target's
+    own class (a subclass of this one and of the target's writer), which takes no ``to``.
+
+    Options every target takes: ``model`` and ``response_id`` (else the source's, else made up), ``created``
+    (Unix seconds; else now) and ``source`` (the normaliser reading the stream, for its id and model); a target's
+    own (``include_usage`` ...) are its class's, and any other is a ``TypeError``.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, to: Optional[str] = None, **options: Any) -> Encoder:
+        if cls is Encoder:
+            if to is None:
+                raise TypeError("Encoder() needs the target: Encoder(to, ...)")
+            cls = _registry()(to)
+        make = _MAKERS.get(cls)
+        if make is None:  # (the first writer in its MRO makes one: compiled, only a writer's own __new__ may)
+            writer = next(base for base in cls.__mro__ if issubclass(base, Writer) and not issubclass(base, Encoder))
+            make = _MAKERS[cls] = writer.__new__
+        return make(cls)
+
+
+#: Each encoder class's allocator (its writer's ``__new__``).
+_MAKERS: dict[type, Callable[[type], Any]] = {}
+
+
+def url_citations(encoder: Writer, citations: list[Any]) -> list[Any]:
     """The citations of ``citations`` that name a URL (what every target that carries citations can say); the
     others are counted in ``encoder.dropped``."""
     kept = [c for c in citations if isinstance(getattr(c, "url", None), str)]

@@ -36,6 +36,7 @@ from .base import (
     Call,
     Encoder,
     TextRun,
+    Writer,
     arguments,
     dumps,
     error_parts,
@@ -46,7 +47,7 @@ from .base import (
 )
 from .openai import url_annotation
 
-__all__ = ["ChatEncoder", "chat_annotation", "chat_usage", "chat_usage_json"]
+__all__ = ["ChatEncoder", "ChatWriter", "chat_annotation", "chat_usage", "chat_usage_json"]
 
 
 def chat_annotation(citation: Any) -> dict[str, Any]:
@@ -85,8 +86,9 @@ def chat_usage_json(usage: Any) -> str:
 _REASONING_KEY = quote("reasoning_content")
 
 
-class ChatEncoder(Encoder):
-    """Unified events -> Chat Completions chunks (see the module docstring)."""
+class ChatWriter(Writer):
+    """Unified events -> Chat Completions chunks (see the module docstring): :class:`ChatEncoder`'s code (its
+    state typed where compiled: ``chat.pxd``)."""
 
     to = "openai-chat"
     id_prefix = "chatcmpl-"
@@ -110,14 +112,12 @@ class ChatEncoder(Encoder):
         reasoning_field: str = "reasoning_content",
         **options: Any,
     ) -> None:
-        Encoder.__init__(self, to, **options)
+        Writer.__init__(self, to, **options)
         self.include_usage = include_usage
         self._reasoning_key = _REASONING_KEY if reasoning_field == "reasoning_content" else quote(reasoning_field)
-
-    # The stream's state, each at its start value until first set (one stream, one encoder, made for each).
-    _head = ""
-    _usage_written: Any = None
-    _annotations: Optional[list[dict[str, Any]]] = None  # the citations' annotations, written before the finish
+        self._head = ""  # every chunk's start (made by on_start)
+        self._usage_written: Any = None
+        self._annotations: Optional[list[dict[str, Any]]] = None  # the citations', written before the finish
 
     def on_start(self) -> str:
         head = f'{{"id":{quote(self.response_id or "")},"object":"chat.completion.chunk","created":{self.created},'
@@ -146,7 +146,7 @@ class ChatEncoder(Encoder):
         held = self._annotations
         if held is None:
             held = self._annotations = []
-        held += (chat_annotation(citation) for citation in url_citations(self, citations))
+        held += [chat_annotation(citation) for citation in url_citations(self, citations)]
         return ""
 
     def _annotations_chunk(self) -> str:
@@ -181,7 +181,7 @@ class ChatEncoder(Encoder):
         if stop == "tool_use" and not self.client_calls:
             self.dropped["stop_reason"] += 1
             return "stop"
-        return super()._target_stop(stop)
+        return Writer._target_stop(self, stop)
 
     def held_citations(self) -> int:
         return len(self._annotations) if self._annotations else 0
@@ -236,3 +236,9 @@ class ChatEncoder(Encoder):
     def on_error(self, error: Mapping[str, Any]) -> str:
         out = self._annotations_chunk() + self._usage_chunk()  # what the error chunk cannot carry
         return out + "data: " + dumps(self.error_body(error)) + "\n\n"
+
+
+class ChatEncoder(ChatWriter, Encoder):
+    """Unified events -> Chat Completions chunks (see the module docstring)."""
+
+    __slots__ = ()

@@ -29,9 +29,21 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.gemini import GEMINI_STOP
-from .base import LONG_TEXT, Call, Encoder, TextRun, dumps, error_parts, quote, quote_long, quote_text, url_citations
+from .base import (
+    LONG_TEXT,
+    Call,
+    Encoder,
+    TextRun,
+    Writer,
+    dumps,
+    error_parts,
+    quote,
+    quote_long,
+    quote_text,
+    url_citations,
+)
 
-__all__ = ["GeminiEncoder", "gemini_usage", "is_base64"]
+__all__ = ["GeminiEncoder", "GeminiWriter", "gemini_usage", "is_base64"]
 
 
 #: The standard base64 alphabet (padding apart).
@@ -64,8 +76,8 @@ def gemini_usage(usage: Any) -> dict[str, Any]:
     return out
 
 
-class GeminiEncoder(Encoder):
-    """Unified events -> ``GenerateContentResponse`` chunks (see the module docstring)."""
+class GeminiWriter(Writer):
+    """:class:`GeminiEncoder`'s code (its state typed where compiled: ``gemini.pxd``)."""
 
     to = "gemini"
     call_signatures = True
@@ -82,10 +94,13 @@ class GeminiEncoder(Encoder):
     carries_cache_writes = False
     reasoning_within_output = True  # thoughts and candidates add up to the output
 
-    # The stream's state, each at its start value until first set (one stream, one encoder, made for each).
-    _head = ""
-    _tail = ""
-    _sources: Optional[dict[tuple[str, Optional[str]], dict[str, Any]]] = None  # grounding chunks, by (uri, title)
+    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
+        Writer.__init__(self, to, **options)
+        # the stream's state (one stream, one encoder, made for each)
+        self._head = ""
+        self._tail = ""
+        self._sources: Optional[dict[tuple[str, Optional[str]], dict[str, Any]]] = None  # grounding chunks, by
+        # (uri, title)
 
     def on_citations(self, citations: list[Any]) -> str:
         """Each citation with a URL -> a grounding chunk (``{"web": {"uri", "title"}}``) of the ``groundingMetadata``
@@ -138,7 +153,7 @@ class GeminiEncoder(Encoder):
 
     def on_signature(self, signature: str) -> str:
         if not is_base64(signature):
-            return super().on_signature(signature)
+            return Writer.on_signature(self, signature)
         return f'{self._head}{{"text":"","thoughtSignature":{quote_text(signature)}}}{self._tail}'
 
     def on_call_start(self, call: Call) -> str:
@@ -213,3 +228,9 @@ class GeminiEncoder(Encoder):
                 usage["usageMetadata"] = gemini_usage(self.usage)
             out = "data: " + dumps(usage) + "\n\n"
         return out + "data: " + dumps(self.error_body(error)) + "\n\n"
+
+
+class GeminiEncoder(GeminiWriter, Encoder):
+    """Unified events -> ``GenerateContentResponse`` chunks (see the module docstring)."""
+
+    __slots__ = ()

@@ -42,6 +42,7 @@ from .base import (
     Encoder,
     Pieces,
     TextRun,
+    Writer,
     arguments,
     dumps,
     error_parts,
@@ -52,7 +53,15 @@ from .base import (
     utf8,
 )
 
-__all__ = ["ResponsesEncoder", "call_item", "message_item", "reasoning_item", "responses_usage", "usage_json"]
+__all__ = [
+    "ResponsesEncoder",
+    "ResponsesWriter",
+    "call_item",
+    "message_item",
+    "reasoning_item",
+    "responses_usage",
+    "usage_json",
+]
 
 
 def responses_usage(usage: Any) -> dict[str, Any]:
@@ -180,8 +189,8 @@ class _Item:
         self.annotations: list[dict[str, Any]] = []
 
 
-class ResponsesEncoder(Encoder):
-    """Unified events -> Responses stream events (see the module docstring)."""
+class ResponsesWriter(Writer):
+    """:class:`ResponsesEncoder`'s code (its state typed where compiled: ``openai.pxd``)."""
 
     to = "openai"
     carries_encrypted_reasoning = True
@@ -201,21 +210,22 @@ class ResponsesEncoder(Encoder):
             self.dropped["stop_reason"] += 1
         return _ENDINGS[ending][1]
 
-    # The stream's state, each at its start value until first set (no __init__ of its own: one stream, one
-    # encoder, made for each).
-    _seq = 0
-    _stem = ""  # made from the response id: item ids are the same each time a stream is written
-    _open: Optional[_Item] = None  # the open message or reasoning item
-    #: every finished item's JSON with its output_index: as text while the output is short (fewer than SHORT_OUTPUT
-    #: characters kept as text), else as UTF-8 pieces (a text is up to four bytes a character); made by on_start
-    _output: list[tuple[int, Union[str, list[bytes]]]]
-    _output_chars = 0  # the length of the items kept as text
-    _items = 0
-    _delta_head = ""  # the open item's delta event, up to its delta's value
-    _part_added = ""  # the open reasoning item's summary_part.added event, up to its sequence number
-    _error: Optional[dict[str, Any]] = None  # the error written, for the failed response
-    _head = ""  # the response's JSON up to its status (its id, object and created_at), made by on_start
-    _model = ""  # the response's model member, from the comma before it to its value, made by on_start
+    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
+        Writer.__init__(self, to, **options)
+        # the stream's state (one stream, one encoder, made for each)
+        self._seq = 0
+        self._stem = ""  # made from the response id: item ids are the same each time a stream is written
+        self._open: Optional[_Item] = None  # the open message or reasoning item
+        #: every finished item's JSON with its output_index: as text while the output is short (fewer than
+        #: SHORT_OUTPUT characters kept as text), else as UTF-8 pieces (a text is up to four bytes a character)
+        self._output: list[tuple[int, Union[str, list[bytes]]]] = []
+        self._output_chars = 0  # the length of the items kept as text
+        self._items = 0
+        self._delta_head = ""  # the open item's delta event, up to its delta's value
+        self._part_added = ""  # the open reasoning item's summary_part.added event, up to its sequence number
+        self._error: Optional[dict[str, Any]] = None  # the error written, for the failed response
+        self._head = ""  # the response's JSON up to its status (its id, object and created_at), made by on_start
+        self._model = ""  # the response's model member, from the comma before it to its value, made by on_start
 
     # -- framing ------------------------------------------------------------------------------------------------
     def _event(self, kind: str, body: dict[str, Any]) -> str:
@@ -302,9 +312,14 @@ class ResponsesEncoder(Encoder):
             f'"sequence_number":{seq + 1}}}\n\n'
         )
 
-    def on_text(self, text: str, kind: str = "message") -> str:
-        """A delta of the open ``kind`` item (``message``, or ``reasoning`` for :meth:`on_reasoning`; opened first
-        when another is open)."""
+    def on_text(self, text: str) -> str:
+        return self._text(text, "message")
+
+    def on_reasoning(self, text: str) -> str:
+        return self._text(text, "reasoning")
+
+    def _text(self, text: str, kind: str) -> str:
+        """A delta of the open ``kind`` item (``message`` or ``reasoning``; opened first when another is open)."""
         item = self._open
         out = ""
         if item is None or item.kind != kind:
@@ -321,9 +336,6 @@ class ResponsesEncoder(Encoder):
         self._seq = seq + 1
         quoted = quote(text) if len(text) < LONG_TEXT else quote_long(text)  # (see quote_text)
         return f'{out}{self._delta_head}{quoted},"sequence_number":{seq}}}\n\n'
-
-    def on_reasoning(self, text: str) -> str:
-        return self.on_text(text, "reasoning")
 
     def text_run(self, kind: str) -> Optional[TextRun]:
         """A delta of the open message or reasoning item, as :meth:`on_text` writes it: its text kept in the item,
@@ -602,3 +614,9 @@ def _filled(parts: list[str], quoted: bytes) -> list[bytes]:
 def _first(pair: tuple[int, Any]) -> int:
     """Sort key: the ``output_index`` of a finished item (calls can finish out of order)."""
     return pair[0]
+
+
+class ResponsesEncoder(ResponsesWriter, Encoder):
+    """Unified events -> Responses stream events (see the module docstring)."""
+
+    __slots__ = ()

@@ -30,9 +30,21 @@ from typing import Any, ClassVar, Mapping, Optional
 
 from ..events import Unified
 from ..normalizers.vercel_ui import VERCEL_STOP
-from .base import LONG_TEXT, Call, Encoder, TextRun, dumps, error_parts, quote, quote_long, quote_text, url_citations
+from .base import (
+    LONG_TEXT,
+    Call,
+    Encoder,
+    TextRun,
+    Writer,
+    dumps,
+    error_parts,
+    quote,
+    quote_long,
+    quote_text,
+    url_citations,
+)
 
-__all__ = ["VercelUIEncoder", "ui_usage"]
+__all__ = ["VercelUIEncoder", "VercelUIWriter", "ui_usage"]
 
 
 def ui_usage(usage: Any) -> dict[str, Any]:
@@ -56,8 +68,8 @@ def ui_usage(usage: Any) -> dict[str, Any]:
     }
 
 
-class VercelUIEncoder(Encoder):
-    """Unified events -> UI message stream chunks (see the module docstring)."""
+class VercelUIWriter(Writer):
+    """:class:`VercelUIEncoder`'s code (its state typed where compiled: ``vercel_ui.pxd``)."""
 
     to = "vercel-ui"
     id_prefix = "msg-"
@@ -82,12 +94,14 @@ class VercelUIEncoder(Encoder):
     carries_server_calls = True
     carries_encrypted_reasoning = True
 
-    # The stream's state, each at its start value until first set (one stream, one encoder, made for each).
-    _parts = 0
-    _sources = 0
-    _open: Optional[str] = None  # "text" or "reasoning": the open part's kind
-    _open_id = ""
-    _delta_head = ""
+    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
+        Writer.__init__(self, to, **options)
+        # the stream's state (one stream, one encoder, made for each)
+        self._parts = 0
+        self._sources = 0
+        self._open: Optional[str] = None  # "text" or "reasoning": the open part's kind
+        self._open_id = ""
+        self._delta_head = ""
 
     def on_start(self) -> str:
         return (
@@ -172,7 +186,8 @@ class VercelUIEncoder(Encoder):
         delta = quote_text(text)
         return f'data: {{"type":"tool-input-delta","toolCallId":{quote(call.id)},"inputTextDelta":{delta}}}\n\n'
 
-    on_server_arguments = on_call_arguments
+    def on_server_arguments(self, call: Call, text: str) -> str:
+        return self.on_call_arguments(call, text)
 
     def on_call_done(self, call: Call, event: Unified) -> str:
         done: dict[str, Any] = {"type": "tool-input-available", "toolCallId": call.id, "toolName": call.name or ""}
@@ -186,7 +201,8 @@ class VercelUIEncoder(Encoder):
             done["providerExecuted"] = True
         return "data: " + dumps(done) + "\n\n"
 
-    on_server_done = on_call_done
+    def on_server_done(self, call: Call, event: Unified) -> str:
+        return self.on_call_done(call, event)
 
     def on_done(self, stop: str, native: str) -> str:
         out = self._close_open()
@@ -249,3 +265,9 @@ class VercelUIEncoder(Encoder):
 
     def on_close(self) -> str:
         return "data: [DONE]\n\n"
+
+
+class VercelUIEncoder(VercelUIWriter, Encoder):
+    """Unified events -> UI message stream chunks (see the module docstring)."""
+
+    __slots__ = ()

@@ -1,0 +1,39 @@
+# ResponsesWriter's state as C fields and the methods it writes as cpdef (see base.pxd). Read by the build only.
+
+from ssewire.encoders.base cimport Call, Writer
+
+
+cdef class _Item:
+    cdef public str id, kind
+    cdef public Py_ssize_t index
+    cdef public object parts, signature
+    cdef public list annotations
+
+
+cdef class ResponsesWriter(Writer):
+    cdef public Py_ssize_t _seq, _output_chars, _items
+    cdef public str _stem, _delta_head, _part_added, _head, _model
+    cdef public object _open, _error
+    cdef public list _output
+
+    cpdef tuple _response_ends(self, status, members=*, usage=*)
+    cpdef _set_stem(self)
+    cpdef _Item _new_item(self, prefix, kind)
+    cpdef str _switch(self, kind)
+    cpdef str _text(self, text, kind)
+    cpdef str _close_open(self)
+    cpdef str _written(self, index, events, done, end, parts, size)
+    cpdef str _final(self, kind, status, error=*, details=*)
+    cpdef str _members(self, kind, members)
+    cpdef str on_start(self)
+    cpdef str on_text(self, text)
+    cpdef str on_reasoning(self, text)
+    cpdef object text_run(self, kind)
+    cpdef object open_run(self, kind)
+    cpdef wrote_texts(self, count)
+    cpdef str on_citations(self, citations)
+    cpdef str on_signature(self, signature)
+    cpdef str on_call_start(self, Call call)
+    cpdef str on_call_arguments(self, Call call, text)
+    cpdef str on_call_done(self, Call call, event)
+    cpdef str on_done(self, stop, native)
