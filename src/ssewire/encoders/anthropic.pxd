@@ -12,6 +12,7 @@ cdef class AnthropicWriter(Writer):
     cpdef tuple _block_head(self)
     cpdef str _close_open(self)
     cpdef str _open_block(self, kind)
+    cpdef _init_state(self)
     cpdef str on_start(self)
     cpdef str on_text(self, text)
     cpdef str on_reasoning(self, text)

@@ -126,8 +126,7 @@ class AnthropicWriter(Writer):
     carries_reasoning_tokens = False
     carries_server_calls = True
 
-    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
-        Writer.__init__(self, to, **options)
+    def _init_state(self) -> None:
         self.writes_raw = True  # (a Messages source's redacted thinking and server tool results: see on_raw)
         # the stream's state (one stream, one encoder, made for each)
         self._blocks = 0  # blocks started

@@ -14,6 +14,7 @@ cdef class Writer:
     cdef public Py_ssize_t client_calls
     cdef public bint started, ended, failed, _usage_late, _flowing, writes_raw
 
+    cpdef _init_state(self)
     cpdef str write(self, event)
     cpdef str _write(self, event)
     cpdef object text_run(self, kind)

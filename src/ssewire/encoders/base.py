@@ -363,6 +363,11 @@ class Writer:
         #: Whether the target looks at ``raw`` events (:meth:`on_raw`): a source's blocks of its own API that no
         #: unified event carries, written as they came (every other target skips them).
         self.writes_raw = False
+        self._init_state()
+
+    def _init_state(self) -> None:
+        """Set the target's own state to its start (called by ``__init__``, after the options: one encoder is made
+        per stream)."""
 
     @property
     def dropped(self) -> Counter[str]:

@@ -7,6 +7,7 @@ cdef class GeminiWriter(Writer):
     cdef public str _head, _tail
     cdef public object _sources
 
+    cpdef _init_state(self)
     cpdef str on_start(self)
     cpdef str on_text(self, text)
     cpdef str on_reasoning(self, text)

@@ -94,8 +94,7 @@ class GeminiWriter(Writer):
     carries_cache_writes = False
     reasoning_within_output = True  # thoughts and candidates add up to the output
 
-    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
-        Writer.__init__(self, to, **options)
+    def _init_state(self) -> None:
         # the stream's state (one stream, one encoder, made for each)
         self._head = ""
         self._tail = ""

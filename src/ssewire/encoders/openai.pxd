@@ -13,7 +13,8 @@ cdef class _Item:
 cdef class ResponsesWriter(Writer):
     cdef public Py_ssize_t _seq, _output_chars, _items
     cdef public str _stem, _delta_head, _part_added, _head, _model
-    cdef public object _open, _error
+    cdef public _Item _open
+    cdef public object _error
     cdef public list _output
 
     cpdef tuple _response_ends(self, status, members=*, usage=*)
@@ -25,6 +26,7 @@ cdef class ResponsesWriter(Writer):
     cpdef str _written(self, index, events, done, end, parts, size)
     cpdef str _final(self, kind, status, error=*, details=*)
     cpdef str _members(self, kind, members)
+    cpdef _init_state(self)
     cpdef str on_start(self)
     cpdef str on_text(self, text)
     cpdef str on_reasoning(self, text)

@@ -210,8 +210,7 @@ class ResponsesWriter(Writer):
             self.dropped["stop_reason"] += 1
         return _ENDINGS[ending][1]
 
-    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
-        Writer.__init__(self, to, **options)
+    def _init_state(self) -> None:
         # the stream's state (one stream, one encoder, made for each)
         self._seq = 0
         self._stem = ""  # made from the response id: item ids are the same each time a stream is written

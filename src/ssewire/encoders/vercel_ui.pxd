@@ -10,6 +10,7 @@ cdef class VercelUIWriter(Writer):
 
     cpdef str _switch(self, kind)
     cpdef str _close_open(self, metadata=*)
+    cpdef _init_state(self)
     cpdef str on_start(self)
     cpdef str on_text(self, text)
     cpdef str on_reasoning(self, text)

@@ -94,8 +94,7 @@ class VercelUIWriter(Writer):
     carries_server_calls = True
     carries_encrypted_reasoning = True
 
-    def __init__(self, to: Optional[str] = None, **options: Any) -> None:
-        Writer.__init__(self, to, **options)
+    def _init_state(self) -> None:
         # the stream's state (one stream, one encoder, made for each)
         self._parts = 0
         self._sources = 0
