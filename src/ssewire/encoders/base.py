@@ -339,8 +339,6 @@ class Writer:
     ) -> None:
         if to is not None and to != self.to:
             raise ValueError(f"{type(self).__name__} writes {self.to!r}, not {to!r}")
-        if options:  # a target's own options are taken by its class before this
-            raise TypeError(f"the {self.to} encoder has no option {', '.join(sorted(options))}")
         self.model = model
         self.response_id = response_id
         self.created = int(time.time()) if created is None else created
@@ -364,10 +362,16 @@ class Writer:
         #: unified event carries, written as they came (every other target skips them).
         self.writes_raw = False
         self._init_state()
+        if options:
+            self._take_options(options)
 
     def _init_state(self) -> None:
-        """Set the target's own state to its start (called by ``__init__``, after the options: one encoder is made
-        per stream)."""
+        """Set the target's own state to its start (called by ``__init__``: one encoder is made per stream)."""
+
+    def _take_options(self, options: dict[str, Any]) -> None:
+        """Take the target's own options (``include_usage`` ...) from ``options`` (after :meth:`_init_state`); a
+        ``TypeError`` for any other."""
+        raise TypeError(f"the {self.to} encoder has no option {', '.join(sorted(options))}")
 
     @property
     def dropped(self) -> Counter[str]:

@@ -8,6 +8,7 @@ cdef class ChatWriter(Writer):
     cdef public str _reasoning_key, _head
     cdef public object _usage_written, _annotations
 
+    cpdef _init_state(self)
     cpdef str on_start(self)
     cpdef str on_text(self, text)
     cpdef str on_reasoning(self, text)

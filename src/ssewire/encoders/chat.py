@@ -104,20 +104,21 @@ class ChatWriter(Writer):
     }
     reads_stop = CHAT_STOP
 
-    def __init__(
-        self,
-        to: Optional[str] = None,
-        *,
-        include_usage: bool = True,
-        reasoning_field: str = "reasoning_content",
-        **options: Any,
-    ) -> None:
-        Writer.__init__(self, to, **options)
-        self.include_usage = include_usage
-        self._reasoning_key = _REASONING_KEY if reasoning_field == "reasoning_content" else quote(reasoning_field)
+    def _init_state(self) -> None:
+        self.include_usage = True
+        self._reasoning_key = _REASONING_KEY
         self._head = ""  # every chunk's start (made by on_start)
         self._usage_written: Any = None
         self._annotations: Optional[list[dict[str, Any]]] = None  # the citations', written before the finish
+
+    def _take_options(self, options: dict[str, Any]) -> None:
+        """``include_usage`` (default True) and ``reasoning_field`` (default ``"reasoning_content"``)."""
+        self.include_usage = bool(options.pop("include_usage", True))
+        reasoning_field = options.pop("reasoning_field", "reasoning_content")
+        if reasoning_field != "reasoning_content":
+            self._reasoning_key = quote(reasoning_field)
+        if options:
+            Writer._take_options(self, options)
 
     def on_start(self) -> str:
         head = f'{{"id":{quote(self.response_id or "")},"object":"chat.completion.chunk","created":{self.created},'
