@@ -1,6 +1,11 @@
 # The compiled encoders' base (see ``Writer`` in base.py): its state as C fields, its per-event methods cpdef (a
 # target's writer redeclares those it writes in its own .pxd). Read by the build only; the source runs as Python.
 
+cpdef str quote_text(text)
+cpdef bytes utf8(text)
+cpdef Py_ssize_t _fill_marks(text, runs, list out) except -1
+
+
 cdef class Call:
     cdef public object id, name, item_id, parts, pending, signature
     cdef public Py_ssize_t index
@@ -15,6 +20,9 @@ cdef class Writer:
     cdef public bint started, ended, failed, _usage_late, _flowing, writes_raw
 
     cpdef _init_state(self)
+    cpdef str hold(self, list pieces)
+    cpdef list pieces(self, text)
+    cpdef list pieces_each(self, list texts)
     cpdef str write(self, event)
     cpdef str _write(self, event)
     cpdef object text_run(self, kind)
