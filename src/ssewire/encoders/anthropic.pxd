@@ -1,6 +1,7 @@
-# AnthropicWriter's state as C fields and the methods it writes as cpdef (see base.pxd). Read by the build only.
+# AnthropicWriter's state as C fields and its own methods cpdef (the base's cpdef methods it overrides need no
+# line here: Cython takes their signatures from base.pxd). Read by the build only.
 
-from ssewire.encoders.base cimport Call, Writer
+from ssewire.encoders.base cimport Writer
 
 
 cdef class AnthropicWriter(Writer):
@@ -12,16 +13,3 @@ cdef class AnthropicWriter(Writer):
     cpdef tuple _block_head(self)
     cpdef str _close_open(self)
     cpdef str _open_block(self, kind)
-    cpdef _init_state(self)
-    cpdef str on_start(self)
-    cpdef str on_text(self, text)
-    cpdef str on_reasoning(self, text)
-    cpdef object text_run(self, kind)
-    cpdef object open_run(self, kind)
-    cpdef str on_citations(self, citations)
-    cpdef str on_signature(self, signature)
-    cpdef str on_raw(self, event)
-    cpdef str on_call_start(self, Call call)
-    cpdef str on_call_arguments(self, Call call, text)
-    cpdef str on_call_done(self, Call call, event)
-    cpdef str on_done(self, stop, native)
