@@ -25,5 +25,5 @@ cdef class ResponsesWriter(Writer):
     cpdef str _text(self, text, kind)
     cpdef str _close_open(self)
     cpdef str _written(self, index, events, done, end, parts, size)
-    cpdef str _final(self, kind, status, error=*, details=*)
+    cpdef str _final(self, kind, status, error=*, reason=*)
     cpdef str _members(self, kind, members)

@@ -222,7 +222,7 @@ class ResponsesWriter(Writer):
         self._items = 0
         self._delta_head = ""  # the open item's delta event, up to its delta's value
         self._part_added = ""  # the open reasoning item's summary_part.added event, up to its sequence number
-        self._error: Optional[dict[str, Any]] = None  # the error written, for the failed response
+        self._error: Optional[str] = None  # the error written (its JSON text), for the failed response
         self._head = ""  # the response's JSON up to its status (its id, object and created_at), made by on_start
         self._model = ""  # the response's model member, from the comma before it to its value, made by on_start
 
@@ -490,17 +490,16 @@ class ResponsesWriter(Writer):
         return self._written(call.index, events, [head, tail], end, call.parts, sum(map(len, call.parts)))
 
     # -- the end ------------------------------------------------------------------------------------------------
-    def _final(
-        self, kind: str, status: str, error: Optional[dict[str, Any]] = None, details: Optional[dict[str, Any]] = None
-    ) -> str:
-        """The terminal event ``kind``: the response with ``status``, its ``error`` and ``incomplete_details``, the
-        usage and every finished item, in output order. It repeats the whole output: an output of short items kept
+    def _final(self, kind: str, status: str, error: Optional[str] = None, reason: Optional[str] = None) -> str:
+        """The terminal event ``kind``: the response with ``status``, its ``error`` (JSON text) and
+        ``incomplete_details`` (with ``reason``: one of the API's, no escaping needed), the usage and every finished
+        item, in output order. It repeats the whole output: an output of short items kept
         as text is written as text; any other is held as the pieces of the items (:meth:`hold`), the long ones kept
         as UTF-8, so no copy of their text is made."""
         head, tail = self._response_ends(
             status,
-            f',"error":{"null" if error is None else dumps(error)}'
-            f',"incomplete_details":{"null" if details is None else dumps(details)}',
+            f',"error":{"null" if error is None else error}'
+            f',"incomplete_details":{"null" if reason is None else _reason_json(reason)}',
             "null" if self.usage is None else usage_json(self.usage),
         )
         seq = self._seq
@@ -534,9 +533,8 @@ class ResponsesWriter(Writer):
     def on_done(self, stop: str, native: str) -> str:
         out = self._close_open()
         kind, status, reason = _ENDINGS.get(stop, _ENDINGS["other"])
-        details = None if reason is None else {"reason": reason}
         error = self._error if status == "failed" else None  # the source's error, else none (it said only "failed")
-        return out + self._final(kind, status, error, details)
+        return out + self._final(kind, status, error, reason)
 
     def body(self, result: Any, native: str) -> dict[str, Any]:
         """A ``response`` object: a reasoning item (the reasoning as its summary, the last encrypted reasoning, else
@@ -577,8 +575,8 @@ class ResponsesWriter(Writer):
     def on_error(self, error: Mapping[str, Any]) -> str:
         out = self._close_open()
         kind, message = error_parts(error)
-        self._error = {"code": kind, "message": message}
-        return out + self._event("error", {"code": kind, "message": message, "param": None})
+        members = self._error = f'{{"code":{quote_text(kind)},"message":{quote_text(message)}}}'
+        return out + self._members("error", f'{members[1:-1]},"param":null')
 
     def on_close(self) -> str:
         """After an error without a stop: ``response.failed`` carrying that error."""
@@ -608,6 +606,11 @@ def _filled(parts: list[str], quoted: bytes) -> list[bytes]:
     for part in parts[1:]:
         out += (quoted, utf8(part))
     return out
+
+
+def _reason_json(reason: str) -> str:
+    """``incomplete_details`` with ``reason`` (one of the API's: no escaping needed) as JSON text."""
+    return f'{{"reason":"{reason}"}}'
 
 
 def _first(pair: tuple[int, Any]) -> int:
