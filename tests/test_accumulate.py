@@ -179,8 +179,8 @@ def test_a_chunk_of_deltas_read_by_the_reader_s_run_alone_gives_the_result_of_th
     taken = []
     real = _decoding_py.read_run  # (the run's one home; spied on in the Python twins: a C call cannot be)
 
-    def counted(reader: Any, events: Any, accumulator: Any) -> int:
-        got = real(reader, events, accumulator)
+    def counted(reader: Any, events: Any, accumulator: Any, *given: Any) -> int:
+        got = real(reader, events, accumulator, *given)
         taken.append(got)
         return int(got)
 

@@ -480,12 +480,12 @@ def test_concurrent_streams_each_recorded(harness: Harness) -> None:
 
 
 def test_unreachable_upstream_is_502() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]  # closed again before use: nothing listens there
     recorder = Recorder()
-    with BackgroundServer(create_app(f"http://127.0.0.1:{port}", record=recorder)) as gateway:
-        response = httpx.post(gateway.url + "/v1/messages", json={"model": "m"}, timeout=TIMEOUT)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))  # held, never listening: refused, and no other test's server can take the port
+        port = sock.getsockname()[1]
+        with BackgroundServer(create_app(f"http://127.0.0.1:{port}", record=recorder)) as gateway:
+            response = httpx.post(gateway.url + "/v1/messages", json={"model": "m"}, timeout=TIMEOUT)
     assert response.status_code == 502
     body = response.json()  # in the shape of the route's provider (Anthropic's ``api_error``)
     assert body["type"] == "error" and body["error"]["type"] == "api_error" and "reached" in body["error"]["message"]

@@ -74,12 +74,15 @@ cdef _normalize_batch(normalizer, list events, Accumulator accumulator)
 cpdef list decode_event(normalizer, ev)
 cpdef list normalize_decoding(normalizer, events)
 cpdef Py_ssize_t read_deltas_into(normalizer, list events, Accumulator accumulator) except -1
-cpdef Py_ssize_t read_run(reader, list events, Accumulator accumulator) except -1
+cpdef Py_ssize_t read_run(reader, list events, Accumulator accumulator, take=*, rule=*) except -1
 cdef Py_ssize_t _read_deltas(normalizer, list events, Accumulator accumulator) except -1
 
 
-@cython.locals(into=Accumulator, index=Py_ssize_t, end=Py_ssize_t, after=Py_ssize_t)
 cpdef list normalize_reading(normalizer, events, reader, still_reading=*)
+
+
+@cython.locals(into=Accumulator, index=Py_ssize_t, end=Py_ssize_t, after=Py_ssize_t)
+cdef list _reading(normalizer, events, reader, still_reading, take, rule)
 
 
 cdef class TapMetrics:

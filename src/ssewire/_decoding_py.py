@@ -999,10 +999,11 @@ def _joined(steps: Iterator[list[Unified]]) -> Iterator[Unified]:
 def normalize_events(normalizer: Normalizer, events: Sequence[SSEEvent]) -> list[Unified]:
     """:meth:`Normalizer.normalize <ssewire.normalizers.contract.Normalizer.normalize>` (its one home: the method
     calls this): the events of several framed events, by the delta reader while it reads the stream's deltas."""
-    if normalizer._take is None or normalizer._delta_rule is None or not normalizer.reads_deltas():
+    take, rule = normalizer._take, normalizer._delta_rule
+    if take is None or rule is None or not normalizer.reads_deltas():
         return normalize_decoding(normalizer, events)
     still = normalizer.reads_deltas if normalizer.reading_can_stop else None
-    return normalize_reading(normalizer, events, normalizer, still)
+    return _reading(normalizer, events, normalizer, still, take, rule)
 
 
 def delegated_normalize(normalizer: DelegatingNormalizer, events: Sequence[SSEEvent]) -> list[Unified]:
@@ -1013,11 +1014,12 @@ def delegated_normalize(normalizer: DelegatingNormalizer, events: Sequence[SSEEv
     delegate = normalizer._followed()
     if delegate is None:
         return normalize_events(normalizer, events)
-    if delegate._take is None or delegate._delta_rule is None or not delegate.reads_deltas():
+    take, rule = delegate._take, delegate._delta_rule
+    if take is None or rule is None or not delegate.reads_deltas():
         return normalize_decoding(normalizer, events)
     normalizer._reading_with = delegate
     still = normalizer._still_reading if normalizer.delegate_changes or delegate.reading_can_stop else None
-    return normalize_reading(normalizer, events, delegate, still)
+    return _reading(normalizer, events, delegate, still, take, rule)
 
 
 def delegated_deltas_into(normalizer: DelegatingNormalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
@@ -1026,9 +1028,10 @@ def delegated_deltas_into(normalizer: DelegatingNormalizer, events: list[SSEEven
     the first, the followed delegate's delta reader (before there is one, ``normalizer``'s) took now."""
     delegate = normalizer._followed()
     reader = normalizer if delegate is None else delegate
-    if reader._take is None or reader._delta_rule is None or not reader.reads_deltas():
+    take, rule = reader._take, reader._delta_rule
+    if take is None or rule is None or not reader.reads_deltas():
         return 0
-    return read_run(reader, events, accumulator)
+    return read_run(reader, events, accumulator, take, rule)
 
 
 def _normalize_events(normalizer: Normalizer, events: list[SSEEvent]) -> list[Unified]:
@@ -1051,11 +1054,13 @@ def normalize_into(normalizer: Normalizer, events: Sequence[SSEEvent], accumulat
             out = delegated_normalize(normalizer, events)  # type: ignore[arg-type]
         elif not normalizer._reads_own:
             out = normalizer.normalize(events)
-        elif normalizer._take is not None and normalizer._delta_rule is not None and normalizer.reads_deltas():
-            still = normalizer.reads_deltas if normalizer.reading_can_stop else None
-            out = normalize_reading(normalizer, events, normalizer, still)
-        else:  # (what normalize() does, without its call)
-            out = normalize_decoding(normalizer, events)
+        else:
+            take, rule = normalizer._take, normalizer._delta_rule
+            if take is not None and rule is not None and normalizer.reads_deltas():
+                still = normalizer.reads_deltas if normalizer.reading_can_stop else None
+                out = _reading(normalizer, events, normalizer, still, take, rule)
+            else:  # (what normalize() does, without its call)
+                out = normalize_decoding(normalizer, events)
     finally:
         normalizer._into = None
     if out:
@@ -1077,21 +1082,26 @@ def _normalize_batch(normalizer: Normalizer, events: list[SSEEvent], accumulator
 def read_deltas_into(normalizer: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
     """:meth:`Normalizer.read_deltas_into <ssewire.normalizers.contract.Normalizer.read_deltas_into>` (its one home):
     how many of ``events``, from the first, the normaliser's delta reader took now, into ``accumulator``."""
-    if normalizer._reads_own and normalizer._take is not None and normalizer._delta_rule is not None:
-        if normalizer.reads_deltas():
-            return read_run(normalizer, events, accumulator)
+    if normalizer._reads_own:
+        take, rule = normalizer._take, normalizer._delta_rule
+        if take is not None and rule is not None and normalizer.reads_deltas():
+            return read_run(normalizer, events, accumulator, take, rule)
     return 0
 
 
-def read_run(reader: Normalizer, events: list[SSEEvent], accumulator: Accumulator) -> int:
+def read_run(
+    reader: Normalizer, events: list[SSEEvent], accumulator: Accumulator, take: Any = None, rule: Any = None
+) -> int:
     """How many of ``events``, from the first, ``reader``'s delta reader took, given to ``accumulator`` (the events
-    it made, the text of the text deltas in its sink)."""
-    take = reader._take
+    it made, the text of the text deltas in its sink). ``take`` and ``rule``: the reader's ``_take`` and
+    ``_delta_rule``, where the caller read them already (None: read here)."""
+    if take is None:
+        take, rule = reader._take, reader._delta_rule
     assert take is not None
     sink = accumulator._sink or accumulator.text_sink()
     out: list[Unified] = []
     notes = reader._notes
-    taken: int = take(events, 0, reader._delta_rule, out, reader._reader_calls, notes, sink)
+    taken: int = take(events, 0, rule, out, reader._reader_calls, notes, sink)
     if taken:
         if notes is not None:
             reader.absorb()
@@ -1155,7 +1165,19 @@ def normalize_reading(
 ) -> list[Unified]:
     """:meth:`Normalizer.normalize_reading <ssewire.normalizers.contract.Normalizer.normalize_reading>` (its one
     home)."""
-    take, rule, calls, notes = reader._take, reader._delta_rule, reader._reader_calls, reader._notes
+    return _reading(normalizer, events, reader, still_reading, reader._take, reader._delta_rule)
+
+
+def _reading(
+    normalizer: Normalizer,
+    events: Sequence[SSEEvent],
+    reader: Normalizer,
+    still_reading: Optional[Callable[[], bool]],
+    take: Any,
+    rule: Any,
+) -> list[Unified]:
+    """:func:`normalize_reading` with the reader's ``_take`` and ``_delta_rule`` as its callers read them."""
+    calls, notes = reader._reader_calls, reader._notes
     assert take is not None
     batch = events if type(events) is list else list(events)
     out: list[Unified] = []
